@@ -1,0 +1,200 @@
+"""The :class:`DiagramBuilder`: add systems, connect ports, export ports, build a Diagram.
+
+Examples
+--------
+>>> from systems import DiagramBuilder
+>>> from systems.primitives import ConstantVectorSource, Gain
+>>> builder = DiagramBuilder()
+>>> src = builder.add_system(ConstantVectorSource([1.0, 2.0]))
+>>> gain = builder.add_system(Gain(3.0, size=2))
+>>> builder.connect(src.get_output_port(), gain.get_input_port())
+>>> y = builder.export_output(gain.get_output_port(), "y")
+>>> diagram = builder.build()
+>>> diagram.get_output_port("y").eval(diagram.create_default_context())
+array([3., 6.])
+"""
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Tuple, Union
+
+import networkx as nx
+
+from .diagram import Diagram
+from .errors import AlgebraicLoopError, DiagramBuildError, PortSizeError
+from .ports import InputPort, OutputPort
+from .system import System
+
+__all__ = ["DiagramBuilder"]
+
+
+class DiagramBuilder:
+    """Collects systems and connections, then :meth:`build` makes a :class:`~systems.Diagram`.
+
+    ``build()`` refuses size mismatches, connections to systems not added, inputs
+    connected twice, duplicate system names and algebraic loops (reported as the cycle
+    of ``system.port`` names). Inputs left unconnected are allowed; evaluating one that
+    is not fixed in the context raises :class:`~systems.errors.InputNotConnectedError`.
+    """
+
+    def __init__(self, name: Optional[str] = None):
+        self._name = name
+        self._systems: List[System] = []
+        self._names: Dict[str, System] = {}
+        self._connections: List[Tuple[OutputPort, InputPort]] = []
+        self._input_owner: Dict[Tuple[int, int], str] = {}
+        self._exported_inputs: List[Tuple[str, List[InputPort]]] = []
+        self._exported_outputs: List[Tuple[str, OutputPort]] = []
+        self._built = False
+
+    # ------------------------------------------------------------------ systems
+    def add_system(self, system: System) -> System:
+        """Add ``system`` (returned, for chaining). Default names are made unique (``gain_1``)."""
+        self._check_open()
+        if not isinstance(system, System):
+            raise TypeError(f"add_system expects a System, got {type(system).__name__}")
+        if system._parent_diagram is not None or system._in_builder is not None:
+            owner = system._parent_diagram.name if system._parent_diagram else "another builder"
+            raise DiagramBuildError(f"system '{system.name}' is already part of {owner!s}; "
+                                    f"a system can be added to one diagram only")
+        if system.name in self._names:
+            if not system._name_is_default:
+                raise DiagramBuildError(f"duplicate system name '{system.name}': names in a "
+                                        f"diagram must be unique (set system.name)")
+            k = 1
+            while f"{system.name}_{k}" in self._names:
+                k += 1
+            system._name = f"{system.name}_{k}"
+        self._systems.append(system)
+        self._names[system.name] = system
+        system._in_builder = self
+        return system
+
+    def add_named_system(self, name: str, system: System) -> System:
+        """Set ``system.name`` and add it."""
+        system.name = name
+        return self.add_system(system)
+
+    def _rename(self, system: System, new: str) -> None:
+        if new in self._names and self._names[new] is not system:
+            raise DiagramBuildError(f"duplicate system name '{new}': names in a diagram must be unique")
+        self._names.pop(system.name, None)
+        self._names[new] = system
+
+    def systems(self) -> List[System]:
+        """The systems added so far."""
+        return list(self._systems)
+
+    def get_system_by_name(self, name: str) -> System:
+        """An added system by name."""
+        try:
+            return self._names[name]
+        except KeyError:
+            raise ValueError(f"builder has no system named {name!r}; it has {list(self._names)}") from None
+
+    # ------------------------------------------------------------------ wiring
+    def connect(self, source: Union[OutputPort, System], dest: Union[InputPort, System]) -> None:
+        """Connect an output port to an input port (a System stands for its only port)."""
+        self._check_open()
+        out = source.get_output_port() if isinstance(source, System) else source
+        inp = dest.get_input_port() if isinstance(dest, System) else dest
+        if not isinstance(out, OutputPort) or not isinstance(inp, InputPort):
+            raise TypeError(f"connect(output_port, input_port) got {out!r} and {inp!r}")
+        self._check_added(out.system, out)
+        self._check_added(inp.system, inp)
+        if out.is_abstract != inp.is_abstract:
+            kinds = lambda p: "abstract" if p.is_abstract else f"vector (size {p.size})"  # noqa: E731
+            raise PortSizeError(f"cannot connect output '{out.full_name()}' ({kinds(out)}) to input "
+                                f"'{inp.full_name()}' ({kinds(inp)})")
+        if out.size != inp.size:
+            raise PortSizeError(f"input port '{inp.name}' of '{inp.system.name}' has size {inp.size} "
+                                f"but '{out.full_name()}' has size {out.size}")
+        self._claim_input(inp, f"connected to '{out.full_name()}'")
+        self._connections.append((out, inp))
+
+    def export_input(self, input_port: InputPort, name: Optional[str] = None) -> InputPort:
+        """Make ``input_port`` an input of the diagram; reusing ``name`` feeds several ports.
+
+        Returns the subsystem input port (the diagram port exists once built).
+        """
+        self._check_open()
+        self._check_added(input_port.system, input_port)
+        name = name or f"{input_port.system.name}_{input_port.name}"
+        self._claim_input(input_port, f"exported as diagram input '{name}'")
+        for ename, targets in self._exported_inputs:
+            if ename == name:
+                first = targets[0]
+                if first.size != input_port.size:
+                    raise PortSizeError(f"exported input '{name}' feeds '{first.full_name()}' (size "
+                                        f"{first.size}) and cannot also feed '{input_port.full_name()}' "
+                                        f"(size {input_port.size})")
+                targets.append(input_port)
+                return input_port
+        self._exported_inputs.append((name, [input_port]))
+        return input_port
+
+    def export_output(self, output_port: OutputPort, name: Optional[str] = None) -> OutputPort:
+        """Make ``output_port`` an output of the diagram named ``name``."""
+        self._check_open()
+        self._check_added(output_port.system, output_port)
+        name = name or f"{output_port.system.name}_{output_port.name}"
+        if any(n == name for n, _ in self._exported_outputs):
+            raise DiagramBuildError(f"the diagram already has an output named '{name}'")
+        self._exported_outputs.append((name, output_port))
+        return output_port
+
+    def _claim_input(self, inp: InputPort, how: str) -> None:
+        key = (id(inp.system), inp.index)
+        if key in self._input_owner:
+            raise DiagramBuildError(f"input port '{inp.full_name()}' is already "
+                                    f"{self._input_owner[key]}; it cannot also be {how}")
+        self._input_owner[key] = how
+
+    def _check_added(self, system: System, port) -> None:
+        if system._in_builder is not self:
+            raise DiagramBuildError(f"port '{port.full_name()}' belongs to system '{system.name}', "
+                                    f"which was not added to this builder (call add_system first)")
+
+    def _check_open(self) -> None:
+        if self._built:
+            raise DiagramBuildError("this DiagramBuilder has already built its diagram; "
+                                    "use a new builder")
+
+    # ------------------------------------------------------------------ build
+    def _find_algebraic_loop(self) -> Optional[List[str]]:
+        g = nx.DiGraph()
+        for s in self._systems:
+            for (i, j) in s._feedthrough_pairs():
+                g.add_edge(("in", id(s), i), ("out", id(s), j))
+        for out, inp in self._connections:
+            g.add_edge(("out", id(out.system), out.index), ("in", id(inp.system), inp.index))
+        try:
+            cycle = nx.find_cycle(g)
+        except nx.NetworkXNoCycle:
+            return None
+        by_id = {id(s): s for s in self._systems}
+        names = []
+        for (kind, sid, k), _ in cycle:
+            s = by_id[sid]
+            port = s.input_ports[k] if kind == "in" else s.output_ports[k]
+            names.append(port.full_name())
+        names.append(names[0])
+        return names
+
+    def build(self, name: Optional[str] = None) -> Diagram:
+        """Check the wiring and return the :class:`~systems.Diagram`.
+
+        Raises
+        ------
+        AlgebraicLoopError
+            When direct-feedthrough ports form a cycle (message lists it).
+        """
+        self._check_open()
+        loop = self._find_algebraic_loop()
+        if loop is not None:
+            raise AlgebraicLoopError("algebraic loop through direct-feedthrough ports: "
+                                     + " -> ".join(loop)
+                                     + "; break it with a system that has state (e.g. an Integrator "
+                                     "or a ZeroOrderHold), or declare feedthrough=False where true")
+        self._built = True
+        return Diagram(name or self._name, self._systems, self._connections,
+                       self._exported_inputs, self._exported_outputs)

@@ -1,0 +1,487 @@
+"""Contexts: the values a system is evaluated at.
+
+A :class:`Context` holds time, continuous state, discrete state, abstract state, numeric
+parameters and fixed input values, plus a cache of output values. A system holds no
+mutable simulation data; its context does (STYLE.md habit 3). A diagram's context holds
+one context per subsystem; the top one is the *root*, which owns time and the cache
+invalidation tables.
+
+Values are numpy arrays (read-only views of the stored copies) in numeric use, or CasADi
+columns when a context is loaded with symbols (the symbolic conversion does this).
+
+Caching
+-------
+Each leaf output value is cached. Changing time, a state, a parameter or a fixed input
+invalidates exactly the cached outputs whose *prerequisites* include what changed, and
+everything downstream of them through direct-feedthrough ports (push invalidation over a
+dependency table built once per root context).
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Iterable, List, Sequence, Union
+
+import numpy as np
+
+from solvers import ops
+from .errors import InputNotConnectedError, PortValueError, SystemCallbackError
+from .ports import normalize_vector
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .system import System
+
+__all__ = ["Context", "LeafContext", "DiagramContext", "PREREQUISITES"]
+
+#: Prerequisite names an output port may declare (plus its inputs, from feedthrough).
+PREREQUISITES = ("time", "continuous_state", "discrete_state", "abstract_state", "parameters")
+
+_INVALID = object()
+
+
+def _store(value, n: int, what: str):
+    """Copy a state-like value of size ``n`` into storage (read-only numpy or CasADi column)."""
+    vec = normalize_vector(value, n, what)
+    if isinstance(vec, np.ndarray):
+        if not np.all(np.isfinite(vec)):
+            bad = int(np.flatnonzero(~np.isfinite(vec))[0])
+            raise PortValueError(f"{what}: element {bad} is {vec[bad]}; values must be finite")
+        vec = vec.copy()
+        vec.flags.writeable = False
+    return vec
+
+
+def _concat(parts: Sequence):
+    if not parts:
+        return _EMPTY
+    if len(parts) == 1:
+        return parts[0]
+    if any(ops.is_symbolic(p) for p in parts):
+        return ops.vertcat(*parts)
+    out = np.concatenate(parts)
+    out.flags.writeable = False
+    return out
+
+
+_EMPTY = np.zeros(0)
+_EMPTY.flags.writeable = False
+
+
+class Context:
+    """Base class of leaf and diagram contexts (create them with ``system.create_default_context()``)."""
+
+    __slots__ = ("_system", "_parent", "_root", "_sub_index", "_fixed", "_time", "_tables",
+                 "__weakref__")
+
+    def __init__(self, system: "System"):
+        self._system = system
+        self._parent = None
+        self._root = self
+        self._sub_index = -1
+        self._fixed: dict = {}
+        self._time = 0.0
+        self._tables = None
+
+    # ------------------------------------------------------------------ identity
+    @property
+    def system(self) -> "System":
+        """The system this context belongs to."""
+        return self._system
+
+    @property
+    def is_root(self) -> bool:
+        """True for a top-level context (one not held by a diagram context)."""
+        return self._parent is None
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} of '{self._system.name}' at t={self.time}>"
+
+    # ------------------------------------------------------------------ time
+    @property
+    def time(self):
+        """Current time (shared by every context of a diagram; a float or a CasADi symbol)."""
+        return self._root._time
+
+    def get_time(self):
+        """Current time (same as :attr:`time`)."""
+        return self._root._time
+
+    def set_time(self, t) -> None:
+        """Set the time of the whole context tree this context belongs to."""
+        root = self._root
+        if not ops.is_symbolic(t):
+            t = float(t)
+            if not np.isfinite(t):
+                raise PortValueError(f"context of '{self._system.name}': time must be finite, got {t}")
+        root._time = t
+        root._invalidate("time")
+
+    # ------------------------------------------------------------------ inputs
+    def _fix_input(self, index: int, value) -> None:
+        self._fixed[index] = value
+        self._root._invalidate_all()
+
+    def _upstream_input(self, index: int):
+        """Value feeding input ``index`` from the enclosing diagram (not the fixed value)."""
+        parent = self._parent
+        port = self._system.input_ports[index]
+        if parent is None:
+            raise InputNotConnectedError(
+                f"input port '{port.name}' of system '{self._system.name}' is not connected, "
+                f"exported or fixed; connect it in a DiagramBuilder or call "
+                f"get_input_port('{port.name}').fix_value(context, value)")
+        kind, a, b = parent._system._input_sources[self._sub_index][index]
+        if kind == "out":
+            return parent._subs[a]._eval_output(b)
+        if kind == "in":
+            return parent._eval_input(a)
+        raise InputNotConnectedError(
+            f"input port '{port.name}' of system '{self._system.name}' (in diagram "
+            f"'{parent._system.name}') is not connected, exported or fixed")
+
+    def _eval_input(self, index: int):
+        value = self._fixed.get(index, _INVALID)
+        if value is not _INVALID:
+            return value
+        return self._upstream_input(index)
+
+    # ------------------------------------------------------------------ helpers
+    def clone(self) -> "Context":
+        """A deep copy: a new root context of the same system holding the same values."""
+        new = self._system.create_default_context()
+        new.set_time(self.time) if not ops.is_symbolic(self.time) else None
+        new._copy_values_from(self)
+        return new
+
+    # subclasses implement: continuous_state, discrete_state, abstract_state, parameters,
+    # set_* methods, _eval_output, _copy_values_from, _invalidate, _invalidate_all
+
+
+class LeafContext(Context):
+    """Context of a :class:`~systems.LeafSystem`."""
+
+    __slots__ = ("_xc", "_xd", "_xa", "_p", "_cache", "_inv")
+
+    def __init__(self, system):
+        super().__init__(system)
+        self._xc = _store(system._xc0, system.num_continuous_states(), self._what("continuous state"))
+        self._xd = _store(system._xd0, system.num_discrete_states(), self._what("discrete state"))
+        self._xa = [_copy_abstract(v) for v in system._xa0]
+        self._p = [_store(v, len(v), self._what(f"parameter '{n}'"))
+                   for n, v in zip(system._param_names, system._p0)]
+        self._cache = [_INVALID] * len(system.output_ports)
+        self._inv = None  # kind -> list of (cache list, index), set by the root
+
+    def _what(self, thing: str) -> str:
+        return f"{thing} of system '{self._system.name}'"
+
+    # ------------------------------------------------------------------ state access
+    @property
+    def continuous_state(self):
+        """Continuous state x, shape (nx,) (read-only; change it with :meth:`set_continuous_state`)."""
+        return self._xc
+
+    def get_continuous_state_vector(self):
+        """Continuous state x, shape (nx,)."""
+        return self._xc
+
+    def set_continuous_state(self, x) -> None:
+        """Set the continuous state (size checked, values must be finite)."""
+        self._xc = _store(x, self._xc.shape[0], self._what("continuous state"))
+        self._root._invalidate("continuous_state", self)
+
+    @property
+    def discrete_state(self):
+        """Discrete state xd, shape (nxd,): every declared group, concatenated."""
+        return self._xd
+
+    def get_discrete_state(self, group: int | None = None):
+        """The whole discrete state, or one declared group of it."""
+        if group is None:
+            return self._xd
+        sl = self._system._xd_groups[group]
+        return self._xd[sl]
+
+    def set_discrete_state(self, xd) -> None:
+        """Set the discrete state (size checked, values must be finite)."""
+        self._xd = _store(xd, self._xd.shape[0], self._what("discrete state"))
+        self._root._invalidate("discrete_state", self)
+
+    @property
+    def abstract_state(self) -> list:
+        """Abstract state values (a list, one entry per declaration)."""
+        return self._xa
+
+    def get_abstract_state(self, index: int):
+        """Abstract state value ``index``."""
+        return self._xa[index]
+
+    def set_abstract_state(self, index: int, value: Any) -> None:
+        """Replace abstract state value ``index``."""
+        self._xa = list(self._xa)
+        self._xa[index] = value
+        self._root._invalidate("abstract_state", self)
+
+    @property
+    def parameters(self):
+        """All numeric parameters concatenated, shape (np,)."""
+        return _concat(self._p)
+
+    def get_parameter(self, name_or_index: Union[str, int]):
+        """One numeric parameter vector, by name or declaration index."""
+        return self._p[self._system._parameter_index(name_or_index)]
+
+    def set_parameter(self, name_or_index: Union[str, int], value) -> None:
+        """Set one numeric parameter vector (size checked)."""
+        i = self._system._parameter_index(name_or_index)
+        name = self._system._param_names[i]
+        self._p[i] = _store(value, self._p[i].shape[0], self._what(f"parameter '{name}'"))
+        self._root._invalidate("parameters", self)
+
+    def set_parameters(self, p) -> None:
+        """Set all numeric parameters from one concatenated vector."""
+        sizes = [v.shape[0] for v in self._p]
+        p = normalize_vector(p, sum(sizes), self._what("parameters"))
+        k = 0
+        for i, n in enumerate(sizes):
+            self._p[i] = _store(p[k:k + n], n, self._what(f"parameter '{self._system._param_names[i]}'"))
+            k += n
+        self._root._invalidate("parameters", self)
+
+    # ------------------------------------------------------------------ outputs
+    def _eval_output(self, index: int):
+        value = self._cache[index]
+        if value is _INVALID:
+            port = self._system.output_ports[index]
+            try:
+                value = port.calc(self)
+            except (InputNotConnectedError, PortValueError, SystemCallbackError):
+                raise
+            except Exception as exc:
+                raise SystemCallbackError(
+                    f"output port '{port.name}' of system '{self._system.name}': calc raised "
+                    f"{type(exc).__name__}: {exc}") from exc
+            if port.size is not None:
+                value = normalize_vector(value, port.size,
+                                         f"output port '{port.name}' of system '{self._system.name}'")
+            self._cache[index] = value
+        return value
+
+    # ------------------------------------------------------------------ invalidation
+    def _leaf_contexts(self) -> List["LeafContext"]:
+        return [self]
+
+    def _invalidate(self, kind: str, leaf: "LeafContext | None" = None) -> None:
+        # Only called on roots. ``leaf`` is the changed context (None for time).
+        if self._tables is None:
+            self._tables = _build_tables(self)
+        key = kind if leaf is None else (id(leaf), kind)
+        for cache, i in self._tables.get(key, ()):
+            cache[i] = _INVALID
+
+    def _invalidate_all(self) -> None:
+        for leaf in self._leaf_contexts():
+            leaf._cache[:] = [_INVALID] * len(leaf._cache)
+
+    def _copy_values_from(self, other: "LeafContext") -> None:
+        self._xc = other._xc
+        self._xd = other._xd
+        self._xa = [_copy_abstract(v) for v in other._xa]
+        self._p = list(other._p)
+        self._fixed = dict(other._fixed)
+        self._invalidate_all()
+
+
+class DiagramContext(Context):
+    """Context of a :class:`~systems.Diagram`: one subcontext per subsystem."""
+
+    __slots__ = ("_subs", "_leaves")
+
+    def __init__(self, system, subcontexts: List[Context]):
+        super().__init__(system)
+        self._subs = subcontexts
+        for k, sub in enumerate(subcontexts):
+            sub._parent = self
+            sub._sub_index = k
+        self._leaves = [leaf for sub in subcontexts for leaf in sub._leaf_contexts()]
+
+    def _set_root(self, root: Context) -> None:
+        self._root = root
+        for sub in self._subs:
+            if isinstance(sub, DiagramContext):
+                sub._set_root(root)
+            else:
+                sub._root = root
+
+    def _leaf_contexts(self) -> List[LeafContext]:
+        return self._leaves
+
+    def leaf_contexts(self) -> List[LeafContext]:
+        """Contexts of every leaf system, in the order of ``system.leaf_systems()``."""
+        return list(self._leaves)
+
+    def get_subsystem_context(self, system: "System") -> Context:
+        """The context of ``system`` (a subsystem at any depth) inside this context."""
+        return self._system.get_subsystem_context(system, self)
+
+    # ------------------------------------------------------------------ state access
+    @property
+    def continuous_state(self):
+        """All leaves' continuous states concatenated, shape (nx,)."""
+        return _concat([leaf._xc for leaf in self._leaves])
+
+    def get_continuous_state_vector(self):
+        """All leaves' continuous states concatenated, shape (nx,)."""
+        return self.continuous_state
+
+    def set_continuous_state(self, x) -> None:
+        """Set every leaf's continuous state from one concatenated vector."""
+        n = self._system.num_continuous_states()
+        x = normalize_vector(x, n, f"continuous state of diagram '{self._system.name}'")
+        k = 0
+        for leaf in self._leaves:
+            m = leaf._xc.shape[0]
+            if m:
+                leaf._xc = _store(x[k:k + m], m, leaf._what("continuous state"))
+                k += m
+        self._root._invalidate("continuous_state", self)
+
+    @property
+    def discrete_state(self):
+        """All leaves' discrete states concatenated, shape (nxd,)."""
+        return _concat([leaf._xd for leaf in self._leaves])
+
+    def set_discrete_state(self, xd) -> None:
+        """Set every leaf's discrete state from one concatenated vector."""
+        n = self._system.num_discrete_states()
+        xd = normalize_vector(xd, n, f"discrete state of diagram '{self._system.name}'")
+        k = 0
+        for leaf in self._leaves:
+            m = leaf._xd.shape[0]
+            if m:
+                leaf._xd = _store(xd[k:k + m], m, leaf._what("discrete state"))
+                k += m
+        self._root._invalidate("discrete_state", self)
+
+    @property
+    def abstract_state(self) -> list:
+        """All leaves' abstract states, concatenated into one list."""
+        return [v for leaf in self._leaves for v in leaf._xa]
+
+    @property
+    def parameters(self):
+        """All leaves' numeric parameters concatenated, shape (np,)."""
+        return _concat([leaf.parameters for leaf in self._leaves])
+
+    def set_parameters(self, p) -> None:
+        """Set every leaf's numeric parameters from one concatenated vector."""
+        n = self._system.num_numeric_parameters()
+        p = normalize_vector(p, n, f"parameters of diagram '{self._system.name}'")
+        k = 0
+        for leaf in self._leaves:
+            m = sum(v.shape[0] for v in leaf._p)
+            if m:
+                leaf.set_parameters(p[k:k + m])
+                k += m
+
+    # ------------------------------------------------------------------ outputs
+    def _eval_output(self, index: int):
+        sub_index, out_index = self._system._output_sources[index]
+        return self._subs[sub_index]._eval_output(out_index)
+
+    # ------------------------------------------------------------------ invalidation
+    def _invalidate(self, kind: str, ctx: "Context | None" = None) -> None:
+        if self._tables is None:
+            self._tables = _build_tables(self)
+        if ctx is None:
+            key = kind
+        elif isinstance(ctx, DiagramContext):
+            for leaf in ctx._leaves:
+                self._invalidate(kind, leaf)
+            return
+        else:
+            key = (id(ctx), kind)
+        for cache, i in self._tables.get(key, ()):
+            cache[i] = _INVALID
+
+    def _invalidate_all(self) -> None:
+        for leaf in self._leaves:
+            leaf._cache[:] = [_INVALID] * len(leaf._cache)
+
+    def _copy_values_from(self, other: "DiagramContext") -> None:
+        for mine, theirs in zip(self._subs, other._subs):
+            mine._copy_values_from(theirs)
+        self._fixed = dict(other._fixed)
+        self._invalidate_all()
+
+
+def _copy_abstract(value):
+    import copy
+    return copy.deepcopy(value)
+
+
+def _build_tables(root: Context) -> dict:
+    """Invalidation tables of a root context.
+
+    Keys: ``"time"`` and ``(id(leaf_context), prerequisite)``; values: the cache cells
+    (leaf cache list, output index) to clear, downstream closure included.
+    """
+    leaves = root._leaf_contexts()
+    # Output nodes (leaf, j) and downstream edges through direct feedthrough.
+    downstream: dict = {}
+    for leaf in leaves:
+        system = leaf._system
+        pairs = system._feedthrough_pairs()
+        for i, port in enumerate(system.input_ports):
+            src = _resolve_upstream(leaf, i)
+            if src is None:
+                continue
+            for (ii, k) in pairs:
+                if ii == i:
+                    downstream.setdefault(src, []).append((id(leaf), k))
+    by_id = {id(leaf): leaf for leaf in leaves}
+
+    def closure(start: Iterable):
+        seen = set()
+        stack = list(start)
+        while stack:
+            node = stack.pop()
+            if node in seen:
+                continue
+            seen.add(node)
+            stack.extend(downstream.get(node, ()))
+        return [(by_id[lid]._cache, j) for (lid, j) in seen]
+
+    tables: dict = {}
+    time_nodes = []
+    for leaf in leaves:
+        system = leaf._system
+        for prereq in PREREQUISITES:
+            nodes = [(id(leaf), j) for j, port in enumerate(system.output_ports)
+                     if prereq in system._output_prerequisites(j)]
+            if prereq == "time":
+                time_nodes.extend(nodes)
+            else:
+                tables[(id(leaf), prereq)] = closure(nodes)
+    tables["time"] = closure(time_nodes)
+    return tables
+
+
+def _resolve_upstream(leaf: LeafContext, index: int):
+    """The (id(leaf context), output index) feeding a leaf input, or None (root input / open)."""
+    ctx: Context = leaf
+    i = index
+    while True:
+        parent = ctx._parent
+        if parent is None:
+            return None
+        kind, a, b = parent._system._input_sources[ctx._sub_index][i]
+        if kind == "out":
+            sub = parent._subs[a]
+            j = b
+            while isinstance(sub, DiagramContext):
+                sa, sb = sub._system._output_sources[j]
+                sub, j = sub._subs[sa], sb
+            return (id(sub), j)
+        if kind == "in":
+            ctx, i = parent, a
+            continue
+        return None

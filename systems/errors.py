@@ -1,0 +1,39 @@
+"""Exceptions of the systems framework.
+
+Each subclasses a built-in exception so that callers may catch the built-in, and each
+message names the system and port involved and what was expected.
+"""
+from __future__ import annotations
+
+__all__ = [
+    "DiagramBuildError", "PortSizeError", "AlgebraicLoopError", "InputNotConnectedError",
+    "PortValueError", "SymbolicEvaluationError", "SystemCallbackError",
+]
+
+
+class DiagramBuildError(ValueError):
+    """A diagram cannot be built as described (unknown system, duplicate name, double connection)."""
+
+
+class PortSizeError(DiagramBuildError):
+    """Two connected ports, or a value and its port, disagree in size or kind."""
+
+
+class AlgebraicLoopError(DiagramBuildError):
+    """A cycle of direct-feedthrough ports; the message lists the cycle as ``system.port`` names."""
+
+
+class InputNotConnectedError(RuntimeError):
+    """An input port was evaluated while neither connected, exported nor fixed."""
+
+
+class PortValueError(ValueError):
+    """A value of the wrong size, kind, or a non-finite value was given for a port or state."""
+
+
+class SymbolicEvaluationError(TypeError):
+    """A system's callbacks cannot be evaluated on CasADi symbols; the message names the system."""
+
+
+class SystemCallbackError(RuntimeError):
+    """A user callback raised; the message names the system and the callback, the cause is chained."""

@@ -1,0 +1,159 @@
+"""Input and output ports of systems.
+
+A port belongs to one system, has a name unique among that system's ports of the same
+direction, and is either vector-valued with a fixed ``size`` or abstract (any Python
+object, ``size is None``). Values are 1-D numpy arrays of shape ``(size,)`` in numeric
+evaluation and CasADi columns ``(size, 1)`` in symbolic evaluation.
+"""
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any, Callable, Optional
+
+import casadi as ca
+import numpy as np
+
+from solvers import ops
+from .errors import PortValueError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .context import Context
+    from .system import System
+
+__all__ = ["InputPort", "OutputPort", "normalize_vector"]
+
+
+def normalize_vector(value: Any, size: int, what: str):
+    """Return ``value`` as a vector of ``size`` elements, or raise naming ``what``.
+
+    Numeric values become float64 arrays of shape ``(size,)``; CasADi values (or
+    sequences holding them) become CasADi columns ``(size, 1)``.
+    """
+    if type(value) is np.ndarray and value.dtype == np.float64 and value.shape == (size,):
+        return value
+    try:
+        vec = ops.vector(value)
+    except Exception as exc:  # noqa: BLE001 - report any conversion failure with the culprit
+        raise PortValueError(f"{what}: cannot convert a {type(value).__name__} to a vector of "
+                             f"size {size} ({exc})") from exc
+    n = vec.shape[0]
+    if n != size or (ops.is_casadi(vec) and vec.shape[1] != 1):
+        raise PortValueError(f"{what}: got a value of size {n}, expected size {size}")
+    return vec
+
+
+class _Port:
+    __slots__ = ("system", "index", "name", "size", "model_value")
+
+    def __init__(self, system: "System", index: int, name: str, size: Optional[int],
+                 model_value: Any = None):
+        self.system = system
+        self.index = index
+        self.name = name
+        self.size = size
+        self.model_value = model_value
+
+    @property
+    def is_abstract(self) -> bool:
+        """True for ports carrying arbitrary Python objects instead of vectors."""
+        return self.size is None
+
+    def full_name(self) -> str:
+        """``system.port`` as used in error messages."""
+        return f"{self.system.name}.{self.name}"
+
+    def __repr__(self) -> str:
+        kind = "abstract" if self.size is None else f"size {self.size}"
+        return f"<{type(self).__name__} '{self.full_name()}' ({kind})>"
+
+
+class InputPort(_Port):
+    """An input port: its value comes from a connected output, a diagram input, or a fixed value."""
+
+    __slots__ = ()
+
+    def eval(self, context: "Context"):
+        """Value of this input in ``context`` (the system's context or any enclosing one).
+
+        Raises
+        ------
+        InputNotConnectedError
+            When the port is neither connected, exported nor fixed.
+        """
+        ctx = context if context._system is self.system else self.system._find_context(context)
+        return ctx._eval_input(self.index)
+
+    def fix_value(self, context: "Context", value: Any):
+        """Fix this input to ``value`` in ``context`` (the system's context or an enclosing one).
+
+        Vector ports check the size and refuse non-finite numbers; abstract ports take any
+        object. Returns the stored value.
+        """
+        ctx = context if context._system is self.system else self.system._find_context(context)
+        what = f"input port '{self.full_name()}'"
+        if self.size is None:
+            stored = value
+        else:
+            stored = normalize_vector(value, self.size, what)
+            if isinstance(stored, np.ndarray):
+                if not np.all(np.isfinite(stored)):
+                    raise PortValueError(f"{what}: fixed value must be finite, got {stored}")
+                stored = stored.copy()
+        ctx._fix_input(self.index, stored)
+        return stored
+
+    def is_fixed(self, context: "Context") -> bool:
+        """Whether a value is fixed for this port in ``context``."""
+        ctx = context if context._system is self.system else self.system._find_context(context)
+        return self.index in ctx._fixed
+
+
+class OutputPort(_Port):
+    """An output port; ``eval(context)`` returns its (cached) value.
+
+    Leaf output ports own a ``calc(context)`` callback; diagram output ports forward to an
+    output port of a subsystem.
+    """
+
+    __slots__ = ("calc", "feedthrough", "prerequisites", "source")
+
+    def __init__(self, system, index, name, size, calc: Optional[Callable] = None,
+                 feedthrough=None, prerequisites=None, model_value=None, source=None):
+        super().__init__(system, index, name, size, model_value)
+        self.calc = calc
+        self.feedthrough = feedthrough
+        self.prerequisites = prerequisites
+        self.source = source  # for diagram ports: the subsystem's OutputPort
+
+    def eval(self, context: "Context"):
+        """Value of this output in ``context`` (the system's context or any enclosing one).
+
+        Values are cached in the context and recomputed only after something they depend on
+        (time, state, parameters, or an upstream value) changed. The returned array must not
+        be modified in place.
+        """
+        ctx = context if context._system is self.system else self.system._find_context(context)
+        return ctx._eval_output(self.index)
+
+
+def _is_finite_number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and math.isfinite(x)
+
+
+def check_port_name(name: Any, owner: str) -> str:
+    """Validate a port name (non-empty string without '.')."""
+    if not isinstance(name, str) or not name or "." in name:
+        raise ValueError(f"{owner}: port name must be a non-empty string without '.', got {name!r}")
+    return name
+
+
+def check_port_size(size: Any, owner: str) -> int:
+    """Validate a vector port size (integer >= 0)."""
+    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 0:
+        raise ValueError(f"{owner}: port size must be an integer >= 0, got {size!r}")
+    return int(size)
+
+
+def symbolic_input(port: InputPort):
+    """A fresh CasADi ``SX`` symbol column for a vector input port."""
+    return ca.SX.sym(f"{port.system.name}_{port.name}", port.size)

@@ -1,0 +1,187 @@
+"""Linear blocks: gains, integrators, linear and affine state-space systems, filters."""
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from ..leaf_system import LeafSystem
+
+__all__ = ["Gain", "MatrixGain", "Integrator", "LinearSystem", "AffineSystem",
+           "FirstOrderLowPassFilter"]
+
+
+def _matrix(value, name, owner, shape=None) -> np.ndarray:
+    arr = np.asarray(value, dtype=float)
+    if arr.ndim == 0:
+        arr = arr.reshape(1, 1)
+    if arr.ndim != 2:
+        raise ValueError(f"{owner}: {name} must be a 2-D matrix, got shape {arr.shape}")
+    if shape is not None and arr.size == 0:
+        arr = np.zeros(shape)
+    if shape is not None and arr.shape != shape:
+        raise ValueError(f"{owner}: {name} has shape {arr.shape}, expected {shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{owner}: {name} must be finite")
+    return arr
+
+
+class Gain(LeafSystem):
+    """y = k * u (elementwise), input ``u`` and output ``y`` of ``size``.
+
+    Parameters
+    ----------
+    k : float or array_like of shape (size,)
+    size : int, optional
+        Required when ``k`` is a scalar (default 1).
+    """
+
+    def __init__(self, k, size: Optional[int] = None, name: Optional[str] = None):
+        super().__init__(name)
+        k = np.atleast_1d(np.asarray(k, dtype=float)).ravel()
+        n = size if size is not None else k.shape[0]
+        if k.shape[0] not in (1, n):
+            raise ValueError(f"Gain: k has size {k.shape[0]} but size is {n}")
+        self.k = k if k.shape[0] == n else np.full(n, k[0])
+        u = self.declare_input_port("u", n)
+        self.declare_output_port("y", n, lambda c: self.k * u.eval(c), feedthrough=True,
+                                 prerequisites=())
+
+
+class MatrixGain(LeafSystem):
+    """y = D u for a matrix D of shape (ny, nu)."""
+
+    def __init__(self, D, name: Optional[str] = None):
+        super().__init__(name)
+        self.D = _matrix(D, "D", "MatrixGain")
+        u = self.declare_input_port("u", self.D.shape[1])
+        self.declare_output_port("y", self.D.shape[0], lambda c: self.D @ u.eval(c),
+                                 feedthrough=True, prerequisites=())
+
+
+class Integrator(LeafSystem):
+    """xdot = u, y = x (vector of ``size``)."""
+
+    def __init__(self, size: int = 1, initial_value=None, name: Optional[str] = None):
+        super().__init__(name)
+        self.declare_continuous_state(size, initial=initial_value)
+        self._u = self.declare_input_port("u", size)
+        self.declare_output_port("y", size, lambda c: c.continuous_state, feedthrough=False,
+                                 prerequisites=["continuous_state"])
+
+    def time_derivatives(self, context):
+        return self._u.eval(context)
+
+    def set_integral_value(self, context, value) -> None:
+        """Set the integrator state in ``context``."""
+        self._find_context(context).set_continuous_state(value)
+
+
+class LinearSystem(LeafSystem):
+    """A linear time-invariant system in state-space form.
+
+    Continuous (``time_period == 0``): xdot = A x + B u, y = C x + D u.
+    Discrete (``time_period > 0``): x[n+1] = A x[n] + B u[n], y[n] = C x[n] + D u[n],
+    updated every ``time_period`` seconds. Ports ``u`` and ``y``; empty matrices are
+    allowed (e.g. a pure gain has only D).
+
+    Attributes
+    ----------
+    A, B, C, D : ndarray
+    time_period : float
+    """
+
+    def __init__(self, A=None, B=None, C=None, D=None, time_period: float = 0.0,
+                 name: Optional[str] = None):
+        super().__init__(name)
+        self._setup(A, B, C, D, None, None, time_period)
+
+    def _setup(self, A, B, C, D, f0, y0, time_period):
+        owner = type(self).__name__
+        A = np.zeros((0, 0)) if A is None else _matrix(A, "A", owner)
+        nx = A.shape[0]
+        if A.shape != (nx, nx):
+            raise ValueError(f"{owner}: A must be square, got shape {A.shape}")
+        D = None if D is None else _matrix(D, "D", owner)
+        B = None if B is None else _matrix(B, "B", owner)
+        C = None if C is None else _matrix(C, "C", owner)
+        nu = B.shape[1] if B is not None else (D.shape[1] if D is not None else 0)
+        ny = C.shape[0] if C is not None else (D.shape[0] if D is not None else 0)
+        B = np.zeros((nx, nu)) if B is None else _matrix(B, "B", owner, (nx, nu))
+        C = np.zeros((ny, nx)) if C is None else _matrix(C, "C", owner, (ny, nx))
+        D = np.zeros((ny, nu)) if D is None else _matrix(D, "D", owner, (ny, nu))
+        self.A, self.B, self.C, self.D = A, B, C, D
+        self.f0 = np.zeros(nx) if f0 is None else self._vector(f0, nx, "f0")
+        self.y0 = np.zeros(ny) if y0 is None else self._vector(y0, ny, "y0")
+        self.time_period = float(time_period)
+        if self.time_period < 0:
+            raise ValueError(f"{owner}: time_period must be >= 0, got {time_period}")
+        self._u = self.declare_input_port("u", nu) if nu else None
+        has_d = bool(np.any(D != 0))
+        if self.time_period > 0:
+            self.declare_discrete_state(nx)
+            if nx:
+                self.declare_periodic_discrete_update(self.time_period, 0.0, self._update)
+        elif nx:
+            self.declare_continuous_state(nx)
+        self.declare_output_port("y", ny, self._output, feedthrough=has_d and nu > 0)
+
+    def _vector(self, v, n, name):
+        v = np.atleast_1d(np.asarray(v, dtype=float)).ravel()
+        if v.shape[0] != n:
+            raise ValueError(f"{type(self).__name__}: {name} has size {v.shape[0]}, expected {n}")
+        return v
+
+    def _state(self, context):
+        return context.discrete_state if self.time_period > 0 else context.continuous_state
+
+    def _input(self, context):
+        return self._u.eval(context) if self._u is not None else np.zeros(0)
+
+    def _output(self, context):
+        y = self.y0 + (self.C @ self._state(context) if self.C.size else 0.0)
+        if self._u is not None and np.any(self.D != 0):
+            y = y + self.D @ self._u.eval(context)
+        return y
+
+    def time_derivatives(self, context):
+        xdot = self.A @ context.continuous_state + self.f0
+        if self._u is not None:
+            xdot = xdot + self.B @ self._u.eval(context)
+        return xdot
+
+    def _update(self, context):
+        xn = self.A @ context.discrete_state + self.f0
+        if self._u is not None:
+            xn = xn + self.B @ self._u.eval(context)
+        return xn
+
+
+class AffineSystem(LinearSystem):
+    """xdot = A x + B u + f0, y = C x + D u + y0 (or the discrete analogue, as LinearSystem)."""
+
+    def __init__(self, A=None, B=None, f0=None, C=None, D=None, y0=None,
+                 time_period: float = 0.0, name: Optional[str] = None):
+        LeafSystem.__init__(self, name)
+        self._setup(A, B, C, D, f0, y0, time_period)
+
+
+class FirstOrderLowPassFilter(LeafSystem):
+    """xdot = (u - x) / tau, y = x: a first-order low-pass filter per element."""
+
+    def __init__(self, time_constant, size: int = 1, name: Optional[str] = None):
+        super().__init__(name)
+        tau = np.atleast_1d(np.asarray(time_constant, dtype=float)).ravel()
+        if tau.shape[0] == 1:
+            tau = np.full(size, tau[0])
+        if tau.shape[0] != size or np.any(tau <= 0) or not np.all(np.isfinite(tau)):
+            raise ValueError(f"FirstOrderLowPassFilter: time_constant must be > 0 with size 1 or "
+                             f"{size}, got {time_constant}")
+        self.time_constant = tau
+        self.declare_continuous_state(size)
+        self._u = self.declare_input_port("u", size)
+        self.declare_output_port("y", size, lambda c: c.continuous_state, feedthrough=False,
+                                 prerequisites=["continuous_state"])
+
+    def time_derivatives(self, context):
+        return (self._u.eval(context) - context.continuous_state) / self.time_constant

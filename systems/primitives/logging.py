@@ -1,0 +1,93 @@
+"""Logging sinks: VectorLogSink and LogVectorOutput."""
+from __future__ import annotations
+
+from typing import List, Optional
+
+import numpy as np
+
+from ..leaf_system import LeafSystem
+
+__all__ = ["VectorLog", "VectorLogSink", "LogVectorOutput"]
+
+
+class VectorLog:
+    """Samples recorded by a :class:`VectorLogSink` (one per context).
+
+    ``sample_times()`` has shape (N,), ``data()`` shape (size, N).
+    """
+
+    def __init__(self, size: int):
+        self._size = size
+        self._times: List[float] = []
+        self._data: List[np.ndarray] = []
+
+    def add(self, t: float, value) -> None:
+        """Append a sample; a repeated time replaces the previous sample at that time."""
+        value = np.array(value, dtype=float).reshape(self._size)
+        if self._times and self._times[-1] == t:
+            self._data[-1] = value
+            return
+        self._times.append(float(t))
+        self._data.append(value)
+
+    def sample_times(self) -> np.ndarray:
+        """Times of the samples, shape (N,)."""
+        return np.asarray(self._times, dtype=float)
+
+    def data(self) -> np.ndarray:
+        """Recorded values, shape (size, N)."""
+        if not self._data:
+            return np.zeros((self._size, 0))
+        return np.stack(self._data, axis=1)
+
+    def num_samples(self) -> int:
+        """Number of samples recorded."""
+        return len(self._times)
+
+    def clear(self) -> None:
+        """Forget every sample."""
+        self._times.clear()
+        self._data.clear()
+
+    def __deepcopy__(self, memo):
+        new = VectorLog(self._size)
+        new._times = list(self._times)
+        new._data = [d.copy() for d in self._data]
+        return new
+
+
+class VectorLogSink(LeafSystem):
+    """Records its input ``data`` per simulator step (``publish_period == 0``) or periodically.
+
+    The log lives in the context: ``sink.find_log(context)`` returns its :class:`VectorLog`.
+    """
+
+    def __init__(self, input_size: int, publish_period: float = 0.0, name: Optional[str] = None):
+        super().__init__(name)
+        self._u = self.declare_input_port("data", input_size)
+        self._log_index = self.declare_abstract_state(VectorLog(input_size))
+        self.publish_period = float(publish_period)
+        if self.publish_period > 0:
+            self.declare_periodic_publish(self.publish_period, 0.0, self._record)
+        else:
+            self.declare_per_step_publish(self._record)
+
+    def _record(self, context) -> None:
+        context.abstract_state[self._log_index].add(context.time, self._u.eval(context))
+
+    def find_log(self, context) -> VectorLog:
+        """The log of this sink in ``context`` (its own context or an enclosing one)."""
+        return self._find_context(context).abstract_state[self._log_index]
+
+    get_log = find_log
+
+
+def LogVectorOutput(output_port, builder, publish_period: float = 0.0) -> VectorLogSink:
+    """Add a :class:`VectorLogSink` to ``builder`` recording ``output_port``; returns the sink."""
+    if output_port.size is None:
+        raise ValueError(f"LogVectorOutput: output port '{output_port.full_name()}' is abstract; "
+                         f"only vector ports can be logged")
+    sink = builder.add_system(VectorLogSink(output_port.size, publish_period,
+                                            name=f"{output_port.system.name}_{output_port.name}_log"))
+    builder.connect(output_port, sink.get_input_port())
+    return sink

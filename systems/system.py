@@ -1,0 +1,223 @@
+"""The :class:`System` base class: ports, sizes, context creation and feedthrough queries.
+
+A system holds its *declarations* (ports, state sizes, parameters, events); every value
+it is evaluated at lives in a :class:`~systems.Context`. Leaf systems
+(:class:`~systems.LeafSystem`) compute; diagrams (:class:`~systems.Diagram`) wire
+subsystems together. Both are Systems, so diagrams nest.
+"""
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Iterable, List, Optional, Set, Tuple, Union
+
+import numpy as np
+
+from .ports import InputPort, OutputPort
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .context import Context
+    from .diagram import Diagram
+
+__all__ = ["System"]
+
+
+def _default_name(obj) -> str:
+    s = re.sub(r"(?<!^)(?=[A-Z][a-z])", "_", type(obj).__name__).lower()
+    return s
+
+
+class System:
+    """Base of every block: named, with input and output ports and state declarations.
+
+    Subclass :class:`~systems.LeafSystem` to write a block; use
+    :class:`~systems.DiagramBuilder` to make a :class:`~systems.Diagram`.
+
+    Attributes
+    ----------
+    name : str
+        Unique among the systems of one diagram; settable until the system is added to a
+        built diagram.
+    input_ports, output_ports : list of InputPort / OutputPort
+        In declaration order; ``get_input_port(name_or_index)`` looks one up.
+    """
+
+    def __init__(self, name: Optional[str] = None):
+        self._name = _default_name(self) if name is None else self._check_name(name)
+        self._name_is_default = name is None
+        self.input_ports: List[InputPort] = []
+        self.output_ports: List[OutputPort] = []
+        self._parent_diagram: Optional["Diagram"] = None
+        self._index_in_parent = -1
+        self._in_builder = None
+
+    # ------------------------------------------------------------------ names
+    @staticmethod
+    def _check_name(name) -> str:
+        if not isinstance(name, str) or not name or "." in name:
+            raise ValueError(f"system name must be a non-empty string without '.', got {name!r}")
+        return name
+
+    @property
+    def name(self) -> str:
+        """The system's name (used in messages, Graphviz and symbol names)."""
+        return self._name
+
+    @name.setter
+    def name(self, value: str) -> None:
+        if self._parent_diagram is not None:
+            raise ValueError(f"system '{self._name}' is part of diagram "
+                             f"'{self._parent_diagram.name}'; it cannot be renamed")
+        if self._in_builder is not None:
+            self._in_builder._rename(self, self._check_name(value))
+        self._name = self._check_name(value)
+        self._name_is_default = False
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} '{self._name}'>"
+
+    # ------------------------------------------------------------------ ports
+    def num_input_ports(self) -> int:
+        """Number of input ports."""
+        return len(self.input_ports)
+
+    def num_output_ports(self) -> int:
+        """Number of output ports."""
+        return len(self.output_ports)
+
+    def get_input_port(self, name_or_index: Union[str, int] = None) -> InputPort:
+        """An input port by name or index (no argument: the only input port)."""
+        return self._get_port(self.input_ports, name_or_index, "input")
+
+    def get_output_port(self, name_or_index: Union[str, int] = None) -> OutputPort:
+        """An output port by name or index (no argument: the only output port)."""
+        return self._get_port(self.output_ports, name_or_index, "output")
+
+    def has_input_port(self, name: str) -> bool:
+        """Whether an input port of this name exists."""
+        return any(p.name == name for p in self.input_ports)
+
+    def has_output_port(self, name: str) -> bool:
+        """Whether an output port of this name exists."""
+        return any(p.name == name for p in self.output_ports)
+
+    def _get_port(self, ports, key, kind):
+        names = [p.name for p in ports]
+        if key is None:
+            if len(ports) != 1:
+                raise ValueError(f"system '{self.name}' has {len(ports)} {kind} ports {names}; "
+                                 f"name the one you want")
+            return ports[0]
+        if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+            if not 0 <= key < len(ports):
+                raise IndexError(f"system '{self.name}' has no {kind} port {key}; it has "
+                                 f"{len(ports)}: {names}")
+            return ports[key]
+        for p in ports:
+            if p.name == key:
+                return p
+        raise ValueError(f"system '{self.name}' has no {kind} port named {key!r}; "
+                         f"its {kind} ports are {names}")
+
+    # ------------------------------------------------------------------ sizes
+    def num_continuous_states(self) -> int:
+        """Size of the continuous state x."""
+        raise NotImplementedError
+
+    def num_discrete_states(self) -> int:
+        """Size of the discrete state xd (all groups)."""
+        raise NotImplementedError
+
+    def num_abstract_states(self) -> int:
+        """Number of abstract state values."""
+        raise NotImplementedError
+
+    def num_numeric_parameters(self) -> int:
+        """Size of all numeric parameters concatenated."""
+        raise NotImplementedError
+
+    def continuous_state_partition(self) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Indices of the position (q), velocity (v) and other (z) continuous states.
+
+        Returns
+        -------
+        q_idx, v_idx, z_idx : ndarray of int
+            Index arrays into the continuous state vector.
+        """
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ contexts
+    def create_default_context(self) -> "Context":
+        """A new root context holding the declared default values (time 0)."""
+        ctx = self._make_context()
+        if hasattr(ctx, "_set_root"):
+            ctx._set_root(ctx)
+        return ctx
+
+    def _make_context(self) -> "Context":
+        raise NotImplementedError
+
+    def _find_context(self, context: "Context") -> "Context":
+        """This system's context inside ``context`` (its own or an enclosing diagram's)."""
+        path = []
+        s: System = self
+        while s is not context._system:
+            if s._parent_diagram is None:
+                raise ValueError(f"the context given belongs to system '{context._system.name}', "
+                                 f"which does not contain system '{self.name}'")
+            path.append(s._index_in_parent)
+            s = s._parent_diagram
+        ctx = context
+        for k in reversed(path):
+            ctx = ctx._subs[k]
+        return ctx
+
+    # ------------------------------------------------------------------ evaluation
+    def eval_time_derivatives(self, context: "Context"):
+        """Time derivatives of the continuous state, shape (nx,), checked for size."""
+        raise NotImplementedError
+
+    def map_velocity_to_qdot(self, context: "Context", v):
+        """qdot = N(q) v for the position states (identity unless a leaf overrides it)."""
+        raise NotImplementedError
+
+    def leaf_systems(self) -> List["System"]:
+        """Every leaf system inside this system, depth first (a leaf returns ``[self]``)."""
+        return [self]
+
+    def events(self) -> list:
+        """Every declared event of this system and its subsystems (each knows its ``system``)."""
+        return []
+
+    # ------------------------------------------------------------------ feedthrough
+    def _feedthrough_pairs(self) -> Set[Tuple[int, int]]:
+        raise NotImplementedError
+
+    def has_direct_feedthrough(self, input_port: Union[str, int, None] = None,
+                               output_port: Union[str, int, None] = None) -> bool:
+        """Whether an output depends directly (algebraically) on an input.
+
+        With no arguments: whether any output depends on any input. Ports are given by
+        name or index.
+        """
+        pairs = self._feedthrough_pairs()
+        i = None if input_port is None else self.get_input_port(input_port).index
+        j = None if output_port is None else self.get_output_port(output_port).index
+        return any((i is None or a == i) and (j is None or b == j) for a, b in pairs)
+
+    # ------------------------------------------------------------------ drawing
+    def to_dot(self, *, rankdir: str = "LR") -> str:
+        """Graphviz source of this system (see :mod:`systems.drawing`)."""
+        from .drawing import to_dot
+        return to_dot(self, rankdir=rankdir)
+
+    def render(self, path, *, format: Optional[str] = None) -> str:
+        """Render the Graphviz picture to ``path`` (SVG or PNG by extension); returns the path."""
+        from .drawing import render
+        return render(self, path, format=format)
+
+    def _check_names(self, names: Iterable[str], what: str) -> None:
+        seen = set()
+        for n in names:
+            if n in seen:
+                raise ValueError(f"system '{self.name}': duplicate {what} name {n!r}")
+            seen.add(n)
