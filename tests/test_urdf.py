@@ -389,3 +389,269 @@ def test_shipped_models_read(name, links, dofs, mass):
     assert len(model.links) == links
     assert sum(j.type != "fixed" for j in model.joints) == dofs
     assert sum(lk.mass for lk in model.links) == pytest.approx(mass, rel=1e-12)
+
+
+# ---------------------------------------------------------------------------------------
+# Trees built from URDF (need multibody.tree)
+# ---------------------------------------------------------------------------------------
+SHIPPED = {
+    # name: (floating_base, nq, nv, joints in DFS order with types, total mass)
+    "pendulum": (False, 1, 1, [("world_weld", "weld"), ("theta", "revolute")], 1.0),
+    "acrobot": (False, 2, 2, [("world_weld", "weld"), ("shoulder", "revolute"), ("elbow", "revolute")], 2.0),
+    "arm7": (False, 7, 7, [("world_weld", "weld")] + [(f"joint{i}", "revolute") for i in range(1, 8)]
+             + [("tool_mount", "weld")], 20.8),
+    "branching": (False, 8, 8, [("world_weld", "weld"), ("a_yaw", "revolute"), ("a_slide", "prismatic"),
+                                ("b_roll", "revolute"), ("b_mount", "weld"), ("b_tilt", "revolute"),
+                                ("finger_left", "prismatic"), ("finger_right", "prismatic"),
+                                ("c_lift", "prismatic"), ("c_pitch", "revolute")], 7.0),
+    "humanoid": (True, 38, 37, None, 59.9),
+    "quadruped": (True, 19, 18, None, 17.84),
+}
+
+
+@needs_tree
+@pytest.mark.parametrize("name", sorted(SHIPPED))
+def test_shipped_models_load(name):
+    floating, nq, nv, joints, mass = SHIPPED[name]
+    tree = parse_urdf(model_path(name), floating_base=floating)
+    assert (tree.nq, tree.nv) == (nq, nv)
+    assert tree.total_mass() == pytest.approx(mass, rel=1e-12)
+    got = [(j.name, j.type) for j in tree.joints]
+    if joints is not None:
+        assert got == joints
+    else:
+        assert got[0] == ("floating_base", "free")
+        assert sum(t == "revolute" for _, t in got) == nv - 6
+    assert tree.joints[0].parent == "world"
+    # the child of the root joint is the URDF's root link
+    assert tree.joints[0].child == read_urdf_model(model_path(name))[0].links[0].name
+
+
+@needs_tree
+def test_humanoid_and_quadruped_names():
+    tree = parse_urdf(model_path("quadruped"), floating_base=True)
+    names = {j.name for j in tree.joints if j.type == "revolute"}
+    assert names == {f"{leg}_{part}_joint" for leg in ("FL", "FR", "RL", "RR") for part in ("hip", "thigh", "calf")}
+    tree = parse_urdf(model_path("humanoid"))
+    assert (tree.nq, tree.nv) == (31, 31) and tree.joints[0].type == "weld"
+
+
+@needs_tree
+def test_joint_attributes_transferred():
+    tree = parse_urdf(model_path("arm7"))
+    j1 = tree.get_joint("joint1")
+    np.testing.assert_allclose([j1.lower[0], j1.upper[0], j1.velocity_limit[0], j1.effort_limit[0]],
+                               [-2.96, 2.96, 1.48, 176])
+    np.testing.assert_allclose([j1.damping[0], j1.friction[0]], [0.5, 0.0])
+    np.testing.assert_allclose(tree.get_joint("joint4").axis, [0, -1, 0])
+    np.testing.assert_allclose(tree.get_joint("joint3").origin[:3, :3],
+                               [[math.cos(0.3), -math.sin(0.3), 0], [math.sin(0.3), math.cos(0.3), 0], [0, 0, 1]],
+                               atol=1e-15)
+    tree = parse_urdf(model_path("acrobot"))
+    elbow = tree.get_joint("elbow")            # continuous -> revolute without limits
+    assert elbow.lower[0] == -np.inf and elbow.upper[0] == np.inf and elbow.effort_limit[0] == np.inf
+    np.testing.assert_allclose(elbow.origin[:3, 3], [0, 0, -1])
+    tree = parse_urdf(model_path("branching"))
+    np.testing.assert_allclose(tree.get_joint("b_tilt").axis, [2 ** -0.5, 2 ** -0.5, 0])
+
+
+@needs_tree
+def test_planar_and_floating_joint_types():
+    text = mutate('type="continuous"', 'type="planar"').replace('<axis xyz="0 1 0"/>\n  </joint>',
+                                                                 '<axis xyz="0 2 0"/>\n  </joint>')
+    tree = parse_urdf(text)
+    elbow = tree.get_joint("elbow")
+    assert (elbow.type, elbow.nq, elbow.nv) == ("planar", 3, 3)
+    np.testing.assert_allclose(elbow.axis, [0, 1, 0])          # plane normal, normalized
+    tree = parse_urdf(mutate('type="continuous"', 'type="floating"'))
+    elbow = tree.get_joint("elbow")
+    assert (elbow.type, elbow.nq, elbow.nv) == ("free", 7, 6)
+    np.testing.assert_allclose(elbow.origin[:3, 3], [0, 0, -1])
+    assert (tree.nq, tree.nv) == (8, 7)
+
+
+@needs_tree
+def test_inertia_and_com_in_tree():
+    text = mutate('<origin xyz="0 0 -0.5" rpy="0 0 0"/>\n      <mass value="1"/>\n      ' + _INERTIA_UPPER,
+                  f'<origin xyz="0.1 0.2 0.3" rpy="{math.pi / 2!r} 0 0"/>\n      <mass value="1.5"/>\n      '
+                  '<inertia ixx="1" ixy="0" ixz="0" iyy="2" iyz="0" izz="3"/>')
+    tree = parse_urdf(text)
+    upper = tree.get_body("upper")
+    assert upper.mass == 1.5
+    np.testing.assert_allclose(upper.com, [0.1, 0.2, 0.3])
+    # roll 90 deg: inertia-frame y -> body z, z -> -y, so I_body = diag(1, 3, 2)
+    np.testing.assert_allclose(upper.inertia, np.diag([1.0, 3.0, 2.0]), atol=1e-12)
+
+
+@needs_tree
+def test_world_link_convention():
+    # joint from an undeclared world link
+    text = mutate('<link name="base"/>', '<link name="base"/>\n  <joint name="to_world" type="fixed">'
+                  '<parent link="world"/><child link="base"/><origin xyz="0 0 2"/></joint>')
+    tree = parse_urdf(text)
+    assert [j.name for j in tree.joints] == ["to_world", "shoulder", "elbow"]
+    assert tree.get_joint("to_world").parent == "world"
+    np.testing.assert_allclose(tree.get_joint("to_world").origin[:3, 3], [0, 0, 2])
+    # a declared world link carries geometry onto the world body
+    text2 = text.replace('<link name="base"/>', '<link name="world"><collision><geometry>'
+                         '<box size="10 10 0.1"/></geometry></collision></link>\n  <link name="base"/>')
+    tree = parse_urdf(text2)
+    assert [g.shape.size for g in tree.world.collision_geometries] == [pytest.approx((10, 10, 0.1))]
+    # the root attached to the world: weld, or free joint with floating_base
+    tree = parse_urdf(GOOD)
+    assert (tree.joints[0].name, tree.joints[0].type, tree.joints[0].child) == ("world_weld", "weld", "base")
+    tree = parse_urdf(GOOD, floating_base=True)
+    assert (tree.joints[0].name, tree.joints[0].type, tree.joints[0].child) == ("floating_base", "free", "base")
+    assert (tree.nq, tree.nv) == (9, 8)
+    # generated names do not collide with the file's names
+    tree = parse_urdf(GOOD.replace('name="elbow"', 'name="world_weld"'))
+    assert [j.name for j in tree.joints] == ["world_weld_1", "shoulder", "world_weld"]
+
+
+@needs_tree
+def test_mimic_kept_on_joint():
+    tree = parse_urdf(model_path("branching"))
+    assert tree.get_joint("finger_right").mimic == ("finger_left", 1.0, 0.0)
+    assert tree.get_joint("finger_left").mimic is None
+    text = mutate('<axis xyz="0 1 0"/>\n  </joint>', '<axis xyz="0 1 0"/>\n'
+                  '    <mimic joint="shoulder" multiplier="-2" offset="0.25"/>\n  </joint>')
+    assert parse_urdf(text).get_joint("elbow").mimic == ("shoulder", -2.0, 0.25)
+
+
+@needs_tree
+def test_geometry_on_bodies():
+    from multibody.geometry import Box, Cylinder, Mesh, Sphere
+
+    tree = parse_urdf(model_path("quadruped"), floating_base=True)
+    for leg in ("FL", "FR", "RL", "RR"):
+        (foot,) = tree.get_body(f"{leg}_foot").collision_geometries
+        assert isinstance(foot.shape, Sphere) and foot.shape.radius == 0.02
+        assert foot.name == f"{leg}_foot_collision" and foot.body == f"{leg}_foot"
+        np.testing.assert_allclose(foot.pose, np.eye(4))
+    (trunk,) = tree.get_body("trunk").collision_geometries
+    assert isinstance(trunk.shape, Box)
+    np.testing.assert_allclose(trunk.shape.size, [0.5, 0.3, 0.15])
+    tree = parse_urdf(model_path("pendulum"))
+    rod, bob = tree.get_body("arm").visual_geometries
+    assert isinstance(rod.shape, Cylinder) and (rod.shape.radius, rod.shape.length) == (0.005, 1.0)
+    np.testing.assert_allclose(rod.pose[:3, 3], [0, 0, -0.5])
+    assert isinstance(bob.shape, Sphere) and bob.shape.radius == 0.05
+    text = mutate('<link name="base"/>', '<link name="base"><visual><origin xyz="1 0 0" rpy="0 0 0.5"/>'
+                  '<geometry><mesh filename="package://r/m.stl" scale="2 2 2"/></geometry></visual></link>')
+    (mesh,) = parse_urdf(text).get_body("base").visual_geometries
+    assert isinstance(mesh.shape, Mesh) and mesh.shape.filename == "package://r/m.stl"
+    np.testing.assert_allclose(mesh.shape.scale, [2, 2, 2])
+    np.testing.assert_allclose(mesh.pose[:2, :2], [[math.cos(0.5), -math.sin(0.5)], [math.sin(0.5), math.cos(0.5)]])
+
+
+# ---------------------------------------------------------------------------------------
+# Mass matrices: closed form (acrobot), tree built in code, Pinocchio
+# ---------------------------------------------------------------------------------------
+HAVE_MASS_MATRIX = HAVE_TREE and hasattr(RigidBodyTree, "mass_matrix")
+needs_mass_matrix = pytest.mark.skipif(not HAVE_MASS_MATRIX, reason="RigidBodyTree.mass_matrix does not exist yet")
+
+
+def acrobot_closed_form(q2):
+    """Spong (1995) acrobot mass matrix with I1, I2 about the COMs."""
+    m1 = m2 = 1.0
+    l1, lc1, lc2, I1, I2 = 1.0, 0.5, 1.0, 0.083, 0.33
+    c2 = math.cos(q2)
+    m11 = I1 + I2 + m1 * lc1 ** 2 + m2 * (l1 ** 2 + lc2 ** 2 + 2 * l1 * lc2 * c2)
+    m12 = I2 + m2 * (lc2 ** 2 + l1 * lc2 * c2)
+    return np.array([[m11, m12], [m12, I2 + m2 * lc2 ** 2]])
+
+
+def acrobot_in_code():
+    from multibody.joints import Revolute, Weld
+
+    tree = RigidBodyTree(name="acrobot")
+    tree.add_body("base", 0.0)
+    tree.add_body("upper_link", 1.0, com=(0, 0, -0.5), inertia=np.diag([0.083, 0.083, 0.001]))
+    tree.add_body("lower_link", 1.0, com=(0, 0, -1.0), inertia=np.diag([0.33, 0.33, 0.001]))
+    tree.add_joint(Weld("world_weld", "world", "base"))
+    tree.add_joint(Revolute("shoulder", "base", "upper_link", axis=(0, 1, 0)))
+    elbow_origin = np.eye(4)
+    elbow_origin[2, 3] = -1.0
+    tree.add_joint(Revolute("elbow", "upper_link", "lower_link", axis=(0, 1, 0), origin=elbow_origin))
+    return tree
+
+
+@needs_mass_matrix
+def test_acrobot_mass_matrix_matches_closed_form_and_code_built_tree():
+    tree = parse_urdf(model_path("acrobot"))
+    np.testing.assert_allclose(tree.mass_matrix(np.zeros(2)), [[4.663, 2.33], [2.33, 1.33]], atol=1e-12)
+    code = acrobot_in_code()
+    rng = np.random.default_rng(0)
+    for q in rng.uniform(-math.pi, math.pi, size=(5, 2)):
+        M = tree.mass_matrix(q)
+        np.testing.assert_allclose(M, acrobot_closed_form(q[1]), atol=1e-12)
+        np.testing.assert_allclose(M, code.mass_matrix(q), atol=1e-14)
+
+
+@needs_mass_matrix
+def test_pendulum_mass_matrix():
+    tree = parse_urdf(model_path("pendulum"))
+    np.testing.assert_allclose(tree.mass_matrix(np.array([0.7])), [[1.001]], atol=1e-12)
+
+
+def _random_q(tree, rng):
+    q = np.zeros(tree.nq)
+    for j in tree.joints:
+        s = j.q_start
+        if j.type == "free":
+            quat = rng.normal(size=4)
+            q[s:s + 4] = quat / np.linalg.norm(quat)
+            q[s + 4:s + 7] = rng.uniform(-1, 1, 3)
+        elif j.nq == 1:
+            lo, hi = max(j.lower[0], -2.5), min(j.upper[0], 2.5)
+            q[s] = rng.uniform(lo, hi)
+        else:
+            assert j.nq == 0, j.type
+    return q
+
+
+def _pinocchio_mass_matrix(pin, text, tree, q):
+    """Pinocchio's CRBA for the same URDF text, mapped to our q and v ordering.
+
+    Pinocchio's free flyer: q = [x, y, z, qx, qy, qz, qw], v = [v; omega] (local);
+    ours: q = [qw, qx, qy, qz, x, y, z], v = [omega; v] (local).  Joints are matched by
+    name (Pinocchio orders sibling subtrees differently).  With v_pin = P v, M = P^T M_pin P.
+    """
+    floating = tree.joints[0].type == "free"
+    model = pin.buildModelFromXML(text, pin.JointModelFreeFlyer()) if floating else pin.buildModelFromXML(text)
+    qp = np.zeros(model.nq)
+    P = np.zeros((model.nv, tree.nv))
+    for j in tree.joints:
+        if j.nv == 0:
+            continue
+        pj = model.joints[model.getJointId("root_joint" if j.type == "free" else j.name)]
+        iq, iv, s, t = pj.idx_q, pj.idx_v, j.q_start, j.v_start
+        if j.type == "free":
+            qp[iq:iq + 3] = q[s + 4:s + 7]
+            qp[iq + 3:iq + 6] = q[s + 1:s + 4]
+            qp[iq + 6] = q[s]
+            P[iv:iv + 3, t + 3:t + 6] = np.eye(3)
+            P[iv + 3:iv + 6, t:t + 3] = np.eye(3)
+        else:
+            assert (pj.nq, pj.nv) == (1, 1), j.name
+            qp[iq] = q[s]
+            P[iv, t] = 1.0
+    assert np.linalg.matrix_rank(P) == tree.nv == model.nv
+    M = pin.crba(model, model.createData(), qp)
+    M = np.triu(M) + np.triu(M, 1).T
+    return P.T @ M @ P
+
+
+@needs_mass_matrix
+@pytest.mark.parametrize("name,floating", [("arm7", False), ("humanoid", True), ("branching", False),
+                                           ("quadruped", True)])
+def test_mass_matrix_matches_pinocchio(name, floating):
+    pin = pytest.importorskip("pinocchio")
+    text = model_path(name).read_text()
+    tree = parse_urdf(text, floating_base=floating)
+    rng = np.random.default_rng(7)
+    for _ in range(3):
+        q = _random_q(tree, rng)
+        M = tree.mass_matrix(q)
+        M_pin = _pinocchio_mass_matrix(pin, text, tree, q)
+        np.testing.assert_allclose(M, M_pin, atol=1e-10 * max(1.0, np.abs(M_pin).max()))
