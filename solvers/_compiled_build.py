@@ -1,0 +1,282 @@
+"""Private helpers of :mod:`solvers.compiled`: C code generation, compilation, disk cache.
+
+A CasADi ``Function`` is turned into a shared library in four steps:
+
+1. :func:`generate_source` renames the function (so that its exported C symbol cannot
+   collide with a C library symbol such as ``sin``), generates its C code with
+   ``casadi.CodeGenerator`` and appends a small runtime (:func:`_runtime_source`): static
+   input/output buffers holding the nonzeros of all inputs/outputs back to back, work
+   arrays sized by the generated ``*_work`` function, and a zero-argument entry point
+   ``dynablocks_rt_call()``. A zero-argument ``ctypes`` call is the cheapest one.
+2. :func:`cache_key` hashes (sha256) the source, the compiler command and the flags.
+3. :func:`compile_library` compiles to a temporary file in the cache directory and renames
+   it atomically into place, so concurrent processes compiling the same key are safe.
+4. :func:`load_runtime` loads the library once per process and exposes numpy views of its
+   buffers.
+"""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import platform
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+import casadi as ca
+import numpy as np
+
+__all__: list[str] = []  # private module
+
+RUNTIME_VERSION = 1
+"""Bumped whenever the generated runtime or the compile command changes."""
+
+_FUN_PREFIX = "dbfun_"
+_GEN_STEM = "dynablocks_gen"
+_COMPILE_TIMEOUT_S = 1800.0
+_CACHE_ENV = "DYNABLOCKS_CACHE_DIR"
+
+
+class CompilerNotFound(RuntimeError):
+    """No usable C compiler (raised internally, turned into a warning or an error)."""
+
+
+class CompileError(RuntimeError):
+    """Code generation, compilation or loading failed (message says why)."""
+
+
+def default_cache_dir() -> Path:
+    """``$DYNABLOCKS_CACHE_DIR`` if set, else ``~/.cache/dynablocks/compiled``."""
+    env = os.environ.get(_CACHE_ENV)
+    if env:
+        return Path(env).expanduser()
+    return Path.home() / ".cache" / "dynablocks" / "compiled"
+
+
+def find_compiler(compiler: str | Sequence[str] | None = None) -> list[str] | None:
+    """Command of the C compiler to use, or None when none is found.
+
+    Order: the ``compiler`` argument, the ``CC`` environment variable, then ``cc``,
+    ``gcc``, ``clang`` on the ``PATH``. The first word is resolved to an absolute path.
+    """
+    if compiler is not None:
+        candidates = [compiler]
+    elif os.environ.get("CC"):
+        candidates = [os.environ["CC"]]
+    else:
+        candidates = ["cc", "gcc", "clang"]
+    for cand in candidates:
+        argv = shlex.split(cand) if isinstance(cand, str) else [str(c) for c in cand]
+        if not argv:
+            continue
+        exe = shutil.which(argv[0])
+        if exe is not None:
+            return [exe, *argv[1:]]
+    return None
+
+
+def _renamed(fun: ca.Function, cname: str) -> ca.Function:
+    """Same function under the C-safe name ``cname``."""
+    names = dict(name_in=fun.name_in(), name_out=fun.name_out())
+    if fun.is_a("SXFunction"):
+        sx = fun.sx_in()
+        return ca.Function(cname, sx, fun.call(sx), names["name_in"], names["name_out"])
+    mx = fun.mx_in()
+    return ca.Function(cname, mx, fun.call(mx), names["name_in"], names["name_out"])
+
+
+def _offsets(sizes: Sequence[int]) -> list[int]:
+    out, acc = [], 0
+    for s in sizes:
+        out.append(acc)
+        acc += s
+    return out
+
+
+def _runtime_source(cname: str, nnz_in: Sequence[int], nnz_out: Sequence[int]) -> str:
+    """C runtime appended to the generated code (see the module docstring)."""
+    n_in, n_out = len(nnz_in), len(nnz_out)
+    off_in, off_out = _offsets(nnz_in), _offsets(nnz_out)
+    set_arg = "\n".join(
+        f"  dynablocks_rt_arg[{i}] = dynablocks_rt_in_buf + {o};" for i, o in enumerate(off_in))
+    set_res = "\n".join(
+        f"  dynablocks_rt_res[{i}] = dynablocks_rt_out_buf + {o};" for i, o in enumerate(off_out))
+    return f"""
+/* ---- dynablocks runtime v{RUNTIME_VERSION}: static buffers, zero-argument entry ---- */
+#include <stdlib.h>
+static casadi_real dynablocks_rt_in_buf[{max(1, sum(nnz_in))}];
+static casadi_real dynablocks_rt_out_buf[{max(1, sum(nnz_out))}];
+static const casadi_real** dynablocks_rt_arg = 0;
+static casadi_real** dynablocks_rt_res = 0;
+static casadi_int* dynablocks_rt_iw = 0;
+static casadi_real* dynablocks_rt_w = 0;
+static int dynablocks_rt_mem = -1;
+
+CASADI_SYMBOL_EXPORT int dynablocks_rt_version(void) {{ return {RUNTIME_VERSION}; }}
+CASADI_SYMBOL_EXPORT casadi_real* dynablocks_rt_in(void) {{ return dynablocks_rt_in_buf; }}
+CASADI_SYMBOL_EXPORT casadi_real* dynablocks_rt_out(void) {{ return dynablocks_rt_out_buf; }}
+
+CASADI_SYMBOL_EXPORT int dynablocks_rt_init(void) {{
+  casadi_int sz_arg = 0, sz_res = 0, sz_iw = 0, sz_w = 0;
+  if (dynablocks_rt_mem >= 0) return 0;
+  if ({cname}_work(&sz_arg, &sz_res, &sz_iw, &sz_w)) return 1;
+  if (sz_arg < {n_in}) sz_arg = {n_in};
+  if (sz_res < {n_out}) sz_res = {n_out};
+  dynablocks_rt_arg = (const casadi_real**) calloc(sz_arg + 1, sizeof(casadi_real*));
+  dynablocks_rt_res = (casadi_real**) calloc(sz_res + 1, sizeof(casadi_real*));
+  dynablocks_rt_iw = (casadi_int*) calloc(sz_iw + 1, sizeof(casadi_int));
+  dynablocks_rt_w = (casadi_real*) calloc(sz_w + 1, sizeof(casadi_real));
+  if (!dynablocks_rt_arg || !dynablocks_rt_res || !dynablocks_rt_iw || !dynablocks_rt_w) return 2;
+{set_arg}
+{set_res}
+  {cname}_incref();
+  dynablocks_rt_mem = {cname}_checkout();
+  return dynablocks_rt_mem < 0 ? 3 : 0;
+}}
+
+CASADI_SYMBOL_EXPORT int dynablocks_rt_call(void) {{
+  return {cname}(dynablocks_rt_arg, dynablocks_rt_res, dynablocks_rt_iw, dynablocks_rt_w,
+                 dynablocks_rt_mem);
+}}
+"""
+
+
+def generate_source(fun: ca.Function) -> str:
+    """C source of ``fun`` plus the dynablocks runtime.
+
+    Raises
+    ------
+    CompileError
+        When CasADi cannot generate code for ``fun`` (e.g. it embeds a plugin solver
+        without code generation support).
+    """
+    cname = _FUN_PREFIX + fun.name()
+    try:
+        renamed = _renamed(fun, cname)
+        gen = ca.CodeGenerator(_GEN_STEM + ".c", {"with_header": False, "verbose": False})
+        gen.add(renamed)
+        body = gen.dump()
+    except Exception as exc:  # CasADi raises RuntimeError with a long trace
+        raise CompileError(f"CasADi code generation failed: {str(exc).strip()[-500:]}") from exc
+    nnz_in = [fun.sparsity_in(i).nnz() for i in range(fun.n_in())]
+    nnz_out = [fun.sparsity_out(i).nnz() for i in range(fun.n_out())]
+    return body + _runtime_source(cname, nnz_in, nnz_out)
+
+
+def cache_key(source: str, compiler: Sequence[str], flags: Sequence[str]) -> str:
+    """sha256 hex digest of everything that determines the library's content."""
+    h = hashlib.sha256()
+    for part in (f"runtime-v{RUNTIME_VERSION}", sys.platform, platform.machine(),
+                 ca.__version__, "\0".join(compiler), "\0".join(flags), source):
+        h.update(part.encode())
+        h.update(b"\0\1\0")
+    return h.hexdigest()
+
+
+def library_path(cache_dir: Path, name: str, key: str) -> Path:
+    """Path of the cached library of function ``name`` with hash ``key``."""
+    safe = "".join(c if c.isalnum() or c == "_" else "_" for c in name)[:48]
+    suffix = ".dll" if sys.platform == "win32" else ".so"
+    return cache_dir / f"dbk_{safe}_{key[:32]}{suffix}"
+
+
+def _run_compiler(argv: list[str]) -> subprocess.CompletedProcess:
+    """Run one compiler command (separate function so tests can count compilations)."""
+    return subprocess.run(argv, capture_output=True, text=True, timeout=_COMPILE_TIMEOUT_S,
+                          check=False)
+
+
+def compile_library(source: str, target: Path, compiler: Sequence[str],
+                    flags: Sequence[str]) -> None:
+    """Compile ``source`` into the shared library ``target`` (atomic rename into place).
+
+    The C source is also kept next to the library (``target`` with suffix ``.c``) for
+    inspection.
+
+    Raises
+    ------
+    CompileError
+        With the compiler's command line and (truncated) error output.
+    """
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_c = tempfile.mkstemp(suffix=".c", prefix=target.stem + ".", dir=target.parent)
+    tmp_so = tmp_c[:-2] + target.suffix
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(source)
+        argv = [*compiler, *flags, "-shared", "-fPIC", "-o", tmp_so, tmp_c, "-lm"]
+        try:
+            proc = _run_compiler(argv)
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise CompileError(f"running {shlex.join(argv)} failed: {exc}") from exc
+        if proc.returncode != 0 or not os.path.exists(tmp_so):
+            err = (proc.stderr or proc.stdout or "").strip()
+            raise CompileError(f"{shlex.join(argv)} exited with status {proc.returncode}"
+                               + (f": {err[-1500:]}" if err else ""))
+        os.replace(tmp_so, target)
+        os.replace(tmp_c, target.with_suffix(".c"))
+    finally:
+        for p in (tmp_c, tmp_so):
+            try:
+                os.unlink(p)
+            except FileNotFoundError:
+                pass
+
+
+@dataclass
+class Runtime:
+    """A loaded library: its entry point and numpy views of its static buffers."""
+
+    path: Path
+    call: ctypes._CFuncPtr  # zero-argument, returns int (0 on success)
+    in_buf: np.ndarray      # (sum of input nnz,)
+    out_buf: np.ndarray     # (sum of output nnz,)
+
+
+_RUNTIMES: dict[str, Runtime] = {}
+
+
+def load_runtime(path: Path, n_in_total: int, n_out_total: int) -> Runtime:
+    """Load (once per process) and initialise the library at ``path``.
+
+    Raises
+    ------
+    CompileError
+        When the library cannot be loaded or initialised.
+    """
+    key = str(path)
+    rt = _RUNTIMES.get(key)
+    if rt is not None:
+        return rt
+    try:
+        lib = ctypes.CDLL(key)
+        version = lib.dynablocks_rt_version
+        version.restype = ctypes.c_int
+        if version() != RUNTIME_VERSION:
+            raise CompileError(f"{path} has runtime version {version()}, "
+                               f"expected {RUNTIME_VERSION}")
+        init = lib.dynablocks_rt_init
+        init.restype = ctypes.c_int
+        status = init()
+        if status != 0:
+            raise CompileError(f"initialising {path} failed with status {status}")
+        bufs = []
+        for sym, n in (("dynablocks_rt_in", n_in_total), ("dynablocks_rt_out", n_out_total)):
+            getter = getattr(lib, sym)
+            getter.restype = ctypes.c_void_p
+            arr = (ctypes.c_double * max(1, n)).from_address(getter())
+            bufs.append(np.frombuffer(arr, dtype=np.float64)[:n])
+        call = lib.dynablocks_rt_call
+        call.argtypes = []
+        call.restype = ctypes.c_int
+    except (OSError, AttributeError) as exc:
+        raise CompileError(f"loading {path} failed: {exc}") from exc
+    rt = Runtime(path=path, call=call, in_buf=bufs[0], out_buf=bufs[1])
+    _RUNTIMES[key] = rt
+    return rt
