@@ -1,0 +1,214 @@
+"""Lemke's complementary pivoting method (private kernel of :mod:`solvers.lcp`).
+
+The augmented system solved here is
+
+.. math::
+
+    w - M z - d\\,z_0 = q,\\qquad w, z, z_0 \\ge 0,\\qquad w^T z = 0,
+
+with covering vector ``d`` (Lemke 1965; Cottle, Pang & Stone, *The Linear
+Complementarity Problem*, 1992, section 4.4).  The basis inverse ``B^{-1}`` is
+kept explicitly and updated by a rank-one (product-form) update at each pivot,
+with a fresh factorization every ``_REFACTOR_EVERY`` pivots.  Ties in the
+minimum-ratio test are broken by the lexicographic rule on the rows of
+``[B^{-1} q, B^{-1}]`` (Cottle, Pang & Stone 1992, section 4.9), which rules out
+cycling on degenerate problems.
+
+The kernel returns raw arrays and a status string; the public wrapper in
+:mod:`solvers.lcp` computes the residual and decides whether the answer is
+accepted.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__: list[str] = []
+
+_REFACTOR_EVERY = 50
+
+
+def _lexmin_row(cand: np.ndarray, qbar: np.ndarray, binv: np.ndarray,
+                scale: np.ndarray, tie_tol: float) -> int:
+    """Row index among ``cand`` that lexicographically minimizes
+    ``[qbar_i, binv_i] / scale_i`` (``scale_i > 0``)."""
+    ratios = qbar[cand] / scale
+    best = ratios.min()
+    keep = ratios <= best + tie_tol * max(1.0, abs(best))
+    cand, scale = cand[keep], scale[keep]
+    col = 0
+    n = binv.shape[1]
+    while cand.size > 1 and col < n:
+        r = binv[cand, col] / scale
+        best = r.min()
+        keep = r <= best + tie_tol * max(1.0, abs(best))
+        cand, scale = cand[keep], scale[keep]
+        col += 1
+    return int(cand[0])
+
+
+class _Basis:
+    """Basis of the augmented Lemke system with an explicit inverse.
+
+    Variables are numbered ``0..n-1`` for ``w``, ``n..2n-1`` for ``z`` and
+    ``2n`` for the artificial ``z0``.
+    """
+
+    def __init__(self, M: np.ndarray, q: np.ndarray, d: np.ndarray,
+                 basic: np.ndarray) -> None:
+        self.M, self.q, self.d = M, q, d
+        self.n = M.shape[0]
+        self.basic = basic.copy()
+        self.refactor()
+
+    def column(self, var: int) -> np.ndarray:
+        n = self.n
+        if var < n:
+            e = np.zeros(n)
+            e[var] = 1.0
+            return e
+        if var < 2 * n:
+            return -self.M[:, var - n]
+        return -self.d
+
+    def matrix(self) -> np.ndarray:
+        return np.column_stack([self.column(v) for v in self.basic])
+
+    def refactor(self) -> None:
+        self.binv = np.linalg.inv(self.matrix())
+        self.qbar = self.binv @ self.q
+        self.updates = 0
+
+    def entering_column(self, var: int) -> np.ndarray:
+        n = self.n
+        if var < n:
+            return self.binv[:, var].copy()
+        if var < 2 * n:
+            return -(self.binv @ self.M[:, var - n])
+        return -(self.binv @ self.d)
+
+    def pivot(self, r: int, a: np.ndarray, var: int) -> int:
+        """Pivot column ``a`` (= B^-1 col(var)) into row ``r``; return the
+        variable that left."""
+        leaving = int(self.basic[r])
+        piv = a[r]
+        row = self.binv[r] / piv
+        qr = self.qbar[r] / piv
+        self.binv -= np.outer(a, row)
+        self.qbar -= a * qr
+        self.binv[r] = row
+        self.qbar[r] = qr
+        self.basic[r] = var
+        self.updates += 1
+        if self.updates >= _REFACTOR_EVERY:
+            self.refactor()
+        return leaving
+
+
+def lemke(M: np.ndarray, q: np.ndarray, *, max_pivots: int, tol: float,
+          z_guess: np.ndarray | None = None,
+          d: np.ndarray | None = None) -> tuple[np.ndarray, str, int, str]:
+    """Run Lemke's method.  Returns ``(z, status, pivots, message)`` with
+    ``status`` one of ``"solved"``, ``"ray_termination"``,
+    ``"max_iterations"``, ``"singular"``.
+
+    With ``z_guess`` the method starts from the complementary basis whose
+    basic ``z`` are the positive entries of the guess and uses the covering
+    vector ``d = B 1`` (so that ``B^{-1} d = 1``); if that basis already solves
+    the problem no pivot is needed.  A warm start that ends on a ray is
+    retried from the cold start.
+    """
+    n = q.shape[0]
+    if n == 0:
+        return np.zeros(0), "solved", 0, "empty problem"
+    if z_guess is not None:
+        basic = np.where(z_guess > 0.0, np.arange(n) + n, np.arange(n))
+        Bm = np.column_stack([-M[:, i - n] if i >= n else np.eye(n)[:, i]
+                              for i in basic])
+        try:
+            cond = np.linalg.cond(Bm)
+        except np.linalg.LinAlgError:
+            cond = np.inf
+        if np.isfinite(cond) and cond < 1e12:
+            z, status, piv, msg = _lemke_from(M, q, basic, Bm @ np.ones(n),
+                                              max_pivots=max_pivots, tol=tol)
+            if status == "solved":
+                return z, status, piv, "warm start: " + msg
+            zc, statc, pivc, msgc = lemke(M, q, max_pivots=max_pivots, tol=tol,
+                                          d=d)
+            return zc, statc, piv + pivc, (f"warm start ended with {status}; "
+                                           f"cold start: {msgc}")
+    if d is None:
+        d = np.ones(n)
+    return _lemke_from(M, q, np.arange(n), d, max_pivots=max_pivots, tol=tol)
+
+
+def _lemke_from(M: np.ndarray, q: np.ndarray, basic: np.ndarray,
+                d: np.ndarray, *, max_pivots: int,
+                tol: float) -> tuple[np.ndarray, str, int, str]:
+    n = q.shape[0]
+    basis = _Basis(M, q, d, basic)
+    scale_q = max(1.0, float(np.max(np.abs(q))))
+    feas_tol = tol * scale_q
+    if np.all(basis.qbar >= -feas_tol):
+        return _extract(basis), "solved", 0, "initial basis is feasible"
+    z0_var = 2 * n
+    # First pivot: z0 enters at the level that makes every basic variable
+    # nonnegative; the row leaving is the lexicographic minimum of
+    # [qbar_i, Binv_i] / |a_i| over all rows (a = B^-1(-d) < 0 required).
+    a = basis.entering_column(z0_var)
+    if np.any(a >= -tol):
+        return (np.zeros(n), "singular", 0,
+                "covering vector is not positive in the starting basis")
+    r = _lexmin_row(np.arange(n), basis.qbar, basis.binv, -a, tol)
+    leaving = basis.pivot(r, a, z0_var)
+    pivots = 1
+    while pivots < max_pivots:
+        entering = leaving + n if leaving < n else leaving - n
+        a = basis.entering_column(entering)
+        piv_tol = tol * max(1.0, float(np.max(np.abs(a))))
+        cand = np.flatnonzero(a > piv_tol)
+        if cand.size == 0:
+            return (_extract(basis), "ray_termination", pivots,
+                    f"secondary ray after {pivots} pivots: variable "
+                    f"{_name(entering, n)} can increase without bound")
+        # Prefer z0 leaving whenever it ties for the minimum ratio.
+        ratios = basis.qbar[cand] / a[cand]
+        best = ratios.min()
+        z0_row = np.flatnonzero(basis.basic == z0_var)[0]
+        if (a[z0_row] > piv_tol
+                and basis.qbar[z0_row] / a[z0_row] <= best + tol * max(1.0, abs(best))):
+            r = int(z0_row)
+        else:
+            r = _lexmin_row(cand, basis.qbar, basis.binv, a[cand], tol)
+        leaving = basis.pivot(r, a, entering)
+        pivots += 1
+        if leaving == z0_var:
+            return (_extract(basis), "solved", pivots,
+                    f"z0 left the basis after {pivots} pivots")
+    return (_extract(basis), "max_iterations", pivots,
+            f"no solution after max_pivots={max_pivots} pivots")
+
+
+def _name(var: int, n: int) -> str:
+    if var < n:
+        return f"w[{var}]"
+    if var < 2 * n:
+        return f"z[{var - n}]"
+    return "z0"
+
+
+def _extract(basis: _Basis) -> np.ndarray:
+    """z from the current basis, recomputed by a fresh solve for accuracy
+    (when the artificial variable is nonbasic)."""
+    n = basis.n
+    z = np.zeros(n)
+    if 2 * n in basis.basic:
+        vals = basis.qbar
+    else:
+        try:
+            vals = np.linalg.solve(basis.matrix(), basis.q)
+        except np.linalg.LinAlgError:
+            vals = basis.qbar
+    zmask = (basis.basic >= n) & (basis.basic < 2 * n)
+    z[basis.basic[zmask] - n] = vals[zmask]
+    return np.maximum(z, 0.0)

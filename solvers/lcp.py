@@ -1,0 +1,695 @@
+"""Linear complementarity problem (LCP) solvers.
+
+Standard LCP ``(M, q)``: find ``z`` with
+
+.. math::
+
+    z \\ge 0,\\qquad w = M z + q \\ge 0,\\qquad z^T w = 0 .
+
+Boxed LCP ``(A, b, lo, hi, findex)`` (BLCP, "mixed LCP"): find ``x`` with
+``lo <= x <= hi``, ``w = A x + b`` and, per row, ``x_i = lo_i => w_i >= 0``,
+``x_i = hi_i => w_i <= 0``, ``lo_i < x_i < hi_i => w_i = 0``.  Infinite bounds
+are allowed (``lo = -inf, hi = inf`` is a bilateral, equality row).
+Friction rows follow ODE's convention: ``findex[i] = j >= 0`` means the bounds
+of row ``i`` are ``[-|lo_i x_j|, |hi_i x_j|]``, i.e. ``lo_i``/``hi_i`` store
+the friction coefficients (``lo_i = -mu``, ``hi_i = mu``) and ``x_j`` is the
+normal force of the same contact.
+
+Solvers
+
+* :func:`solve_lcp_lemke` -- Lemke's complementary pivoting method with the
+  covering vector ``d = 1``, a lexicographic ratio test (no cycling on
+  degenerate problems), secondary-ray termination reported as
+  ``"ray_termination"``, optional warm start.  Solves every LCP with a
+  P-matrix; for copositive-plus ``M`` (e.g. positive semidefinite) it solves
+  the problem or proves it infeasible by ray termination (Cottle, Pang & Stone,
+  *The Linear Complementarity Problem*, 1992, section 4.4).
+* :func:`solve_boxed_lcp_dantzig` -- principal pivoting in the style of
+  Dantzig-Cottle/Baraff (1994) for the boxed problem.
+* :func:`solve_lcp_pgs`, :func:`solve_boxed_lcp_pgs` -- projected
+  Gauss-Seidel / SOR with warm start.
+* :func:`solve_lcp`, :func:`solve_boxed_lcp` -- front doors choosing a method,
+  with an optional ``fallback`` method.
+
+Friction rows with the pivoting methods: the bounds of friction rows depend on
+the solution.  The solver first solves with zero friction bounds (or the
+bounds of the warm start ``x0``), then repeatedly re-solves with the bounds
+``[-|lo_i x_j|, |hi_i x_j|]`` taken from the previous solution (each re-solve
+warm-started from the previous partition) until the bounds change by less than
+the acceptance tolerance.  Each re-solve is an exact BLCP solve; the fixed
+point is a solution of the friction problem.  Limits: the iteration converges
+for moderate friction coefficients on well-conditioned problems, but it is not
+guaranteed to (it may cycle for large ``mu``); it then stops with
+``"max_iterations"`` after ``max_friction_iter`` rounds.  PGS treats friction
+rows directly with the current ``x_j`` in every sweep.
+
+Every result carries its residual, the natural-map residual
+
+.. math::
+
+    r = \\| x - \\Pi_{[lo, hi]}(x - w) \\|_\\infty ,
+
+which is ``|| min(z, w) ||_inf`` for the standard LCP and uses the friction
+bounds of the returned ``x`` for friction rows.  ``r = 0`` exactly at a
+solution.  A solver declares ``"solved"`` only when ``r <= residual_tol *
+max(1, ||q||_inf)`` (``||b||_inf`` for boxed problems); a pivoting method that
+finishes with a larger residual reports ``"inaccurate"``.
+
+Failures are never silent: ``result.success`` is False, ``result.status`` says
+why, and with ``raise_on_failure=True`` an :class:`LCPSolveError` is raised
+whose message holds the caller's ``context`` (e.g. ``"system 'plant' at
+t=0.125"``), the status and the residual.  With ``fallback="pgs"`` (or another
+method) the front doors re-solve a failed problem with that method, emit an
+:class:`LCPFallbackWarning`, and return the fallback's result with status
+``"fallback"`` if its residual passes the same check.
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, replace
+from typing import Any, Callable
+
+import numpy as np
+
+from . import _lcp_boxed, _lcp_lemke, _lcp_pgs
+
+__all__ = [
+    "LCPResult", "LCPSolveError", "LCPFallbackWarning", "STATUSES",
+    "lcp_residual", "boxed_lcp_residual", "boxed_lcp_to_lcp",
+    "solve_lcp", "solve_lcp_lemke", "solve_lcp_pgs",
+    "solve_boxed_lcp", "solve_boxed_lcp_dantzig", "solve_boxed_lcp_lemke",
+    "solve_boxed_lcp_pgs",
+]
+
+STATUSES = ("solved", "fallback", "ray_termination", "max_iterations",
+            "singular", "unbounded", "inaccurate")
+"""Possible values of :attr:`LCPResult.status`."""
+
+_RESIDUAL_TOL = 1e-8
+
+
+@dataclass(frozen=True)
+class LCPResult:
+    """Outcome of an LCP solve.
+
+    Attributes
+    ----------
+    z : ndarray, shape (n,)
+        Solution (``x`` for boxed problems; :attr:`x` is an alias).
+    w : ndarray, shape (n,)
+        ``M z + q`` (``A x + b``).
+    status : str
+        One of :data:`STATUSES`.  ``"solved"``: verified solution.
+        ``"fallback"``: the requested method failed and the fallback method's
+        verified solution is returned.  Anything else is a failure.
+    residual : float
+        Natural-map residual (module docstring) of ``z``.
+    iterations : int
+        Pivots (Lemke, Dantzig) or sweeps (PGS), summed over fallback and
+        friction rounds.
+    method : str
+        Method that produced ``z``.
+    message : str
+        Human-readable detail.
+    """
+
+    z: np.ndarray
+    w: np.ndarray
+    status: str
+    residual: float
+    iterations: int
+    method: str
+    message: str = ""
+
+    @property
+    def success(self) -> bool:
+        """True when ``z`` is a verified solution (status "solved" or "fallback")."""
+        return self.status in ("solved", "fallback")
+
+    @property
+    def x(self) -> np.ndarray:
+        """Alias of :attr:`z` for boxed problems."""
+        return self.z
+
+
+class LCPSolveError(RuntimeError):
+    """An LCP solve failed and the caller asked for an exception.
+
+    Attributes ``result`` (the failed :class:`LCPResult`) and ``context``.
+    """
+
+    def __init__(self, result: LCPResult, context: str = "") -> None:
+        where = f"{context}: " if context else ""
+        super().__init__(
+            f"{where}LCP solve failed with status '{result.status}' "
+            f"(method {result.method}, n={result.z.shape[0]}, residual "
+            f"{result.residual:.3e}, {result.iterations} iterations): {result.message}")
+        self.result = result
+        self.context = context
+
+
+class LCPFallbackWarning(RuntimeWarning):
+    """Emitted when a front door falls back to another method."""
+
+
+# ----------------------------------------------------------------- helpers --
+
+def lcp_residual(z: np.ndarray, w: np.ndarray) -> float:
+    """Natural-map residual ``|| min(z, w) ||_inf`` of a standard LCP."""
+    z, w = np.asarray(z, float), np.asarray(w, float)
+    return float(np.max(np.abs(np.minimum(z, w)), initial=0.0))
+
+
+def boxed_lcp_residual(x: np.ndarray, w: np.ndarray, lo: np.ndarray,
+                       hi: np.ndarray, findex: np.ndarray | None = None) -> float:
+    """Natural-map residual ``|| x - clip(x - w, lo_e, hi_e) ||_inf`` of a
+    boxed LCP, ``lo_e``/``hi_e`` being the bounds with friction rows scaled
+    by ``x[findex]``."""
+    x, w = np.asarray(x, float), np.asarray(w, float)
+    fi = None if findex is None else np.asarray(findex, dtype=int)
+    lo_e, hi_e = _lcp_pgs.effective_bounds(np.asarray(lo, float),
+                                           np.asarray(hi, float), fi, x)
+    return _lcp_pgs.box_residual(x, w, lo_e, hi_e)
+
+
+def boxed_lcp_to_lcp(A: Any, b: Any, lo: Any, hi: Any, findex: Any = None
+                     ) -> tuple[np.ndarray, np.ndarray, Callable[[np.ndarray], np.ndarray]]:
+    """Equivalent standard LCP of a boxed LCP.
+
+    Returns ``(M, q, to_x)``; ``to_x(z)`` maps an LCP solution to the BLCP
+    solution.  Rows with ``lo`` finite, ``hi = inf`` map to ``x = lo + y``;
+    ``lo = -inf`` and ``hi`` finite to ``x = hi - y``; finite boxes to
+    ``x = lo + y`` with a multiplier ``v`` of the upper bound
+    (``y ⟂ w + v``, ``v ⟂ hi - lo - y``); free rows to ``x = y+ - y-``;
+    rows with ``lo = hi`` are eliminated.  Without friction rows and with
+    ``A`` positive semidefinite, ``M`` is (nonsymmetric) positive
+    semidefinite, hence copositive-plus, and Lemke's method solves it or
+    proves it infeasible.
+
+    A friction row ``i`` (``findex[i] = j``) becomes ``x_i = p - m`` with
+    ``p ⟂ w_i + l_p``, ``m ⟂ -w_i + l_m``, ``l_p ⟂ |hi_i| x_j - p``,
+    ``l_m ⟂ |lo_i| x_j - m``; this needs ``lo_j >= 0`` and row ``j`` not a
+    friction row (ValueError otherwise).  That LCP is not copositive-plus in
+    general (Lemke may end on a ray for large friction coefficients).
+    """
+    A, b, lo, hi, fi = _check_boxed(A, b, lo, hi, findex)
+    why = _friction_lcp_problem(lo, fi)
+    if why:
+        raise ValueError(f"findex: no standard-LCP form: {why}")
+    M, q, xb, E = _lcp_boxed.box_to_lcp(A, b, lo, hi, fi)
+    return M, q, lambda z: xb + E @ np.asarray(z, float)
+
+
+def _as_float(name: str, value: Any, shape: tuple[int, ...], what: str) -> np.ndarray:
+    try:
+        arr = np.array(value, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be a real array of shape {what}; got "
+                        f"{type(value).__name__}") from exc
+    if arr.ndim == 2 and len(shape) == 1 and arr.shape == (shape[0], 1):
+        arr = arr[:, 0]
+    if arr.shape != shape:
+        raise ValueError(f"{name} must have shape {what} = {shape}; got shape {arr.shape}")
+    return arr
+
+
+def _check_finite(name: str, arr: np.ndarray) -> None:
+    if not np.all(np.isfinite(arr)):
+        bad = np.argwhere(~np.isfinite(arr))[0]
+        raise ValueError(f"{name} must be finite; {name}{list(bad)} = {arr[tuple(bad)]}")
+
+
+def _check_lcp(M: Any, q: Any) -> tuple[np.ndarray, np.ndarray]:
+    Mm = np.asarray(M, dtype=float) if not isinstance(M, np.ndarray) else M
+    if Mm.ndim != 2 or Mm.shape[0] != Mm.shape[1]:
+        raise ValueError(f"M must be a square 2-D array of shape (n, n); got shape {Mm.shape}")
+    n = Mm.shape[0]
+    Mm = _as_float("M", M, (n, n), "(n, n)")
+    qv = _as_float("q", q, (n,), "(n,) matching M")
+    _check_finite("M", Mm)
+    _check_finite("q", qv)
+    return Mm, qv
+
+
+def _check_boxed(A: Any, b: Any, lo: Any, hi: Any, findex: Any
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                            np.ndarray | None]:
+    Am = np.asarray(A, dtype=float)
+    if Am.ndim != 2 or Am.shape[0] != Am.shape[1]:
+        raise ValueError(f"A must be a square 2-D array of shape (n, n); got shape {Am.shape}")
+    n = Am.shape[0]
+    Am = _as_float("A", A, (n, n), "(n, n)")
+    bv = _as_float("b", b, (n,), "(n,) matching A")
+    lov = _as_float("lo", lo, (n,), "(n,) matching A")
+    hiv = _as_float("hi", hi, (n,), "(n,) matching A")
+    _check_finite("A", Am)
+    _check_finite("b", bv)
+    for name, v in (("lo", lov), ("hi", hiv)):
+        if np.any(np.isnan(v)):
+            raise ValueError(f"{name} must not contain NaN; {name}[{int(np.flatnonzero(np.isnan(v))[0])}] is NaN")
+    if np.any(lov > hiv):
+        i = int(np.flatnonzero(lov > hiv)[0])
+        raise ValueError(f"lo must be <= hi; row {i} has lo={lov[i]:g} > hi={hiv[i]:g}")
+    if np.any(lov == np.inf) or np.any(hiv == -np.inf):
+        raise ValueError("lo must be < +inf and hi > -inf in every row")
+    fi = None
+    if findex is not None:
+        raw = np.asarray(findex)
+        if raw.shape != (n,) or not (np.issubdtype(raw.dtype, np.integer)
+                                     or np.all(np.mod(raw, 1) == 0)):
+            raise ValueError(f"findex must be an integer array of shape (n,) = ({n},); "
+                             f"got shape {raw.shape}, dtype {raw.dtype}")
+        fi = raw.astype(int)
+        bad = (fi < -1) | (fi >= n) | (fi == np.arange(n))
+        if np.any(bad):
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"findex[{i}] = {fi[i]} must be -1 or a row index in [0, {n}) "
+                             f"other than {i}")
+        fr = fi >= 0
+        if not (np.all(np.isfinite(lov[fr])) and np.all(np.isfinite(hiv[fr]))):
+            raise ValueError("lo and hi of friction rows (findex >= 0) hold friction "
+                             "coefficients and must be finite")
+        if not np.any(fr):
+            fi = None
+    return Am, bv, lov, hiv, fi
+
+
+def _check_start(name: str, value: Any, n: int) -> np.ndarray | None:
+    if value is None:
+        return None
+    v = _as_float(name, value, (n,), "(n,)")
+    _check_finite(name, v)
+    return v
+
+
+def _scale(v: np.ndarray) -> float:
+    return max(1.0, float(np.max(np.abs(v), initial=0.0)))
+
+
+def _finish(result: LCPResult, raise_on_failure: bool, context: str) -> LCPResult:
+    if raise_on_failure and not result.success:
+        raise LCPSolveError(result, context)
+    return result
+
+
+def _verified(z: np.ndarray, w: np.ndarray, status: str, residual: float,
+              accept: float, iterations: int, method: str, message: str) -> LCPResult:
+    if status == "solved" and not residual <= accept:
+        status = "inaccurate"
+        message += f"; residual {residual:.3e} exceeds the acceptance {accept:.3e}"
+    return LCPResult(z, w, status, residual, iterations, method, message)
+
+
+# --------------------------------------------------------- standard LCP --
+
+def solve_lcp_lemke(M: Any, q: Any, *, max_pivots: int | None = None,
+                    tol: float = 1e-12, z0: Any = None,
+                    residual_tol: float = _RESIDUAL_TOL,
+                    raise_on_failure: bool = False, context: str = "") -> LCPResult:
+    """Solve the standard LCP ``(M, q)`` by Lemke's method.
+
+    Parameters
+    ----------
+    M : array_like, shape (n, n)
+    q : array_like, shape (n,)
+    max_pivots : int, optional
+        Pivot limit; default ``50 * (n + 1)``.  Reaching it gives status
+        ``"max_iterations"``.
+    tol : float
+        Pivot and tie tolerance (relative).
+    z0 : array_like, shape (n,), optional
+        Warm start: the complementary basis with ``z_i`` basic where
+        ``z0_i > 0`` starts the method (covering vector ``B 1``); if it
+        already solves the problem no pivot is made.  A warm start that ends
+        on a ray is retried cold.
+    residual_tol : float
+        Acceptance: ``||min(z, w)||_inf <= residual_tol * max(1, ||q||_inf)``.
+    raise_on_failure : bool
+        Raise :class:`LCPSolveError` instead of returning a failed result.
+    context : str
+        Text naming the caller (system, time) used in error messages.
+
+    Returns
+    -------
+    LCPResult
+        Status ``"solved"``, ``"ray_termination"`` (no solution found; for
+        copositive-plus ``M`` this proves the LCP infeasible),
+        ``"max_iterations"``, ``"singular"`` or ``"inaccurate"``.
+
+    References
+    ----------
+    C. E. Lemke, "Bimatrix equilibrium points and mathematical programming",
+    Management Science 11 (1965).  Cottle, Pang & Stone (1992), sections 4.4
+    and 4.9 (lexicographic degeneracy resolution).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> r = solve_lcp_lemke(np.array([[2.0, 1.0], [1.0, 2.0]]), np.array([-1.0, 1.0]))
+    >>> r.status, np.round(r.z, 6)
+    ('solved', array([0.5, 0. ]))
+    """
+    Mm, qv = _check_lcp(M, q)
+    n = qv.shape[0]
+    zg = _check_start("z0", z0, n)
+    if max_pivots is None:
+        max_pivots = 50 * (n + 1)
+    z, status, piv, msg = _lcp_lemke.lemke(Mm, qv, max_pivots=int(max_pivots),
+                                           tol=tol, z_guess=zg)
+    w = Mm @ z + qv
+    res = lcp_residual(z, w)
+    out = _verified(z, w, status, res, residual_tol * _scale(qv), piv, "lemke", msg)
+    return _finish(out, raise_on_failure, context)
+
+
+def solve_lcp_pgs(M: Any, q: Any, z0: Any = None, *, omega: float = 1.0,
+                  max_iter: int = 1000, tol: float = _RESIDUAL_TOL,
+                  raise_on_failure: bool = False, context: str = "") -> LCPResult:
+    """Solve the standard LCP ``(M, q)`` by projected Gauss-Seidel / SOR.
+
+    ``z_i <- max(0, z_i - omega (M_i z + q_i) / M_ii)`` row by row.
+
+    Parameters
+    ----------
+    M : array_like, shape (n, n)
+        Needs a positive diagonal; converges for symmetric positive definite
+        ``M`` and ``0 < omega < 2``.
+    q : array_like, shape (n,)
+    z0 : array_like, shape (n,), optional
+        Warm start (projected onto ``z >= 0``).
+    omega : float
+        Relaxation factor in (0, 2); 1 is Gauss-Seidel.
+    max_iter : int
+        Maximum number of sweeps (status ``"max_iterations"`` when reached).
+    tol : float
+        Stop when ``||min(z, w)||_inf <= tol * max(1, ||q||_inf)``.
+    raise_on_failure, context
+        As in :func:`solve_lcp_lemke`.
+
+    Returns
+    -------
+    LCPResult
+        ``iterations`` counts sweeps.  Cost per sweep: ``n`` Python-level
+        row updates of ``O(n)`` each.
+    """
+    Mm, qv = _check_lcp(M, q)
+    n = qv.shape[0]
+    return solve_boxed_lcp_pgs(Mm, qv, np.zeros(n), np.full(n, np.inf), None,
+                               x0=_check_start("z0", z0, n), omega=omega,
+                               max_iter=max_iter, tol=tol,
+                               raise_on_failure=raise_on_failure, context=context)
+
+
+def solve_lcp(M: Any, q: Any, method: str = "lemke", *, z0: Any = None,
+              fallback: str | None = None, raise_on_failure: bool = False,
+              context: str = "", **options: Any) -> LCPResult:
+    """Solve the standard LCP ``(M, q)`` with ``method`` "lemke" or "pgs".
+
+    ``options`` go to :func:`solve_lcp_lemke` or :func:`solve_lcp_pgs`.  With
+    ``fallback`` ("lemke" or "pgs", different from ``method``), a failed solve
+    is repeated with the fallback method (default options, same ``z0``); an
+    :class:`LCPFallbackWarning` naming ``context`` is emitted and a verified
+    fallback solution is returned with status ``"fallback"``.  If both fail,
+    the result with the smaller residual is returned (or raised with
+    ``raise_on_failure``).
+    """
+    solvers = {"lemke": lambda **kw: solve_lcp_lemke(M, q, z0=z0, **kw),
+               "pgs": lambda **kw: solve_lcp_pgs(M, q, z0, **kw)}
+    return _front_door("solve_lcp", solvers, method, fallback, options,
+                       raise_on_failure, context)
+
+
+def _front_door(fname: str, solvers: dict[str, Callable[..., LCPResult]],
+                method: str, fallback: str | None, options: dict[str, Any],
+                raise_on_failure: bool, context: str) -> LCPResult:
+    if method not in solvers:
+        raise ValueError(f"{fname}: method must be one of {sorted(solvers)}; got {method!r}")
+    if fallback is not None and (fallback not in solvers or fallback == method):
+        raise ValueError(f"{fname}: fallback must be None or one of "
+                         f"{sorted(set(solvers) - {method})}; got {fallback!r}")
+    first = solvers[method](**options)
+    if first.success or fallback is None:
+        return _finish(first, raise_on_failure, context)
+    where = f"{context}: " if context else ""
+    warnings.warn(f"{where}{method} failed with status '{first.status}' (residual "
+                  f"{first.residual:.3e}, n={first.z.shape[0]}); falling back to {fallback}",
+                  LCPFallbackWarning, stacklevel=3)
+    second = solvers[fallback]()
+    its = first.iterations + second.iterations
+    if second.success:
+        return replace(second, status="fallback", iterations=its,
+                       message=f"{method} failed ({first.status}: {first.message}); "
+                               f"{fallback}: {second.message}")
+    best = first if first.residual <= second.residual else second
+    best = replace(best, iterations=its,
+                   message=f"{method} failed ({first.status}: {first.message}); "
+                           f"fallback {fallback} failed ({second.status}: {second.message})")
+    return _finish(best, raise_on_failure, context)
+
+
+# ------------------------------------------------------------ boxed LCP --
+
+def _friction_lcp_problem(lo: np.ndarray, fi: np.ndarray | None) -> str:
+    """Why the friction problem has no standard-LCP form here ("" if it has)."""
+    if fi is None:
+        return ""
+    tgt = fi[fi >= 0]
+    if np.any(fi[tgt] >= 0):
+        return "a friction row's findex points to another friction row"
+    if np.any(lo[tgt] < 0):
+        return "the normal row of a friction row has lo < 0"
+    return ""
+
+
+def _lemke_on_lcp_form(A: np.ndarray, b: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+                       fi: np.ndarray | None, max_pivots: int | None,
+                       tol: float) -> tuple[np.ndarray, str, int, str]:
+    """Lemke on the equivalent standard LCP (:func:`boxed_lcp_to_lcp`)."""
+    M, q, xb, E = _lcp_boxed.box_to_lcp(A, b, lo, hi, fi)
+    mp = 50 * (q.shape[0] + 1) if max_pivots is None else int(max_pivots)
+    z, st, piv, msg = _lcp_lemke.lemke(M, q, max_pivots=mp, tol=tol)
+    x = xb + E @ z
+    x = np.clip(x, *_lcp_pgs.effective_bounds(lo, hi, fi, x))
+    return x, st, piv, f"Lemke on the equivalent LCP of size {q.shape[0]}: {msg}"
+
+
+def _friction_rounds(inner: Callable[..., tuple], A: np.ndarray, b: np.ndarray,
+                     lo: np.ndarray, hi: np.ndarray, fi: np.ndarray | None,
+                     x0: np.ndarray | None, accept: float, max_friction_iter: int,
+                     max_pivots: int | None, tol: float) -> tuple[np.ndarray, str, int, str]:
+    """Friction-bound rounds around a fixed-bound solver
+    ``inner(lo, hi, guess) -> (x, status, iters, msg, state)``.
+
+    After each round the partition of the result is solved exactly with the
+    friction coupling (``x_i = +-mu_i x_j`` on bounds).  If that is
+    complementary it is the answer; otherwise its solution (a Newton step on
+    the partition) sets the friction bounds of the next round.  After
+    ``max_friction_iter`` rounds the equivalent standard LCP is solved by
+    Lemke's method."""
+    ptol = 1e-3 * accept
+    guess = None
+    if x0 is not None:
+        lo_k, hi_k = _lcp_pgs.effective_bounds(lo, hi, fi, x0)
+        guess = _lcp_boxed.partition_of(x0, lo_k, hi_k)
+        if fi is not None:
+            x = _lcp_boxed.solve_partition(A, b, lo, hi, guess, ptol, fi)
+            if x is not None:
+                return x, "solved", 0, "warm start partition is complementary"
+    if fi is None:
+        x, st, it, msg, _ = inner(lo, hi, guess)
+        return x, st, it, msg
+    fr = fi >= 0
+    if x0 is None:
+        lo_k, hi_k = lo.copy(), hi.copy()
+        lo_k[fr] = hi_k[fr] = 0.0
+    total = 0
+    change = np.inf
+    for k in range(1, max_friction_iter + 1):
+        x, st, it, msg, _ = inner(lo_k, hi_k, guess)
+        total += it
+        if st != "solved":
+            break
+        guess = _lcp_boxed.partition_of(x, lo_k, hi_k)
+        xp = _lcp_boxed.partition_solution(A, b, lo, hi, guess, fi)
+        if xp is not None:
+            ok = _lcp_boxed.solve_partition(A, b, lo, hi, guess, ptol, fi)
+            if ok is not None:
+                return ok, "solved", total, (f"{total} pivots in {k} friction rounds, "
+                                             "then an exact solve on the partition")
+            x = xp
+        lo_n, hi_n = _lcp_pgs.effective_bounds(lo, hi, fi, x)
+        change = max(float(np.max(np.abs(lo_n[fr] - lo_k[fr]))),
+                     float(np.max(np.abs(hi_n[fr] - hi_k[fr]))))
+        if change <= 0.1 * accept:
+            x = np.clip(x, *_lcp_pgs.effective_bounds(lo, hi, fi, x))
+            return x, "solved", total, f"{total} pivots in {k} friction rounds"
+        lo_k, hi_k = lo_n, hi_n
+    head = (f"friction round {k}: {msg}" if st != "solved" else
+            f"friction bounds not converged after max_friction_iter="
+            f"{max_friction_iter} rounds (last change {change:.3e})")
+    why = _friction_lcp_problem(lo, fi)
+    if why:
+        return x, (st if st != "solved" else "max_iterations"), total, \
+            f"{head}; no LCP form to fall back on: {why}"
+    xl, stl, itl, msgl = _lemke_on_lcp_form(A, b, lo, hi, fi, max_pivots, tol)
+    return xl, stl, total + itl, f"{head}; {msgl}"
+
+
+def _boxed_result(A: np.ndarray, b: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+                  fi: np.ndarray | None, x: np.ndarray, status: str, its: int,
+                  method: str, msg: str, accept: float) -> LCPResult:
+    w = A @ x + b
+    res = boxed_lcp_residual(x, w, lo, hi, fi)
+    return _verified(x, w, status, res, accept, its, method, msg)
+
+
+def solve_boxed_lcp_dantzig(A: Any, b: Any, lo: Any, hi: Any, findex: Any = None, *,
+                            x0: Any = None, max_pivots: int | None = None,
+                            tol: float = 1e-12, residual_tol: float = _RESIDUAL_TOL,
+                            max_friction_iter: int = 10,
+                            raise_on_failure: bool = False,
+                            context: str = "") -> LCPResult:
+    """Solve a boxed LCP by Dantzig-style principal pivoting.
+
+    Parameters
+    ----------
+    A : array_like, shape (n, n)
+        Positive definite (or a P-matrix) for guaranteed termination; a
+        singular ``A`` may give status ``"singular"``/``"unbounded"`` (add a
+        small diagonal regularization (CFM) or use ``fallback``).
+    b, lo, hi : array_like, shape (n,)
+        ``lo <= hi``; infinite entries allowed outside friction rows.
+    findex : array_like of int, shape (n,), optional
+        Friction index (module docstring); -1 for ordinary rows.
+    x0 : array_like, shape (n,), optional
+        Warm start: its partition into lower/upper/free rows is tried first
+        (one linear solve; no pivots if it is still complementary).
+    max_pivots : int, optional
+        Pivot limit per friction round, default ``50 * (n + 1)`` (for the
+        Lemke stage ``50 * (N + 1)``, ``N`` the size of its LCP).
+    tol : float
+        Pivot tolerance (relative).
+    residual_tol : float
+        Acceptance: residual ``<= residual_tol * max(1, ||b||_inf)``.
+    max_friction_iter : int
+        Rounds of the friction-bound iteration before the equivalent
+        standard LCP is handed to Lemke's method (module docstring).
+    raise_on_failure, context
+        As in :func:`solve_lcp_lemke`.
+
+    Returns
+    -------
+    LCPResult
+        ``x``/``z`` the solution, ``iterations`` the total number of pivots.
+
+    References
+    ----------
+    D. Baraff, "Fast contact force computation for nonpenetrating rigid
+    bodies", SIGGRAPH 1994; Cottle, Pang & Stone (1992), section 4.2
+    (principal pivoting).
+    """
+    Am, bv, lov, hiv, fi = _check_boxed(A, b, lo, hi, findex)
+    n = bv.shape[0]
+    xg = _check_start("x0", x0, n)
+    mp = 50 * (n + 1) if max_pivots is None else int(max_pivots)
+    accept = residual_tol * _scale(bv)
+
+    def inner(lo_k, hi_k, guess):
+        return _lcp_boxed.dantzig(Am, bv, lo_k, hi_k, max_iter=mp, tol=tol, guess=guess)
+
+    x, st, its, msg = _friction_rounds(inner, Am, bv, lov, hiv, fi, xg, accept,
+                                       max_friction_iter, max_pivots, tol)
+    out = _boxed_result(Am, bv, lov, hiv, fi, x, st, its, "dantzig", msg, accept)
+    return _finish(out, raise_on_failure, context)
+
+
+def solve_boxed_lcp_lemke(A: Any, b: Any, lo: Any, hi: Any, findex: Any = None, *,
+                          x0: Any = None, max_pivots: int | None = None,
+                          tol: float = 1e-12, residual_tol: float = _RESIDUAL_TOL,
+                          max_friction_iter: int = 10,
+                          raise_on_failure: bool = False,
+                          context: str = "") -> LCPResult:
+    """Solve a boxed LCP by Lemke's method on the equivalent standard LCP
+    (:func:`boxed_lcp_to_lcp`, including friction rows).  Slower than
+    Dantzig (the LCP has up to ``2n`` rows, ``4`` per friction row) but
+    applies to positive semidefinite ``A``.  Parameters as in
+    :func:`solve_boxed_lcp_dantzig`; ``max_pivots`` defaults to
+    ``50 * (N + 1)`` for an LCP of size ``N``.  ``x0`` is not used, except
+    when friction rows have no LCP form (a normal row with ``lo < 0``): then
+    the friction-bound rounds of :func:`solve_boxed_lcp_dantzig` are run
+    with fixed-bound Lemke solves, starting from ``x0``.
+    """
+    Am, bv, lov, hiv, fi = _check_boxed(A, b, lo, hi, findex)
+    n = bv.shape[0]
+    xg = _check_start("x0", x0, n)
+    accept = residual_tol * _scale(bv)
+
+    if not _friction_lcp_problem(lov, fi):
+        x, st, its, msg = _lemke_on_lcp_form(Am, bv, lov, hiv, fi, max_pivots, tol)
+    else:
+        def inner(lo_k, hi_k, guess):
+            xk, stk, itk, msgk = _lemke_on_lcp_form(Am, bv, lo_k, hi_k, None,
+                                                    max_pivots, tol)
+            return xk, stk, itk, msgk, None
+
+        x, st, its, msg = _friction_rounds(inner, Am, bv, lov, hiv, fi, xg, accept,
+                                           max_friction_iter, max_pivots, tol)
+    out = _boxed_result(Am, bv, lov, hiv, fi, x, st, its, "lemke", msg, accept)
+    return _finish(out, raise_on_failure, context)
+
+
+def solve_boxed_lcp_pgs(A: Any, b: Any, lo: Any, hi: Any, findex: Any = None, *,
+                        x0: Any = None, omega: float = 1.0, max_iter: int = 1000,
+                        tol: float = _RESIDUAL_TOL, raise_on_failure: bool = False,
+                        context: str = "") -> LCPResult:
+    """Solve a boxed LCP by projected Gauss-Seidel / SOR.
+
+    ``x_i <- clip(x_i - omega (A_i x + b_i) / A_ii, lo_i, hi_i)`` row by row,
+    friction rows using the current ``x[findex[i]]`` for their bounds.
+    Parameters as in :func:`solve_boxed_lcp_dantzig` and
+    :func:`solve_lcp_pgs`; stops when the residual is at most
+    ``tol * max(1, ||b||_inf)``.
+    """
+    Am, bv, lov, hiv, fi = _check_boxed(A, b, lo, hi, findex)
+    n = bv.shape[0]
+    xg = _check_start("x0", x0, n)
+    if not 0.0 < omega < 2.0:
+        raise ValueError(f"omega must be in (0, 2); got {omega}")
+    if int(max_iter) < 0:
+        raise ValueError(f"max_iter must be >= 0; got {max_iter}")
+    accept = tol * _scale(bv)
+    x, st, its, msg = _lcp_pgs.pgs(Am, bv, lov, hiv, fi, xg, omega=omega,
+                                   max_iter=int(max_iter), tol=accept)
+    out = _boxed_result(Am, bv, lov, hiv, fi, x, st, its, "pgs", msg, accept)
+    return _finish(out, raise_on_failure, context)
+
+
+def solve_boxed_lcp(A: Any, b: Any, lo: Any, hi: Any, findex: Any = None, *,
+                    method: str = "dantzig", x0: Any = None,
+                    fallback: str | None = None, raise_on_failure: bool = False,
+                    context: str = "", **options: Any) -> LCPResult:
+    """Solve a boxed LCP with ``method`` "dantzig", "lemke" or "pgs".
+
+    ``options`` go to :func:`solve_boxed_lcp_dantzig`,
+    :func:`solve_boxed_lcp_lemke` or :func:`solve_boxed_lcp_pgs`.
+    ``fallback`` works as in :func:`solve_lcp` (for example
+    ``method="dantzig", fallback="pgs"``): the fallback runs with default
+    options and the same ``x0``, emits an :class:`LCPFallbackWarning` and a
+    verified result is returned with status ``"fallback"``.
+
+    Examples
+    --------
+    One contact, normal row 0 and one friction row 1 with ``mu = 0.5``:
+
+    >>> import numpy as np
+    >>> A = np.array([[1.0, 0.2], [0.2, 1.0]])
+    >>> r = solve_boxed_lcp(A, [-1.0, 2.0], [0.0, -0.5], [np.inf, 0.5], [-1, 0])
+    >>> r.status, np.round(r.x, 6)
+    ('solved', array([ 1.111111, -0.555556]))
+    """
+    fns = {"dantzig": solve_boxed_lcp_dantzig, "lemke": solve_boxed_lcp_lemke,
+           "pgs": solve_boxed_lcp_pgs}
+    solvers = {k: (lambda f: lambda **kw: f(A, b, lo, hi, findex, x0=x0, **kw))(f)
+               for k, f in fns.items()}
+    return _front_door("solve_boxed_lcp", solvers, method, fallback, options,
+                       raise_on_failure, context)

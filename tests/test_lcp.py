@@ -1,0 +1,533 @@
+"""Tests of solvers.lcp: Lemke, Dantzig-style boxed pivoting, projected Gauss-Seidel.
+
+References used here: brute-force enumeration of all complementary index sets
+(standard LCP, n <= 8) and of all lower/upper/free partitions (boxed LCP, n <= 5);
+the equivalent standard-LCP formulations of boxed and friction problems solved
+by Lemke; the Coulomb box-friction conditions checked row by row.
+"""
+from __future__ import annotations
+
+import itertools
+import warnings
+
+import numpy as np
+import pytest
+
+from solvers.lcp import (
+    STATUSES, LCPFallbackWarning, LCPResult, LCPSolveError, boxed_lcp_residual,
+    boxed_lcp_to_lcp, lcp_residual, solve_boxed_lcp, solve_boxed_lcp_dantzig,
+    solve_boxed_lcp_lemke, solve_boxed_lcp_pgs, solve_lcp, solve_lcp_lemke,
+    solve_lcp_pgs)
+
+TOL = 1e-8
+
+
+# ------------------------------------------------------------ references --
+
+def enumerate_lcp(M, q, tol=1e-9):
+    """All basic solutions of LCP(M, q) over the 2^n complementary index sets."""
+    n = len(q)
+    sols = []
+    for mask in itertools.product([False, True], repeat=n):
+        S = np.flatnonzero(mask)
+        z = np.zeros(n)
+        if S.size:
+            MSS = M[np.ix_(S, S)]
+            zS, *_ = np.linalg.lstsq(MSS, -q[S], rcond=None)
+            if np.max(np.abs(MSS @ zS + q[S])) > tol:
+                continue
+            z[S] = zS
+        w = M @ z + q
+        if np.all(z >= -tol) and np.all(w >= -tol):
+            sols.append(np.maximum(z, 0.0))
+    return sols
+
+
+def enumerate_blcp(A, b, lo, hi, tol=1e-9):
+    """All solutions of a boxed LCP (fixed bounds) over the 3^n partitions."""
+    n = len(b)
+    sols = []
+    for part in itertools.product("LUF", repeat=n):
+        part = np.array(part)
+        if np.any(~np.isfinite(lo[part == "L"])) or np.any(~np.isfinite(hi[part == "U"])):
+            continue
+        x = np.where(part == "L", lo, np.where(part == "U", hi, 0.0))
+        F = np.flatnonzero(part == "F")
+        if F.size:
+            O = np.flatnonzero(part != "F")
+            AFF = A[np.ix_(F, F)]
+            rhs = -(b[F] + A[np.ix_(F, O)] @ x[O])
+            xF, *_ = np.linalg.lstsq(AFF, rhs, rcond=None)
+            if np.max(np.abs(AFF @ xF - rhs)) > tol:
+                continue
+            x[F] = xF
+        w = A @ x + b
+        if (np.all(x >= lo - tol) and np.all(x <= hi + tol)
+                and np.all(w[part == "L"] >= -tol) and np.all(w[part == "U"] <= tol)):
+            sols.append(x)
+    return sols
+
+
+def random_pd(rng, n, shift=0.1):
+    X = rng.standard_normal((n, n))
+    return X @ X.T + shift * np.eye(n)
+
+
+def problem_with_solution(rng, M, degenerate=0):
+    """q such that LCP(M, q) has a known complementary solution; `degenerate`
+    extra rows get z_i = w_i = 0."""
+    n = M.shape[0]
+    z = np.where(rng.random(n) < 0.5, rng.random(n) + 0.1, 0.0)
+    w = np.where(z > 0, 0.0, rng.random(n) + 0.1)
+    zero = rng.choice(n, size=min(degenerate, n), replace=False)
+    z[zero] = 0.0
+    w[zero] = 0.0
+    return w - M @ z, z
+
+
+def contact_problem(rng, n_contacts, n_friction, mu, nv=None, cfm=0.0):
+    """Contact-like boxed LCP: per contact one normal row (lo=0, hi=inf) and
+    `n_friction` friction rows (findex -> normal row, lo=-mu, hi=mu)."""
+    m = n_contacts * (1 + n_friction)
+    nv = nv or m + 3
+    H = random_pd(rng, nv, shift=1.0)
+    J = rng.standard_normal((m, nv))
+    A = J @ np.linalg.solve(H, J.T) + cfm * np.eye(m)
+    b = J @ rng.standard_normal(nv)
+    lo = np.zeros(m)
+    hi = np.full(m, np.inf)
+    findex = -np.ones(m, dtype=int)
+    for c in range(n_contacts):
+        r = c * (1 + n_friction)
+        b[r] = -abs(b[r]) - 0.5          # approaching: the contact is active
+        lo[r + 1:r + 1 + n_friction] = -mu
+        hi[r + 1:r + 1 + n_friction] = mu
+        findex[r + 1:r + 1 + n_friction] = r
+    return A, b, lo, hi, findex
+
+
+def friction_as_lcp(A, b, mu, findex):
+    """Standard LCP of the box-friction problem (normal rows lo=0, hi=inf,
+    friction rows |x_i| <= mu x_j):  z = [x_N, b+, b-, lambda],
+    x_T = b+ - b-;  w_N = A x + b;  (A x + b)_T + lambda ⟂ b+;
+    -(A x + b)_T + lambda ⟂ b-;  mu x_j - b+ - b- ⟂ lambda."""
+    N = np.flatnonzero(findex < 0)
+    T = np.flatnonzero(findex >= 0)
+    nN, nT = len(N), len(T)
+    K = np.zeros((N.size + T.size, nN + 2 * nT))       # x = K @ [x_N, b+, b-]
+    K[N, np.arange(nN)] = 1.0
+    K[T, nN + np.arange(nT)] = 1.0
+    K[T, nN + nT + np.arange(nT)] = -1.0
+    AK = A @ K
+    size = nN + 3 * nT
+    M = np.zeros((size, size))
+    q = np.zeros(size)
+    M[:nN, :nN + 2 * nT] = AK[N]
+    q[:nN] = b[N]
+    M[nN:nN + nT, :nN + 2 * nT] = AK[T]
+    M[nN:nN + nT, nN + 2 * nT:] = np.eye(nT)
+    q[nN:nN + nT] = b[T]
+    M[nN + nT:nN + 2 * nT, :nN + 2 * nT] = -AK[T]
+    M[nN + nT:nN + 2 * nT, nN + 2 * nT:] = np.eye(nT)
+    q[nN + nT:nN + 2 * nT] = -b[T]
+    pos = {int(j): k for k, j in enumerate(N)}
+    for k, i in enumerate(T):
+        M[nN + 2 * nT + k, pos[int(findex[i])]] = mu[i]
+        M[nN + 2 * nT + k, nN + k] = -1.0
+        M[nN + 2 * nT + k, nN + nT + k] = -1.0
+    return M, q, lambda z: K @ z[:nN + 2 * nT]
+
+
+def check_coulomb(x, w, A, b, lo, hi, findex, tol=1e-7):
+    """Row-by-row Coulomb box-friction conditions."""
+    np.testing.assert_allclose(w, A @ x + b, atol=1e-12)
+    for i in range(len(x)):
+        j = findex[i]
+        if j < 0:
+            assert x[i] >= -tol and w[i] >= -tol and abs(x[i] * w[i]) <= tol
+        else:
+            bound = hi[i] * x[j]
+            assert abs(x[i]) <= bound + tol
+            if bound <= tol:
+                continue                         # no normal force, no friction
+            if abs(x[i]) < bound - tol:
+                assert abs(w[i]) <= tol          # sticking
+            elif x[i] > 0:
+                assert w[i] <= tol               # sliding in -direction
+            else:
+                assert w[i] >= -tol
+
+
+# ---------------------------------------------------------- standard LCP --
+
+@pytest.mark.parametrize("n", range(1, 9))
+def test_lemke_and_pgs_match_enumeration_positive_definite(n):
+    rng = np.random.default_rng(100 + n)
+    for _ in range(6):
+        M = random_pd(rng, n)
+        q = rng.standard_normal(n)
+        ref = enumerate_lcp(M, q)
+        assert len(ref) == 1                      # P-matrix: unique solution
+        r = solve_lcp_lemke(M, q)
+        assert r.status == "solved" and r.success
+        np.testing.assert_allclose(r.z, ref[0], atol=1e-9)
+        np.testing.assert_allclose(r.w, M @ r.z + q, atol=1e-12)
+        assert r.residual <= 1e-10
+        p = solve_lcp_pgs(M, q, max_iter=20000, tol=1e-11)
+        assert p.status == "solved"
+        np.testing.assert_allclose(p.z, ref[0], atol=1e-6)
+
+
+@pytest.mark.parametrize("n", range(2, 9))
+def test_lemke_positive_semidefinite_matches_enumeration(n):
+    rng = np.random.default_rng(200 + n)
+    for trial in range(6):
+        r_rank = max(1, n // 2)
+        B = rng.standard_normal((n, r_rank))
+        M = B @ B.T
+        if trial % 2:                              # nonsymmetric PSD: + skew
+            S = rng.standard_normal((n, n))
+            M = M + (S - S.T)
+        q, _ = problem_with_solution(rng, M)
+        r = solve_lcp_lemke(M, q)
+        assert r.status == "solved", r.message
+        assert r.residual <= 1e-9 and np.all(r.z >= 0) and np.all(r.w >= -1e-9)
+        ref = enumerate_lcp(M, q)
+        assert ref, "enumeration must find the constructed solution"
+        if trial % 2 == 0:                         # symmetric PSD: w is unique
+            np.testing.assert_allclose(r.w, M @ ref[0] + q, atol=1e-8)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_lemke_degenerate_integer_problems(seed):
+    """Integer data: many ties in the ratio test (lexicographic rule)."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 8))
+    B = rng.integers(-1, 2, size=(n, n)).astype(float)
+    M = B @ B.T + np.eye(n)
+    q = rng.integers(-2, 2, size=n).astype(float)
+    ref = enumerate_lcp(M, q)
+    r = solve_lcp_lemke(M, q)
+    assert r.status == "solved"
+    np.testing.assert_allclose(r.z, ref[0], atol=1e-10)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_lemke_degenerate_constructed_solution(seed):
+    """Solutions with z_i = w_i = 0 on several rows (degenerate vertex)."""
+    rng = np.random.default_rng(300 + seed)
+    n = 6
+    M = random_pd(rng, n)
+    q, z_true = problem_with_solution(rng, M, degenerate=3)
+    r = solve_lcp_lemke(M, q)
+    assert r.status == "solved"
+    np.testing.assert_allclose(r.z, z_true, atol=1e-9)
+
+
+def test_lemke_special_degenerate_cases():
+    n = 5
+    M = np.eye(n) + np.ones((n, n))
+    # q = 0: z = 0 is the solution, no pivot.
+    r = solve_lcp_lemke(M, np.zeros(n))
+    assert r.status == "solved" and r.iterations == 0 and np.all(r.z == 0)
+    # repeated entries: all rows tie in the first ratio test
+    q = -np.ones(n)
+    r = solve_lcp_lemke(M, q)
+    np.testing.assert_allclose(r.z, np.full(n, 1.0 / (n + 1)), atol=1e-12)
+    # zeros and repeated negatives mixed
+    q = np.array([-1.0, 0.0, -1.0, 0.0, 2.0])
+    ref = enumerate_lcp(M, q)
+    r = solve_lcp_lemke(M, q)
+    np.testing.assert_allclose(r.z, ref[0], atol=1e-12)
+
+
+def test_lemke_ray_termination_reported():
+    r = solve_lcp_lemke(np.array([[-1.0]]), np.array([-1.0]))
+    assert r.status == "ray_termination" and not r.success
+    assert r.residual == pytest.approx(1.0)
+    # infeasible PSD problem: w_0 = -1 whatever z
+    r = solve_lcp_lemke(np.array([[0.0, 0.0], [0.0, 1.0]]), np.array([-1.0, 0.5]))
+    assert r.status == "ray_termination"
+    with pytest.raises(LCPSolveError, match=r"system 'plant' at t=0.125.*ray_termination.*residual 1\.0"):
+        solve_lcp(np.array([[-1.0]]), [-1.0], raise_on_failure=True,
+                  context="system 'plant' at t=0.125")
+
+
+def test_lemke_max_pivots_reported():
+    rng = np.random.default_rng(5)
+    M = random_pd(rng, 10)
+    q = -rng.random(10) - 0.1
+    r = solve_lcp_lemke(M, q, max_pivots=2)
+    assert r.status == "max_iterations" and r.iterations == 2 and not r.success
+    assert solve_lcp_lemke(M, q).iterations > 2
+
+
+def test_lemke_warm_start_uses_no_pivots_at_the_solution():
+    rng = np.random.default_rng(6)
+    M = random_pd(rng, 20)
+    q = rng.standard_normal(20)
+    cold = solve_lcp_lemke(M, q)
+    warm = solve_lcp_lemke(M, q, z0=cold.z)
+    assert cold.iterations > 5 and warm.iterations == 0
+    np.testing.assert_allclose(warm.z, cold.z, atol=1e-10)
+    # a slightly perturbed problem needs fewer pivots from the old solution
+    q2 = q + 0.01 * rng.standard_normal(20)
+    w2 = solve_lcp_lemke(M, q2, z0=cold.z)
+    c2 = solve_lcp_lemke(M, q2)
+    assert w2.status == "solved" and w2.iterations < c2.iterations
+    np.testing.assert_allclose(w2.z, c2.z, atol=1e-9)
+    # a bad guess still gives the solution
+    bad = solve_lcp_lemke(M, q, z0=np.ones(20))
+    np.testing.assert_allclose(bad.z, cold.z, atol=1e-9)
+
+
+def test_pgs_warm_start_and_sor():
+    rng = np.random.default_rng(7)
+    M = random_pd(rng, 15, shift=2.0)
+    q = rng.standard_normal(15)
+    exact = solve_lcp_lemke(M, q).z
+    cold = solve_lcp_pgs(M, q, max_iter=5000)
+    warm = solve_lcp_pgs(M, q, z0=exact + 1e-3 * rng.standard_normal(15), max_iter=5000)
+    assert cold.status == warm.status == "solved"
+    assert warm.iterations < cold.iterations
+    sor = solve_lcp_pgs(M, q, omega=1.3, max_iter=5000)
+    assert sor.status == "solved"
+    np.testing.assert_allclose(sor.z, exact, atol=1e-6)
+    short = solve_lcp_pgs(M, q, max_iter=1)
+    assert short.status == "max_iterations" and not short.success
+    assert short.residual > 1e-8
+
+
+def test_pgs_refuses_zero_diagonal():
+    r = solve_lcp_pgs(np.array([[0.0, 1.0], [-1.0, 0.0]]), np.array([-1.0, 1.0]))
+    assert r.status == "singular" and "diagonal" in r.message
+
+
+def test_front_door_fallback():
+    rng = np.random.default_rng(8)
+    M = random_pd(rng, 8, shift=1.0)
+    q = rng.standard_normal(8) - 1.0
+    with pytest.warns(LCPFallbackWarning, match="plant.*lemke failed"):
+        r = solve_lcp(M, q, method="lemke", fallback="pgs", max_pivots=1, context="plant")
+    assert r.status == "fallback" and r.success and r.method == "pgs"
+    np.testing.assert_allclose(r.z, solve_lcp(M, q).z, atol=1e-6)
+    # both fail: not success, raised on request
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LCPFallbackWarning)
+        r = solve_lcp([[-1.0]], [-1.0], fallback="pgs")
+        assert not r.success and r.status in STATUSES
+        with pytest.raises(LCPSolveError, match="t=3"):
+            solve_lcp([[-1.0]], [-1.0], fallback="pgs", raise_on_failure=True, context="t=3")
+
+
+def test_result_type_and_residual_helpers():
+    r = solve_lcp(np.eye(2), [-1.0, 1.0], method="pgs")
+    assert isinstance(r, LCPResult) and r.x is r.z and r.method == "pgs"
+    with pytest.raises(AttributeError):
+        r.status = "solved"
+    assert lcp_residual([1.0, 0.0], [0.0, 2.0]) == 0.0
+    assert lcp_residual([1.0, 0.5], [0.0, 2.0]) == 0.5
+    assert boxed_lcp_residual([0.5], [1.0], [0.0], [1.0]) == 0.5
+    assert boxed_lcp_residual([1.0, 0.5], [0.0, -1.0], [0.0, -0.5], [np.inf, 0.5],
+                              [-1, 0]) == 0.0
+
+
+# ------------------------------------------------------------- boxed LCP --
+
+@pytest.mark.parametrize("n", range(1, 6))
+def test_boxed_methods_match_enumeration(n):
+    rng = np.random.default_rng(400 + n)
+    for _ in range(5):
+        A = random_pd(rng, n)
+        b = 2 * rng.standard_normal(n)
+        lo = -rng.random(n)
+        hi = rng.random(n)
+        lo[rng.random(n) < 0.3] = -np.inf
+        hi[rng.random(n) < 0.3] = np.inf
+        lo[rng.random(n) < 0.2] = 0.0
+        ref = enumerate_blcp(A, b, lo, hi)
+        assert len(ref) == 1
+        for method, atol in (("dantzig", 1e-9), ("lemke", 1e-9), ("pgs", 1e-6)):
+            r = solve_boxed_lcp(A, b, lo, hi, method=method, max_iter=20000) \
+                if method == "pgs" else solve_boxed_lcp(A, b, lo, hi, method=method)
+            assert r.status == "solved", (method, r.message)
+            np.testing.assert_allclose(r.x, ref[0], atol=atol, err_msg=method)
+
+
+def test_boxed_bounds_not_containing_zero_and_fixed_rows():
+    rng = np.random.default_rng(9)
+    n = 5
+    A = random_pd(rng, n)
+    b = rng.standard_normal(n)
+    lo = np.array([0.5, -3.0, 1.0, -np.inf, 0.2])
+    hi = np.array([2.0, -1.0, 1.0, np.inf, np.inf])
+    ref = enumerate_blcp(A, b, lo, hi)
+    for method in ("dantzig", "lemke"):
+        r = solve_boxed_lcp(A, b, lo, hi, method=method)
+        assert r.status == "solved"
+        np.testing.assert_allclose(r.x, ref[0], atol=1e-9)
+    assert r.x[2] == 1.0
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_dantzig_agrees_with_lemke_on_standard_and_boxed_lcp(seed):
+    rng = np.random.default_rng(500 + seed)
+    n = 30
+    A = random_pd(rng, n)
+    b = rng.standard_normal(n)
+    # lo = 0, hi = inf is the standard LCP
+    d = solve_boxed_lcp(A, b, np.zeros(n), np.full(n, np.inf))
+    lem = solve_lcp_lemke(A, b)
+    assert d.status == lem.status == "solved"
+    np.testing.assert_allclose(d.x, lem.z, atol=1e-9)
+    # finite boxes through the equivalent standard LCP of size up to 2n
+    lo, hi = -rng.random(n), rng.random(n)
+    M, q, to_x = boxed_lcp_to_lcp(A, b, lo, hi)
+    assert M.shape == (2 * n, 2 * n)
+    lem = solve_lcp_lemke(M, q)
+    d = solve_boxed_lcp_dantzig(A, b, lo, hi)
+    assert lem.status == d.status == "solved"
+    np.testing.assert_allclose(d.x, to_x(lem.z), atol=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("n_friction", [2, 4])
+def test_friction_contact_problem(seed, n_friction):
+    rng = np.random.default_rng(600 + seed)
+    mu = 0.3 + 0.4 * rng.random()
+    A, b, lo, hi, findex = contact_problem(rng, 3, n_friction, mu)
+    d = solve_boxed_lcp(A, b, lo, hi, findex)
+    assert d.status == "solved", d.message
+    check_coulomb(d.x, d.w, A, b, lo, hi, findex)
+    assert d.residual <= 1e-8
+    # independent formulation: standard LCP with b+, b-, lambda solved by Lemke
+    M, q, to_x = friction_as_lcp(A, b, hi, findex)
+    lem = solve_lcp_lemke(M, q)
+    assert lem.status == "solved", lem.message
+    np.testing.assert_allclose(to_x(lem.z), d.x, atol=1e-7)
+    # the final friction bounds as a fixed-bound BLCP: Lemke on its LCP
+    fr = findex >= 0
+    lo_f, hi_f = lo.copy(), hi.copy()
+    lo_f[fr] = -mu * np.abs(d.x[findex[fr]])
+    hi_f[fr] = mu * np.abs(d.x[findex[fr]])
+    M2, q2, to_x2 = boxed_lcp_to_lcp(A, b, lo_f, hi_f)
+    np.testing.assert_allclose(to_x2(solve_lcp_lemke(M2, q2).z), d.x, atol=1e-7)
+    # PGS and the boxed Lemke path agree
+    p = solve_boxed_lcp(A, b, lo, hi, findex, method="pgs", max_iter=20000)
+    assert p.status == "solved"
+    np.testing.assert_allclose(p.x, d.x, atol=1e-5)
+    bl = solve_boxed_lcp(A, b, lo, hi, findex, method="lemke")
+    assert bl.status == "solved"
+    np.testing.assert_allclose(bl.x, d.x, atol=1e-7)
+
+
+def test_friction_sliding_and_sticking_single_contact():
+    """Unit mass point on a plane: A = I.  Normal push b_n < 0, tangential
+    velocity b_t.  Sticking when |b_t| <= mu |b_n|, else sliding."""
+    A = np.eye(2)
+    lo, hi, fi = np.array([0.0, -0.5]), np.array([np.inf, 0.5]), [-1, 0]
+    r = solve_boxed_lcp(A, [-2.0, 0.3], lo, hi, fi)        # sticks: f_t = -0.3
+    np.testing.assert_allclose(r.x, [2.0, -0.3], atol=1e-12)
+    np.testing.assert_allclose(r.w, [0.0, 0.0], atol=1e-12)
+    r = solve_boxed_lcp(A, [-2.0, 3.0], lo, hi, fi)        # slides: f_t = -mu f_n
+    np.testing.assert_allclose(r.x, [2.0, -1.0], atol=1e-12)
+    np.testing.assert_allclose(r.w, [0.0, 2.0], atol=1e-12)
+    r = solve_boxed_lcp(A, [1.0, 3.0], lo, hi, fi)         # separating: no force
+    np.testing.assert_allclose(r.x, [0.0, 0.0], atol=1e-12)
+
+
+def test_dantzig_warm_start():
+    rng = np.random.default_rng(11)
+    A, b, lo, hi, findex = contact_problem(rng, 4, 2, 0.4)
+    cold = solve_boxed_lcp(A, b, lo, hi, findex)
+    warm = solve_boxed_lcp(A, b, lo, hi, findex, x0=cold.x)
+    assert cold.iterations > 0 and warm.iterations == 0 and warm.status == "solved"
+    np.testing.assert_allclose(warm.x, cold.x, atol=1e-10)
+    b2 = b + 0.01 * rng.standard_normal(b.size)
+    w2 = solve_boxed_lcp(A, b2, lo, hi, findex, x0=cold.x)
+    c2 = solve_boxed_lcp(A, b2, lo, hi, findex)
+    assert w2.status == "solved"
+    np.testing.assert_allclose(w2.x, c2.x, atol=1e-9)
+    p_cold = solve_boxed_lcp_pgs(A, b, lo, hi, findex, max_iter=20000)
+    p_warm = solve_boxed_lcp_pgs(A, b, lo, hi, findex, x0=cold.x, max_iter=20000)
+    assert p_warm.iterations < p_cold.iterations
+
+
+def test_boxed_positive_semidefinite():
+    """Rank-deficient A (more contact rows than freedoms): Lemke path and PGS
+    solve it; Dantzig either solves it or reports failure, never a wrong
+    'solved'."""
+    rng = np.random.default_rng(12)
+    for seed in range(5):
+        A, b, lo, hi, findex = contact_problem(np.random.default_rng(seed), 4, 2, 0.5, nv=6)
+        assert np.linalg.matrix_rank(A) == 6 < A.shape[0]
+        lo0, hi0 = np.zeros(4), np.full(4, np.inf)
+        An, bn = A[::3, ::3], b[::3]
+        lem = solve_boxed_lcp(An, bn, lo0, hi0, method="lemke")
+        assert lem.status == "solved"
+        d = solve_boxed_lcp(A, b, lo, hi, findex, fallback="lemke")
+        if d.status == "solved":
+            check_coulomb(d.x, d.w, A, b, lo, hi, findex, tol=1e-6)
+        else:
+            assert d.status == "fallback" or not d.success
+    del rng
+
+
+def test_boxed_failure_reporting():
+    A = np.ones((2, 2))                      # singular, bilateral, infeasible
+    b = np.array([-1.0, -2.0])
+    free = np.full(2, np.inf)
+    r = solve_boxed_lcp(A, b, -free, free)
+    assert not r.success and r.status in ("unbounded", "singular", "inaccurate")
+    with pytest.raises(LCPSolveError, match=r"system 'plant' at t=0.125.*residual"):
+        solve_boxed_lcp(A, b, -free, free, raise_on_failure=True,
+                        context="system 'plant' at t=0.125")
+    rng = np.random.default_rng(13)
+    A, b, lo, hi, findex = contact_problem(rng, 3, 2, 0.5)
+    with pytest.warns(LCPFallbackWarning, match="dantzig failed"):
+        r = solve_boxed_lcp(A, b, lo, hi, findex, fallback="pgs", max_pivots=1)
+    assert r.status == "fallback" and r.method == "pgs"
+    assert r.residual <= 1e-8 * max(1.0, np.max(np.abs(b)))
+    r = solve_boxed_lcp(A, b, lo, hi, findex, max_friction_iter=1)
+    assert r.status == "solved" and "Lemke on the equivalent LCP" in r.message
+    lo2 = lo.copy()
+    lo2[0] = -1.0                  # normal row with lo < 0: no LCP form
+    r = solve_boxed_lcp(A, b, lo2, hi, findex, max_friction_iter=1)
+    assert r.status in ("solved", "max_iterations")
+    if r.status == "max_iterations":
+        assert "no LCP form" in r.message and not r.success
+
+
+# ------------------------------------------------------------ validation --
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: solve_lcp(np.ones((2, 3)), np.ones(2)), r"M must be a square.*\(2, 3\)"),
+    (lambda: solve_lcp(np.eye(2), np.ones(3)), r"q must have shape.*\(2,\).*\(3,\)"),
+    (lambda: solve_lcp(np.eye(2), [1.0, np.nan]), r"q must be finite"),
+    (lambda: solve_lcp(np.eye(2), np.ones(2), method="simplex"), r"method must be one of"),
+    (lambda: solve_lcp(np.eye(2), np.ones(2), fallback="lemke"), r"fallback must be"),
+    (lambda: solve_lcp_pgs(np.eye(2), np.ones(2), omega=2.5), r"omega must be in \(0, 2\)"),
+    (lambda: solve_lcp_lemke(np.eye(2), np.ones(2), z0=np.ones(3)), r"z0 must have shape"),
+    (lambda: solve_boxed_lcp(np.eye(2), np.ones(2), [0, 1], [1, 0]), r"lo must be <= hi; row 1"),
+    (lambda: solve_boxed_lcp(np.eye(2), np.ones(2), [0, 0], [1]), r"hi must have shape"),
+    (lambda: solve_boxed_lcp(np.eye(2), np.ones(2), [0, 0], [1, 1], [-1, 5]),
+     r"findex\[1\] = 5 must be -1 or a row index"),
+    (lambda: solve_boxed_lcp(np.eye(2), np.ones(2), [0, 0], [1, 1], [-1, 1]),
+     r"findex\[1\] = 1"),
+    (lambda: solve_boxed_lcp(np.eye(2), np.ones(2), [0, 0], [1, 1], [-1]), r"findex must be"),
+    (lambda: solve_boxed_lcp(np.eye(2), np.ones(2), [0, -np.inf], [1, 1], [-1, 0]),
+     r"friction rows.*finite"),
+])
+def test_bad_input_errors(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_type_error_and_empty_problem():
+    with pytest.raises(TypeError, match="q must be a real array"):
+        solve_lcp(np.eye(1), ["a"])
+    for method in ("lemke", "pgs"):
+        r = solve_lcp(np.zeros((0, 0)), np.zeros(0), method=method)
+        assert r.success and r.z.shape == (0,)
+    r = solve_boxed_lcp(np.zeros((0, 0)), [], [], [])
+    assert r.success
