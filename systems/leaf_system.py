@@ -404,17 +404,21 @@ class LeafSystem(System):
             elif ft is not None:
                 for key in ft:
                     pairs.add((self.get_input_port(key).index, port.index))
-            elif n_in:
+            elif len(abstract_inputs) < n_in:
                 if sym is None:
                     sym = self.symbolic_context()
                 pairs.update(self._infer_feedthrough(port, *sym))
+                pairs.update((i, port.index) for i in abstract_inputs)
+            else:
                 pairs.update((i, port.index) for i in abstract_inputs)
         return pairs
 
     def _infer_feedthrough(self, port: OutputPort, ctx: LeafContext, symbols: dict):
         try:
-            y = port.calc(ctx)
-            y = ops.vector(y)
+            y = ops.vector(port.calc(ctx))
+            if not isinstance(y, ca.SX) and not np.all(np.isfinite(ops.to_numpy(y))):
+                # e.g. float(SX) silently gives nan: the calc does not work on symbols.
+                raise TypeError("the output evaluated on symbols is not finite")
             deps = []
             if isinstance(y, ca.SX):
                 for i, s in enumerate(symbols["u"]):

@@ -87,7 +87,8 @@ def LogVectorOutput(output_port, builder, publish_period: float = 0.0) -> Vector
     if output_port.size is None:
         raise ValueError(f"LogVectorOutput: output port '{output_port.full_name()}' is abstract; "
                          f"only vector ports can be logged")
-    sink = builder.add_system(VectorLogSink(output_port.size, publish_period,
-                                            name=f"{output_port.system.name}_{output_port.name}_log"))
+    sink = VectorLogSink(output_port.size, publish_period)
+    sink._name = f"{output_port.system.name}_{output_port.name}_log"  # default: made unique on add
+    builder.add_system(sink)
     builder.connect(output_port, sink.get_input_port())
     return sink

@@ -1,0 +1,5 @@
+"""Test configuration: make the tests' helper modules importable."""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
