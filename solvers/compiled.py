@@ -45,6 +45,7 @@ Examples
 """
 from __future__ import annotations
 
+import ctypes
 import warnings
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -227,7 +228,7 @@ class CompiledFunction:
             self._setup_casadi()
             return self
         try:
-            rt = self._compile()
+            rt, compiler = self._compile()
         except (_build.CompilerNotFound, _build.CompileError) as exc:
             if self._requested == "c":
                 raise RuntimeError(str(exc)) from exc
@@ -237,7 +238,7 @@ class CompiledFunction:
                 _warn_once("failed:" + self.name + ":" + str(exc), str(exc))
             self._setup_casadi()
         else:
-            self._setup_c(rt)
+            self._setup_c(rt, compiler)
         return self
 
     def _no_compiler_message(self) -> str:
@@ -246,7 +247,7 @@ class CompiledFunction:
         return (f"{which}: CasADi function '{self.name}' (and any other) is evaluated by "
                 f"CasADi's virtual machine, which is slower than compiled code")
 
-    def _compile(self) -> _build.Runtime:
+    def _compile(self) -> tuple[_build.Runtime, list[str]]:
         compiler = _build.find_compiler(self._compiler_arg)
         if compiler is None:
             raise _build.CompilerNotFound(self._no_compiler_message())
@@ -264,18 +265,28 @@ class CompiledFunction:
         try:
             if path.exists():
                 try:
-                    return _build.load_runtime(path, n_in, n_out)
+                    return _build.load_runtime(path, n_in, n_out), compiler
                 except _build.CompileError:
                     pass  # damaged cache entry: compile it again
             _build.compile_library(source, path, compiler, self._flags)
-            return _build.load_runtime(path, n_in, n_out)
+            return _build.load_runtime(path, n_in, n_out), compiler
         except (_build.CompileError, OSError) as exc:
             _FAILED[key] = str(exc)
             raise _build.CompileError(prefix + str(exc)) from exc
 
-    def _setup_c(self, rt: _build.Runtime) -> None:
+    def _setup_c(self, rt: _build.Runtime, compiler: list[str]) -> None:
         self.library_path = rt.path
         self._install(rt.in_buf, rt.out_buf, rt.call, "c")
+        if all(sp.is_dense() for sp in self._sp_in + self._sp_out) and self.n_out > 0:
+            from solvers._compiled_ext import caller_type
+            caller = caller_type(rt.path.parent, compiler)
+            if caller is not None:
+                self._impl = caller(
+                    ctypes.cast(rt.call, ctypes.c_void_p).value, rt.in_buf.ctypes.data,
+                    rt.out_buf.ctypes.data, self._nnz_in, _build._offsets(self._nnz_in),
+                    [r for r, _ in self.shape_out], [c for _, c in self.shape_out],
+                    _build._offsets(self._nnz_out), [int(c == 1) for _, c in self.shape_out],
+                    self._impl, self._fail)
 
     def _setup_casadi(self) -> None:
         in_buf = np.zeros(sum(self._nnz_in))
@@ -314,6 +325,10 @@ class CompiledFunction:
         self._in_buf, self._out_buf = in_buf, out_buf
         self._impl, self._view_impl = make_call_paths(self, in_buf, out_buf, evaluate)
         self.backend = backend
+
+    def _fail(self, code: int) -> None:
+        raise RuntimeError(f"evaluating function '{self.name}' failed in the {self.backend} "
+                           f"backend (return code {code})")
 
     def __repr__(self) -> str:
         ins = ", ".join(f"{n}[{r}x{c}]" for n, (r, c) in zip(self.name_in, self.shape_in))

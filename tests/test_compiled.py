@@ -9,12 +9,25 @@ import numpy as np
 import pytest
 
 from solvers import _compiled_build as build
+from solvers import _compiled_ext as fastcall
 from solvers import compiled
 from solvers.compiled import CompilationWarning, CompiledFunction, clear_cache
 
 HAVE_CC = compiled.find_compiler() is not None
-BACKENDS = [pytest.param("c", marks=pytest.mark.skipif(not HAVE_CC, reason="no C compiler")),
-            "casadi"]
+needs_cc = pytest.mark.skipif(not HAVE_CC, reason="no C compiler")
+
+
+@pytest.fixture(params=[pytest.param("c-fastcall", marks=needs_cc),
+                        pytest.param("c-ctypes", marks=needs_cc), "casadi"])
+def backend(request, monkeypatch):
+    """The backend to request; "c-ctypes" disables the optional C-extension caller."""
+    if request.param == "c-ctypes":
+        monkeypatch.setattr(fastcall, "caller_type", lambda cache_dir, compiler: None)
+    return request.param.split("-")[0]
+
+
+def uses_fastcall(cf: CompiledFunction) -> bool:
+    return type(cf._impl).__name__ == "Caller"
 
 
 @pytest.fixture(autouse=True)
@@ -77,7 +90,6 @@ def sparse_fun() -> ca.Function:
 
 
 # ---------------------------------------------------------------- agreement
-@pytest.mark.parametrize("backend", BACKENDS)
 def test_vector_in_out(backend):
     f = vector_fun()
     cf = CompiledFunction(f, backend=backend)
@@ -92,7 +104,6 @@ def test_vector_in_out(backend):
         np.testing.assert_array_equal(cf(alt), out)
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 def test_several_inputs_outputs_and_matrix_order(backend):
     f = multi_fun()
     cf = CompiledFunction(f, backend=backend)
@@ -112,7 +123,6 @@ def test_several_inputs_outputs_and_matrix_order(backend):
     np.testing.assert_array_equal(out_flat[0], y)
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 def test_sparse_outputs_are_filled_with_zeros(backend):
     f = sparse_fun()
     cf = CompiledFunction(f, backend=backend)
@@ -130,7 +140,6 @@ def test_sparse_outputs_are_filled_with_zeros(backend):
     np.testing.assert_array_equal(outv, v)
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 def test_sparse_input(backend):
     A = ca.SX.sym("A", ca.Sparsity.lower(2))
     f = ca.Function("tri", [A], [ca.vertcat(A[0, 0], A[1, 0], A[1, 1])])
@@ -139,7 +148,6 @@ def test_sparse_input(backend):
     np.testing.assert_array_equal(cf(M), [1.0, 2.0, 3.0])
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 def test_scalar_inputs_as_floats_ints_and_arrays(backend):
     xs = [ca.SX.sym(f"x{i}") for i in range(3)]
     f = ca.Function("scal", xs, [xs[0] * ca.sin(xs[1]) + xs[2] ** 3])
@@ -154,7 +162,6 @@ def test_scalar_inputs_as_floats_ints_and_arrays(backend):
     assert_matches(f, cf(0.5, 1.25, -2.0), 0.5, 1.25, -2.0)
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 def test_function_without_inputs(backend):
     f = ca.Function("const", [], [ca.DM([[1.0, 2.0], [3.0, 4.0]]), ca.DM([5.0, 6.0])])
     cf = CompiledFunction(f, backend=backend)
@@ -163,7 +170,6 @@ def test_function_without_inputs(backend):
     np.testing.assert_array_equal(b, [5.0, 6.0])
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 def test_mx_function_with_linear_solve(backend):
     x = ca.MX.sym("x", 3)
     K = ca.MX(np.array([[4.0, 1.0, 0.0], [1.0, 3.0, 1.0], [0.0, 1.0, 2.0]]))
@@ -176,7 +182,6 @@ def test_mx_function_with_linear_solve(backend):
     assert_matches(f, out, x0)
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 def test_outputs_are_fresh_and_views_read_only(backend):
     f = vector_fun()
     cf = CompiledFunction(f, backend=backend)
@@ -193,7 +198,6 @@ def test_outputs_are_fresh_and_views_read_only(backend):
     np.testing.assert_array_equal(out, b)
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
 def test_non_finite_values_pass_through(backend):
     x = ca.SX.sym("x", 2)
     cf = CompiledFunction(ca.Function("sq", [x], [ca.sqrt(x)]), backend=backend)
@@ -202,7 +206,6 @@ def test_non_finite_values_pass_through(backend):
 
 
 # ---------------------------------------------------------------- errors
-@pytest.mark.parametrize("backend", BACKENDS)
 def test_bad_inputs_raise_errors_naming_function_and_input(backend):
     cf = CompiledFunction(multi_fun(), backend=backend)
     x, A = np.zeros(3), np.zeros((2, 3))
@@ -243,7 +246,7 @@ def test_constructor_arguments_are_checked():
 
 
 # ---------------------------------------------------------------- cache
-@pytest.mark.skipif(not HAVE_CC, reason="no C compiler")
+@needs_cc
 def test_cache_reuses_library_and_keys_differ(monkeypatch, tmp_path):
     calls = []
     real = build._run_compiler
@@ -275,19 +278,19 @@ def test_cache_reuses_library_and_keys_differ(monkeypatch, tmp_path):
     assert len(calls) == 3 and cf4.library_path != path
     np.testing.assert_allclose(cg(x), [np.cos(0.3), -1.2, 2.5], atol=1e-15)
     # clear_cache removes the libraries and sources; loaded libraries keep working.
-    assert clear_cache(cache) == 6
+    assert clear_cache(cache) >= 6  # plus the fast-call extension when it was built here
     assert not list(cache.glob("dbk_*"))
     np.testing.assert_array_equal(cf1(x), cf2(x))
 
 
-@pytest.mark.skipif(not HAVE_CC, reason="no C compiler")
+@needs_cc
 def test_default_cache_dir_from_environment(tmp_path):
     cf = CompiledFunction(vector_fun(), lazy=False)
     assert cf.library_path.parent == tmp_path / "cache"
     assert compiled.default_cache_dir() == tmp_path / "cache"
 
 
-@pytest.mark.skipif(not HAVE_CC, reason="no C compiler")
+@needs_cc
 def test_function_named_like_a_libm_symbol():
     x = ca.SX.sym("x")
     cf = CompiledFunction(ca.Function("sin", [x], [2 * ca.sin(x)]), lazy=False)
@@ -351,3 +354,34 @@ def test_backend_attribute_is_none_until_built():
     assert cf.backend is None and "not built" in repr(cf)
     cf(np.zeros(4))
     assert cf.backend == "casadi"
+
+
+@needs_cc
+def test_fastcall_extension_is_used_and_agrees(monkeypatch):
+    """Where Python's C headers exist, the C-extension caller is used for dense layouts."""
+    if fastcall.caller_type(compiled.default_cache_dir(), compiled.find_compiler()) is None:
+        pytest.skip("Python C headers unavailable: the ctypes path is used")
+    f = multi_fun()
+    cf = CompiledFunction(f, lazy=False)
+    assert uses_fastcall(cf)
+    assert not uses_fastcall(CompiledFunction(sparse_fun(), lazy=False))  # sparse: Python path
+    x, A = np.array([0.5, -2.0, 1.5]), np.array([[1.0, 2.0, 3.0], [-4.0, 5.0, -6.0]])
+    out = cf(x, 1.5, A.reshape(-1, order="F"))     # all in the extension's fast form
+    assert_matches(f, out, x, 1.5, A)
+    # Forms the extension hands to the Python path: ints, 2-D arrays, strided, float32.
+    for args in ((x, 1.5, A), (x.astype(np.float32), 1.5, A), (x, np.float64(1.5), A),
+                 (np.array([0.5, 9.0, -2.0, 9.0, 1.5])[::2], 1.5, A)):
+        for o, r in zip(cf(*args), out):
+            np.testing.assert_allclose(o, r, rtol=0, atol=1e-6)
+
+
+@needs_cc
+def test_instances_are_garbage_collected():
+    import gc
+    import weakref
+    cf = CompiledFunction(vector_fun(), lazy=False)
+    cf(np.zeros(4))
+    ref = weakref.ref(cf)
+    del cf
+    gc.collect()
+    assert ref() is None
