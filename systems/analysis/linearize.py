@@ -1,0 +1,156 @@
+"""Exact linearization (CasADi differentiation) and controllability / observability tests.
+
+For a continuous system xdot = f(t, x, u), y = g(t, x, u) at an operating point (x0, u0):
+
+    A = df/dx, B = df/du, C = dg/dx, D = dg/du,
+
+and likewise with the discrete update x[n+1] = update(x[n], u[n]) for a discrete system.
+The Jacobians are exact (algorithmic differentiation of the CasADi graph of the whole
+diagram), not finite differences.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import casadi as ca
+import numpy as np
+
+from ..primitives.linear import AffineSystem, LinearSystem
+from ..symbolic import CasadiSystem, to_casadi
+from ..system import System
+
+__all__ = ["linearize", "first_order_taylor_approximation", "controllability_matrix",
+           "is_controllable", "observability_matrix", "is_observable", "EquilibriumError"]
+
+
+class EquilibriumError(ValueError):
+    """The operating point given to :func:`linearize` is not an equilibrium."""
+
+
+def _jacobians(cs: CasadiSystem, which: str):
+    s = cs.symbols
+    state = s["x"] if which == "continuous" else s["xd"]
+    dyn = cs.f(s["t"], s["x"], s["xd"], s["u"], s["p"]) if which == "continuous" else \
+        cs.update(s["t"], s["x"], s["xd"], s["u"], s["p"])
+    out = cs.g(s["t"], s["x"], s["xd"], s["u"], s["p"])
+    mats = [ca.jacobian(dyn, state), ca.jacobian(dyn, s["u"]), ca.jacobian(out, state),
+            ca.jacobian(out, s["u"]), dyn, out]
+    return ca.Function("linearization", [s["t"], s["x"], s["xd"], s["u"], s["p"]], mats)
+
+
+def _operating_point(system: System, context, cs: CasadiSystem):
+    for port in system.input_ports:
+        ctx = context if context.system is system else system._find_context(context)
+        if port.size and not port.is_fixed(ctx):
+            raise ValueError(f"linearize: input port '{port.full_name()}' must be fixed in the context "
+                             f"(the operating point u0); call port.fix_value(context, u0)")
+    return cs.from_context(context)
+
+
+def _evaluate(system: System, context, cs: Optional[CasadiSystem]):
+    cs = cs or to_casadi(system)
+    if cs.nx and cs.nxd:
+        raise ValueError(f"linearize: system '{system.name}' has both continuous ({cs.nx}) and "
+                         f"discrete ({cs.nxd}) states; linearize a purely continuous or discrete system")
+    which = "discrete" if cs.nxd else "continuous"
+    t, x, xd, u, p = _operating_point(system, context, cs)
+    A, B, C, D, dyn, y = (np.asarray(ca.DM(m).full(), float) for m in _jacobians(cs, which)(t, x, xd, u, p))
+    return cs, which, (t, x, xd, u, p), A, B, C, D, dyn.ravel(), y.ravel()
+
+
+def linearize(system: System, context, *, equilibrium_check: bool = True,
+              equilibrium_tolerance: float = 1e-6, casadi_system: Optional[CasadiSystem] = None) -> LinearSystem:
+    """Exact linearization of ``system`` about the state and inputs in ``context``.
+
+    Parameters
+    ----------
+    system : System
+        A symbolic-capable leaf system or diagram (continuous or discrete, not both).
+    context : Context
+        The operating point: state, parameters, and every input port fixed to u0.
+    equilibrium_check : bool
+        Refuse a point that is not an equilibrium (``|xdot| > equilibrium_tolerance``, or
+        ``|x_next - x| >`` tolerance for a discrete system).
+    casadi_system : CasadiSystem, optional
+        A conversion made earlier with :func:`~systems.symbolic.to_casadi` (saves time).
+
+    Returns
+    -------
+    LinearSystem
+        With A, B, C, D (and ``time_period`` for a discrete system), plus attributes
+        ``x0``, ``u0``, ``y0`` of the operating point.
+
+    Raises
+    ------
+    EquilibriumError
+        When ``equilibrium_check`` and the point is not an equilibrium (the message gives
+        the largest derivative and its state).
+    """
+    cs, which, (t, x, xd, u, p), A, B, C, D, dyn, y = _evaluate(system, context, casadi_system)
+    state = x if which == "continuous" else xd
+    residual = dyn if which == "continuous" else dyn - state
+    if equilibrium_check and residual.size and np.max(np.abs(residual)) > equilibrium_tolerance:
+        i = int(np.argmax(np.abs(residual)))
+        names = cs.state_names if which == "continuous" else cs.discrete_state_names
+        what = "xdot" if which == "continuous" else "x_next - x"
+        raise EquilibriumError(
+            f"linearize: system '{system.name}' is not at an equilibrium: {what}[{i}] ({names[i]}) = "
+            f"{residual[i]:.3g} exceeds {equilibrium_tolerance:g}; pass equilibrium_check=False to "
+            f"linearize anyway (or use first_order_taylor_approximation)")
+    period = cs.update_period if which == "discrete" else 0.0
+    lin = LinearSystem(A, B, C, D, time_period=period or 0.0, name=f"{system.name}_linearization")
+    lin.x0, lin.u0, lin.y0 = state, u, y
+    return lin
+
+
+def first_order_taylor_approximation(system: System, context) -> AffineSystem:
+    """Affine model about any point: xdot = A (x - x0) + B (u - u0) + f(x0, u0), likewise y.
+
+    Written in AffineSystem form: f0 = f(x0, u0) - A x0 - B u0, y0 = g(x0, u0) - C x0 - D u0.
+    """
+    cs, which, (t, x, xd, u, p), A, B, C, D, dyn, y = _evaluate(system, context, None)
+    state = x if which == "continuous" else xd
+    f0 = dyn - (A @ state if A.size else 0.0) - (B @ u if B.size else 0.0)
+    y0 = y - (C @ state if C.size else 0.0) - (D @ u if D.size else 0.0)
+    period = cs.update_period if which == "discrete" else 0.0
+    aff = AffineSystem(A, B, f0, C, D, y0, time_period=period or 0.0, name=f"{system.name}_taylor")
+    aff.x0, aff.u0 = state, u
+    return aff
+
+
+def _ab(sys_or_a, b=None):
+    if b is not None:
+        return np.atleast_2d(np.asarray(sys_or_a, float)), np.atleast_2d(np.asarray(b, float))
+    return sys_or_a.A, sys_or_a.B
+
+
+def controllability_matrix(system, B=None) -> np.ndarray:
+    """[B, AB, ..., A^(n-1) B] of a LinearSystem (or of matrices ``A``, ``B``), shape (n, n m)."""
+    A, B = _ab(system, B)
+    n = A.shape[0]
+    blocks, blk = [], B
+    for _ in range(n):
+        blocks.append(blk)
+        blk = A @ blk
+    return np.hstack(blocks) if blocks else np.zeros((0, 0))
+
+
+def is_controllable(system, B=None, threshold: Optional[float] = None) -> bool:
+    """Whether the controllability matrix has full rank n (SVD rank with ``threshold``)."""
+    M = controllability_matrix(system, B)
+    return np.linalg.matrix_rank(M, tol=threshold) == M.shape[0]
+
+
+def observability_matrix(system, C=None) -> np.ndarray:
+    """[C; CA; ...; C A^(n-1)] of a LinearSystem (or of matrices ``A``, ``C``), shape (n p, n)."""
+    if C is not None:
+        A, C = np.atleast_2d(np.asarray(system, float)), np.atleast_2d(np.asarray(C, float))
+    else:
+        A, C = system.A, system.C
+    return controllability_matrix(A.T, C.T).T
+
+
+def is_observable(system, C=None, threshold: Optional[float] = None) -> bool:
+    """Whether the observability matrix has full rank n."""
+    M = observability_matrix(system, C)
+    return np.linalg.matrix_rank(M, tol=threshold) == M.shape[1]
