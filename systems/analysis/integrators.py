@@ -1,0 +1,481 @@
+"""Integrators of the :class:`~systems.analysis.Simulator`: explicit Runge-Kutta schemes as
+Butcher tables, semi-explicit (symplectic) Euler, and scipy's ``OdeSolver`` classes.
+
+Every integrator is a *stepper* over a derivative function ``f(t, x) -> xdot`` (shape
+(nx,)), with one contract (:class:`Stepper`):
+
+* ``reset(t, x)`` restarts it (after a state jump, or when its caches are stale),
+* ``step(t_limit)`` takes one accepted step from ``(t, x)`` to ``(t_new, x_new)`` with
+  ``t_new <= t_limit``; it lands *exactly* on ``t_limit`` when it reaches it,
+* ``state_at(tau)`` gives the state at ``t_prev <= tau <= t`` inside the last step (the
+  dense output the simulator uses to isolate witness crossings).
+
+Schemes by name (:data:`INTEGRATOR_NAMES`):
+
+=====================  ==========================================================
+``explicit_euler``     order 1, fixed step
+``semi_explicit_euler`` order 1, fixed step: v+ = v + h vdot(q, v);
+                       q+ = q + h N(q) v+; z+ = z + h zdot(q, v, z)
+                       (symplectic for mechanical systems, Hairer, Lubich and Wanner,
+                       *Geometric Numerical Integration*, 2006, section I.1.2)
+``runge_kutta2``       Heun's method (order 2) with an embedded explicit Euler
+                       estimate: error-controlled unless ``fixed_step``
+``runge_kutta3``       Bogacki-Shampine 3(2) (Bogacki and Shampine 1989, FSAL):
+                       error-controlled unless ``fixed_step``
+``runge_kutta4``       classical RK4, fixed step
+``RK45``, ``DOP853``,  scipy.integrate's OdeSolver classes stepped one step at a time
+``Radau``, ``BDF``,    (error-controlled; dense output for witness isolation)
+``LSODA``
+=====================  ==========================================================
+
+Error control (the RK schemes with an embedded estimate): the error of a step is
+``err = h * sum_i (b_i - bhat_i) k_i``, measured as the RMS norm of
+``err / (atol + rtol * max(|x|, |x_new|))``; a step is accepted when that norm is <= 1
+and the next step is ``h * min(5, max(0.2, 0.9 * norm**(-1 / (p_hat + 1))))`` with
+``p_hat`` the order of the embedded solution (Hairer, Norsett and Wanner, *Solving ODEs
+I*, 1993, section II.4).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable, Dict, Optional, Tuple
+
+import numpy as np
+import scipy.integrate
+
+__all__ = [
+    "ButcherTableau", "TABLEAUS", "SCIPY_METHODS", "INTEGRATOR_NAMES", "Stepper",
+    "RungeKuttaStepper", "SemiExplicitEulerStepper", "ScipyStepper", "StepSizeError",
+    "check_integrator_name", "make_stepper",
+]
+
+
+class StepSizeError(RuntimeError):
+    """The error-controlled step size fell below the resolution of time."""
+
+
+@dataclass(frozen=True)
+class ButcherTableau:
+    """An explicit Runge-Kutta scheme as data.
+
+    Stages ``k_i = f(t + c_i h, x + h sum_{j<i} a_ij k_j)``; the solution is
+    ``x_new = x + h sum_i b_i k_i``; an embedded solution of order ``error_order`` uses
+    weights ``b_error`` (``None``: no error estimate, fixed step only).
+
+    Attributes
+    ----------
+    name : str
+    order : int
+        Order of ``x_new``.
+    c : tuple of float, shape (s,)
+    a : tuple of tuples; row i has i entries
+    b : tuple of float, shape (s,)
+    b_error : tuple of float, shape (s,), or None
+    error_order : int
+        Order of the embedded solution (0 when there is none).
+    fsal : bool
+        The last stage is ``f(t + h, x_new)`` ("first same as last"): it is reused as
+        the first stage of the next step.
+    """
+
+    name: str
+    order: int
+    c: Tuple[float, ...]
+    a: Tuple[Tuple[float, ...], ...]
+    b: Tuple[float, ...]
+    b_error: Optional[Tuple[float, ...]] = None
+    error_order: int = 0
+    fsal: bool = False
+
+    @property
+    def num_stages(self) -> int:
+        """Number of stages s."""
+        return len(self.c)
+
+    @property
+    def num_solution_stages(self) -> int:
+        """Stages needed for ``x_new`` alone (trailing stages with ``b_i = 0`` skipped)."""
+        n = len(self.b)
+        while n > 1 and self.b[n - 1] == 0.0:
+            n -= 1
+        return n
+
+    @property
+    def has_error_estimate(self) -> bool:
+        """Whether an embedded solution gives an error estimate."""
+        return self.b_error is not None
+
+
+EXPLICIT_EULER = ButcherTableau("explicit_euler", 1, (0.0,), ((),), (1.0,))
+
+#: Heun's method with explicit Euler embedded.
+RUNGE_KUTTA2 = ButcherTableau(
+    "runge_kutta2", 2, (0.0, 1.0), ((), (1.0,)), (0.5, 0.5),
+    b_error=(1.0, 0.0), error_order=1)
+
+#: Bogacki-Shampine 3(2), first same as last.
+RUNGE_KUTTA3 = ButcherTableau(
+    "runge_kutta3", 3, (0.0, 0.5, 0.75, 1.0),
+    ((), (0.5,), (0.0, 0.75), (2.0 / 9.0, 1.0 / 3.0, 4.0 / 9.0)),
+    (2.0 / 9.0, 1.0 / 3.0, 4.0 / 9.0, 0.0),
+    b_error=(7.0 / 24.0, 0.25, 1.0 / 3.0, 0.125), error_order=2, fsal=True)
+
+#: The classical fourth-order Runge-Kutta scheme.
+RUNGE_KUTTA4 = ButcherTableau(
+    "runge_kutta4", 4, (0.0, 0.5, 0.5, 1.0),
+    ((), (0.5,), (0.0, 0.5), (0.0, 0.0, 1.0)),
+    (1.0 / 6.0, 1.0 / 3.0, 1.0 / 3.0, 1.0 / 6.0))
+
+TABLEAUS: Dict[str, ButcherTableau] = {
+    t.name: t for t in (EXPLICIT_EULER, RUNGE_KUTTA2, RUNGE_KUTTA3, RUNGE_KUTTA4)}
+
+SCIPY_METHODS = {
+    "RK45": scipy.integrate.RK45, "DOP853": scipy.integrate.DOP853,
+    "Radau": scipy.integrate.Radau, "BDF": scipy.integrate.BDF, "LSODA": scipy.integrate.LSODA,
+}
+
+INTEGRATOR_NAMES = ("explicit_euler", "semi_explicit_euler", "runge_kutta2", "runge_kutta3",
+                    "runge_kutta4") + tuple(SCIPY_METHODS)
+
+#: A step that ends within this fraction of the limit is stretched to land on it.
+_STRETCH = 0.01
+
+
+def check_integrator_name(name: str) -> str:
+    """Return ``name`` if it is a known integrator, else raise ValueError listing the choices."""
+    if not isinstance(name, str) or name not in INTEGRATOR_NAMES:
+        raise ValueError(f"unknown integrator {name!r}; valid choices are "
+                         f"{', '.join(INTEGRATOR_NAMES)}")
+    return name
+
+
+def _rms(v: np.ndarray) -> float:
+    return math.sqrt(float(v @ v) / v.shape[0])
+
+
+class Stepper:
+    """Base of the integrators: one accepted step at a time over ``f(t, x)``.
+
+    Attributes
+    ----------
+    t, x : float, ndarray (nx,)
+        The current (last accepted) time and state.
+    t_prev, x_prev : float, ndarray (nx,)
+        Start of the last step.
+    num_rejected : int
+        Steps rejected by error control.
+    error_controlled : bool
+    """
+
+    error_controlled = False
+
+    def __init__(self, f: Callable[[float, np.ndarray], np.ndarray]):
+        self.f = f
+        self.t = self.t_prev = 0.0
+        self.x = self.x_prev = np.zeros(0)
+        self.num_rejected = 0
+
+    def reset(self, t: float, x: np.ndarray) -> None:
+        """Restart at ``(t, x)``, dropping any cached derivative or solver state."""
+        self.t = self.t_prev = float(t)
+        self.x = self.x_prev = np.array(x, dtype=float)
+
+    def step(self, t_limit: float) -> None:  # pragma: no cover - interface
+        """Take one accepted step, ending at or before ``t_limit`` (exactly on it when reached)."""
+        raise NotImplementedError
+
+    def state_at(self, tau: float) -> np.ndarray:  # pragma: no cover - interface
+        """The state at ``tau`` in ``[t_prev, t]`` (the last step)."""
+        raise NotImplementedError
+
+    @staticmethod
+    def _fixed_h(t: float, t_limit: float, h_max: float) -> Tuple[float, float]:
+        """Fixed step size and end time, stretched onto ``t_limit`` when within 1e-6 h."""
+        remaining = t_limit - t
+        if remaining <= h_max * (1.0 + 1e-6):
+            return remaining, t_limit
+        return h_max, t + h_max
+
+
+class RungeKuttaStepper(Stepper):
+    """An explicit Runge-Kutta scheme given by a :class:`ButcherTableau`.
+
+    Fixed step ``h = max_step`` (the last step before a limit is shortened, or stretched by
+    up to 1e-6 h, to land on it) unless ``error_controlled``. ``state_at`` re-integrates
+    one step of the scheme from the start of the last step (as Drake isolates witnesses).
+    """
+
+    def __init__(self, f, tableau: ButcherTableau, *, max_step: float, error_controlled: bool,
+                 rtol: float = 1e-4, atol: float = 1e-7):
+        super().__init__(f)
+        if error_controlled and not tableau.has_error_estimate:
+            raise ValueError(f"integrator '{tableau.name}' has no error estimate; use it with "
+                             f"fixed_step=True")
+        self.tableau = tableau
+        self.error_controlled = bool(error_controlled)
+        self.max_step, self.rtol, self.atol = float(max_step), float(rtol), float(atol)
+        tb = tableau
+        self._c = tb.c
+        self._a = tb.a
+        self._b = tb.b
+        self._e = None if tb.b_error is None else tuple(b - be for b, be in zip(tb.b, tb.b_error))
+        self._exponent = -1.0 / (tb.error_order + 1.0)
+        self._n_sol = tb.num_solution_stages
+        self._k0: Optional[np.ndarray] = None      # f(t, x), when known
+        self._k0_prev: Optional[np.ndarray] = None  # f(t_prev, x_prev)
+        self._h: Optional[float] = None           # next error-controlled step
+
+    def reset(self, t, x) -> None:
+        super().reset(t, x)
+        self._k0 = self._k0_prev = None
+
+    # -------------------------------------------------------------- one step of the scheme
+    def _stages(self, t: float, x: np.ndarray, h: float, k0: np.ndarray, n: int) -> list:
+        ks = [k0]
+        c, a, f = self._c, self._a, self.f
+        for i in range(1, n):
+            xi = x
+            for aij, kj in zip(a[i], ks):
+                if aij != 0.0:
+                    xi = xi + (h * aij) * kj
+            ks.append(f(t + c[i] * h, xi))
+        return ks
+
+    def _combine(self, x, h, weights, ks):
+        out = x
+        for w, k in zip(weights, ks):
+            if w != 0.0:
+                out = out + (h * w) * k
+        return out
+
+    def _solution(self, t, x, h, k0):
+        ks = self._stages(t, x, h, k0, self._n_sol)
+        return self._combine(x, h, self._b, ks)
+
+    # -------------------------------------------------------------- stepping
+    def step(self, t_limit: float) -> None:
+        t, x = self.t, self.x
+        k0 = self._k0 if self._k0 is not None else self.f(t, x)
+        if not self.error_controlled:
+            h, t_new = self._fixed_h(t, t_limit, self.max_step)
+            x_new = self._solution(t, x, h, k0)
+            k_new = None
+        else:
+            t_new, x_new, k_new = self._controlled_step(t, x, k0, t_limit)
+        self.t_prev, self.x_prev, self._k0_prev = t, x, k0
+        self.t, self.x, self._k0 = t_new, x_new, k_new
+
+    def _controlled_step(self, t, x, k0, t_limit):
+        if self._h is None:
+            self._h = self._initial_step(t, x, k0)
+        h_min = 16.0 * np.spacing(max(1.0, abs(t)))
+        tb = self.tableau
+        while True:
+            h = min(self._h, self.max_step)
+            remaining = t_limit - t
+            if remaining <= h * (1.0 + _STRETCH):
+                h, t_new = remaining, t_limit
+            else:
+                t_new = t + h
+            ks = self._stages(t, x, h, k0, tb.num_stages)
+            x_new = self._combine(x, h, self._b, ks)
+            if tb.fsal:
+                k_last = ks[-1]
+            else:
+                k_last = None
+            err = self._combine(np.zeros_like(x), h, self._e, ks)
+            scale = self.atol + self.rtol * np.maximum(np.abs(x), np.abs(x_new))
+            norm = _rms(err / scale)
+            if norm <= 1.0:
+                factor = 5.0 if norm == 0.0 else min(5.0, 0.9 * norm ** self._exponent)
+                proposal, self._h = self._h, h * factor
+                if t_new == t_limit and factor >= 1.0:
+                    # A step shortened to land on a limit does not shrink the next one.
+                    self._h = max(self._h, proposal)
+                return t_new, x_new, k_last
+            self.num_rejected += 1
+            factor = 0.2 if not math.isfinite(norm) else max(0.2, 0.9 * norm ** self._exponent)
+            self._h = h * factor
+            if self._h < h_min:
+                raise StepSizeError(f"{tb.name}: step size {self._h:.3g} s fell below the "
+                                    f"resolution of time at t={t!r} (error norm {norm:.3g})")
+
+    def _initial_step(self, t, x, k0) -> float:
+        """Starting step size (Hairer, Norsett and Wanner 1993, section II.4)."""
+        scale = self.atol + self.rtol * np.abs(x)
+        d0, d1 = _rms(x / scale), _rms(k0 / scale)
+        h0 = 1e-6 if d0 < 1e-5 or d1 < 1e-5 else 0.01 * d0 / d1
+        h0 = min(h0, self.max_step)
+        k1 = self.f(t + h0, x + h0 * k0)
+        d2 = _rms((k1 - k0) / scale) / h0
+        p = self.tableau.error_order + 1
+        if d1 <= 1e-15 and d2 <= 1e-15:
+            h1 = max(1e-6, h0 * 1e-3)
+        else:
+            h1 = (0.01 / max(d1, d2)) ** (1.0 / p)
+        return min(100.0 * h0, h1, self.max_step)
+
+    def state_at(self, tau: float) -> np.ndarray:
+        if tau == self.t:
+            return self.x
+        if tau == self.t_prev:
+            return self.x_prev
+        k0 = self._k0_prev if self._k0_prev is not None else self.f(self.t_prev, self.x_prev)
+        return self._solution(self.t_prev, self.x_prev, tau - self.t_prev, k0)
+
+
+class SemiExplicitEulerStepper(Stepper):
+    """Semi-explicit (symplectic) Euler with fixed step ``max_step``.
+
+    With x = [q; v; z] split by ``partition = (q_idx, v_idx, z_idx)``::
+
+        v+ = v + h vdot(t, x)
+        q+ = q + h N(q) v+          (map_v(v+) evaluated with the context at (t, x))
+        z+ = z + h zdot(t, x)
+
+    ``map_v(v)`` must evaluate N(q) v at the state last passed to ``f``.
+    """
+
+    def __init__(self, f, map_v: Callable[[np.ndarray], np.ndarray], partition, *, max_step: float):
+        super().__init__(f)
+        self.map_v = map_v
+        self.q_idx, self.v_idx, self.z_idx = (np.asarray(p, dtype=int) for p in partition)
+        self.max_step = float(max_step)
+
+    def _one(self, t, x, h):
+        xdot = self.f(t, x)
+        x_new = np.array(x, dtype=float)
+        v_new = x[self.v_idx] + h * xdot[self.v_idx]
+        x_new[self.v_idx] = v_new
+        if self.q_idx.size:
+            x_new[self.q_idx] = x[self.q_idx] + h * np.asarray(self.map_v(v_new), dtype=float).reshape(-1)
+        if self.z_idx.size:
+            x_new[self.z_idx] = x[self.z_idx] + h * xdot[self.z_idx]
+        return x_new
+
+    def step(self, t_limit: float) -> None:
+        h, t_new = self._fixed_h(self.t, t_limit, self.max_step)
+        x_new = self._one(self.t, self.x, h)
+        self.t_prev, self.x_prev = self.t, self.x
+        self.t, self.x = t_new, x_new
+
+    def state_at(self, tau: float) -> np.ndarray:
+        if tau == self.t:
+            return self.x
+        if tau == self.t_prev:
+            return self.x_prev
+        return self._one(self.t_prev, self.x_prev, tau - self.t_prev)
+
+
+#: Solvers whose ``t_bound`` may be moved between steps (LSODA fixes it in Fortran).
+_MOVABLE_BOUND = (scipy.integrate.RK45, scipy.integrate.DOP853, scipy.integrate.Radau,
+                  scipy.integrate.BDF)
+
+
+class ScipyStepper(Stepper):
+    """One of scipy's ``OdeSolver`` classes, stepped one step at a time.
+
+    The solver is created with ``t_bound = t_limit``; when the limit moves without a
+    state jump its bound is moved (RK45, DOP853, Radau, BDF) or the solver is re-created
+    with the last step size as ``first_step`` (LSODA). ``state_at`` uses the solver's
+    dense output of the last step.
+    """
+
+    error_controlled = True
+
+    def __init__(self, f, method: str, *, max_step: float, rtol: float, atol: float):
+        super().__init__(f)
+        self.method = method
+        self.cls = SCIPY_METHODS[method]
+        self.max_step, self.rtol, self.atol = float(max_step), float(rtol), float(atol)
+        self._solver = None
+        self._dense = None
+        self._h_hint: Optional[float] = None
+        self._nfev_seen = 0
+
+    def reset(self, t, x) -> None:
+        super().reset(t, x)
+        self._remember_hint()
+        self._solver = None
+        self._dense = None
+
+    def _remember_hint(self):
+        s = self._solver
+        if s is not None:
+            h = getattr(s, "h_abs", None)
+            if h is None or not math.isfinite(h) or h <= 0:
+                h = s.step_size
+            if h is not None and h > 0:
+                self._h_hint = float(h)
+
+    def _create(self, t_limit):
+        first = None
+        if self._h_hint is not None:
+            first = min(self._h_hint, t_limit - self.t, self.max_step)
+            if not first > 0:
+                first = None
+        self._solver = self.cls(self.f, self.t, self.x, t_limit, max_step=self.max_step,
+                                rtol=self.rtol, atol=self.atol, first_step=first)
+
+    def step(self, t_limit: float) -> None:
+        s = self._solver
+        if s is None:
+            self._create(t_limit)
+        elif s.t_bound != t_limit:
+            if isinstance(s, _MOVABLE_BOUND):
+                s.t_bound = t_limit
+                s.status = "running"
+            else:
+                self._remember_hint()
+                self._create(t_limit)
+        s = self._solver
+        msg = s.step()
+        if s.status == "failed":
+            raise StepSizeError(f"scipy {self.method} failed at t={s.t!r}: {msg}")
+        self.t_prev, self.x_prev = self.t, self.x
+        self.t, self.x = float(s.t), np.array(s.y, dtype=float)
+        if s.t == t_limit:
+            self.t = t_limit
+        self._dense = None
+
+    def state_at(self, tau: float) -> np.ndarray:
+        if tau == self.t:
+            return self.x
+        if tau == self.t_prev:
+            return self.x_prev
+        if self._dense is None:
+            self._dense = self._solver.dense_output()
+        return np.asarray(self._dense(tau), dtype=float)
+
+
+def make_stepper(name: str, f, *, fixed_step: bool, max_step: float, rtol: float, atol: float,
+                 map_v=None, partition=None) -> Stepper:
+    """The stepper of integrator ``name`` (see :data:`INTEGRATOR_NAMES`) over ``f(t, x)``.
+
+    Parameters
+    ----------
+    name : str
+    f : callable
+        ``f(t, x) -> xdot``, shapes (nx,).
+    fixed_step : bool
+        Force fixed steps for the RK schemes with an error estimate (refused for scipy's).
+    max_step : float
+        Fixed step size, or the largest error-controlled step.
+    rtol, atol : float
+        Error-control tolerances.
+    map_v, partition
+        For ``semi_explicit_euler``: ``map_v(v) -> qdot`` and ``(q_idx, v_idx, z_idx)``.
+    """
+    check_integrator_name(name)
+    if name in SCIPY_METHODS:
+        if fixed_step:
+            raise ValueError(f"integrator '{name}' (scipy) is always error-controlled; "
+                             f"fixed_step=True applies to {', '.join(INTEGRATOR_NAMES[:5])}")
+        return ScipyStepper(f, name, max_step=max_step, rtol=rtol, atol=atol)
+    if name == "semi_explicit_euler":
+        return SemiExplicitEulerStepper(f, map_v, partition, max_step=max_step)
+    tableau = TABLEAUS[name]
+    controlled = tableau.has_error_estimate and not fixed_step
+    return RungeKuttaStepper(f, tableau, max_step=max_step, error_controlled=controlled,
+                             rtol=rtol, atol=atol)

@@ -1,0 +1,733 @@
+"""The :class:`Simulator`: hybrid simulation of any System or Diagram.
+
+Semantics (one simulator step)
+------------------------------
+1. Integrate the continuous state from ``t`` toward the *boundary*
+   ``min(next timed event, t_final)`` with one integrator step; the step lands exactly on
+   the boundary when it reaches it. Without continuous state, time jumps to the boundary.
+2. If a witness function changed sign in its direction during the step, the crossing is
+   isolated by bisection on the integrator's dense output to within
+   ``witness_tolerance`` (default 1e-10 s) and the step ends just after it (the guard has
+   crossed at the stop time).
+3. At the step's end time ``t1``, every update due then -- the on_trigger of each
+   triggered witness, the periodic discrete and unrestricted updates due at ``t1``, and
+   the per-step discrete and unrestricted updates -- is *evaluated from the same
+   pre-update context* and the results are applied together (unrestricted updates
+   first, then discrete ones, each in leaf order). Any update restarts the integrator.
+4. Then publishes: the periodic publishes due at ``t1`` and every per-step publish, so
+   a publish at time t sees the state after the updates at t.
+5. The monitor, if set, is called with the root context; it may stop the run.
+
+Periodic events fire at ``offset + k * period`` computed from the integer ``k`` (no
+accumulation, no drift); events of different periods due within ``1e-12 * max(1, |t|)``
+of each other fire together at the earlier time. :meth:`Simulator.initialize`
+runs the initialization events (updates evaluated together, then publishes), then the
+updates and publishes due at the initial time, including every per-step publish.
+
+The monitor
+-----------
+``set_monitor(callback)``: ``callback(context)`` returns ``None`` (continue) or an
+:class:`EventStatus` -- ``EventStatus.did_nothing()``, ``.succeeded()`` (continue),
+``.reached_termination(message)`` (``advance_to`` returns early with a
+:class:`SimulatorStatus` whose ``reason`` is ``"reached_termination"``) or
+``.failed(message)`` (raises :class:`SimulationError`). The strings ``"terminate"`` and
+``"fail"`` are accepted as shorthands.
+"""
+from __future__ import annotations
+
+import math
+import time as _time
+from dataclasses import dataclass
+from typing import Any, Callable, List, Optional, Tuple
+
+import numpy as np
+
+from ..context import _INVALID
+from ..errors import InputNotConnectedError, PortValueError, SystemCallbackError
+from ..events import PeriodicEvent, PerStepEvent, InitializationEvent, State, WitnessFunction
+from ..diagram import Diagram
+from ..leaf_system import LeafSystem
+from ..system import System
+from ._progress import ProgressBar
+from .integrators import (INTEGRATOR_NAMES, SCIPY_METHODS, TABLEAUS, Stepper, StepSizeError,
+                          check_integrator_name, make_stepper)
+
+__all__ = ["Simulator", "SimulatorStatus", "EventStatus", "SimulationError", "NonFiniteStateError"]
+
+
+class SimulationError(RuntimeError):
+    """The simulation cannot continue (monitor failure, step size underflow, bad state)."""
+
+
+class NonFiniteStateError(SimulationError):
+    """A state or time derivative became NaN or infinite; the message names the system,
+    the state index and the time. The context keeps the last finite state."""
+
+
+@dataclass(frozen=True)
+class EventStatus:
+    """What a monitor returns: ``severity`` one of ``"did_nothing"``, ``"succeeded"``,
+    ``"reached_termination"``, ``"failed"``, with an optional message."""
+
+    severity: str
+    message: str = ""
+
+    @classmethod
+    def did_nothing(cls) -> "EventStatus":
+        """Continue."""
+        return cls("did_nothing")
+
+    @classmethod
+    def succeeded(cls) -> "EventStatus":
+        """Continue."""
+        return cls("succeeded")
+
+    @classmethod
+    def reached_termination(cls, message: str = "") -> "EventStatus":
+        """Stop the run; ``advance_to`` returns normally."""
+        return cls("reached_termination", message)
+
+    @classmethod
+    def failed(cls, message: str = "") -> "EventStatus":
+        """Stop the run with a :class:`SimulationError`."""
+        return cls("failed", message)
+
+
+@dataclass(frozen=True)
+class SimulatorStatus:
+    """Returned by :meth:`Simulator.advance_to`.
+
+    Attributes
+    ----------
+    reason : str
+        ``"reached_boundary_time"`` or ``"reached_termination"`` (the monitor stopped it).
+    boundary_time : float
+        The requested final time.
+    return_time : float
+        The time reached.
+    message : str
+    """
+
+    reason: str
+    boundary_time: float
+    return_time: float
+    message: str = ""
+
+    def succeeded(self) -> bool:
+        """True when the requested time was reached."""
+        return self.reason == "reached_boundary_time"
+
+
+class _Timed:
+    """Bookkeeping of one periodic event: the next index k and its time."""
+
+    __slots__ = ("event", "ctx", "k", "t_next")
+
+    def __init__(self, event: PeriodicEvent, ctx):
+        self.event, self.ctx, self.k, self.t_next = event, ctx, 0, event.time_of(0)
+
+    def start(self, t0: float) -> None:
+        self.k = self.event.next_index_after(t0, inclusive=True)
+        self.t_next = self.event.time_of(self.k)
+
+    def advance(self) -> None:
+        self.k += 1
+        self.t_next = self.event.time_of(self.k)
+
+
+def _merge_tol(t: float) -> float:
+    return 1e-12 * max(1.0, abs(t))
+
+
+class Simulator:
+    """Advance a System (leaf or diagram) and its context through time.
+
+    Parameters
+    ----------
+    system : System
+    context : Context, optional
+        A root context of ``system`` (default: ``system.create_default_context()``). The
+        simulator advances it in place.
+    integrator : str
+        One of :data:`~systems.analysis.integrators.INTEGRATOR_NAMES`.
+    accuracy : float
+        Relative tolerance ``rtol`` of error-controlled integrators; the absolute
+        tolerance is ``atol = 1e-3 * accuracy`` unless given (scipy's default ratio).
+    max_step : float
+        Largest step of error-controlled integrators; the step size of fixed-step ones.
+    fixed_step : bool
+        Use ``runge_kutta2`` / ``runge_kutta3`` with fixed steps (``explicit_euler``,
+        ``semi_explicit_euler`` and ``runge_kutta4`` always are).
+    compiled : bool
+        Reserved for the compiled mode (CasADi functions of the flattened diagram);
+        ``False`` evaluates the systems' Python callbacks.
+    atol : float, optional
+    witness_tolerance : float
+        Width of the time interval a witness crossing is isolated to (s).
+
+    Examples
+    --------
+    >>> from systems.primitives import Integrator, ConstantVectorSource
+    >>> from systems import DiagramBuilder
+    >>> b = DiagramBuilder()
+    >>> src = b.add_system(ConstantVectorSource([2.0]))
+    >>> integ = b.add_system(Integrator(1))
+    >>> b.connect(src.get_output_port(), integ.get_input_port())
+    >>> sim = Simulator(b.build())
+    >>> _ = sim.advance_to(1.5)
+    >>> float(sim.get_context().continuous_state[0])
+    3.0
+    """
+
+    def __init__(self, system: System, context=None, *, integrator: str = "runge_kutta3",
+                 accuracy: float = 1e-4, max_step: float = 0.1, fixed_step: bool = False,
+                 compiled: bool = False, atol: Optional[float] = None,
+                 witness_tolerance: float = 1e-10):
+        if not isinstance(system, System):
+            raise TypeError(f"Simulator: expected a System, got {type(system).__name__}")
+        self._system = system
+        if context is None:
+            context = system.create_default_context()
+        if context.system is not system or not context.is_root:
+            raise ValueError(f"Simulator: the context given is not a root context of system "
+                             f"'{system.name}' (it belongs to '{context.system.name}')")
+        self._context = context
+        self._integrator_name = check_integrator_name(integrator)
+        for name, value in (("accuracy", accuracy), ("max_step", max_step),
+                            ("witness_tolerance", witness_tolerance)):
+            if not (isinstance(value, (int, float)) and value > 0 and not math.isnan(value)):
+                raise ValueError(f"Simulator: {name} must be a number > 0, got {value!r}")
+        fixed = integrator in ("explicit_euler", "semi_explicit_euler", "runge_kutta4") or fixed_step
+        if fixed and not math.isfinite(max_step):
+            raise ValueError(f"Simulator: integrator '{integrator}' takes fixed steps of size "
+                             f"max_step, which must be finite (got {max_step!r})")
+        if fixed_step and integrator in SCIPY_METHODS:
+            raise ValueError(f"Simulator: integrator '{integrator}' (scipy) is always "
+                             f"error-controlled; fixed_step=True applies to "
+                             f"{', '.join(INTEGRATOR_NAMES[:5])}")
+        if compiled:
+            raise NotImplementedError("Simulator(compiled=True) is not available yet; it evaluates "
+                                      "the diagram's Python callbacks (compiled=False)")
+        self._compiled = bool(compiled)
+        self._fixed_step = bool(fixed_step)
+        self._accuracy = float(accuracy)
+        self._atol = 1e-3 * float(accuracy) if atol is None else float(atol)
+        self._max_step = float(max_step)
+        self._witness_tol = float(witness_tolerance)
+        self._monitor: Optional[Callable] = None
+        self._rate = 0.0
+        self._progress: Optional[bool] = None
+        self._initialized = False
+        self._stepper: Optional[Stepper] = None
+        self._collect_events()
+        self._setup_fast_path()
+        self._reset_statistics()
+
+    # ================================================================== public API
+    def get_context(self):
+        """The root context being simulated (read it; change it through the setters)."""
+        return self._context
+
+    def get_mutable_context(self):
+        """The root context being simulated (changes are picked up by the next advance_to)."""
+        return self._context
+
+    def get_system(self) -> System:
+        """The system simulated."""
+        return self._system
+
+    @property
+    def integrator(self) -> str:
+        """Name of the integrator."""
+        return self._integrator_name
+
+    def set_monitor(self, callback: Optional[Callable[[Any], Any]]) -> None:
+        """Call ``callback(root_context)`` after every step; see the module docstring for
+        the statuses it may return (None to continue)."""
+        if callback is not None and not callable(callback):
+            raise TypeError(f"Simulator.set_monitor: expected a callable or None, got "
+                            f"{type(callback).__name__}")
+        self._monitor = callback
+
+    def clear_monitor(self) -> None:
+        """Remove the monitor."""
+        self._monitor = None
+
+    def set_target_realtime_rate(self, rate: float) -> None:
+        """Slow the run down to ``rate`` x wall-clock time (0: as fast as possible)."""
+        if not (isinstance(rate, (int, float)) and math.isfinite(rate) and rate >= 0):
+            raise ValueError(f"Simulator.set_target_realtime_rate: rate must be a finite "
+                             f"number >= 0, got {rate!r}")
+        self._rate = float(rate)
+
+    def get_target_realtime_rate(self) -> float:
+        """The target realtime rate (0: none)."""
+        return self._rate
+
+    def set_progress(self, enabled: Optional[bool]) -> None:
+        """Progress bar on stderr: True, False, or None (default: only on a terminal)."""
+        self._progress = enabled
+
+    def get_num_steps_taken(self) -> int:
+        """Simulator steps taken since construction or the last :meth:`reset_statistics`."""
+        return self._stats["steps"]
+
+    def get_statistics(self) -> dict:
+        """Counters: ``steps``, ``derivative_evaluations``, ``discrete_updates``,
+        ``unrestricted_updates``, ``publishes``, ``witness_triggers``, ``rejected_steps``,
+        ``integrator_restarts``."""
+        out = dict(self._stats)
+        out["derivative_evaluations"] = self._nfev[0]
+        out["rejected_steps"] = self._rejected_before + (
+            self._stepper.num_rejected if self._stepper is not None else 0)
+        return out
+
+    def reset_statistics(self) -> None:
+        """Zero the counters."""
+        self._reset_statistics()
+
+    def initialize(self) -> None:
+        """Run the initialization events, then the updates and publishes due at the
+        current time (per-step publishes included), and (re)start the integrator."""
+        ctx = self._context
+        t0 = ctx.time
+        if not isinstance(t0, float) or not math.isfinite(t0):
+            raise ValueError(f"Simulator.initialize: context time must be a finite float, got {t0!r}")
+        # Initialization events: updates evaluated together, then publishes.
+        unres = [(e, c) for e, c in self._init_events if e.kind == "unrestricted"]
+        disc = [(e, c) for e, c in self._init_events if e.kind == "discrete"]
+        self._apply_updates(t0, unres, disc, "initialization")
+        for e, c in self._init_events:
+            if e.kind == "publish":
+                self._call(e, c, t0, "initialization publish")
+                self._stats["publishes"] += 1
+        for te in self._timed:
+            te.start(t0)
+        self._restart_stepper()
+        due = self._due(t0)
+        self._handle_events(t0, due, (), per_step_updates=False)
+        self._initialized = True
+
+    def advance_to(self, t_final: float) -> SimulatorStatus:
+        """Simulate until ``t_final`` (or until the monitor stops the run).
+
+        Returns
+        -------
+        SimulatorStatus
+        """
+        ctx = self._context
+        try:
+            t_final = float(t_final)
+        except (TypeError, ValueError):
+            raise TypeError(f"Simulator.advance_to: expected a number, got {t_final!r}") from None
+        if not math.isfinite(t_final):
+            raise ValueError(f"Simulator.advance_to: final time must be finite, got {t_final}")
+        if t_final < ctx.time:
+            raise ValueError(f"Simulator.advance_to({t_final!r}): the final time is earlier than "
+                             f"the current time {ctx.time!r} of system '{self._system.name}'")
+        if not self._initialized:
+            self.initialize()
+        else:
+            self._sync_stepper()
+        t_start = ctx.time
+        wall0 = _time.perf_counter()
+        bar = ProgressBar(t_start, t_final, enabled=self._progress)
+        status_reason, message = "reached_boundary_time", ""
+        stats = self._stats
+        timed = self._timed
+        try:
+            while ctx._time < t_final:
+                t = ctx._time
+                t_event = min(te.t_next for te in timed) if timed else math.inf
+                boundary = t_event if t_event < t_final else t_final
+                hits: Tuple = ()
+                if self._stepper is None or boundary - t <= 4.0 * np.spacing(max(1.0, abs(t))):
+                    t1 = boundary
+                    self._set_time(t1)
+                else:
+                    t1, hits = self._integrate_step(boundary)
+                stats["steps"] += 1
+                due = self._due(t1) if t_event <= t1 + _merge_tol(t1) else ()
+                self._handle_events(t1, due, hits, per_step_updates=True)
+                if self._rate > 0.0:
+                    ahead = wall0 + (t1 - t_start) / self._rate - _time.perf_counter()
+                    if ahead > 0:
+                        _time.sleep(ahead)
+                bar.update(t1)
+                if self._monitor is not None:
+                    verdict = self._check_monitor(t1)
+                    if verdict is not None:
+                        status_reason, message = "reached_termination", verdict
+                        break
+        finally:
+            bar.close(ctx.time)
+        return SimulatorStatus(status_reason, t_final, ctx.time, message)
+
+    # ================================================================== setup
+    def _collect_events(self) -> None:
+        ctx = self._context
+        leaf_ctx = {}
+        for system, c in zip(self._system.leaf_systems(), ctx._leaf_contexts()):
+            leaf_ctx[id(system)] = c
+        self._timed: List[_Timed] = []
+        self._per_step = {"publish": [], "discrete": [], "unrestricted": []}
+        self._init_events = []
+        self._witnesses: List[Tuple[WitnessFunction, Any]] = []
+        for e in self._system.events():
+            c = leaf_ctx[id(e.system)]
+            if isinstance(e, PeriodicEvent):
+                self._timed.append(_Timed(e, c))
+            elif isinstance(e, PerStepEvent):
+                self._per_step[e.kind].append((e, c))
+            elif isinstance(e, InitializationEvent):
+                self._init_events.append((e, c))
+            elif isinstance(e, WitnessFunction):
+                self._witnesses.append((e, c))
+            else:  # pragma: no cover - the framework defines no other kinds
+                raise TypeError(f"Simulator: unknown event {e!r} of system '{e.system.name}'")
+        self._g_prev: List[float] = []
+
+    def _setup_fast_path(self) -> None:
+        """Precompute how to load (t, x) into the context without copies per leaf.
+
+        The derivative function sets the root time and the leaves' continuous states to
+        read-only views of one copy of ``x``, and clears exactly the cached outputs that
+        depend on time or continuous state (the context's own invalidation tables).
+        """
+        ctx = self._context
+        leaves = ctx._leaf_contexts()
+        self._slots = []
+        k = 0
+        for leaf in leaves:
+            m = leaf._xc.shape[0]
+            if m:
+                self._slots.append((leaf, k, k + m))
+                k += m
+        self._nx = k
+        ctx._invalidate("time")  # builds the tables
+        tables = ctx._root._tables
+        seen, cells = set(), []
+        keys = ["time"] + [(id(leaf), "continuous_state") for leaf, _, _ in self._slots]
+        for key in keys:
+            for cache, i in tables.get(key, ()):
+                if (id(cache), i) not in seen:
+                    seen.add((id(cache), i))
+                    cells.append((cache, i))
+        self._time_cells = [(c, i) for c, i in tables.get("time", ())]
+        self._cells = cells
+
+    def _reset_statistics(self) -> None:
+        self._stats = {"steps": 0, "discrete_updates": 0, "unrestricted_updates": 0,
+                       "publishes": 0, "witness_triggers": 0, "integrator_restarts": 0}
+        self._nfev = [0]
+        self._rejected_before = -(self._stepper.num_rejected if self._stepper is not None else 0)
+
+    def _load(self, t: float, x: np.ndarray) -> None:
+        """Put (t, x) into the context (x is copied once and shared read-only by the leaves)."""
+        x = np.array(x, dtype=float)
+        x.flags.writeable = False
+        root = self._context
+        root._time = t
+        for leaf, a, b in self._slots:
+            leaf._xc = x[a:b]
+        for cache, i in self._cells:
+            cache[i] = _INVALID
+
+    def _set_time(self, t: float) -> None:
+        self._context._time = t
+        for cache, i in self._time_cells:
+            cache[i] = _INVALID
+
+    def _make_derivative_function(self) -> Callable[[float, np.ndarray], np.ndarray]:
+        """``f(t, x) -> xdot`` over the context: the place a compiled mode plugs in.
+
+        The interpreted mode loads (t, x) into the context (fast path, no per-leaf copy)
+        and calls ``system.eval_time_derivatives``; a non-finite derivative raises
+        :class:`NonFiniteStateError` naming the system and the index.
+        """
+        root = self._context
+        slots, cells = self._slots, self._cells
+        nfev = self._nfev
+        report = self._report_nonfinite_derivative
+        invalid = _INVALID
+        isfinite = math.isfinite
+        array, concatenate = np.array, np.concatenate
+        system = self._system
+        generic = type(system).eval_time_derivatives in (Diagram.eval_time_derivatives,
+                                                          LeafSystem.eval_time_derivatives)
+        if generic and slots:
+            # Each leaf with continuous state, directly (what Diagram.eval_time_derivatives does).
+            evals = [(leaf._system.eval_time_derivatives, leaf) for leaf, _, _ in slots]
+        else:
+            evals = [(lambda c, _s=system: _s.eval_time_derivatives(c), root)]
+        single = evals[0] if len(evals) == 1 else None
+
+        def f(t, x):
+            x = array(x, dtype=float)
+            x.flags.writeable = False
+            root._time = t
+            for leaf, a, b in slots:
+                leaf._xc = x[a:b]
+            for cache, i in cells:
+                cache[i] = invalid
+            nfev[0] += 1
+            if single is not None:
+                xdot = single[0](single[1])
+            else:
+                xdot = concatenate([ev(c) for ev, c in evals])
+            if not isfinite(xdot.sum()):
+                report(t, x, xdot)
+            return xdot
+
+        return f
+
+    def _restart_stepper(self) -> None:
+        if self._nx == 0:
+            self._stepper = None
+            return
+        if self._stepper is None:
+            f = self._make_derivative_function()
+            map_v = partition = None
+            if self._integrator_name == "semi_explicit_euler":
+                system, root = self._system, self._context
+                partition = system.continuous_state_partition()
+
+                def map_v(v):
+                    return system.map_velocity_to_qdot(root, v)
+            self._stepper = make_stepper(
+                self._integrator_name, f, fixed_step=self._fixed_step, max_step=self._max_step,
+                rtol=self._accuracy, atol=self._atol, map_v=map_v, partition=partition)
+        else:
+            self._stats["integrator_restarts"] += 1
+        x = self._context.continuous_state
+        self._stepper.reset(self._context.time, np.array(x, dtype=float))
+        self._check_finite_state(self._context.time, self._stepper.x, None)
+
+    def _sync_stepper(self) -> None:
+        """Restart the integrator if the context was changed since the last step."""
+        st = self._stepper
+        ctx = self._context
+        if st is None:
+            return
+        if ctx.time != st.t or not np.array_equal(np.asarray(ctx.continuous_state), st.x):
+            self._restart_stepper()
+            self._g_prev = self._guards()
+
+    # ================================================================== integration
+    def _integrate_step(self, boundary: float):
+        st = self._stepper
+        t0, x0 = st.t, st.x
+        try:
+            st.step(boundary)
+            t1, x1 = st.t, st.x
+            self._check_finite_state(t1, x1, t0)
+            self._load(t1, x1)
+            hits: Tuple = ()
+            if self._witnesses:
+                g1 = self._guards()
+                g0 = self._g_prev
+                if any(w.triggers(a, b) for (w, _), a, b in zip(self._witnesses, g0, g1)):
+                    t1, hits = self._isolate(t0, t1, g0, g1)
+                else:
+                    self._g_prev = g1
+        except StepSizeError as exc:
+            self._load(t0, x0)
+            raise SimulationError(f"simulating '{self._system.name}': {exc}") from exc
+        except BaseException:
+            self._load(t0, x0)  # the context keeps the last accepted state
+            raise
+        return t1, hits
+
+    def _guards(self) -> List[float]:
+        out = []
+        for w, c in self._witnesses:
+            try:
+                g = float(w.guard(c))
+            except (SystemCallbackError, InputNotConnectedError, NonFiniteStateError):
+                raise
+            except Exception as exc:
+                raise SystemCallbackError(
+                    f"system '{w.system.name}': guard of witness '{w.name}' at "
+                    f"t={c.time!r} raised {type(exc).__name__}: {exc}") from exc
+            if not math.isfinite(g):
+                raise NonFiniteStateError(f"system '{w.system.name}': guard of witness "
+                                          f"'{w.name}' is {g} at t={c.time!r}")
+            out.append(g)
+        return out
+
+    def _isolate(self, t0, t1, g0, g1):
+        """Bisect [t0, t1] down to ``witness_tolerance``; return the stop time just after
+        the first crossing and the witnesses that triggered."""
+        st = self._stepper
+        ws = self._witnesses
+        a, b, gb = t0, t1, g1
+        while b - a > self._witness_tol:
+            m = 0.5 * (a + b)
+            if m <= a or m >= b:
+                break
+            self._load(m, st.state_at(m))
+            gm = self._guards()
+            if any(w.triggers(p, q) for (w, _), p, q in zip(ws, g0, gm)):
+                b, gb = m, gm
+            else:
+                a = m
+        xb = st.state_at(b)
+        self._check_finite_state(b, xb, t0)
+        self._load(b, xb)
+        hits = tuple((w, c) for (w, c), p, q in zip(ws, g0, gb) if w.triggers(p, q))
+        self._stats["witness_triggers"] += len(hits)
+        return b, hits
+
+    # ================================================================== events
+    def _due(self, t: float) -> List[_Timed]:
+        tol = _merge_tol(t)
+        return [te for te in self._timed if te.t_next <= t + tol]
+
+    def _handle_events(self, t: float, due, hits, *, per_step_updates: bool) -> None:
+        unres = [(w, c) for w, c in hits if w.on_trigger is not None]
+        disc, disc_cb = [], []
+        for te in due:
+            if te.event.kind == "unrestricted":
+                unres.append((te.event, te.ctx))
+            elif te.event.kind == "discrete":
+                disc.append((te.event, te.ctx))
+        if per_step_updates:
+            unres.extend(self._per_step["unrestricted"])
+            disc.extend(self._per_step["discrete"])
+        jump = bool(hits)
+        if unres or disc:
+            self._apply_updates(t, unres, disc, "update")
+            jump = True
+        if jump and self._nx:
+            self._restart_stepper()
+        if jump or not self._g_prev:
+            self._g_prev = self._guards() if self._witnesses else []
+        for te in due:
+            if te.event.kind == "publish":
+                self._call(te.event, te.ctx, t, "periodic publish")
+                self._stats["publishes"] += 1
+        for e, c in self._per_step["publish"]:
+            self._call(e, c, t, "per-step publish")
+            self._stats["publishes"] += 1
+        for te in due:
+            te.advance()
+
+    def _apply_updates(self, t, unres, disc, what) -> None:
+        """Evaluate every update from the current context, then apply them together."""
+        states = []
+        for e, c in unres:
+            state = State(c)
+            cb = e.on_trigger if isinstance(e, WitnessFunction) else e.callback
+            label = f"witness '{e.name}' on_trigger" if isinstance(e, WitnessFunction) \
+                else f"{what} (unrestricted)"
+            self._call(e, c, t, label, cb, state)
+            states.append((e, c, state))
+        xds = []
+        for e, c in disc:
+            xd = self._call(e, c, t, f"{what} (discrete)")
+            xd = np.asarray(xd, dtype=float).reshape(-1) if not hasattr(xd, "full") \
+                else np.asarray(xd.full(), dtype=float).reshape(-1)
+            n = c._xd.shape[0]
+            if xd.shape[0] != n:
+                raise PortValueError(f"system '{e.system.name}': discrete update at t={t!r} "
+                                     f"returned {xd.shape[0]} values, expected {n}")
+            self._check_finite_vector(xd, e.system, "discrete state", t)
+            xds.append((c, xd))
+        for e, c, state in states:
+            self._check_finite_vector(state.continuous_state, e.system, "continuous state", t)
+            self._check_finite_vector(state.discrete_state, e.system, "discrete state", t)
+        for e, c, state in states:
+            if c._xc.shape[0]:
+                c.set_continuous_state(state.continuous_state)
+            if c._xd.shape[0]:
+                c.set_discrete_state(state.discrete_state)
+            for i, v in enumerate(state.abstract_state):
+                if v is not c._xa[i]:
+                    c.set_abstract_state(i, v)
+        for c, xd in xds:
+            c.set_discrete_state(xd)
+        self._stats["unrestricted_updates"] += len(states)
+        self._stats["discrete_updates"] += len(xds)
+
+    def _call(self, event, ctx, t, what, callback=None, *extra):
+        cb = event.callback if callback is None else callback
+        try:
+            return cb(ctx, *extra)
+        except (SystemCallbackError, InputNotConnectedError, SimulationError):
+            raise
+        except Exception as exc:
+            raise SystemCallbackError(
+                f"system '{event.system.name}': {what} at t={t!r} raised "
+                f"{type(exc).__name__}: {exc}") from exc
+
+    def _check_monitor(self, t) -> Optional[str]:
+        result = self._monitor(self._context)
+        if result is None:
+            return None
+        if isinstance(result, str):
+            key = result.lower()
+            if key in ("terminate", "reached_termination", "stop"):
+                return f"monitor requested termination at t={t!r}"
+            if key in ("fail", "failed"):
+                raise SimulationError(f"monitor reported failure at t={t!r} while simulating "
+                                      f"'{self._system.name}'")
+            raise ValueError(f"Simulator monitor returned the string {result!r}; expected None, "
+                             f"an EventStatus, 'terminate' or 'fail'")
+        if isinstance(result, EventStatus):
+            if result.severity in ("did_nothing", "succeeded"):
+                return None
+            if result.severity == "reached_termination":
+                return result.message or f"monitor requested termination at t={t!r}"
+            if result.severity == "failed":
+                raise SimulationError(f"monitor reported failure at t={t!r} while simulating "
+                                      f"'{self._system.name}': {result.message}")
+        raise TypeError(f"Simulator monitor returned {result!r}; expected None, an EventStatus, "
+                        f"'terminate' or 'fail'")
+
+    # ================================================================== faults
+    def _locate(self, index: int):
+        for leaf, a, b in self._slots:
+            if a <= index < b:
+                return leaf._system, index - a
+        return self._system, index  # pragma: no cover
+
+    def _check_finite_state(self, t1, x, t0) -> None:
+        if x.shape[0] and not math.isfinite(float(np.sum(x))):
+            bad = int(np.flatnonzero(~np.isfinite(x))[0])
+            system, local = self._locate(bad)
+            when = f"t={t1!r}" if t0 is None else f"the step from t={t0!r} to t={t1!r}"
+            raise NonFiniteStateError(
+                f"continuous state {local} of system '{system.name}' (index {bad} of the "
+                f"state of '{self._system.name}') became {x[bad]} in {when}; the context "
+                f"keeps the last finite state")
+
+    def _check_finite_vector(self, v, system, what, t) -> None:
+        if v.shape[0] and not np.all(np.isfinite(v)):
+            bad = int(np.flatnonzero(~np.isfinite(v))[0])
+            raise NonFiniteStateError(f"{what} {bad} of system '{system.name}' would become "
+                                      f"{v[bad]} at t={t!r} (update refused; the context keeps "
+                                      f"the last finite state)")
+
+    def _report_nonfinite_derivative(self, t, x, xdot) -> None:
+        bad = int(np.flatnonzero(~np.isfinite(xdot))[0])
+        system, local = self._locate(bad)
+        culprit = ""
+        leaves = self._context._leaf_contexts()
+        for leaf in leaves:
+            for j, value in enumerate(leaf._cache):
+                if isinstance(value, np.ndarray) and value.dtype.kind == "f" and \
+                        not np.all(np.isfinite(value)):
+                    port = leaf._system.output_ports[j]
+                    culprit = (f"; output port '{port.name}' of system '{leaf._system.name}' "
+                               f"is not finite")
+                    break
+            if culprit:
+                break
+        raise NonFiniteStateError(
+            f"time derivative of continuous state {local} of system '{system.name}' is "
+            f"{xdot[bad]} at t={t!r}{culprit}; the context keeps the last finite state")
+
+
+# Kept for introspection and documentation.
+Simulator.INTEGRATORS = INTEGRATOR_NAMES
+Simulator.TABLEAUS = TABLEAUS

@@ -1,0 +1,84 @@
+"""PID control: :class:`PidController` (Drake's port names and sign convention)."""
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from ..leaf_system import LeafSystem
+
+__all__ = ["PidController"]
+
+
+def _gains(value, name: str) -> np.ndarray:
+    arr = np.atleast_1d(np.asarray(value, dtype=float)).ravel()
+    if arr.size == 0 or not np.all(np.isfinite(arr)):
+        raise ValueError(f"PidController: {name} must be a non-empty finite scalar or vector, "
+                         f"got {value!r}")
+    return arr
+
+
+class PidController(LeafSystem):
+    """A PID controller on n positions.
+
+    Inputs ``estimated_state`` = [x; xdot] and ``desired_state`` = [x_d; xdot_d] (size 2n),
+    output ``control`` (size n)::
+
+        u = kp * (x_d - x) + ki * z + kd * (xdot_d - xdot),     zdot = x_d - x
+
+    with elementwise gains and the integral of the position error z as continuous state
+    (initially zero). Drake's convention (``systems::controllers::PidController``).
+    Arithmetic and indexing only, so it evaluates on CasADi symbols too.
+
+    Parameters
+    ----------
+    kp, ki, kd : float or array_like of shape (n,)
+        Gains; scalars are broadcast to the size of the vector ones (n = 1 if all are
+        scalars).
+    """
+
+    def __init__(self, kp, ki, kd, name: Optional[str] = None):
+        super().__init__(name)
+        gains = [_gains(kp, "kp"), _gains(ki, "ki"), _gains(kd, "kd")]
+        n = max(g.shape[0] for g in gains)
+        for g, label in zip(gains, ("kp", "ki", "kd")):
+            if g.shape[0] not in (1, n):
+                raise ValueError(f"PidController: {label} has size {g.shape[0]}, but another gain "
+                                 f"has size {n}; give scalars or vectors of one size")
+        self.kp, self.ki, self.kd = (np.full(n, g[0]) if g.shape[0] == 1 else g for g in gains)
+        self.num_positions = n
+        self.declare_continuous_state(n)
+        self._x = self.declare_input_port("estimated_state", 2 * n)
+        self._xd = self.declare_input_port("desired_state", 2 * n)
+        self.declare_output_port("control", n, self._control, feedthrough=True,
+                                 prerequisites=["continuous_state"])
+
+    def get_input_port_estimated_state(self):
+        """The ``estimated_state`` input [x; xdot]."""
+        return self._x
+
+    def get_input_port_desired_state(self):
+        """The ``desired_state`` input [x_d; xdot_d]."""
+        return self._xd
+
+    def get_output_port_control(self):
+        """The ``control`` output u."""
+        return self.output_ports[0]
+
+    def set_integral_value(self, context, value) -> None:
+        """Set the integral of the position error z in ``context``."""
+        self._find_context(context).set_continuous_state(value)
+
+    def _errors(self, context):
+        n = self.num_positions
+        x = self._x.eval(context)
+        xd = self._xd.eval(context)
+        return xd[0:n] - x[0:n], xd[n:2 * n] - x[n:2 * n]
+
+    def _control(self, context):
+        e, edot = self._errors(context)
+        return self.kp * e + self.ki * context.continuous_state + self.kd * edot
+
+    def time_derivatives(self, context):
+        e, _ = self._errors(context)
+        return e
