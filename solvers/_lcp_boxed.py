@@ -34,49 +34,86 @@ _REFACTOR_EVERY = 40
 
 
 class _FreeSet:
-    """Ordered free set ``C`` with the inverse of ``A[C, C]``."""
+    """Free set ``C`` (unordered) with the inverse ``P`` of ``A[C, C]`` kept in
+    preallocated buffers; adding is a bordering update, removing swaps the
+    row to the last position and applies the Schur downdate, both
+    ``O(|C|^2)``."""
 
     def __init__(self, A: np.ndarray) -> None:
+        n = A.shape[0]
         self.A = A
-        self.idx: list[int] = []
-        self.P = np.zeros((0, 0))
+        self.buf = np.zeros((n, n))
+        self.ibuf = np.zeros(n, dtype=int)
+        self.pos = -np.ones(n, dtype=int)
+        self.m = 0
         self.updates = 0
 
+    @property
+    def idx(self) -> np.ndarray:
+        return self.ibuf[:self.m]
+
+    @property
+    def P(self) -> np.ndarray:
+        return self.buf[:self.m, :self.m]
+
+    def reset(self, C: np.ndarray) -> bool:
+        """Set ``C`` and factor ``A[C, C]`` afresh; False if singular."""
+        m = C.size
+        if m:
+            try:
+                Pn = np.linalg.inv(self.A[np.ix_(C, C)])
+            except np.linalg.LinAlgError:
+                return False
+            if not np.all(np.isfinite(Pn)):
+                return False
+            self.buf[:m, :m] = Pn
+        self.pos[:] = -1
+        self.ibuf[:m] = C
+        self.pos[C] = np.arange(m)
+        self.m = m
+        self.updates = 0
+        return True
+
     def schur(self, k: int) -> tuple[float, np.ndarray, np.ndarray]:
-        A, C = self.A, self.idx
-        if not C:
-            return float(A[k, k]), np.zeros(0), np.zeros(0)
-        Pu = self.P @ A[C, k]
-        vP = A[k, C] @ self.P
-        return float(A[k, k] - A[k, C] @ Pu), Pu, vP
+        if self.m == 0:
+            return float(self.A[k, k]), np.zeros(0), np.zeros(0)
+        C, P = self.idx, self.P
+        u = self.A[C, k]
+        v = self.A[k, C]
+        Pu = P @ u
+        return float(self.A[k, k] - v @ Pu), Pu, v @ P
 
     def add(self, k: int, s: float, Pu: np.ndarray, vP: np.ndarray) -> None:
-        m = len(self.idx)
-        P = np.empty((m + 1, m + 1))
-        P[:m, :m] = self.P + np.outer(Pu, vP) / s
-        P[:m, m] = -Pu / s
-        P[m, :m] = -vP / s
-        P[m, m] = 1.0 / s
-        self.P = P
-        self.idx.append(k)
+        m = self.m
+        B = self.buf
+        if m:
+            B[:m, :m] += np.outer(Pu / s, vP)
+            B[:m, m] = -Pu / s
+            B[m, :m] = -vP / s
+        B[m, m] = 1.0 / s
+        self.ibuf[m] = k
+        self.pos[k] = m
+        self.m = m + 1
         self._count()
 
     def remove(self, k: int) -> None:
-        p = self.idx.index(k)
-        P = self.P
-        col = np.delete(P[:, p], p)
-        row = np.delete(P[p, :], p)
-        P = np.delete(np.delete(P, p, axis=0), p, axis=1)
-        self.P = P - np.outer(col, row) / self.P[p, p]
-        del self.idx[p]
+        p, last = int(self.pos[k]), self.m - 1
+        B, I = self.buf, self.ibuf
+        if p != last:
+            B[[p, last], :self.m] = B[[last, p], :self.m]
+            B[:self.m, [p, last]] = B[:self.m, [last, p]]
+            I[p], I[last] = I[last], I[p]
+            self.pos[I[p]] = p
+        piv = B[last, last]
+        B[:last, :last] -= np.outer(B[:last, last] / piv, B[last, :last])
+        self.pos[k] = -1
+        self.m = last
         self._count()
 
     def _count(self) -> None:
         self.updates += 1
-        if self.updates >= _REFACTOR_EVERY and self.idx:
-            C = self.idx
-            self.P = np.linalg.inv(self.A[np.ix_(C, C)])
-            self.updates = 0
+        if self.updates >= _REFACTOR_EVERY and self.m:
+            self.reset(self.idx.copy())
 
 
 def partition_solution(A: np.ndarray, b: np.ndarray, lo: np.ndarray, hi: np.ndarray,
@@ -122,8 +159,14 @@ def solve_partition(A: np.ndarray, b: np.ndarray, lo: np.ndarray, hi: np.ndarray
     """:func:`partition_solution` if it is complementary within ``tol`` for
     the bounds it implies, else None."""
     x = partition_solution(A, b, lo, hi, state, findex)
-    if x is None:
-        return None
+    return None if x is None else check_partition(A, b, lo, hi, state, x, tol, findex)
+
+
+def check_partition(A: np.ndarray, b: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+                    state: np.ndarray, x: np.ndarray, tol: float,
+                    findex: np.ndarray | None = None) -> np.ndarray | None:
+    """``x`` clipped to its bounds if it is complementary for ``state``
+    within ``tol``, else None."""
     low, up, free = state == LOWER, state == UPPER, state == FREE
     lo_e, hi_e = lo.copy(), hi.copy()
     if findex is not None and np.any(findex >= 0):
@@ -131,6 +174,8 @@ def solve_partition(A: np.ndarray, b: np.ndarray, lo: np.ndarray, hi: np.ndarray
         lo_e[f] = -np.abs(lo[f] * x[findex[f]])
         hi_e[f] = np.abs(hi[f] * x[findex[f]])
     w = A @ x + b
+    pinned = hi_e - lo_e <= tol          # lo = hi: any w is complementary
+    low, up = low & ~pinned, up & ~pinned
     if (np.all(x[free] >= lo_e[free] - tol) and np.all(x[free] <= hi_e[free] + tol)
             and np.all(w[low] >= -tol) and np.all(w[up] <= tol)):
         return np.clip(x, lo_e, hi_e)
@@ -146,6 +191,47 @@ def partition_of(x: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return state
 
 
+def _warm_state(A: np.ndarray, b: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+                guess: np.ndarray, x: np.ndarray, free: _FreeSet, tol: float
+                ) -> np.ndarray:
+    """Processed sets from a guessed partition, made complementary.
+
+    Free rows whose solution leaves the box are released (fixed at the
+    clipped value, unprocessed) until the free solution is inside the box;
+    bound rows whose ``w`` has the wrong sign are released too.  Released rows
+    are then driven by the usual pivoting.  Modifies ``x``; returns ``state``.
+    """
+    n = b.shape[0]
+    state = np.zeros(n, dtype=int)
+    low = (guess == LOWER) & np.isfinite(lo)
+    up = (guess == UPPER) & np.isfinite(hi)
+    x[low], x[up] = lo[low], hi[up]
+    C = np.flatnonzero(guess == FREE)
+    for _ in range(n + 1):
+        if C.size == 0:
+            break
+        other = np.ones(n, dtype=bool)
+        other[C] = False
+        try:
+            xc = np.linalg.solve(A[np.ix_(C, C)], -(b[C] + A[np.ix_(C, other)] @ x[other]))
+        except np.linalg.LinAlgError:
+            C = C[:0]
+            break
+        bad = (xc < lo[C] - tol) | (xc > hi[C] + tol) | ~np.isfinite(xc)
+        x[C] = np.where(np.isfinite(xc), np.clip(xc, lo[C], hi[C]), x[C])
+        if not np.any(bad):
+            break
+        C = C[~bad]
+    if not free.reset(C):
+        C = C[:0]
+        free.reset(C)
+    state[C] = FREE
+    w = A @ x + b
+    state[low & (w >= -tol)] = LOWER
+    state[up & (w <= tol) & (state == 0)] = UPPER
+    return state
+
+
 def dantzig(A: np.ndarray, b: np.ndarray, lo: np.ndarray, hi: np.ndarray, *,
             max_iter: int, tol: float,
             guess: np.ndarray | None = None
@@ -155,126 +241,120 @@ def dantzig(A: np.ndarray, b: np.ndarray, lo: np.ndarray, hi: np.ndarray, *,
     Returns ``(x, status, pivots, message, state)``; ``state[i]`` is FREE,
     LOWER, UPPER (or FROZEN for a row left at an interior point because its
     free-set Schur complement vanished).  ``guess`` is a state array from a
-    previous solve; when it is still complementary no pivot is made.
+    previous solve: if it is still complementary no pivot is made, otherwise
+    its consistent part is the starting point of the pivoting.
     """
     n = b.shape[0]
     scale = max(1.0, float(np.max(np.abs(b), initial=0.0)))
     wtol = tol * scale * 1e2
-    if guess is not None:
-        x = solve_partition(A, b, lo, hi, guess, wtol)
-        if x is not None:
-            return x, "solved", 0, "warm start partition is complementary", guess.copy()
-    # Shift so that x = 0 lies in the box: x = c + y, lo - c <= 0 <= hi - c.
-    c = np.clip(np.zeros(n), lo, hi)
-    lo_s, hi_s = lo - c, hi - c
-    bs = b + A @ c
-    y = np.zeros(n)
-    w = bs.copy()
-    state = np.zeros(n, dtype=int)
+    x = np.clip(np.zeros(n), lo, hi)
     free = _FreeSet(A)
+    if guess is not None:
+        xg = solve_partition(A, b, lo, hi, guess, wtol)
+        if xg is not None:
+            return xg, "solved", 0, "warm start partition is complementary", guess.copy()
+        state = _warm_state(A, b, lo, hi, guess, x, free, wtol)
+    else:
+        state = np.zeros(n, dtype=int)
+    w = A @ x + b
     pivots = 0
+    todo = np.flatnonzero(state == 0)
     # Bilateral rows first (they always end in C), then the others.
-    order = np.argsort(np.isfinite(lo_s) | np.isfinite(hi_s), kind="stable")
-    for i in order:
+    todo = todo[np.argsort(np.isfinite(lo[todo]) | np.isfinite(hi[todo]), kind="stable")]
+    dy = np.zeros(n)
+    for i in todo:
+        i = int(i)
+        Aii_tol = tol * max(1.0, abs(A[i, i]))
         while True:
             if pivots >= max_iter:
-                return (y + c, "max_iterations", pivots,
+                return (x, "max_iterations", pivots,
                         f"no solution after max_iter={max_iter} pivots", state)
             wi = w[i]
             if abs(wi) <= wtol:
                 w[i] = 0.0
-                if y[i] <= lo_s[i]:
+                if x[i] <= lo[i]:
                     state[i] = LOWER
-                elif y[i] >= hi_s[i]:
+                elif x[i] >= hi[i]:
                     state[i] = UPPER
                 else:
                     s_i, Pu, vP = free.schur(i)
-                    if abs(s_i) > tol * max(1.0, abs(A[i, i])):
+                    if abs(s_i) > Aii_tol:
                         free.add(i, s_i, Pu, vP)
                         state[i] = FREE
                     else:
                         state[i] = FROZEN
                 break
             s = -1.0 if wi > 0 else 1.0
-            bound_i = lo_s[i] if s < 0 else hi_s[i]
-            if (y[i] - bound_i) * s >= 0:  # already at the bound it would move to
+            bound_i = lo[i] if s < 0 else hi[i]
+            if (x[i] - bound_i) * s >= 0:  # already on the bound it would move to
                 state[i] = LOWER if s < 0 else UPPER
                 break
             C = free.idx
-            if C:
-                dyC = -(free.P @ A[C, i]) * s
-                dw = A[:, C] @ dyC + A[:, i] * s
-            else:
-                dyC = np.zeros(0)
-                dw = A[:, i] * s
-            t_best, event, who = np.inf, "", -1
+            dy[:] = 0.0
+            dy[i] = s
+            if free.m:
+                dyC = free.P @ A[C, i] * (-s)
+                dy[C] = dyC
+            dw = A @ dy
             # Event on row i itself first: on a tie it ends the drive.
-            if dw[i] * wi < 0 and abs(dw[i]) > tol * max(1.0, abs(A[i, i])):
-                t_best, event, who = -wi / dw[i], "w_i", i
-            t_x = (bound_i - y[i]) * s
+            t_best, event, who = np.inf, 0, i
+            if dw[i] * wi < 0 and abs(dw[i]) > Aii_tol:
+                t_best, event = -wi / dw[i], 1
+            t_x = (bound_i - x[i]) * s
             if t_x < t_best:
-                t_best, event, who = t_x, "x_i", i
-            if C:
-                Ca = np.asarray(C)
+                t_best, event = t_x, 2
+            if free.m:
                 dtol = tol * max(1.0, float(np.max(np.abs(dyC))))
-                up = dyC > dtol
-                dn = dyC < -dtol
                 with np.errstate(divide="ignore", invalid="ignore"):
-                    t_c = np.full(len(C), np.inf)
-                    t_c[up] = (hi_s[Ca[up]] - y[Ca[up]]) / dyC[up]
-                    t_c[dn] = (lo_s[Ca[dn]] - y[Ca[dn]]) / dyC[dn]
-                t_c = np.maximum(t_c, 0.0)
+                    t_c = np.where(dyC > dtol, (hi[C] - x[C]) / dyC,
+                                   np.where(dyC < -dtol, (lo[C] - x[C]) / dyC, np.inf))
                 k = int(np.argmin(t_c))
                 if t_c[k] < t_best:
-                    t_best, event, who = float(t_c[k]), "x_C", int(Ca[k])
+                    t_best, event, who = max(float(t_c[k]), 0.0), 3, int(C[k])
             dwtol = tol * max(1.0, float(np.max(np.abs(dw))))
-            for st, sign in ((LOWER, -1.0), (UPPER, 1.0)):
-                js = np.flatnonzero((state == st) & (dw * sign > dwtol))
-                if js.size:
-                    t_j = np.maximum(-w[js] * sign, 0.0) / np.abs(dw[js])
-                    k = int(np.argmin(t_j))
-                    if t_j[k] < t_best:
-                        t_best, event, who = float(t_j[k]), "w_LU", int(js[k])
+            js = np.flatnonzero(((state == LOWER) & (dw < -dwtol))
+                                | ((state == UPPER) & (dw > dwtol)))
+            if js.size:
+                t_j = np.maximum(-w[js] * np.sign(dw[js]), 0.0) / np.abs(dw[js])
+                k = int(np.argmin(t_j))
+                if t_j[k] < t_best:
+                    t_best, event, who = float(t_j[k]), 4, int(js[k])
             if not np.isfinite(t_best):
-                return (y + c, "unbounded", pivots,
+                return (x, "unbounded", pivots,
                         f"row {i}: the pivoting direction is unbounded "
                         "(A is not positive definite on the free set)", state)
             pivots += 1
-            y[i] += s * t_best
-            if C:
-                y[C] += t_best * dyC
+            x += t_best * dy
             w += t_best * dw
-            if event == "w_i":
+            if event == 1:
                 w[i] = 0.0
                 s_i, Pu, vP = free.schur(i)
-                if abs(s_i) <= tol * max(1.0, abs(A[i, i])):
+                if abs(s_i) <= Aii_tol:
                     state[i] = FROZEN
                 else:
                     free.add(i, s_i, Pu, vP)
                     state[i] = FREE
                 break
-            if event == "x_i":
-                y[i] = bound_i
+            if event == 2:
+                x[i] = bound_i
                 state[i] = LOWER if s < 0 else UPPER
                 break
-            if event == "x_C":
-                j = who
-                if dyC[C.index(j)] > 0:
-                    y[j], state[j] = hi_s[j], UPPER
+            j = who
+            if event == 3:
+                if dy[j] > 0:
+                    x[j], state[j] = hi[j], UPPER
                 else:
-                    y[j], state[j] = lo_s[j], LOWER
+                    x[j], state[j] = lo[j], LOWER
                 free.remove(j)
             else:  # a bound row's w reached zero: it becomes free
-                j = who
                 w[j] = 0.0
                 s_j, Pu, vP = free.schur(j)
                 if abs(s_j) <= tol * max(1.0, abs(A[j, j])):
-                    return (y + c, "singular", pivots,
+                    return (x, "singular", pivots,
                             f"row {j}: free-set matrix became singular "
                             "(A is not positive definite)", state)
                 free.add(j, s_j, Pu, vP)
                 state[j] = FREE
-    x = y + c
     # Polish: recompute the free variables from a fresh factorization.
     C = np.flatnonzero(state == FREE)
     if C.size:

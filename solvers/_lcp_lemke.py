@@ -46,6 +46,19 @@ def _lexmin_row(cand: np.ndarray, qbar: np.ndarray, binv: np.ndarray,
     return int(cand[0])
 
 
+def basis_matrix(M: np.ndarray, basic: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """Columns of ``[I, -M, -d]`` selected by ``basic``."""
+    n = M.shape[0]
+    B = np.zeros((n, basic.size))
+    w = basic < n
+    B[basic[w], np.flatnonzero(w)] = 1.0
+    z = (basic >= n) & (basic < 2 * n)
+    B[:, z] = -M[:, basic[z] - n]
+    a = basic == 2 * n
+    B[:, a] = -d[:, None]
+    return B
+
+
 class _Basis:
     """Basis of the augmented Lemke system with an explicit inverse.
 
@@ -54,24 +67,19 @@ class _Basis:
     """
 
     def __init__(self, M: np.ndarray, q: np.ndarray, d: np.ndarray,
-                 basic: np.ndarray) -> None:
+                 basic: np.ndarray, binv: np.ndarray | None = None) -> None:
         self.M, self.q, self.d = M, q, d
         self.n = M.shape[0]
         self.basic = basic.copy()
-        self.refactor()
-
-    def column(self, var: int) -> np.ndarray:
-        n = self.n
-        if var < n:
-            e = np.zeros(n)
-            e[var] = 1.0
-            return e
-        if var < 2 * n:
-            return -self.M[:, var - n]
-        return -self.d
+        if binv is None:
+            self.refactor()
+        else:
+            self.binv = binv
+            self.qbar = binv @ q
+            self.updates = 0
 
     def matrix(self) -> np.ndarray:
-        return np.column_stack([self.column(v) for v in self.basic])
+        return basis_matrix(self.M, self.basic, self.d)
 
     def refactor(self) -> None:
         self.binv = np.linalg.inv(self.matrix())
@@ -120,17 +128,18 @@ def lemke(M: np.ndarray, q: np.ndarray, *, max_pivots: int, tol: float,
     n = q.shape[0]
     if n == 0:
         return np.zeros(0), "solved", 0, "empty problem"
-    if z_guess is not None:
+    if z_guess is not None and np.any(z_guess > 0.0):
         basic = np.where(z_guess > 0.0, np.arange(n) + n, np.arange(n))
-        Bm = np.column_stack([-M[:, i - n] if i >= n else np.eye(n)[:, i]
-                              for i in basic])
+        Bm = basis_matrix(M, basic, np.ones(n))
         try:
-            cond = np.linalg.cond(Bm)
+            binv = np.linalg.inv(Bm)
         except np.linalg.LinAlgError:
-            cond = np.inf
-        if np.isfinite(cond) and cond < 1e12:
+            binv = None
+        if (binv is not None and np.all(np.isfinite(binv)) and
+                np.linalg.norm(binv, np.inf) * np.linalg.norm(Bm, np.inf) < 1e12):
             z, status, piv, msg = _lemke_from(M, q, basic, Bm @ np.ones(n),
-                                              max_pivots=max_pivots, tol=tol)
+                                              max_pivots=max_pivots, tol=tol,
+                                              binv=binv)
             if status == "solved":
                 return z, status, piv, "warm start: " + msg
             zc, statc, pivc, msgc = lemke(M, q, max_pivots=max_pivots, tol=tol,
@@ -139,14 +148,15 @@ def lemke(M: np.ndarray, q: np.ndarray, *, max_pivots: int, tol: float,
                                            f"cold start: {msgc}")
     if d is None:
         d = np.ones(n)
-    return _lemke_from(M, q, np.arange(n), d, max_pivots=max_pivots, tol=tol)
+    return _lemke_from(M, q, np.arange(n), d, max_pivots=max_pivots, tol=tol,
+                       binv=np.eye(n))
 
 
 def _lemke_from(M: np.ndarray, q: np.ndarray, basic: np.ndarray,
-                d: np.ndarray, *, max_pivots: int,
-                tol: float) -> tuple[np.ndarray, str, int, str]:
+                d: np.ndarray, *, max_pivots: int, tol: float,
+                binv: np.ndarray | None = None) -> tuple[np.ndarray, str, int, str]:
     n = q.shape[0]
-    basis = _Basis(M, q, d, basic)
+    basis = _Basis(M, q, d, basic, binv)
     scale_q = max(1.0, float(np.max(np.abs(q))))
     feas_tol = tol * scale_q
     if np.all(basis.qbar >= -feas_tol):

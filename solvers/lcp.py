@@ -512,17 +512,18 @@ def _friction_rounds(inner: Callable[..., tuple], A: np.ndarray, b: np.ndarray,
         guess = _lcp_boxed.partition_of(x, lo_k, hi_k)
         xp = _lcp_boxed.partition_solution(A, b, lo, hi, guess, fi)
         if xp is not None:
-            ok = _lcp_boxed.solve_partition(A, b, lo, hi, guess, ptol, fi)
+            ok = _lcp_boxed.check_partition(A, b, lo, hi, guess, xp, ptol, fi)
             if ok is not None:
                 return ok, "solved", total, (f"{total} pivots in {k} friction rounds, "
                                              "then an exact solve on the partition")
-            x = xp
         lo_n, hi_n = _lcp_pgs.effective_bounds(lo, hi, fi, x)
         change = max(float(np.max(np.abs(lo_n[fr] - lo_k[fr]))),
                      float(np.max(np.abs(hi_n[fr] - hi_k[fr]))))
-        if change <= 0.1 * accept:
-            x = np.clip(x, *_lcp_pgs.effective_bounds(lo, hi, fi, x))
+        if change <= 0.1 * accept:     # x solves the BLCP with its own bounds
+            x = np.clip(x, lo_n, hi_n)
             return x, "solved", total, f"{total} pivots in {k} friction rounds"
+        if xp is not None:             # Newton step on the partition
+            lo_n, hi_n = _lcp_pgs.effective_bounds(lo, hi, fi, xp)
         lo_k, hi_k = lo_n, hi_n
     head = (f"friction round {k}: {msg}" if st != "solved" else
             f"friction bounds not converged after max_friction_iter="

@@ -421,6 +421,39 @@ def test_friction_contact_problem(seed, n_friction):
     np.testing.assert_allclose(bl.x, d.x, atol=1e-7)
 
 
+def test_friction_many_random_contact_problems():
+    """Robustness sweep: 1-7 contacts, 2 or 4 friction rows, mu in [0.1, 1],
+    with and without CFM; every solve is verified row by row."""
+    lemke_stage = 0
+    for seed in range(40):
+        rng = np.random.default_rng(700 + seed)
+        mu = 0.1 + 0.9 * rng.random()
+        A, b, lo, hi, findex = contact_problem(rng, int(rng.integers(1, 8)),
+                                               [2, 4][seed % 2], mu,
+                                               cfm=1e-4 if seed % 3 == 0 else 0.0)
+        r = solve_boxed_lcp(A, b, lo, hi, findex)
+        assert r.status == "solved", (seed, r.message)
+        check_coulomb(r.x, r.w, A, b, lo, hi, findex, tol=1e-6)
+        lemke_stage += "Lemke" in r.message
+    assert lemke_stage < 10       # the friction rounds settle most problems
+
+
+def test_dantzig_partial_warm_start_matches_cold_solve():
+    rng = np.random.default_rng(14)
+    n = 25
+    for _ in range(4):
+        A = random_pd(rng, n)
+        b = rng.standard_normal(n)
+        lo, hi = -rng.random(n), rng.random(n)
+        hi[:5] = np.inf
+        cold = solve_boxed_lcp(A, b, lo, hi)
+        b2 = b + 0.3 * rng.standard_normal(n)       # the partition changes
+        warm = solve_boxed_lcp(A, b2, lo, hi, x0=cold.x)
+        ref = solve_boxed_lcp(A, b2, lo, hi, method="lemke")
+        assert warm.status == "solved" and warm.iterations < cold.iterations
+        np.testing.assert_allclose(warm.x, ref.x, atol=1e-9)
+
+
 def test_friction_sliding_and_sticking_single_contact():
     """Unit mass point on a plane: A = I.  Normal push b_n < 0, tangential
     velocity b_t.  Sticking when |b_t| <= mu |b_n|, else sliding."""
