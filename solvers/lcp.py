@@ -32,16 +32,19 @@ Solvers
   with an optional ``fallback`` method.
 
 Friction rows with the pivoting methods: the bounds of friction rows depend on
-the solution.  The solver first solves with zero friction bounds (or the
-bounds of the warm start ``x0``), then repeatedly re-solves with the bounds
-``[-|lo_i x_j|, |hi_i x_j|]`` taken from the previous solution (each re-solve
-warm-started from the previous partition) until the bounds change by less than
-the acceptance tolerance.  Each re-solve is an exact BLCP solve; the fixed
-point is a solution of the friction problem.  Limits: the iteration converges
-for moderate friction coefficients on well-conditioned problems, but it is not
-guaranteed to (it may cycle for large ``mu``); it then stops with
-``"max_iterations"`` after ``max_friction_iter`` rounds.  PGS treats friction
-rows directly with the current ``x_j`` in every sweep.
+the solution.  The Dantzig solver solves a sequence of fixed-bound problems,
+the first with zero friction bounds (or the bounds of the warm start ``x0``).
+After each one the partition it found (rows free / on a lower bound / on an
+upper bound) is solved exactly with the friction coupling ``x_i = -|lo_i| x_j``
+or ``x_i = |hi_i| x_j`` on bounds; if that solution is complementary it is the
+answer, otherwise it sets the bounds of the next round (a Newton step on the
+partition), warm-started from the partition.  Most contact problems settle in
+2 to 6 rounds.  After ``max_friction_iter`` rounds the friction problem is
+written as an equivalent standard LCP (:func:`boxed_lcp_to_lcp`) and solved by
+Lemke's method.  Limits: neither stage is guaranteed for large friction
+coefficients (the friction problem is not monotone); the residual check then
+reports the failure.  The Lemke method goes straight to the equivalent LCP.
+PGS treats friction rows directly with the current ``x_j`` in every sweep.
 
 Every result carries its residual, the natural-map residual
 
@@ -71,7 +74,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import _lcp_boxed, _lcp_lemke, _lcp_pgs
+from . import _lcp_boxed, _lcp_friction, _lcp_lemke, _lcp_pgs
+from ._lcp_validate import check_boxed, check_lcp, check_start
 
 __all__ = [
     "LCPResult", "LCPSolveError", "LCPFallbackWarning", "STATUSES",
@@ -192,94 +196,12 @@ def boxed_lcp_to_lcp(A: Any, b: Any, lo: Any, hi: Any, findex: Any = None
     friction row (ValueError otherwise).  That LCP is not copositive-plus in
     general (Lemke may end on a ray for large friction coefficients).
     """
-    A, b, lo, hi, fi = _check_boxed(A, b, lo, hi, findex)
-    why = _friction_lcp_problem(lo, fi)
+    A, b, lo, hi, fi = check_boxed(A, b, lo, hi, findex)
+    why = _lcp_friction.friction_lcp_problem(lo, fi)
     if why:
         raise ValueError(f"findex: no standard-LCP form: {why}")
     M, q, xb, E = _lcp_boxed.box_to_lcp(A, b, lo, hi, fi)
     return M, q, lambda z: xb + E @ np.asarray(z, float)
-
-
-def _as_float(name: str, value: Any, shape: tuple[int, ...], what: str) -> np.ndarray:
-    try:
-        arr = np.array(value, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must be a real array of shape {what}; got "
-                        f"{type(value).__name__}") from exc
-    if arr.ndim == 2 and len(shape) == 1 and arr.shape == (shape[0], 1):
-        arr = arr[:, 0]
-    if arr.shape != shape:
-        raise ValueError(f"{name} must have shape {what} = {shape}; got shape {arr.shape}")
-    return arr
-
-
-def _check_finite(name: str, arr: np.ndarray) -> None:
-    if not np.all(np.isfinite(arr)):
-        bad = np.argwhere(~np.isfinite(arr))[0]
-        raise ValueError(f"{name} must be finite; {name}{list(bad)} = {arr[tuple(bad)]}")
-
-
-def _check_lcp(M: Any, q: Any) -> tuple[np.ndarray, np.ndarray]:
-    Mm = np.asarray(M, dtype=float) if not isinstance(M, np.ndarray) else M
-    if Mm.ndim != 2 or Mm.shape[0] != Mm.shape[1]:
-        raise ValueError(f"M must be a square 2-D array of shape (n, n); got shape {Mm.shape}")
-    n = Mm.shape[0]
-    Mm = _as_float("M", M, (n, n), "(n, n)")
-    qv = _as_float("q", q, (n,), "(n,) matching M")
-    _check_finite("M", Mm)
-    _check_finite("q", qv)
-    return Mm, qv
-
-
-def _check_boxed(A: Any, b: Any, lo: Any, hi: Any, findex: Any
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
-                            np.ndarray | None]:
-    Am = np.asarray(A, dtype=float)
-    if Am.ndim != 2 or Am.shape[0] != Am.shape[1]:
-        raise ValueError(f"A must be a square 2-D array of shape (n, n); got shape {Am.shape}")
-    n = Am.shape[0]
-    Am = _as_float("A", A, (n, n), "(n, n)")
-    bv = _as_float("b", b, (n,), "(n,) matching A")
-    lov = _as_float("lo", lo, (n,), "(n,) matching A")
-    hiv = _as_float("hi", hi, (n,), "(n,) matching A")
-    _check_finite("A", Am)
-    _check_finite("b", bv)
-    for name, v in (("lo", lov), ("hi", hiv)):
-        if np.any(np.isnan(v)):
-            raise ValueError(f"{name} must not contain NaN; {name}[{int(np.flatnonzero(np.isnan(v))[0])}] is NaN")
-    if np.any(lov > hiv):
-        i = int(np.flatnonzero(lov > hiv)[0])
-        raise ValueError(f"lo must be <= hi; row {i} has lo={lov[i]:g} > hi={hiv[i]:g}")
-    if np.any(lov == np.inf) or np.any(hiv == -np.inf):
-        raise ValueError("lo must be < +inf and hi > -inf in every row")
-    fi = None
-    if findex is not None:
-        raw = np.asarray(findex)
-        if raw.shape != (n,) or not (np.issubdtype(raw.dtype, np.integer)
-                                     or np.all(np.mod(raw, 1) == 0)):
-            raise ValueError(f"findex must be an integer array of shape (n,) = ({n},); "
-                             f"got shape {raw.shape}, dtype {raw.dtype}")
-        fi = raw.astype(int)
-        bad = (fi < -1) | (fi >= n) | (fi == np.arange(n))
-        if np.any(bad):
-            i = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"findex[{i}] = {fi[i]} must be -1 or a row index in [0, {n}) "
-                             f"other than {i}")
-        fr = fi >= 0
-        if not (np.all(np.isfinite(lov[fr])) and np.all(np.isfinite(hiv[fr]))):
-            raise ValueError("lo and hi of friction rows (findex >= 0) hold friction "
-                             "coefficients and must be finite")
-        if not np.any(fr):
-            fi = None
-    return Am, bv, lov, hiv, fi
-
-
-def _check_start(name: str, value: Any, n: int) -> np.ndarray | None:
-    if value is None:
-        return None
-    v = _as_float(name, value, (n,), "(n,)")
-    _check_finite(name, v)
-    return v
 
 
 def _scale(v: np.ndarray) -> float:
@@ -349,9 +271,9 @@ def solve_lcp_lemke(M: Any, q: Any, *, max_pivots: int | None = None,
     >>> r.status, np.round(r.z, 6)
     ('solved', array([0.5, 0. ]))
     """
-    Mm, qv = _check_lcp(M, q)
+    Mm, qv = check_lcp(M, q)
     n = qv.shape[0]
-    zg = _check_start("z0", z0, n)
+    zg = check_start("z0", z0, n)
     if max_pivots is None:
         max_pivots = 50 * (n + 1)
     z, status, piv, msg = _lcp_lemke.lemke(Mm, qv, max_pivots=int(max_pivots),
@@ -392,10 +314,10 @@ def solve_lcp_pgs(M: Any, q: Any, z0: Any = None, *, omega: float = 1.0,
         ``iterations`` counts sweeps.  Cost per sweep: ``n`` Python-level
         row updates of ``O(n)`` each.
     """
-    Mm, qv = _check_lcp(M, q)
+    Mm, qv = check_lcp(M, q)
     n = qv.shape[0]
     return solve_boxed_lcp_pgs(Mm, qv, np.zeros(n), np.full(n, np.inf), None,
-                               x0=_check_start("z0", z0, n), omega=omega,
+                               x0=check_start("z0", z0, n), omega=omega,
                                max_iter=max_iter, tol=tol,
                                raise_on_failure=raise_on_failure, context=context)
 
@@ -448,93 +370,6 @@ def _front_door(fname: str, solvers: dict[str, Callable[..., LCPResult]],
 
 
 # ------------------------------------------------------------ boxed LCP --
-
-def _friction_lcp_problem(lo: np.ndarray, fi: np.ndarray | None) -> str:
-    """Why the friction problem has no standard-LCP form here ("" if it has)."""
-    if fi is None:
-        return ""
-    tgt = fi[fi >= 0]
-    if np.any(fi[tgt] >= 0):
-        return "a friction row's findex points to another friction row"
-    if np.any(lo[tgt] < 0):
-        return "the normal row of a friction row has lo < 0"
-    return ""
-
-
-def _lemke_on_lcp_form(A: np.ndarray, b: np.ndarray, lo: np.ndarray, hi: np.ndarray,
-                       fi: np.ndarray | None, max_pivots: int | None,
-                       tol: float) -> tuple[np.ndarray, str, int, str]:
-    """Lemke on the equivalent standard LCP (:func:`boxed_lcp_to_lcp`)."""
-    M, q, xb, E = _lcp_boxed.box_to_lcp(A, b, lo, hi, fi)
-    mp = 50 * (q.shape[0] + 1) if max_pivots is None else int(max_pivots)
-    z, st, piv, msg = _lcp_lemke.lemke(M, q, max_pivots=mp, tol=tol)
-    x = xb + E @ z
-    x = np.clip(x, *_lcp_pgs.effective_bounds(lo, hi, fi, x))
-    return x, st, piv, f"Lemke on the equivalent LCP of size {q.shape[0]}: {msg}"
-
-
-def _friction_rounds(inner: Callable[..., tuple], A: np.ndarray, b: np.ndarray,
-                     lo: np.ndarray, hi: np.ndarray, fi: np.ndarray | None,
-                     x0: np.ndarray | None, accept: float, max_friction_iter: int,
-                     max_pivots: int | None, tol: float) -> tuple[np.ndarray, str, int, str]:
-    """Friction-bound rounds around a fixed-bound solver
-    ``inner(lo, hi, guess) -> (x, status, iters, msg, state)``.
-
-    After each round the partition of the result is solved exactly with the
-    friction coupling (``x_i = +-mu_i x_j`` on bounds).  If that is
-    complementary it is the answer; otherwise its solution (a Newton step on
-    the partition) sets the friction bounds of the next round.  After
-    ``max_friction_iter`` rounds the equivalent standard LCP is solved by
-    Lemke's method."""
-    ptol = 1e-3 * accept
-    guess = None
-    if x0 is not None:
-        lo_k, hi_k = _lcp_pgs.effective_bounds(lo, hi, fi, x0)
-        guess = _lcp_boxed.partition_of(x0, lo_k, hi_k)
-        if fi is not None:
-            x = _lcp_boxed.solve_partition(A, b, lo, hi, guess, ptol, fi)
-            if x is not None:
-                return x, "solved", 0, "warm start partition is complementary"
-    if fi is None:
-        x, st, it, msg, _ = inner(lo, hi, guess)
-        return x, st, it, msg
-    fr = fi >= 0
-    if x0 is None:
-        lo_k, hi_k = lo.copy(), hi.copy()
-        lo_k[fr] = hi_k[fr] = 0.0
-    total = 0
-    change = np.inf
-    for k in range(1, max_friction_iter + 1):
-        x, st, it, msg, _ = inner(lo_k, hi_k, guess)
-        total += it
-        if st != "solved":
-            break
-        guess = _lcp_boxed.partition_of(x, lo_k, hi_k)
-        xp = _lcp_boxed.partition_solution(A, b, lo, hi, guess, fi)
-        if xp is not None:
-            ok = _lcp_boxed.check_partition(A, b, lo, hi, guess, xp, ptol, fi)
-            if ok is not None:
-                return ok, "solved", total, (f"{total} pivots in {k} friction rounds, "
-                                             "then an exact solve on the partition")
-        lo_n, hi_n = _lcp_pgs.effective_bounds(lo, hi, fi, x)
-        change = max(float(np.max(np.abs(lo_n[fr] - lo_k[fr]))),
-                     float(np.max(np.abs(hi_n[fr] - hi_k[fr]))))
-        if change <= 0.1 * accept:     # x solves the BLCP with its own bounds
-            x = np.clip(x, lo_n, hi_n)
-            return x, "solved", total, f"{total} pivots in {k} friction rounds"
-        if xp is not None:             # Newton step on the partition
-            lo_n, hi_n = _lcp_pgs.effective_bounds(lo, hi, fi, xp)
-        lo_k, hi_k = lo_n, hi_n
-    head = (f"friction round {k}: {msg}" if st != "solved" else
-            f"friction bounds not converged after max_friction_iter="
-            f"{max_friction_iter} rounds (last change {change:.3e})")
-    why = _friction_lcp_problem(lo, fi)
-    if why:
-        return x, (st if st != "solved" else "max_iterations"), total, \
-            f"{head}; no LCP form to fall back on: {why}"
-    xl, stl, itl, msgl = _lemke_on_lcp_form(A, b, lo, hi, fi, max_pivots, tol)
-    return xl, stl, total + itl, f"{head}; {msgl}"
-
 
 def _boxed_result(A: np.ndarray, b: np.ndarray, lo: np.ndarray, hi: np.ndarray,
                   fi: np.ndarray | None, x: np.ndarray, status: str, its: int,
@@ -589,17 +424,17 @@ def solve_boxed_lcp_dantzig(A: Any, b: Any, lo: Any, hi: Any, findex: Any = None
     bodies", SIGGRAPH 1994; Cottle, Pang & Stone (1992), section 4.2
     (principal pivoting).
     """
-    Am, bv, lov, hiv, fi = _check_boxed(A, b, lo, hi, findex)
+    Am, bv, lov, hiv, fi = check_boxed(A, b, lo, hi, findex)
     n = bv.shape[0]
-    xg = _check_start("x0", x0, n)
+    xg = check_start("x0", x0, n)
     mp = 50 * (n + 1) if max_pivots is None else int(max_pivots)
     accept = residual_tol * _scale(bv)
 
     def inner(lo_k, hi_k, guess):
         return _lcp_boxed.dantzig(Am, bv, lo_k, hi_k, max_iter=mp, tol=tol, guess=guess)
 
-    x, st, its, msg = _friction_rounds(inner, Am, bv, lov, hiv, fi, xg, accept,
-                                       max_friction_iter, max_pivots, tol)
+    x, st, its, msg = _lcp_friction.friction_rounds(
+        inner, Am, bv, lov, hiv, fi, xg, accept, max_friction_iter, max_pivots, tol)
     out = _boxed_result(Am, bv, lov, hiv, fi, x, st, its, "dantzig", msg, accept)
     return _finish(out, raise_on_failure, context)
 
@@ -620,21 +455,22 @@ def solve_boxed_lcp_lemke(A: Any, b: Any, lo: Any, hi: Any, findex: Any = None, 
     the friction-bound rounds of :func:`solve_boxed_lcp_dantzig` are run
     with fixed-bound Lemke solves, starting from ``x0``.
     """
-    Am, bv, lov, hiv, fi = _check_boxed(A, b, lo, hi, findex)
+    Am, bv, lov, hiv, fi = check_boxed(A, b, lo, hi, findex)
     n = bv.shape[0]
-    xg = _check_start("x0", x0, n)
+    xg = check_start("x0", x0, n)
     accept = residual_tol * _scale(bv)
 
-    if not _friction_lcp_problem(lov, fi):
-        x, st, its, msg = _lemke_on_lcp_form(Am, bv, lov, hiv, fi, max_pivots, tol)
+    if not _lcp_friction.friction_lcp_problem(lov, fi):
+        x, st, its, msg = _lcp_friction.lemke_on_lcp_form(Am, bv, lov, hiv, fi,
+                                                          max_pivots, tol)
     else:
         def inner(lo_k, hi_k, guess):
-            xk, stk, itk, msgk = _lemke_on_lcp_form(Am, bv, lo_k, hi_k, None,
-                                                    max_pivots, tol)
+            xk, stk, itk, msgk = _lcp_friction.lemke_on_lcp_form(Am, bv, lo_k, hi_k, None,
+                                                                 max_pivots, tol)
             return xk, stk, itk, msgk, None
 
-        x, st, its, msg = _friction_rounds(inner, Am, bv, lov, hiv, fi, xg, accept,
-                                           max_friction_iter, max_pivots, tol)
+        x, st, its, msg = _lcp_friction.friction_rounds(
+            inner, Am, bv, lov, hiv, fi, xg, accept, max_friction_iter, max_pivots, tol)
     out = _boxed_result(Am, bv, lov, hiv, fi, x, st, its, "lemke", msg, accept)
     return _finish(out, raise_on_failure, context)
 
@@ -651,9 +487,9 @@ def solve_boxed_lcp_pgs(A: Any, b: Any, lo: Any, hi: Any, findex: Any = None, *,
     :func:`solve_lcp_pgs`; stops when the residual is at most
     ``tol * max(1, ||b||_inf)``.
     """
-    Am, bv, lov, hiv, fi = _check_boxed(A, b, lo, hi, findex)
+    Am, bv, lov, hiv, fi = check_boxed(A, b, lo, hi, findex)
     n = bv.shape[0]
-    xg = _check_start("x0", x0, n)
+    xg = check_start("x0", x0, n)
     if not 0.0 < omega < 2.0:
         raise ValueError(f"omega must be in (0, 2); got {omega}")
     if int(max_iter) < 0:

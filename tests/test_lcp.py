@@ -550,6 +550,10 @@ def test_boxed_failure_reporting():
     (lambda: solve_boxed_lcp(np.eye(2), np.ones(2), [0, 0], [1, 1], [-1]), r"findex must be"),
     (lambda: solve_boxed_lcp(np.eye(2), np.ones(2), [0, -np.inf], [1, 1], [-1, 0]),
      r"friction rows.*finite"),
+    (lambda: solve_boxed_lcp(np.ones((3, 2)), np.ones(3), np.zeros(3), np.ones(3)),
+     r"A must be a square"),
+    (lambda: boxed_lcp_to_lcp(np.eye(2), np.ones(2), [-1, -1], [1, 1], [-1, 0]),
+     r"normal row of a friction row has lo < 0"),
 ])
 def test_bad_input_errors(call, match):
     with pytest.raises(ValueError, match=match):
@@ -559,8 +563,28 @@ def test_bad_input_errors(call, match):
 def test_type_error_and_empty_problem():
     with pytest.raises(TypeError, match="q must be a real array"):
         solve_lcp(np.eye(1), ["a"])
+    ca = pytest.importorskip("casadi")
+    with pytest.raises(TypeError, match="M is a CasADi symbolic value.*numeric only"):
+        solve_lcp(ca.SX.sym("M", 2, 2), np.ones(2))
+    with pytest.raises(TypeError, match="b is a CasADi symbolic value"):
+        solve_boxed_lcp(np.eye(2), ca.SX.sym("b", 2), np.zeros(2), np.ones(2))
     for method in ("lemke", "pgs"):
         r = solve_lcp(np.zeros((0, 0)), np.zeros(0), method=method)
         assert r.success and r.z.shape == (0,)
     r = solve_boxed_lcp(np.zeros((0, 0)), [], [], [])
     assert r.success
+
+
+def test_benchmark_script_quick_run(capsys, monkeypatch):
+    import importlib.util
+    import pathlib
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        monkeypatch.setenv(var, "1")             # restored after the test
+    path = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "bench_lcp.py"
+    spec = importlib.util.spec_from_file_location("bench_lcp", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    mod.main(["--quick"])
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split()[:3] == ["problem", "n", "method"]
+    assert len(out) == 1 + 2 * 9 and all(" solved " in line for line in out[1:])
