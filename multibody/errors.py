@@ -1,0 +1,35 @@
+"""Exceptions of the multibody package (all subclass built-in exceptions).
+
+Every message names the object (tree, body, joint, frame) and what was expected.
+"""
+from __future__ import annotations
+
+__all__ = ["MultibodyError", "JointError", "BodyError", "FrameError", "TreeError",
+           "InputSizeError"]
+
+
+class MultibodyError(ValueError):
+    """Base class of the multibody modelling errors."""
+
+
+class JointError(MultibodyError):
+    """An invalid joint definition (axis, origin, limits, parameters, unknown body)."""
+
+
+class BodyError(MultibodyError):
+    """An invalid body (mass, inertia, COM) or an unknown body name."""
+
+
+class FrameError(MultibodyError, KeyError):
+    """An unknown or duplicate frame name."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+class TreeError(MultibodyError):
+    """An invalid tree topology (missing parent, cycle, duplicate names) or misuse."""
+
+
+class InputSizeError(MultibodyError):
+    """An argument of the wrong size, e.g. ``q has size 6 but tree 'arm' has nq = 7``."""
