@@ -1,3 +1,37 @@
-"""Rigid-body modelling: spatial algebra, joints, trees, parsing, dynamics algorithms and plants."""
+"""Rigid-body modelling: spatial algebra, joints, trees, parsing, dynamics algorithms and plants.
 
-__all__: list[str] = []
+Public names (curated): :class:`RigidBodyTree` and its parts (:class:`Body`, :class:`Frame`,
+:class:`GeometryInstance`), the joint types, the error classes, and the ``spatial``,
+``kinematics`` and ``dynamics`` modules. Geometry shapes (``multibody.geometry``) and the
+URDF parser (``multibody.urdf``) are re-exported when those modules are present.
+"""
+from __future__ import annotations
+
+from . import dynamics, kinematics, spatial
+from .errors import (BodyError, FrameError, InputSizeError, JointError, MultibodyError,
+                     TreeError)
+from .joints import (JOINT_TYPES, Ball, Euler, Free, Joint, Planar, Prismatic, Revolute, Screw,
+                     Translational, Universal, Weld)
+from .tree import Body, Frame, GeometryInstance, RigidBodyTree
+
+__all__ = [
+    "RigidBodyTree", "Body", "Frame", "GeometryInstance",
+    "Joint", "Weld", "Revolute", "Prismatic", "Screw", "Universal", "Euler", "Ball", "Planar",
+    "Translational", "Free", "JOINT_TYPES",
+    "MultibodyError", "JointError", "BodyError", "FrameError", "TreeError", "InputSizeError",
+    "spatial", "kinematics", "dynamics",
+]
+
+_LAZY = {"Sphere": "geometry", "Box": "geometry", "Cylinder": "geometry",
+         "Capsule": "geometry", "Halfspace": "geometry", "Mesh": "geometry",
+         "parse_urdf": "urdf"}
+
+
+def __getattr__(name: str):
+    """Shapes (``multibody.geometry``) and ``parse_urdf`` (``multibody.urdf``) are imported on
+    first use, so the core does not depend on those modules."""
+    mod = _LAZY.get(name)
+    if mod is None:
+        raise AttributeError(f"module 'multibody' has no attribute {name!r}")
+    import importlib
+    return getattr(importlib.import_module(f"multibody.{mod}"), name)

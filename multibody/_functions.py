@@ -1,0 +1,118 @@
+"""Per-tree cache of CasADi Functions and their numeric evaluators.
+
+Every algorithm of :mod:`multibody.kinematics`/:mod:`multibody.dynamics` is traced once per
+tree (and per frame arguments) with ``SX`` symbols into a ``casadi.Function``. A numeric call
+goes through :class:`_Numeric`: CasADi's virtual machine for the first ``compile_after``
+calls of a function (backend "auto"), then the compiled C code of
+``solvers.compiled.CompiledFunction``; backend "c" compiles at the first call and "casadi"
+never does. A symbolic call (SX/MX arguments) calls the ``casadi.Function`` symbolically.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import casadi as ca
+import numpy as np
+
+__all__ = ["FunctionCache"]
+
+
+def _compiled_class():
+    try:
+        from solvers.compiled import CompiledFunction
+    except ImportError:  # pragma: no cover - the compiled path is optional
+        return None
+    return CompiledFunction
+
+
+class _CasadiEval:
+    """Numeric evaluation with ``casadi.Function`` (numpy in, numpy out)."""
+
+    def __init__(self, fun: ca.Function) -> None:
+        self.fun = fun
+        self.vec_out = [fun.size2_out(i) == 1 for i in range(fun.n_out())]
+        self.single = fun.n_out() == 1
+
+    def __call__(self, *args: Any):
+        res = self.fun.call(list(args))
+        outs = [r.full().ravel() if vec else r.full() for r, vec in zip(res, self.vec_out)]
+        return outs[0] if self.single else tuple(outs)
+
+
+class _Numeric:
+    """Numeric evaluator switching from CasADi's VM to compiled code (see module doc)."""
+
+    def __init__(self, fun: ca.Function, backend: str, compile_after: int) -> None:
+        self.fun = fun
+        self.backend = backend
+        self.calls = 0
+        self.compile_after = compile_after
+        self.compiled = None
+        self._vm = None
+        cls = _compiled_class()
+        if backend == "c" and cls is not None:
+            self.compiled = cls(fun, backend="c")
+            self.impl = self.compiled
+        elif backend == "casadi" or cls is None:
+            self.impl = cls(fun, backend="casadi") if cls is not None else _CasadiEval(fun)
+        else:
+            self.impl = self._counting
+
+    def _counting(self, *args: Any):
+        self.calls += 1
+        if self.calls > self.compile_after:
+            self.compile()
+            return self.impl(*args)
+        if self._vm is None:
+            cls = _compiled_class()
+            self._vm = cls(self.fun, backend="casadi") if cls is not None else \
+                _CasadiEval(self.fun)
+        return self._vm(*args)
+
+    def compile(self) -> None:
+        """Switch to the compiled path now (backend "auto"/"c")."""
+        if self.backend == "casadi" or self.compiled is not None:
+            return
+        cls = _compiled_class()
+        if cls is None:
+            return
+        self.compiled = cls(self.fun, backend="auto").build()
+        self.impl = self.compiled
+
+    def __call__(self, *args: Any):
+        return self.impl(*args)
+
+
+class _Entry:
+    __slots__ = ("fun", "numeric", "sizes", "names")
+
+    def __init__(self, fun: ca.Function, numeric: _Numeric, sizes: tuple, names: tuple):
+        self.fun = fun
+        self.numeric = numeric
+        self.sizes = sizes
+        self.names = names
+
+
+class FunctionCache:
+    """Lazily built Functions of one finalized tree, keyed by name and frame arguments."""
+
+    def __init__(self, tree, backend: str, compile_after: int) -> None:
+        self.tree = tree
+        self.backend = backend
+        self.compile_after = compile_after
+        self.entries: dict[Any, _Entry] = {}
+
+    def get(self, key: Any, build: Callable[[], tuple[list, list, list, list]]) -> _Entry:
+        e = self.entries.get(key)
+        if e is None:
+            ins, names, outs, out_names = build()
+            name = key if isinstance(key, str) else "_".join(str(k) for k in key)
+            name = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in name)
+            fun = ca.Function(f"{self.tree.name}_{name}".replace("-", "_"), ins, outs,
+                              names, out_names)
+            sizes = tuple(int(s.numel()) for s in ins)
+            e = _Entry(fun, _Numeric(fun, self.backend, self.compile_after), sizes,
+                       tuple(names))
+            self.entries[key] = e
+        return e
+

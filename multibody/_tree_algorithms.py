@@ -1,0 +1,403 @@
+"""Public algorithm methods of :class:`~multibody.tree.RigidBodyTree`.
+
+Each method traces its algorithm (:mod:`multibody.kinematics`, :mod:`multibody.dynamics`)
+once per tree into a CasADi Function (``multibody._functions``). Numeric arguments (numpy
+arrays, lists, numbers) give numpy results (1-D for vectors, 2-D for matrices, float for
+scalars); any CasADi ``SX``/``MX`` argument gives a CasADi expression.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import casadi as ca
+import numpy as np
+
+from solvers import ops
+
+from . import dynamics as dyn
+from . import kinematics as kin
+from ._functions import FunctionCache
+from .errors import InputSizeError
+
+__all__ = ["AlgorithmsMixin"]
+
+_DIM_NAME = {"q": "nq", "q0": "nq", "q1": "nq", "v": "nv", "vdot": "nv", "tau": "nv"}
+
+
+def _force_cross_matrix(V):
+    w, v = V[0:3], V[3:6]
+    W, Vx = ca.skew(w), ca.skew(v)
+    Z = ca.SX.zeros(3, 3)
+    return ca.vertcat(ca.horzcat(W, Vx), ca.horzcat(Z, W))
+
+
+def _motion_cross_matrix(V):
+    w, v = V[0:3], V[3:6]
+    W, Vx = ca.skew(w), ca.skew(v)
+    Z = ca.SX.zeros(3, 3)
+    return ca.vertcat(ca.horzcat(W, Z), ca.horzcat(Vx, W))
+
+
+def _force_bar_matrix(h):
+    n, f = h[0:3], h[3:6]
+    N, F = ca.skew(n), ca.skew(f)
+    return ca.vertcat(ca.horzcat(-N, -F), ca.horzcat(-F, ca.SX.zeros(3, 3)))
+
+
+class AlgorithmsMixin:
+    """Kinematics and dynamics methods (mixed into ``RigidBodyTree``)."""
+
+    # ------------------------------------------------------------------ machinery
+    def _fcache(self) -> FunctionCache:
+        self.finalize()
+        fc = self._functions
+        if fc is None:
+            self._inertias = [b.spatial_inertia() for b in self._body_order]
+            fc = self._functions = FunctionCache(self, self.backend, self.compile_after)
+        return fc
+
+    def _sym(self, name: str):
+        n = {"q": self._nq, "q0": self._nq, "q1": self._nq, "v": self._nv,
+             "vdot": self._nv, "tau": self._nv, "point": 3, "dt": 1,
+             "wrenches": 6 * (len(self._body_order) - 1)}[name]
+        return ca.SX.sym(name, n)
+
+    def _expected(self, name: str, size: int) -> str:
+        if name in _DIM_NAME:
+            return f"tree '{self.name}' has {_DIM_NAME[name]} = {size}"
+        return f"tree '{self.name}' expects size {size}"
+
+    def _call(self, key: Any, build, names: tuple, *args: Any):
+        e = self._fcache().entries.get(key)
+        if e is None:
+            e = self._functions.get(key, build)
+        sizes = e.sizes
+        # fast path: float64 1-D arrays of the right sizes
+        fast = True
+        for a, n in zip(args, sizes):
+            if type(a) is not np.ndarray or a.shape != (n,) or a.dtype != np.float64:
+                fast = False
+                break
+        if fast:
+            return e.numeric(*args)
+        if any(ops.is_symbolic(a) for a in args):
+            cargs = []
+            for a, n, nm in zip(args, sizes, names):
+                c = a if isinstance(a, (ca.SX, ca.MX)) else ops.vector(a)
+                if not isinstance(c, (ca.SX, ca.MX)):
+                    c = ca.DM(np.asarray(c, dtype=float).reshape(-1, 1))
+                if c.numel() != n:
+                    raise InputSizeError(f"{nm} has size {c.numel()} but "
+                                         f"{self._expected(nm, n)}")
+                if c.shape[1] != 1:
+                    c = ca.reshape(c, n, 1)
+                cargs.append(c)
+            return e.fun(*cargs)
+        arrs = []
+        for a, n, nm in zip(args, sizes, names):
+            try:
+                arr = np.asarray(a, dtype=float).ravel()
+            except (TypeError, ValueError):
+                raise TypeError(f"{nm} must be numeric or a CasADi SX/MX value, got "
+                                f"{type(a).__name__}") from None
+            if arr.size != n:
+                raise InputSizeError(f"{nm} has size {arr.size} but {self._expected(nm, n)}")
+            if not np.all(np.isfinite(arr)):
+                raise ValueError(f"{nm} passed to tree '{self.name}' contains NaN or inf")
+            arrs.append(arr)
+        return e.numeric(*arrs)
+
+    def _scalar(self, out):
+        if isinstance(out, np.ndarray):
+            return float(out.ravel()[0])
+        return out
+
+    def _frame_name(self, name: str) -> str:
+        self.get_frame(name)  # raises FrameError naming the tree
+        return name
+
+    def casadi_function(self, name: str, *frame_args: str) -> ca.Function:
+        """The ``casadi.Function`` behind a method, e.g. ``tree.casadi_function(
+        "forward_dynamics")`` (inputs q, v, tau) or ``("jacobian", body, expressed_in)``."""
+        key = name if not frame_args else (name,) + tuple(frame_args)
+        fc = self._fcache()
+        if key not in fc.entries:
+            q = self.neutral_configuration()
+            z = np.zeros(self._nv)
+            calls = {"forward_dynamics": lambda: self.forward_dynamics(q, z, z),
+                     "inverse_dynamics": lambda: self.inverse_dynamics(q, z, z),
+                     "mass_matrix": lambda: self.mass_matrix(q),
+                     "bias_forces": lambda: self.bias_forces(q, z),
+                     "gravity_forces": lambda: self.gravity_forces(q),
+                     "qdot": lambda: self.qdot(q, z),
+                     "coriolis_matrix": lambda: self.coriolis_matrix(q, z)}
+            if name not in calls:
+                raise KeyError(f"tree '{self.name}': no prebuilt function {key!r}; call the "
+                               f"method once first (known: {sorted(fc.entries)})")
+            calls[name]()
+        return fc.entries[key].fun
+
+    def compile(self, names: Any = None) -> None:
+        """Compile the already built numeric functions now (all, or those in ``names``)."""
+        for key, e in self._fcache().entries.items():
+            if names is None or key in names or (isinstance(key, tuple) and key[0] in names):
+                e.numeric.compile()
+
+    # ------------------------------------------------------------------ kinematics
+    def body_pose(self, body: str, q: Any):
+        """World pose (4 x 4) of ``body`` (or of any frame)."""
+        return self.relative_transform("world", body, q)
+
+    def relative_transform(self, frame_a: str, frame_b: str, q: Any):
+        """Pose ``T_AB`` (4 x 4) of frame B in frame A (bodies or frames)."""
+        a, b = self._frame_name(frame_a), self._frame_name(frame_b)
+
+        def build():
+            qs = self._sym("q")
+            return [qs], ["q"], [kin.relative_transform(self, qs, a, b)], ["T"]
+        return self._call(("relative_transform", a, b), build, ("q",), q)
+
+    def frame_velocity(self, frame: str, q: Any, v: Any, relative_to: str = "world",
+                       expressed_in: str = "world"):
+        """``[w; v]`` (6,) of ``frame`` relative to ``relative_to`` in ``expressed_in`` axes:
+        angular velocity of A relative to B and the velocity of A's origin observed in B
+        (DART-style semantics, see :mod:`multibody.kinematics`)."""
+        f, r, x = (self._frame_name(frame), self._frame_name(relative_to),
+                   self._frame_name(expressed_in))
+
+        def build():
+            qs, vs = self._sym("q"), self._sym("v")
+            return [qs, vs], ["q", "v"], [kin.frame_velocity(self, qs, vs, f, r, x)], ["V"]
+        return self._call(("frame_velocity", f, r, x), build, ("q", "v"), q, v)
+
+    def frame_acceleration(self, frame: str, q: Any, v: Any, vdot: Any,
+                           relative_to: str = "world", expressed_in: str = "world"):
+        """Time derivative, observed in ``relative_to``, of :meth:`frame_velocity` (6,),
+        in ``expressed_in`` axes (classical accelerations; gravity not included)."""
+        f, r, x = (self._frame_name(frame), self._frame_name(relative_to),
+                   self._frame_name(expressed_in))
+
+        def build():
+            qs, vs, a = self._sym("q"), self._sym("v"), self._sym("vdot")
+            return ([qs, vs, a], ["q", "v", "vdot"],
+                    [kin.frame_acceleration(self, qs, vs, a, f, r, x)], ["A"])
+        return self._call(("frame_acceleration", f, r, x), build, ("q", "v", "vdot"),
+                          q, v, vdot)
+
+    def jacobian(self, body: str, q: Any, point: Any = None, expressed_in: str = "world"):
+        """Jacobian (6 x nv), rows ``[angular; linear]``, of the point ``point`` (given in the
+        body/frame coordinates; default its origin) on ``body`` (a body or frame name).
+
+        ``J v = [w; v_P]``: angular velocity of the body and velocity of the point, both in
+        the axes of ``expressed_in``. ``"world"`` (default) is Pinocchio's
+        LOCAL_WORLD_ALIGNED; passing the body's own name gives LOCAL.
+        """
+        f, x = self._frame_name(body), self._frame_name(expressed_in)
+
+        def build():
+            qs, ps = self._sym("q"), self._sym("point")
+            return [qs, ps], ["q", "point"], [kin.point_jacobian(self, qs, f, ps, x)], ["J"]
+        return self._call(("jacobian", f, x), build, ("q", "point"), q,
+                          np.zeros(3) if point is None else point)
+
+    def jacobian_dot_times_v(self, body: str, q: Any, v: Any, point: Any = None):
+        """``Jdot v`` (6,) of the world-aligned point Jacobian: ``[dw/dt; a_P]`` in world
+        axes at ``vdot = 0`` (angular acceleration and classical acceleration of the point)."""
+        f = self._frame_name(body)
+
+        def build():
+            qs, vs, ps = self._sym("q"), self._sym("v"), self._sym("point")
+            zero = np.zeros(self._nv)
+            return ([qs, vs, ps], ["q", "v", "point"],
+                    [kin.point_acceleration(self, qs, vs, zero, f, ps)], ["Jdot_v"])
+        return self._call(("jacobian_dot_times_v", f), build, ("q", "v", "point"), q, v,
+                          np.zeros(3) if point is None else point)
+
+    def center_of_mass(self, q: Any):
+        """World position (3,) of the center of mass."""
+        def build():
+            qs = self._sym("q")
+            return [qs], ["q"], [kin.center_of_mass(self, qs)], ["com"]
+        return self._call("center_of_mass", build, ("q",), q)
+
+    def center_of_mass_jacobian(self, q: Any):
+        """``J_com`` (3 x nv) with ``d com/dt = J_com v`` (world axes)."""
+        def build():
+            qs = self._sym("q")
+            A = dyn.centroidal_momentum_matrix(self, qs)
+            return [qs], ["q"], [A[3:6, :] / self.total_mass()], ["J_com"]
+        return self._call("center_of_mass_jacobian", build, ("q",), q)
+
+    def momentum_matrix(self, q: Any):
+        """Centroidal momentum matrix (6 x nv): ``[k_G; l] = A_G v`` (angular momentum about
+        the COM, linear momentum; world axes). Compare ``pinocchio.computeCentroidalMap``
+        (rows swapped)."""
+        def build():
+            qs = self._sym("q")
+            return [qs], ["q"], [dyn.centroidal_momentum_matrix(self, qs)], ["A_G"]
+        return self._call("momentum_matrix", build, ("q",), q)
+
+    def kinetic_energy(self, q: Any, v: Any):
+        """``1/2 v^T H v`` (float, or a CasADi scalar)."""
+        def build():
+            qs, vs = self._sym("q"), self._sym("v")
+            return [qs, vs], ["q", "v"], [dyn.kinetic_energy(self, qs, vs)], ["T"]
+        return self._scalar(self._call("kinetic_energy", build, ("q", "v"), q, v))
+
+    def potential_energy(self, q: Any):
+        """Gravitational potential energy ``-sum m g . c`` (float or CasADi scalar)."""
+        def build():
+            qs = self._sym("q")
+            return [qs], ["q"], [ca.SX(dyn.potential_energy(self, qs))], ["U"]
+        return self._scalar(self._call("potential_energy", build, ("q",), q))
+
+    # ------------------------------------------------------------------ dynamics
+    def _wrench_vector(self, external_wrenches: dict):
+        n = len(self._body_order) - 1
+        parts: list = [np.zeros(6)] * n
+        for name, w in external_wrenches.items():
+            b = self.get_body(name)
+            if b.index == 0:
+                raise ValueError(f"tree '{self.name}': an external wrench on 'world' has no "
+                                 "effect; apply it to a moving body")
+            wv = w if isinstance(w, (ca.SX, ca.MX)) else np.asarray(w, dtype=float).ravel()
+            if ops.numel(wv) != 6:
+                raise InputSizeError(f"external wrench on body '{name}' has size "
+                                     f"{ops.numel(wv)}, expected 6 ([torque; force])")
+            parts[b.index - 1] = wv
+        return ops.vertcat(*parts)
+
+    def _wrench_list(self, F):
+        n = len(self._body_order)
+        return [None] + [F[6 * (i - 1):6 * i] for i in range(1, n)]
+
+    def inverse_dynamics(self, q: Any, v: Any, vdot: Any,
+                         external_wrenches: dict | None = None):
+        """RNEA: ``tau = H(q) vdot + C(q, v) - sum_b J_b^T w_b`` (nv,).
+
+        ``external_wrenches``: ``{body name: [torque; force]}``, world-aligned, applied at
+        the body origin (Featherstone 2008, table 5.1)."""
+        if external_wrenches:
+            self._fcache()
+            F = self._wrench_vector(external_wrenches)
+
+            def build_ext():
+                qs, vs, a, Fs = (self._sym("q"), self._sym("v"), self._sym("vdot"),
+                                 self._sym("wrenches"))
+                return ([qs, vs, a, Fs], ["q", "v", "vdot", "wrenches"],
+                        [dyn.inverse_dynamics(self, qs, vs, a, self._wrench_list(Fs))], ["tau"])
+            return self._call("inverse_dynamics_ext", build_ext,
+                              ("q", "v", "vdot", "wrenches"), q, v, vdot, F)
+
+        def build():
+            qs, vs, a = self._sym("q"), self._sym("v"), self._sym("vdot")
+            return ([qs, vs, a], ["q", "v", "vdot"], [dyn.inverse_dynamics(self, qs, vs, a)],
+                    ["tau"])
+        return self._call("inverse_dynamics", build, ("q", "v", "vdot"), q, v, vdot)
+
+    def mass_matrix(self, q: Any):
+        """CRBA: joint-space inertia matrix ``H(q)`` (nv x nv; Featherstone table 6.2)."""
+        def build():
+            qs = self._sym("q")
+            return [qs], ["q"], [dyn.mass_matrix(self, qs)], ["H"]
+        return self._call("mass_matrix", build, ("q",), q)
+
+    def bias_forces(self, q: Any, v: Any):
+        """``C(q, v)`` (nv,): Coriolis, centrifugal and gravity terms (RNEA with vdot = 0)."""
+        def build():
+            qs, vs = self._sym("q"), self._sym("v")
+            return ([qs, vs], ["q", "v"],
+                    [dyn.inverse_dynamics(self, qs, vs, np.zeros(self._nv))], ["C"])
+        return self._call("bias_forces", build, ("q", "v"), q, v)
+
+    def gravity_forces(self, q: Any):
+        """``g(q)`` (nv,): generalized gravity force (RNEA with v = vdot = 0); the torque
+        needed to hold still is ``gravity_forces(q)``."""
+        def build():
+            qs = self._sym("q")
+            z = np.zeros(self._nv)
+            return [qs], ["q"], [dyn.inverse_dynamics(self, qs, z, z)], ["g"]
+        return self._call("gravity_forces", build, ("q",), q)
+
+    def coriolis_matrix(self, q: Any, v: Any):
+        """Coriolis matrix ``C(q, v)`` (nv x nv) with ``C v = bias - gravity`` and
+        ``dH/dt - 2 C`` skew-symmetric: ``C = sum_b J_b^T (I_b dJ_b/dt + B_b J_b)``, body
+        coordinates, ``B = 1/2 (V x* I + I V x + (I V) xbar)`` (Echeandia & Wensing 2021;
+        ``dJ_b/dt`` by forward-mode AD along ``qdot = N(q) v``)."""
+        def build():
+            qs, vs = self._sym("q"), self._sym("v")
+            X = kin.joint_placements(self, qs)
+            V = kin.body_velocities(self, qs, vs, X)
+            qd = dyn.qdot(self, qs, vs)
+            C = ca.SX.zeros(self._nv, self._nv)
+            for i in range(1, len(V)):
+                Vi = ca.SX(V[i]) if isinstance(V[i], np.ndarray) else V[i]
+                I = ca.DM(self._inertias[i])
+                J = ca.jacobian(Vi, vs)
+                Jd = ca.reshape(ca.jtimes(ca.vec(J), qs, qd), 6, self._nv)
+                B = 0.5 * (_force_cross_matrix(Vi) @ I + I @ _motion_cross_matrix(Vi)
+                           + _force_bar_matrix(I @ Vi))
+                C = C + J.T @ (I @ Jd + B @ J)
+            return [qs, vs], ["q", "v"], [C], ["C"]
+        return self._call("coriolis_matrix", build, ("q", "v"), q, v)
+
+    def forward_dynamics(self, q: Any, v: Any, tau: Any,
+                         external_wrenches: dict | None = None):
+        """ABA: ``vdot`` (nv,) with ``H vdot + C = tau + sum J^T w`` (Featherstone table 7.1);
+        wrenches as in :meth:`inverse_dynamics`."""
+        if external_wrenches:
+            self._fcache()
+            F = self._wrench_vector(external_wrenches)
+
+            def build_ext():
+                qs, vs, t, Fs = (self._sym("q"), self._sym("v"), self._sym("tau"),
+                                 self._sym("wrenches"))
+                return ([qs, vs, t, Fs], ["q", "v", "tau", "wrenches"],
+                        [dyn.forward_dynamics(self, qs, vs, t, self._wrench_list(Fs))],
+                        ["vdot"])
+            return self._call("forward_dynamics_ext", build_ext, ("q", "v", "tau", "wrenches"),
+                              q, v, tau, F)
+
+        def build():
+            qs, vs, t = self._sym("q"), self._sym("v"), self._sym("tau")
+            return ([qs, vs, t], ["q", "v", "tau"], [dyn.forward_dynamics(self, qs, vs, t)],
+                    ["vdot"])
+        return self._call("forward_dynamics", build, ("q", "v", "tau"), q, v, tau)
+
+    def qdot(self, q: Any, v: Any):
+        """``qdot = N(q) v`` (nq,)."""
+        def build():
+            qs, vs = self._sym("q"), self._sym("v")
+            return [qs, vs], ["q", "v"], [dyn.qdot(self, qs, vs)], ["qdot"]
+        return self._call("qdot", build, ("q", "v"), q, v)
+
+    def integrate(self, q: Any, v: Any, dt: Any):
+        """Configuration (nq,) after moving with constant ``v`` for ``dt`` (exponential map
+        on ball/free joints, so quaternions stay unit)."""
+        def build():
+            qs, vs, h = self._sym("q"), self._sym("v"), self._sym("dt")
+            return [qs, vs, h], ["q", "v", "dt"], [dyn.integrate(self, qs, vs, h)], ["q_next"]
+        return self._call("integrate", build, ("q", "v", "dt"), q, v,
+                          np.array([float(dt)]) if isinstance(dt, (int, float)) else dt)
+
+    def difference(self, q0: Any, q1: Any):
+        """Velocity (nv,) with ``integrate(q0, v, 1) = q1`` (log map on ball/free joints)."""
+        def build():
+            a, b = self._sym("q0"), self._sym("q1")
+            return [a, b], ["q0", "q1"], [dyn.difference(self, a, b)], ["v"]
+        return self._call("difference", build, ("q0", "q1"), q0, q1)
+
+    def joint_passive_forces(self, q: Any, v: Any):
+        """``-damping * v - stiffness * (q - rest)`` (nv,), not included in the dynamics
+        algorithms; add it to ``tau``. Coulomb friction is not included."""
+        def build():
+            qs, vs = self._sym("q"), self._sym("v")
+            return [qs, vs], ["q", "v"], [ca.SX(dyn.joint_passive_forces(self, qs, vs))], ["tau"]
+        return self._call("joint_passive_forces", build, ("q", "v"), q, v)
+
+    def normalize_configuration(self, q: Any):
+        """``q`` with unit quaternions (numeric or symbolic)."""
+        self.finalize()
+        parts = [j.normalize_configuration(q[j.q_start:j.q_start + j.nq])
+                 for j in self._joint_order if j.nq]
+        return ops.vertcat(*parts) if parts else np.zeros(0)

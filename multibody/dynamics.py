@@ -1,0 +1,413 @@
+"""Dynamics of a :class:`~multibody.tree.RigidBodyTree`, written once for numpy and CasADi:
+RNEA inverse dynamics, CRBA mass matrix, ABA forward dynamics, energies, centroidal
+momentum, configuration rates and passive joint forces.
+
+Equation of motion: ``H(q) vdot + C(q, v) = tau + sum_b J_b^T w_b`` where ``C`` holds the
+Coriolis, centrifugal and gravity terms (``bias``) and ``w_b`` are external wrenches.
+
+External wrenches: a 6-vector ``[torque; force]`` per body, **world-aligned and applied at
+the body origin** (torque about the body origin, axes parallel to the world's).
+
+Joint damping, springs and friction are *not* part of RNEA/ABA/``bias``; the separate
+:func:`joint_passive_forces` gives ``-damping * v - stiffness * (q - rest)`` (on the
+manifold for ball/free joints) to be added to ``tau``; Coulomb friction is left to
+constraint or actuator blocks. URDF mimic joints are ignored by every algorithm.
+
+References
+----------
+R. Featherstone, *Rigid Body Dynamics Algorithms*, Springer 2008: RNEA table 5.1 (eq. 5.7-5.9),
+CRBA table 6.2, ABA table 7.1 (eq. 7.39-7.48), spatial inertia eq. 2.63 and its transform
+eq. 2.66. D. Orin, A. Goswami, S.-H. Lee, "Centroidal dynamics of a humanoid robot",
+Autonomous Robots 35, 2013 (centroidal momentum matrix from composite inertias).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import casadi as ca
+import numpy as np
+
+from solvers import ops
+
+from .kinematics import (_cross_motion, body_velocities, force_to_parent, joint_placements,
+                         joint_placements_split, motion_to_child, world_poses)
+from .spatial import skew
+
+__all__ = ["inverse_dynamics", "mass_matrix", "forward_dynamics", "kinetic_energy",
+           "potential_energy", "centroidal_momentum_matrix", "world_composite_inertias", "qdot",
+           "integrate", "difference", "joint_passive_forces", "inertia_to_parent"]
+
+
+def _sym(*xs: Any) -> bool:
+    return any(ops.is_symbolic(x) for x in xs)
+
+
+def _cross_force(m: Any, f: Any):
+    w, v, n, fl = m[0:3], m[3:6], f[0:3], f[3:6]
+    return ops.vertcat(ops.cross(w, n) + ops.cross(v, fl), ops.cross(w, fl))
+
+
+def _block(A: Any, B: Any, C: Any):
+    if _sym(A, B, C):
+        return ca.vertcat(ca.horzcat(A, B), ca.horzcat(B.T, C))
+    return np.block([[A, B], [B.T, C]])
+
+
+def _symm(M: Any):
+    """Symmetric matrix from the upper triangle of ``M`` (for CasADi values the lower
+    triangle's expressions then become dead code, halving the generated operations)."""
+    if isinstance(M, (ca.SX, ca.MX)):
+        return ca.triu(M) + ca.triu(M, False).T
+    return M
+
+
+def _is_identity(R: Any) -> bool:
+    return isinstance(R, np.ndarray) and np.array_equal(R, np.eye(3))
+
+
+def inertia_to_parent(R: Any, p: Any, I: Any):
+    """``^pX_c^* I ^cX_p`` (6 x 6) of a symmetric spatial inertia ``I`` for a child pose
+    ``(R, p)`` in the parent (Featherstone eq. 2.66), in blocks: with ``P = [p]x`` and the
+    rotated blocks ``A = R I_11 R^T``, ``B = R I_12 R^T``, ``C = R I_22 R^T``,
+    ``[[A + P B^T - B P - P C P, B + P C], [., C]]``."""
+    A, B, C = _symm(I[0:3, 0:3]), I[0:3, 3:6], _symm(I[3:6, 3:6])
+    if not _is_identity(R):
+        A = _symm(R @ A @ R.T)
+        B = R @ B @ R.T
+        C = _symm(R @ C @ R.T)
+    if _is_zero_vec(p):
+        return _block(A, B, C)
+    P = skew(p)
+    PC = P @ C
+    return _block(_symm(A + P @ B.T - B @ P - PC @ P), B + PC, C)
+
+
+def _inertia_up(tree, i: int, I: Any, Xs: list):
+    """Transform body ``i``'s (articulated or composite) inertia into its parent's frame in
+    two steps, joint motion then the constant joint origin (cheap when either is sparse)."""
+    Rj, pj, R0, p0 = Xs[i]
+    return inertia_to_parent(R0, p0, inertia_to_parent(Rj, pj, I))
+
+
+def _is_zero_vec(p: Any) -> bool:
+    return isinstance(p, np.ndarray) and not np.any(p)
+
+
+def _spd_solve(D: Any, B: Any):
+    """Solve ``D X = B`` for a small symmetric positive definite ``D`` (LDL^T unrolled for
+    symbolic values)."""
+    n = D.shape[0]
+    if not _sym(D, B):
+        return np.linalg.solve(D, B)
+    if n == 1:
+        return B / D[0, 0]
+    d: list = [None] * n
+    L = [[None] * n for _ in range(n)]
+    for j in range(n):
+        s = D[j, j]
+        for k in range(j):
+            s = s - L[j][k] * L[j][k] * d[k]
+        d[j] = s
+        for i in range(j + 1, n):
+            t = D[i, j]
+            for k in range(j):
+                t = t - L[i][k] * L[j][k] * d[k]
+            L[i][j] = t / s
+    cols = []
+    ncol = B.shape[1] if len(B.shape) > 1 else 1
+    for c in range(ncol):
+        b = [B[i, c] if ncol > 1 or len(B.shape) > 1 else B[i] for i in range(n)]
+        y = []
+        for i in range(n):
+            t = b[i]
+            for k in range(i):
+                t = t - L[i][k] * y[k]
+            y.append(t)
+        x: list = [None] * n
+        for i in reversed(range(n)):
+            t = y[i] / d[i]
+            for k in range(i + 1, n):
+                t = t - L[k][i] * x[k]
+            x[i] = t
+        cols.append(ca.vertcat(*x))
+    return ca.horzcat(*cols) if len(B.shape) > 1 and B.shape[1] > 1 else cols[0]
+
+
+def _body_wrenches(tree, q: Any, external_wrenches: list | None, X: list) -> list | None:
+    """External wrenches in body coordinates (world-aligned inputs rotated by R^T)."""
+    if external_wrenches is None:
+        return None
+    poses = world_poses(tree, q, X)
+    out: list = [None]
+    for i in range(1, len(X)):
+        w = external_wrenches[i]
+        if w is None:
+            out.append(None)
+            continue
+        R, _ = poses[i]
+        out.append(ops.vertcat(R.T @ w[0:3], R.T @ w[3:6]))
+    return out
+
+
+def _gravity_acceleration(tree) -> np.ndarray:
+    return np.concatenate([np.zeros(3), -tree._gravity])
+
+
+def inverse_dynamics(tree, q: Any, v: Any, vdot: Any, external_wrenches: list | None = None,
+                     gravity: bool = True):
+    """RNEA (Featherstone table 5.1): ``tau = H vdot + C(q, v) - sum J^T w`` (nv,).
+
+    ``external_wrenches``: per body index (entry 0 unused) a world-aligned wrench at the
+    body origin or None."""
+    X = joint_placements(tree, q)
+    V = body_velocities(tree, q, v, X)
+    a0 = _gravity_acceleration(tree) if gravity else None
+    from .kinematics import body_accelerations
+    A = body_accelerations(tree, q, v, vdot, X, V, a0)
+    fext = _body_wrenches(tree, q, external_wrenches, X)
+    n = len(X)
+    F: list = [None] * n
+    for i in range(1, n):
+        b = tree._body_order[i]
+        I = tree._inertias[i]
+        f = I @ A[i] + _cross_force(V[i], I @ V[i])
+        if fext is not None and fext[i] is not None:
+            f = f - fext[i]
+        F[i] = f
+    tau: list = [None] * len(tree._joint_order)
+    for i in range(n - 1, 0, -1):
+        j = tree._joint_order[i - 1]
+        if j.nv:
+            S = j._motion_subspace(q[j.q_start:j.q_start + j.nq])
+            tau[i - 1] = S.T @ F[i]
+        lam = tree._parent_index[i]
+        if lam:
+            R, p = X[i]
+            F[lam] = F[lam] + force_to_parent(R, p, F[i])
+    parts = [t for t in tau if t is not None]
+    return ops.vertcat(*parts) if parts else np.zeros(0)
+
+
+def _outer(a: Any, b: Any):
+    if _sym(a, b):
+        return a @ b.T
+    return np.outer(a, b)
+
+
+def world_composite_inertias(tree, q: Any, poses: list | None = None) -> list:
+    """Composite rigid-body inertia of each body's subtree (entry 0: the whole tree) as
+    ``(m, h, I_o)`` in world axes about the world origin: mass, first moment ``m c`` and
+    rotational inertia, i.e. the spatial inertia ``[[I_o, [h]x], [[h]x^T, m 1]]``
+    (Featherstone eq. 2.63; summed over subtrees as in table 6.2)."""
+    poses = world_poses(tree, q) if poses is None else poses
+    n = len(tree._body_order)
+    comp: list = [None] * n
+    for i in range(1, n):
+        b = tree._body_order[i]
+        R, p = poses[i]
+        c0 = p + R @ b.com
+        Ic = _symm(R @ b.inertia @ R.T) if b.inertia.any() else np.zeros((3, 3))
+        cc = _outer(c0, c0)
+        trace = cc[0, 0] + cc[1, 1] + cc[2, 2]
+        Io = _symm(Ic + b.mass * (trace * np.eye(3) - cc))
+        comp[i] = [b.mass, b.mass * c0, Io]
+    total = [0.0, np.zeros(3), np.zeros((3, 3))]
+    for i in range(n - 1, 0, -1):
+        lam = tree._parent_index[i]
+        tgt = comp[lam] if lam else total
+        tgt[0] = tgt[0] + comp[i][0]
+        tgt[1] = tgt[1] + comp[i][1]
+        tgt[2] = tgt[2] + comp[i][2]
+    comp[0] = total
+    return comp
+
+
+def _world_columns(tree, q: Any, poses: list) -> dict:
+    """World-frame motion subspace columns ``S^0`` (list of 6-vectors) per body index."""
+    cols: dict = {}
+    for i, j in enumerate(tree._joint_order, start=1):
+        if not j.nv:
+            continue
+        S = j._motion_subspace(q[j.q_start:j.q_start + j.nq])
+        R, p = poses[i]
+        out = []
+        for c in range(j.nv):
+            w = R @ S[0:3, c]
+            out.append(ops.vertcat(w, R @ S[3:6, c] + ops.cross(p, w)))
+        cols[i] = out
+    return cols
+
+
+def _inertia_times(m: Any, h: Any, Io: Any, s: Any):
+    """Spatial inertia ``(m, h, I_o)`` times a motion ``s = [w; v]``:
+    ``[I_o w + h x v; m v - h x w]``."""
+    w, v = s[0:3], s[3:6]
+    return ops.vertcat(Io @ w + ops.cross(h, v), m * v - ops.cross(h, w))
+
+
+def mass_matrix(tree, q: Any):
+    """CRBA in world coordinates (Featherstone table 6.2 with all quantities in the world
+    frame, as Pinocchio does): ``H_ki = S_k^T Ic_i S_i`` for ``k`` an ancestor of ``i`` or
+    ``i`` itself; ``H(q)`` (nv x nv)."""
+    poses = world_poses(tree, q)
+    comp = world_composite_inertias(tree, q, poses)
+    S0 = _world_columns(tree, q, poses)
+    nv = tree._nv
+    entries: dict = {}
+    for i in S0:
+        m, h, Io = comp[i]
+        F = [_inertia_times(m, h, Io, s) for s in S0[i]]
+        vi = tree._joint_order[i - 1].v_start
+        k = i
+        while k:
+            if k in S0:
+                vk = tree._joint_order[k - 1].v_start
+                for a, sk in enumerate(S0[k]):
+                    for b, f in enumerate(F):
+                        if k == i and a > b:
+                            continue
+                        entries[(vk + a, vi + b)] = ops.dot(sk, f)
+            k = tree._parent_index[k]
+    if _sym(q):
+        H = ca.SX.zeros(nv, nv) if not isinstance(q, ca.MX) else ca.MX.zeros(nv, nv)
+        for (r, c), val in entries.items():
+            H[r, c] = val
+            H[c, r] = val
+        return H
+    H = np.zeros((nv, nv))
+    for (r, c), val in entries.items():
+        H[r, c] = H[c, r] = val
+    return H
+
+
+def forward_dynamics(tree, q: Any, v: Any, tau: Any, external_wrenches: list | None = None):
+    """ABA (Featherstone table 7.1, eq. 7.39-7.48): ``vdot`` (nv,) solving
+    ``H vdot + C = tau + sum J^T w``."""
+    Xs = joint_placements_split(tree, q)
+    X = joint_placements(tree, q, Xs)
+    V = body_velocities(tree, q, v, X)
+    fext = _body_wrenches(tree, q, external_wrenches, X)
+    n = len(X)
+    IA = list(tree._inertias)
+    pA: list = [None] * n
+    c: list = [None] * n
+    S_all: list = [None] * n
+    for i in range(1, n):
+        j = tree._joint_order[i - 1]
+        I = tree._inertias[i]
+        pA[i] = _cross_force(V[i], I @ V[i])
+        if fext is not None and fext[i] is not None:
+            pA[i] = pA[i] - fext[i]
+        if j.nv:
+            qj = q[j.q_start:j.q_start + j.nq]
+            vj = v[j.v_start:j.v_start + j.nv]
+            S = j._motion_subspace(qj)
+            S_all[i] = S
+            ci = _cross_motion(V[i], S @ vj)
+            cJ = j._bias(qj, vj)
+            c[i] = ci if cJ is None else ci + cJ
+    U: list = [None] * n
+    Dinv_u: list = [None] * n
+    Dinv_UT: list = [None] * n
+    for i in range(n - 1, 0, -1):
+        j = tree._joint_order[i - 1]
+        lam = tree._parent_index[i]
+        if j.nv:
+            S = S_all[i]
+            Ui = IA[i] @ S
+            D = S.T @ Ui
+            u = tau[j.v_start:j.v_start + j.nv] - S.T @ pA[i]
+            U[i] = Ui
+            DUT = _spd_solve(D, Ui.T)
+            Du = _spd_solve(D, u)
+            Dinv_UT[i], Dinv_u[i] = DUT, Du
+            if lam:
+                Ia = _symm(IA[i] - Ui @ DUT)
+                pa = pA[i] + Ia @ c[i] + Ui @ Du
+        else:
+            Ia, pa = IA[i], pA[i]
+        if lam:
+            R, p = X[i]
+            IA[lam] = IA[lam] + _inertia_up(tree, i, Ia, Xs)
+            pA[lam] = pA[lam] + force_to_parent(R, p, pa)
+    a: list = [_gravity_acceleration(tree)] + [None] * (n - 1)
+    qdd: list = []
+    for i in range(1, n):
+        j = tree._joint_order[i - 1]
+        R, p = X[i]
+        ai = motion_to_child(R, p, a[tree._parent_index[i]])
+        if j.nv:
+            ai = ai + c[i]
+            qddi = Dinv_u[i] - Dinv_UT[i] @ ai
+            ai = ai + S_all[i] @ qddi
+            qdd.append(qddi)
+        a[i] = ai
+    return ops.vertcat(*qdd) if qdd else np.zeros(0)
+
+
+def kinetic_energy(tree, q: Any, v: Any):
+    """``sum_b 1/2 V_b^T I_b V_b`` (scalar)."""
+    V = body_velocities(tree, q, v)
+    T = 0
+    for i in range(1, len(V)):
+        T = T + 0.5 * ops.dot(V[i], tree._inertias[i] @ V[i])
+    return T
+
+
+def potential_energy(tree, q: Any):
+    """Gravitational potential ``-sum_b m_b g . c_b`` (zero at the world origin)."""
+    poses = world_poses(tree, q)
+    U = 0
+    for b in tree._body_order[1:]:
+        if b.mass:
+            R, p = poses[b.index]
+            U = U - b.mass * ops.dot(tree._gravity, p + R @ b.com)
+    return U
+
+
+def centroidal_momentum_matrix(tree, q: Any):
+    """Centroidal momentum matrix ``A_G`` (6 x nv): ``[k_G; l] = A_G v``, angular momentum
+    about the COM and linear momentum, world axes (Orin et al. 2013: column of joint k =
+    composite inertia of its subtree times ``S_k``, moment shifted to the COM)."""
+    poses = world_poses(tree, q)
+    comp = world_composite_inertias(tree, q, poses)
+    S0 = _world_columns(tree, q, poses)
+    M = comp[0][0]
+    com = comp[0][1] / M
+    cols = []
+    for i, j in enumerate(tree._joint_order, start=1):
+        if not j.nv:
+            continue
+        m, h, Io = comp[i]
+        for s in S0[i]:
+            f = _inertia_times(m, h, Io, s)
+            cols.append(ops.vertcat(f[0:3] - ops.cross(com, f[3:6]), f[3:6]))
+    return ops.horzcat(*cols) if cols else np.zeros((6, 0))
+
+
+def qdot(tree, q: Any, v: Any):
+    """``qdot = N(q) v`` (nq,)."""
+    parts = [j.qdot(q[j.q_start:j.q_start + j.nq], v[j.v_start:j.v_start + j.nv])
+             for j in tree._joint_order if j.nq]
+    return ops.vertcat(*parts) if parts else np.zeros(0)
+
+
+def integrate(tree, q: Any, v: Any, dt: Any):
+    """Configuration after moving with constant ``v`` for ``dt`` (nq,), on the manifold."""
+    parts = [j.integrate(q[j.q_start:j.q_start + j.nq], v[j.v_start:j.v_start + j.nv], dt)
+             for j in tree._joint_order if j.nq]
+    return ops.vertcat(*parts) if parts else np.zeros(0)
+
+
+def difference(tree, q0: Any, q1: Any):
+    """Velocity (nv,) with ``integrate(q0, v, 1) = q1``."""
+    parts = [j.difference(q0[j.q_start:j.q_start + j.nq], q1[j.q_start:j.q_start + j.nq])
+             for j in tree._joint_order if j.nv]
+    return ops.vertcat(*parts) if parts else np.zeros(0)
+
+
+def joint_passive_forces(tree, q: Any, v: Any):
+    """``-damping * v - stiffness * difference(rest, q)`` per joint (nv,)."""
+    parts = [j.passive_force(q[j.q_start:j.q_start + j.nq], v[j.v_start:j.v_start + j.nv])
+             for j in tree._joint_order if j.nv]
+    return ops.vertcat(*parts) if parts else np.zeros(0)
