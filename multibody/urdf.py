@@ -192,11 +192,10 @@ def _build_tree(model: URDFModel, rd: Reader, floating_base: bool) -> "RigidBody
             raise rd.error_at(spec.line, f"joint '{spec.name}'", str(exc)) from exc
     links = list(model.links) + ([model.world] if model.world is not None else [])
     for link in links:
-        body = tree.world if link.name == WORLD else tree.get_body(link.name)
         for g in link.collisions:
-            _add_geometry(tree, rd, link.name, body, g, visual=False)
+            _add_geometry(tree, rd, link.name, g, visual=False)
         for g in link.visuals:
-            _add_geometry(tree, rd, link.name, body, g, visual=True)
+            _add_geometry(tree, rd, link.name, g, visual=True)
     return tree
 
 
@@ -229,12 +228,12 @@ def _make_shape(g: GeometrySpec):
     return G.Mesh(p["filename"], scale=p["scale"])
 
 
-def _add_geometry(tree, rd: Reader, link_name: str, body, g: GeometrySpec, *, visual: bool) -> None:
+def _add_geometry(tree, rd: Reader, link_name: str, g: GeometrySpec, *, visual: bool) -> None:
     try:
         shape = _make_shape(g)
         if visual:
-            tree.add_visual_geometry(body, shape, pose=g.pose, name=g.name, material=g.material)
+            tree.add_visual_geometry(link_name, shape, pose=g.pose, name=g.name, material=g.material)
         else:
-            tree.add_collision_geometry(body, shape, pose=g.pose, name=g.name)
+            tree.add_collision_geometry(link_name, shape, pose=g.pose, name=g.name)
     except (ValueError, TypeError) as exc:
         raise rd.error_at(g.line, f"link '{link_name}'", str(exc)) from exc

