@@ -303,6 +303,7 @@ class Simulator:
                 self._stats["publishes"] += 1
         for te in self._timed:
             te.start(t0)
+        self._t_event = min((te.t_next for te in self._timed), default=math.inf)
         self._restart_stepper()
         due = self._due(t0)
         self._handle_events(t0, due, (), per_step_updates=False)
@@ -338,7 +339,7 @@ class Simulator:
         try:
             while ctx._time < t_final:
                 t = ctx._time
-                t_event = min(te.t_next for te in timed) if timed else math.inf
+                t_event = self._t_event
                 boundary = t_event if t_event < t_final else t_final
                 hits: Tuple = ()
                 if self._stepper is None or boundary - t <= 4.0 * np.spacing(max(1.0, abs(t))):
@@ -386,6 +387,9 @@ class Simulator:
             else:  # pragma: no cover - the framework defines no other kinds
                 raise TypeError(f"Simulator: unknown event {e!r} of system '{e.system.name}'")
         self._g_prev: List[float] = []
+        self._per_step_pub = self._per_step["publish"]
+        self._per_step_disc = self._per_step["discrete"]
+        self._per_step_unres = self._per_step["unrestricted"]
 
     def _setup_fast_path(self) -> None:
         """Precompute how to load (t, x) into the context without copies per leaf.
@@ -475,7 +479,7 @@ class Simulator:
                 xdot = single[0](single[1])
             else:
                 xdot = concatenate([ev(c) for ev, c in evals])
-            if not isfinite(xdot.sum()):
+            if not isfinite(xdot.sum()) and not np.all(np.isfinite(xdot)):
                 report(t, x, xdot)
             return xdot
 
@@ -580,74 +584,92 @@ class Simulator:
 
     # ================================================================== events
     def _due(self, t: float) -> List[_Timed]:
-        tol = _merge_tol(t)
-        return [te for te in self._timed if te.t_next <= t + tol]
+        limit = t + 1e-12 * (t if t > 1.0 else (-t if t < -1.0 else 1.0))
+        return [te for te in self._timed if te.t_next <= limit]
 
     def _handle_events(self, t: float, due, hits, *, per_step_updates: bool) -> None:
-        unres = [(w, c) for w, c in hits if w.on_trigger is not None]
-        disc, disc_cb = [], []
+        unres = [(w, c) for w, c in hits if w.on_trigger is not None] if hits else []
+        disc = []
+        pubs = []
         for te in due:
-            if te.event.kind == "unrestricted":
-                unres.append((te.event, te.ctx))
-            elif te.event.kind == "discrete":
+            kind = te.event.kind
+            if kind == "discrete":
                 disc.append((te.event, te.ctx))
+            elif kind == "publish":
+                pubs.append((te.event, te.ctx))
+            else:
+                unres.append((te.event, te.ctx))
         if per_step_updates:
-            unres.extend(self._per_step["unrestricted"])
-            disc.extend(self._per_step["discrete"])
+            if self._per_step_unres:
+                unres.extend(self._per_step_unres)
+            if self._per_step_disc:
+                disc.extend(self._per_step_disc)
         jump = bool(hits)
         if unres or disc:
             self._apply_updates(t, unres, disc, "update")
             jump = True
-        if jump and self._nx:
+        if self._witnesses and (jump or not self._g_prev):
+            if jump and self._nx:
+                self._restart_stepper()
+            self._g_prev = self._guards()
+        elif jump and self._nx:
             self._restart_stepper()
-        if jump or not self._g_prev:
-            self._g_prev = self._guards() if self._witnesses else []
-        for te in due:
-            if te.event.kind == "publish":
-                self._call(te.event, te.ctx, t, "periodic publish")
-                self._stats["publishes"] += 1
-        for e, c in self._per_step["publish"]:
+        stats = self._stats
+        for e, c in pubs:
+            self._call(e, c, t, "periodic publish")
+        for e, c in self._per_step_pub:
             self._call(e, c, t, "per-step publish")
-            self._stats["publishes"] += 1
-        for te in due:
-            te.advance()
+        stats["publishes"] += len(pubs) + len(self._per_step_pub)
+        if due:
+            for te in due:
+                te.advance()
+            self._t_event = min(te.t_next for te in self._timed)
 
     def _apply_updates(self, t, unres, disc, what) -> None:
         """Evaluate every update from the current context, then apply them together."""
         states = []
         for e, c in unres:
             state = State(c)
-            cb = e.on_trigger if isinstance(e, WitnessFunction) else e.callback
-            label = f"witness '{e.name}' on_trigger" if isinstance(e, WitnessFunction) \
-                else f"{what} (unrestricted)"
-            self._call(e, c, t, label, cb, state)
-            states.append((e, c, state))
+            if isinstance(e, WitnessFunction):
+                self._call(e, c, t, "witness on_trigger", e.on_trigger, state)
+            else:
+                self._call(e, c, t, what + " (unrestricted)", None, state)
+            self._check_finite_vector(state.continuous_state, e.system, "continuous state", t)
+            self._check_finite_vector(state.discrete_state, e.system, "discrete state", t)
+            states.append((c, state))
         xds = []
         for e, c in disc:
-            xd = self._call(e, c, t, f"{what} (discrete)")
-            xd = np.asarray(xd, dtype=float).reshape(-1) if not hasattr(xd, "full") \
-                else np.asarray(xd.full(), dtype=float).reshape(-1)
+            xd = self._call(e, c, t, what + " (discrete)")
+            if type(xd) is not np.ndarray or xd.dtype != np.float64 or xd.ndim != 1:
+                xd = np.asarray(xd.full() if hasattr(xd, "full") else xd, dtype=float).reshape(-1)
             n = c._xd.shape[0]
             if xd.shape[0] != n:
                 raise PortValueError(f"system '{e.system.name}': discrete update at t={t!r} "
                                      f"returned {xd.shape[0]} values, expected {n}")
             self._check_finite_vector(xd, e.system, "discrete state", t)
             xds.append((c, xd))
-        for e, c, state in states:
-            self._check_finite_vector(state.continuous_state, e.system, "continuous state", t)
-            self._check_finite_vector(state.discrete_state, e.system, "discrete state", t)
-        for e, c, state in states:
+        root = self._context
+        for c, state in states:
             if c._xc.shape[0]:
                 c.set_continuous_state(state.continuous_state)
             if c._xd.shape[0]:
-                c.set_discrete_state(state.discrete_state)
+                self._set_xd(root, c, state.discrete_state)
             for i, v in enumerate(state.abstract_state):
                 if v is not c._xa[i]:
                     c.set_abstract_state(i, v)
         for c, xd in xds:
-            c.set_discrete_state(xd)
-        self._stats["unrestricted_updates"] += len(states)
-        self._stats["discrete_updates"] += len(xds)
+            self._set_xd(root, c, xd)
+        stats = self._stats
+        stats["unrestricted_updates"] += len(states)
+        stats["discrete_updates"] += len(xds)
+
+    @staticmethod
+    def _set_xd(root, c, xd) -> None:
+        # Checked above (size, finite): store a read-only copy and invalidate dependents.
+        xd = np.array(xd, dtype=float)
+        xd.flags.writeable = False
+        c._xd = xd
+        root._invalidate("discrete_state", c)
 
     def _call(self, event, ctx, t, what, callback=None, *extra):
         cb = event.callback if callback is None else callback
@@ -656,6 +678,8 @@ class Simulator:
         except (SystemCallbackError, InputNotConnectedError, SimulationError):
             raise
         except Exception as exc:
+            if isinstance(event, WitnessFunction):
+                what = f"witness '{event.name}' {what.replace('witness ', '')}"
             raise SystemCallbackError(
                 f"system '{event.system.name}': {what} at t={t!r} raised "
                 f"{type(exc).__name__}: {exc}") from exc
@@ -692,8 +716,11 @@ class Simulator:
         return self._system, index  # pragma: no cover
 
     def _check_finite_state(self, t1, x, t0) -> None:
-        if x.shape[0] and not math.isfinite(float(np.sum(x))):
-            bad = int(np.flatnonzero(~np.isfinite(x))[0])
+        if x.shape[0] and not math.isfinite(float(x.sum())):
+            nonfinite = np.flatnonzero(~np.isfinite(x))
+            if nonfinite.size == 0:
+                return  # finite values whose sum overflowed
+            bad = int(nonfinite[0])
             system, local = self._locate(bad)
             when = f"t={t1!r}" if t0 is None else f"the step from t={t0!r} to t={t1!r}"
             raise NonFiniteStateError(
@@ -702,8 +729,11 @@ class Simulator:
                 f"keeps the last finite state")
 
     def _check_finite_vector(self, v, system, what, t) -> None:
-        if v.shape[0] and not np.all(np.isfinite(v)):
-            bad = int(np.flatnonzero(~np.isfinite(v))[0])
+        if v.shape[0] and not math.isfinite(float(v.sum())):
+            nonfinite = np.flatnonzero(~np.isfinite(v))
+            if nonfinite.size == 0:
+                return  # finite values whose sum overflowed
+            bad = int(nonfinite[0])
             raise NonFiniteStateError(f"{what} {bad} of system '{system.name}' would become "
                                       f"{v[bad]} at t={t!r} (update refused; the context keeps "
                                       f"the last finite state)")
