@@ -15,11 +15,13 @@ from xml.parsers import expat
 
 import numpy as np
 
+from .errors import MultibodyError
+
 __all__ = ["URDFError", "XmlNode", "Reader", "parse_xml", "rpy_to_matrix", "pose_matrix"]
 
 
-class URDFError(ValueError):
-    """A URDF document that cannot be turned into a model.
+class URDFError(MultibodyError):
+    """A URDF document that cannot be turned into a model (a ``ValueError``).
 
     The message reads ``"<source>, line <n>: <element>: <what is wrong>"``.
 

@@ -6,7 +6,6 @@ Cross-checks: hand-computed inertia rotations, the acrobot's closed-form mass ma
 from __future__ import annotations
 
 import math
-import pathlib
 
 import numpy as np
 import pytest
@@ -107,8 +106,9 @@ MALFORMED = {
                          'izz="0.3"', "link 'upper'", "triangle inequality"),
     "lower > upper": (mutate(_LIMIT, _LIMIT.replace('lower="-1" upper="1"', 'lower="2" upper="1"')),
                       'lower="2"', "joint 'shoulder'", "lower limit 2 > upper limit 1"),
-    "duplicate link": (mutate('<link name="forearm">', '<link name="upper">'), 'name="upper">\n    <inertial>\n'
-                       '      <origin xyz="0 0 -0.5"/>', "link 'upper'", "duplicate link name (first declared at line 4)"),
+    "duplicate link": (mutate('<link name="forearm">', '<link name="upper">'),
+                       'name="upper">\n    <inertial>\n      <origin xyz="0 0 -0.5"/>', "link 'upper'",
+                       "duplicate link name (first declared at line 4)"),
     "duplicate joint": (mutate('name="elbow"', 'name="shoulder"'), 'type="continuous"',
                         "joint 'shoulder'", "duplicate joint name (first declared at line 18)"),
     "missing joint name": (mutate('<joint name="elbow" type="continuous">', '<joint type="continuous">'),
@@ -662,3 +662,36 @@ def test_mass_matrix_matches_pinocchio(name, floating):
         M = tree.mass_matrix(q)
         M_pin = _pinocchio_mass_matrix(pin, text, tree, q)
         np.testing.assert_allclose(M, M_pin, atol=1e-10 * max(1.0, np.abs(M_pin).max()))
+
+
+@needs_tree
+def test_from_urdf_classmethod_delegates():
+    tree = RigidBodyTree.from_urdf(model_path("acrobot"), floating_base=True)
+    assert (tree.nq, tree.nv) == (9, 8) and tree.joints[0].type == "free"
+    from multibody.errors import MultibodyError
+    assert issubclass(URDFError, MultibodyError) and issubclass(URDFError, ValueError)
+
+
+@needs_tree
+def test_errors_from_the_model_classes_get_file_and_line(monkeypatch, tmp_path):
+    from multibody.errors import BodyError, JointError
+
+    path = tmp_path / "two_link.urdf"
+    path.write_text(GOOD)
+
+    def refuse_body(self, name, *args, **kwargs):
+        raise BodyError(f"body '{name}': refused")
+
+    monkeypatch.setattr(RigidBodyTree, "add_body", refuse_body)
+    check_error(path, line_of(GOOD, '<link name="base"/>'), "link 'base'", "body 'base': refused", source=str(path))
+    monkeypatch.undo()
+
+    real_add_joint = RigidBodyTree.add_joint
+
+    def refuse_elbow(self, joint):
+        if joint.name == "elbow":
+            raise JointError("joint 'elbow': refused")
+        return real_add_joint(self, joint)
+
+    monkeypatch.setattr(RigidBodyTree, "add_joint", refuse_elbow)
+    check_error(GOOD, line_of(GOOD, 'name="elbow"'), "joint 'elbow'", "refused")
