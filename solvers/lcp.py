@@ -225,7 +225,7 @@ def _verified(z: np.ndarray, w: np.ndarray, status: str, residual: float,
 # --------------------------------------------------------- standard LCP --
 
 def solve_lcp_lemke(M: Any, q: Any, *, max_pivots: int | None = None,
-                    tol: float = 1e-12, z0: Any = None,
+                    tol: float = 1e-12, z0: Any = None, d: Any = None,
                     residual_tol: float = _RESIDUAL_TOL,
                     raise_on_failure: bool = False, context: str = "") -> LCPResult:
     """Solve the standard LCP ``(M, q)`` by Lemke's method.
@@ -244,6 +244,10 @@ def solve_lcp_lemke(M: Any, q: Any, *, max_pivots: int | None = None,
         ``z0_i > 0`` starts the method (covering vector ``B 1``); if it
         already solves the problem no pivot is made.  A warm start that ends
         on a ray is retried cold.
+    d : array_like, shape (n,), optional
+        Covering vector of the cold start, all entries > 0; default ones.
+        The augmented problem is ``w = M z + q + d z0`` and the method starts
+        on the primary ray ``z0 >= max(-q_i / d_i)``.
     residual_tol : float
         Acceptance: ``||min(z, w)||_inf <= residual_tol * max(1, ||q||_inf)``.
     raise_on_failure : bool
@@ -274,10 +278,16 @@ def solve_lcp_lemke(M: Any, q: Any, *, max_pivots: int | None = None,
     Mm, qv = check_lcp(M, q)
     n = qv.shape[0]
     zg = check_start("z0", z0, n)
+    dv = check_start("d", d, n)
+    if dv is not None and not np.all(dv > 0):
+        raise ValueError(f"d (covering vector) must be positive; d[{int(np.argmin(dv))}] = "
+                         f"{dv.min():g}")
     if max_pivots is None:
         max_pivots = 50 * (n + 1)
+    if int(max_pivots) < 1:
+        raise ValueError(f"max_pivots must be >= 1; got {max_pivots}")
     z, status, piv, msg = _lcp_lemke.lemke(Mm, qv, max_pivots=int(max_pivots),
-                                           tol=tol, z_guess=zg)
+                                           tol=tol, z_guess=zg, d=dv)
     w = Mm @ z + qv
     res = lcp_residual(z, w)
     out = _verified(z, w, status, res, residual_tol * _scale(qv), piv, "lemke", msg)

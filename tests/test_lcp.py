@@ -241,6 +241,19 @@ def test_lemke_special_degenerate_cases():
     np.testing.assert_allclose(r.z, ref[0], atol=1e-12)
 
 
+def test_lemke_covering_vector():
+    rng = np.random.default_rng(15)
+    for _ in range(5):
+        M = random_pd(rng, 7)
+        q = rng.standard_normal(7)
+        ref = solve_lcp_lemke(M, q)
+        r = solve_lcp_lemke(M, q, d=rng.random(7) + 0.1)
+        assert r.status == "solved"
+        np.testing.assert_allclose(r.z, ref.z, atol=1e-10)
+    with pytest.raises(ValueError, match=r"d \(covering vector\) must be positive"):
+        solve_lcp_lemke(np.eye(2), -np.ones(2), d=[1.0, 0.0])
+
+
 def test_lemke_ray_termination_reported():
     r = solve_lcp_lemke(np.array([[-1.0]]), np.array([-1.0]))
     assert r.status == "ray_termination" and not r.success
@@ -352,6 +365,57 @@ def test_boxed_methods_match_enumeration(n):
                 if method == "pgs" else solve_boxed_lcp(A, b, lo, hi, method=method)
             assert r.status == "solved", (method, r.message)
             np.testing.assert_allclose(r.x, ref[0], atol=atol, err_msg=method)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_boxed_degenerate_problems(seed):
+    """Known solutions with rows that are on a bound and have w = 0, and
+    integer data with ties everywhere."""
+    rng = np.random.default_rng(800 + seed)
+    n = 6
+    A = random_pd(rng, n)
+    lo, hi = -np.ones(n), np.ones(n)
+    hi[0] = np.inf
+    x = rng.choice([-1.0, 1.0, 0.3], size=n)
+    x[0] = rng.choice([-1.0, 0.5])
+    w = np.where(x == lo, rng.random(n), np.where(x == hi, -rng.random(n), 0.0))
+    w[rng.choice(n, 3, replace=False)] = 0.0           # degenerate rows
+    b = w - A @ x
+    for method in ("dantzig", "lemke"):
+        r = solve_boxed_lcp(A, b, lo, hi, method=method)
+        assert r.status == "solved", (method, r.message)
+        np.testing.assert_allclose(r.x, x, atol=1e-9)
+    B = rng.integers(-1, 2, size=(n, n)).astype(float)
+    A = B @ B.T + np.eye(n)
+    b = rng.integers(-2, 3, size=n).astype(float)
+    lo = -rng.integers(0, 2, size=n).astype(float)
+    hi = rng.integers(0, 2, size=n).astype(float)
+    hi[hi == lo] = np.inf
+    ref = enumerate_blcp(A, b, lo, hi)
+    for method in ("dantzig", "lemke"):
+        r = solve_boxed_lcp(A, b, lo, hi, method=method)
+        assert r.status == "solved"
+        np.testing.assert_allclose(r.x, ref[0], atol=1e-9)
+
+
+def test_boxed_nonsymmetric_positive_definite():
+    """A = SPD + skew is a P-matrix: pivoting methods still match enumeration
+    (PGS is only guaranteed for symmetric A and is not checked here)."""
+    for seed in range(30):
+        rng = np.random.default_rng(900 + seed)
+        n = int(rng.integers(1, 6))
+        S = rng.standard_normal((n, n))
+        A = random_pd(rng, n) + (S - S.T)
+        b = 2 * rng.standard_normal(n)
+        lo, hi = -rng.random(n), rng.random(n)
+        lo[rng.random(n) < 0.3] = -np.inf
+        hi[rng.random(n) < 0.3] = np.inf
+        ref = enumerate_blcp(A, b, lo, hi)
+        assert len(ref) == 1
+        for method in ("dantzig", "lemke"):
+            r = solve_boxed_lcp(A, b, lo, hi, method=method)
+            assert r.status == "solved"
+            np.testing.assert_allclose(r.x, ref[0], atol=1e-9)
 
 
 def test_boxed_bounds_not_containing_zero_and_fixed_rows():
