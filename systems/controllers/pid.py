@@ -41,10 +41,10 @@ class PidController(LeafSystem):
         super().__init__(name)
         gains = [_gains(kp, "kp"), _gains(ki, "ki"), _gains(kd, "kd")]
         n = max(g.shape[0] for g in gains)
-        for g, label in zip(gains, ("kp", "ki", "kd")):
-            if g.shape[0] not in (1, n):
-                raise ValueError(f"PidController: {label} has size {g.shape[0]}, but another gain "
-                                 f"has size {n}; give scalars or vectors of one size")
+        if any(g.shape[0] not in (1, n) for g in gains):
+            sizes = ", ".join(str(g.shape[0]) for g in gains)
+            raise ValueError(f"PidController: gains kp, ki, kd have sizes {sizes}; give scalars "
+                             f"or vectors of one size")
         self.kp, self.ki, self.kd = (np.full(n, g[0]) if g.shape[0] == 1 else g for g in gains)
         self.num_positions = n
         self.declare_continuous_state(n)
