@@ -695,3 +695,34 @@ def test_errors_from_the_model_classes_get_file_and_line(monkeypatch, tmp_path):
 
     monkeypatch.setattr(RigidBodyTree, "add_joint", refuse_elbow)
     check_error(GOOD, line_of(GOOD, 'name="elbow"'), "joint 'elbow'", "refused")
+
+
+@needs_mass_matrix
+def test_gravity_conventions_of_pendulum_and_acrobot():
+    # q = 0 hangs straight down, joints about +y: V = -m g l cos(theta), g(q) = dV/dq.
+    g = 9.81
+    tree = parse_urdf(model_path("pendulum"))
+    np.testing.assert_allclose(np.ravel(tree.gravity_forces(np.array([0.3]))), [g * math.sin(0.3)], rtol=1e-12)
+    tree = parse_urdf(model_path("acrobot"))
+    q1, q2 = 0.4, -1.1
+    expected = [(1.0 * 0.5 + 1.0 * 1.0) * g * math.sin(q1) + 1.0 * 1.0 * g * math.sin(q1 + q2),
+                1.0 * 1.0 * g * math.sin(q1 + q2)]
+    np.testing.assert_allclose(tree.gravity_forces(np.array([q1, q2])), expected, rtol=1e-12)
+
+
+@needs_mass_matrix
+def test_feet_positions_documented_in_the_models():
+    tree = parse_urdf(model_path("quadruped"), floating_base=True)
+    q = np.zeros(tree.nq)
+    q[0] = 1.0                                       # identity orientation of the trunk
+    for leg, sx, sy in (("FL", 1, 1), ("FR", 1, -1), ("RL", -1, 1), ("RR", -1, -1)):
+        np.testing.assert_allclose(tree.body_pose(f"{leg}_foot", q)[:3, 3], [0.22 * sx, 0.18 * sy, -0.5],
+                                   atol=1e-12)
+    tree = parse_urdf(model_path("humanoid"), floating_base=True)
+    q = np.zeros(tree.nq)
+    q[0] = 1.0
+    for side, sy in (("l", 1), ("r", -1)):
+        (sole,) = tree.get_body(f"{side}_foot").collision_geometries
+        T = tree.body_pose(f"{side}_foot", q) @ sole.pose
+        assert T[2, 3] - sole.shape.size[2] / 2 == pytest.approx(-1.0, abs=1e-12)   # sole 1 m below pelvis
+        assert T[1, 3] == pytest.approx(0.1 * sy, abs=1e-12)
