@@ -159,16 +159,42 @@ class LCPFallbackWarning(RuntimeWarning):
 # ----------------------------------------------------------------- helpers --
 
 def lcp_residual(z: np.ndarray, w: np.ndarray) -> float:
-    """Natural-map residual ``|| min(z, w) ||_inf`` of a standard LCP."""
+    """Natural-map residual ``|| min(z, w) ||_inf`` of a standard LCP.
+
+    Parameters
+    ----------
+    z, w : array_like, shape (n,)
+        Candidate solution and ``M z + q``.
+
+    Returns
+    -------
+    float
+        Zero exactly when ``z >= 0``, ``w >= 0`` and ``z^T w = 0``.
+    """
     z, w = np.asarray(z, float), np.asarray(w, float)
     return float(np.max(np.abs(np.minimum(z, w)), initial=0.0))
 
 
 def boxed_lcp_residual(x: np.ndarray, w: np.ndarray, lo: np.ndarray,
                        hi: np.ndarray, findex: np.ndarray | None = None) -> float:
-    """Natural-map residual ``|| x - clip(x - w, lo_e, hi_e) ||_inf`` of a
-    boxed LCP, ``lo_e``/``hi_e`` being the bounds with friction rows scaled
-    by ``x[findex]``."""
+    """Natural-map residual of a boxed LCP.
+
+    Parameters
+    ----------
+    x, w : array_like, shape (n,)
+        Candidate solution and ``A x + b``.
+    lo, hi : array_like, shape (n,)
+        Bounds (friction coefficients on friction rows).
+    findex : array_like of int, shape (n,), optional
+        Friction index (module docstring).
+
+    Returns
+    -------
+    float
+        ``|| x - clip(x - w, lo_e, hi_e) ||_inf`` with ``lo_e``/``hi_e`` the
+        bounds with friction rows scaled by ``x[findex]``; zero exactly at a
+        solution.
+    """
     x, w = np.asarray(x, float), np.asarray(w, float)
     fi = None if findex is None else np.asarray(findex, dtype=int)
     lo_e, hi_e = _lcp_pgs.effective_bounds(np.asarray(lo, float),
@@ -180,8 +206,23 @@ def boxed_lcp_to_lcp(A: Any, b: Any, lo: Any, hi: Any, findex: Any = None
                      ) -> tuple[np.ndarray, np.ndarray, Callable[[np.ndarray], np.ndarray]]:
     """Equivalent standard LCP of a boxed LCP.
 
-    Returns ``(M, q, to_x)``; ``to_x(z)`` maps an LCP solution to the BLCP
-    solution.  Rows with ``lo`` finite, ``hi = inf`` map to ``x = lo + y``;
+    Parameters
+    ----------
+    A : array_like, shape (n, n)
+    b, lo, hi : array_like, shape (n,)
+    findex : array_like of int, shape (n,), optional
+        Friction index (module docstring).
+
+    Returns
+    -------
+    M : ndarray, shape (N, N)
+    q : ndarray, shape (N,)
+    to_x : callable
+        Maps an LCP solution ``z`` (shape ``(N,)``) to the BLCP solution.
+
+    Notes
+    -----
+    Rows with ``lo`` finite, ``hi = inf`` map to ``x = lo + y``;
     ``lo = -inf`` and ``hi`` finite to ``x = hi - y``; finite boxes to
     ``x = lo + y`` with a multiplier ``v`` of the upper bound
     (``y ⟂ w + v``, ``v ⟂ hi - lo - y``); free rows to ``x = y+ - y-``;
@@ -337,13 +378,32 @@ def solve_lcp(M: Any, q: Any, method: str = "lemke", *, z0: Any = None,
               context: str = "", **options: Any) -> LCPResult:
     """Solve the standard LCP ``(M, q)`` with ``method`` "lemke" or "pgs".
 
-    ``options`` go to :func:`solve_lcp_lemke` or :func:`solve_lcp_pgs`.  With
-    ``fallback`` ("lemke" or "pgs", different from ``method``), a failed solve
-    is repeated with the fallback method (default options, same ``z0``); an
-    :class:`LCPFallbackWarning` naming ``context`` is emitted and a verified
-    fallback solution is returned with status ``"fallback"``.  If both fail,
-    the result with the smaller residual is returned (or raised with
-    ``raise_on_failure``).
+    Parameters
+    ----------
+    M : array_like, shape (n, n)
+    q : array_like, shape (n,)
+    method : {"lemke", "pgs"}
+        :func:`solve_lcp_lemke` or :func:`solve_lcp_pgs`.
+    z0 : array_like, shape (n,), optional
+        Warm start, passed to both methods.
+    fallback : {None, "lemke", "pgs"}
+        Method (other than ``method``) that re-solves a failed problem with
+        its default options and the same ``z0``.  An
+        :class:`LCPFallbackWarning` naming ``context`` is emitted and a
+        verified fallback solution is returned with status ``"fallback"``.
+        If both fail, the result with the smaller residual is returned.
+    raise_on_failure : bool
+        Raise :class:`LCPSolveError` when no verified solution is found.
+    context : str
+        Text naming the caller (system, time) for warnings and errors.
+    **options
+        Keyword options of the chosen method (``max_pivots``, ``tol``,
+        ``d``, ``residual_tol`` / ``omega``, ``max_iter``, ``tol``); unknown
+        keywords raise TypeError.
+
+    Returns
+    -------
+    LCPResult
     """
     solvers = {"lemke": lambda **kw: solve_lcp_lemke(M, q, z0=z0, **kw),
                "pgs": lambda **kw: solve_lcp_pgs(M, q, z0, **kw)}
@@ -455,15 +515,32 @@ def solve_boxed_lcp_lemke(A: Any, b: Any, lo: Any, hi: Any, findex: Any = None, 
                           max_friction_iter: int = 10,
                           raise_on_failure: bool = False,
                           context: str = "") -> LCPResult:
-    """Solve a boxed LCP by Lemke's method on the equivalent standard LCP
-    (:func:`boxed_lcp_to_lcp`, including friction rows).  Slower than
-    Dantzig (the LCP has up to ``2n`` rows, ``4`` per friction row) but
-    applies to positive semidefinite ``A``.  Parameters as in
-    :func:`solve_boxed_lcp_dantzig`; ``max_pivots`` defaults to
-    ``50 * (N + 1)`` for an LCP of size ``N``.  ``x0`` is not used, except
-    when friction rows have no LCP form (a normal row with ``lo < 0``): then
-    the friction-bound rounds of :func:`solve_boxed_lcp_dantzig` are run
-    with fixed-bound Lemke solves, starting from ``x0``.
+    """Solve a boxed LCP by Lemke's method on the equivalent standard LCP.
+
+    The LCP is built by :func:`boxed_lcp_to_lcp`, friction rows included.
+    Slower than Dantzig (the LCP has up to ``2n`` rows, ``4`` per friction
+    row) but it applies to positive semidefinite ``A``.
+
+    Parameters
+    ----------
+    A : array_like, shape (n, n)
+    b, lo, hi : array_like, shape (n,)
+        As in :func:`solve_boxed_lcp_dantzig`.
+    findex : array_like of int, shape (n,), optional
+        Friction index (module docstring).
+    x0 : array_like, shape (n,), optional
+        Not used, except when friction rows have no LCP form (a normal row
+        with ``lo < 0``): then the friction rounds of
+        :func:`solve_boxed_lcp_dantzig` run with fixed-bound Lemke solves,
+        starting from the bounds of ``x0``.
+    max_pivots : int, optional
+        Default ``50 * (N + 1)`` for an LCP of size ``N``.
+    tol, residual_tol, max_friction_iter, raise_on_failure, context
+        As in :func:`solve_boxed_lcp_dantzig`.
+
+    Returns
+    -------
+    LCPResult
     """
     Am, bv, lov, hiv, fi = check_boxed(A, b, lo, hi, findex)
     n = bv.shape[0]
@@ -492,10 +569,33 @@ def solve_boxed_lcp_pgs(A: Any, b: Any, lo: Any, hi: Any, findex: Any = None, *,
     """Solve a boxed LCP by projected Gauss-Seidel / SOR.
 
     ``x_i <- clip(x_i - omega (A_i x + b_i) / A_ii, lo_i, hi_i)`` row by row,
-    friction rows using the current ``x[findex[i]]`` for their bounds.
-    Parameters as in :func:`solve_boxed_lcp_dantzig` and
-    :func:`solve_lcp_pgs`; stops when the residual is at most
-    ``tol * max(1, ||b||_inf)``.
+    friction rows taking their bounds from the current ``x[findex[i]]``
+    (Cottle, Pang & Stone 1992, section 5.2).
+
+    Parameters
+    ----------
+    A : array_like, shape (n, n)
+        Positive diagonal required; convergence is guaranteed for symmetric
+        positive definite ``A`` without friction rows.
+    b, lo, hi : array_like, shape (n,)
+    findex : array_like of int, shape (n,), optional
+        Friction index (module docstring).
+    x0 : array_like, shape (n,), optional
+        Warm start (clipped into the bounds).
+    omega : float
+        Relaxation factor in (0, 2).
+    max_iter : int
+        Maximum number of sweeps.
+    tol : float
+        Stop when the residual is at most ``tol * max(1, ||b||_inf)``.
+    raise_on_failure, context
+        As in :func:`solve_lcp_lemke`.
+
+    Returns
+    -------
+    LCPResult
+        ``iterations`` counts sweeps; each sweep costs ``n`` Python-level
+        row updates of ``O(n)``.
     """
     Am, bv, lov, hiv, fi = check_boxed(A, b, lo, hi, findex)
     n = bv.shape[0]
@@ -517,12 +617,28 @@ def solve_boxed_lcp(A: Any, b: Any, lo: Any, hi: Any, findex: Any = None, *,
                     context: str = "", **options: Any) -> LCPResult:
     """Solve a boxed LCP with ``method`` "dantzig", "lemke" or "pgs".
 
-    ``options`` go to :func:`solve_boxed_lcp_dantzig`,
-    :func:`solve_boxed_lcp_lemke` or :func:`solve_boxed_lcp_pgs`.
-    ``fallback`` works as in :func:`solve_lcp` (for example
-    ``method="dantzig", fallback="pgs"``): the fallback runs with default
-    options and the same ``x0``, emits an :class:`LCPFallbackWarning` and a
-    verified result is returned with status ``"fallback"``.
+    Parameters
+    ----------
+    A : array_like, shape (n, n)
+    b, lo, hi : array_like, shape (n,)
+    findex : array_like of int, shape (n,), optional
+        Friction index (module docstring).
+    method : {"dantzig", "lemke", "pgs"}
+        :func:`solve_boxed_lcp_dantzig`, :func:`solve_boxed_lcp_lemke` or
+        :func:`solve_boxed_lcp_pgs`.
+    x0 : array_like, shape (n,), optional
+        Warm start, passed to both methods.
+    fallback : {None, "dantzig", "lemke", "pgs"}
+        As in :func:`solve_lcp`, for example ``method="dantzig",
+        fallback="pgs"``.
+    raise_on_failure, context
+        As in :func:`solve_lcp`.
+    **options
+        Keyword options of the chosen method.
+
+    Returns
+    -------
+    LCPResult
 
     Examples
     --------

@@ -652,3 +652,23 @@ def test_benchmark_script_quick_run(capsys, monkeypatch):
     out = capsys.readouterr().out.splitlines()
     assert out[0].split()[:3] == ["problem", "n", "method"]
     assert len(out) == 1 + 2 * 9 and all(" solved " in line for line in out[1:])
+
+
+def test_every_public_parameter_is_documented_and_unknown_keywords_refused():
+    import inspect
+    import re
+
+    import solvers.lcp as lcp
+    for name in lcp.__all__:
+        obj = getattr(lcp, name)
+        if not inspect.isfunction(obj):
+            continue
+        doc = inspect.getdoc(obj) or ""
+        assert "Parameters" in doc or name.endswith("residual"), name
+        for p in inspect.signature(obj).parameters.values():
+            pname = p.name if p.kind is not p.VAR_KEYWORD else "**" + p.name
+            assert re.search(rf"(^|[\s,`]){re.escape(pname)}([\s,:`]|$)", doc), (name, pname)
+    with pytest.raises(TypeError, match="max_pivot"):
+        solve_lcp(np.eye(2), np.ones(2), max_pivot=3)
+    with pytest.raises(TypeError, match="omega"):
+        solve_boxed_lcp(np.eye(2), np.ones(2), np.zeros(2), np.ones(2), omega=1.2)
