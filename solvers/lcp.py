@@ -69,13 +69,17 @@ method) the front doors re-solve a failed problem with that method, emit an
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Callable
 
 import numpy as np
 
 from . import _lcp_boxed, _lcp_friction, _lcp_lemke, _lcp_pgs
+from ._lcp_result import STATUSES, LCPFallbackWarning, LCPResult, LCPSolveError
 from ._lcp_validate import check_boxed, check_lcp, check_start
+
+_RESIDUAL_TOL = 1e-8
+"""Default acceptance tolerance of the residual (relative to max(1, ||q||_inf))."""
 
 __all__ = [
     "LCPResult", "LCPSolveError", "LCPFallbackWarning", "STATUSES",
@@ -84,77 +88,6 @@ __all__ = [
     "solve_boxed_lcp", "solve_boxed_lcp_dantzig", "solve_boxed_lcp_lemke",
     "solve_boxed_lcp_pgs",
 ]
-
-STATUSES = ("solved", "fallback", "ray_termination", "max_iterations",
-            "singular", "unbounded", "inaccurate")
-"""Possible values of :attr:`LCPResult.status`."""
-
-_RESIDUAL_TOL = 1e-8
-
-
-@dataclass(frozen=True)
-class LCPResult:
-    """Outcome of an LCP solve.
-
-    Attributes
-    ----------
-    z : ndarray, shape (n,)
-        Solution (``x`` for boxed problems; :attr:`x` is an alias).
-    w : ndarray, shape (n,)
-        ``M z + q`` (``A x + b``).
-    status : str
-        One of :data:`STATUSES`.  ``"solved"``: verified solution.
-        ``"fallback"``: the requested method failed and the fallback method's
-        verified solution is returned.  Anything else is a failure.
-    residual : float
-        Natural-map residual (module docstring) of ``z``.
-    iterations : int
-        Pivots (Lemke, Dantzig) or sweeps (PGS), summed over fallback and
-        friction rounds.
-    method : str
-        Method that produced ``z``.
-    message : str
-        Human-readable detail.
-    """
-
-    z: np.ndarray
-    w: np.ndarray
-    status: str
-    residual: float
-    iterations: int
-    method: str
-    message: str = ""
-
-    @property
-    def success(self) -> bool:
-        """True when ``z`` is a verified solution (status "solved" or "fallback")."""
-        return self.status in ("solved", "fallback")
-
-    @property
-    def x(self) -> np.ndarray:
-        """Alias of :attr:`z` for boxed problems."""
-        return self.z
-
-
-class LCPSolveError(RuntimeError):
-    """An LCP solve failed and the caller asked for an exception.
-
-    Attributes ``result`` (the failed :class:`LCPResult`) and ``context``.
-    """
-
-    def __init__(self, result: LCPResult, context: str = "") -> None:
-        where = f"{context}: " if context else ""
-        super().__init__(
-            f"{where}LCP solve failed with status '{result.status}' "
-            f"(method {result.method}, n={result.z.shape[0]}, residual "
-            f"{result.residual:.3e}, {result.iterations} iterations): {result.message}")
-        self.result = result
-        self.context = context
-
-
-class LCPFallbackWarning(RuntimeWarning):
-    """Emitted when a front door falls back to another method."""
-
 
 # ----------------------------------------------------------------- helpers --
 
