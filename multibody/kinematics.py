@@ -55,41 +55,59 @@ def _is_zero(x: Any) -> bool:
 
 
 # ----------------------------------------------------------------------------- positions
-def joint_placements_split(tree, q: Any) -> list:
+def ancestors(tree, bodies) -> list[int]:
+    """Sorted indices of the given bodies and all their ancestors (world excluded)."""
+    out: set[int] = set()
+    for b in bodies:
+        while b > 0 and b not in out:
+            out.add(b)
+            b = tree._parent_index[b]
+    return sorted(out)
+
+
+def _indices(tree, needed):
+    return range(1, len(tree._body_order)) if needed is None else needed
+
+
+def joint_placements_split(tree, q: Any, needed: list | None = None) -> list:
     """``(R_J, p_J, R_0, p_0)`` per body (entry 0 is None): the joint motion ``X_J(q)`` and
-    the constant joint origin, so that the body pose in its parent is ``origin @ X_J``."""
-    out: list = [None]
-    for j in tree._joint_order:
+    the constant joint origin, so that the body pose in its parent is ``origin @ X_J``.
+    ``needed``: ancestor-closed sorted body indices to compute (default all)."""
+    out: list = [None] * len(tree._body_order)
+    for i in _indices(tree, needed):
+        j = tree._joint_order[i - 1]
         qj = q[j.q_start:j.q_start + j.nq] if j.nq else None
         Rj, pj = j._rotation_translation(qj)
-        out.append((Rj, pj, j.origin[:3, :3], j.origin[:3, 3]))
+        out[i] = (Rj, pj, j.origin[:3, :3], j.origin[:3, 3])
     return out
 
 
-def joint_placements(tree, q: Any, split: list | None = None) -> list:
+def joint_placements(tree, q: Any, split: list | None = None,
+                     needed: list | None = None) -> list:
     """Pose ``(R, p)`` of each body in its parent body; index by body (entry 0 is None)."""
-    split = joint_placements_split(tree, q) if split is None else split
-    out: list = [None]
-    for Rj, pj, R0, p0 in split[1:]:
+    split = joint_placements_split(tree, q, needed) if split is None else split
+    out: list = [None] * len(split)
+    for i in _indices(tree, needed):
+        Rj, pj, R0, p0 = split[i]
         if np.array_equal(R0, np.eye(3)):
-            out.append((Rj, p0 + pj))
+            out[i] = (Rj, p0 + pj)
         else:
-            out.append((R0 @ Rj, p0 + R0 @ pj))
+            out[i] = (R0 @ Rj, p0 + R0 @ pj)
     return out
 
 
-def world_poses(tree, q: Any, X: list | None = None) -> list:
-    """World pose ``(R, p)`` of every body (entry 0: the world, identity)."""
-    X = joint_placements(tree, q) if X is None else X
-    poses: list = [(np.eye(3), np.zeros(3))]
-    for i in range(1, len(X)):
+def world_poses(tree, q: Any, X: list | None = None, needed: list | None = None) -> list:
+    """World pose ``(R, p)`` of every (needed) body (entry 0: the world, identity)."""
+    X = joint_placements(tree, q, needed=needed) if X is None else X
+    poses: list = [(np.eye(3), np.zeros(3))] + [None] * (len(X) - 1)
+    for i in _indices(tree, needed):
         lam = tree._parent_index[i]
         R, p = X[i]
         if lam == 0:
-            poses.append((R, p))
+            poses[i] = (R, p)
         else:
             Rl, pl = poses[lam]
-            poses.append((Rl @ R, pl + Rl @ p))
+            poses[i] = (Rl @ R, pl + Rl @ p)
     return poses
 
 
@@ -97,6 +115,10 @@ def frame_in_body(tree, name: str) -> tuple[int, np.ndarray, np.ndarray]:
     """``(body index, R, p)`` of a frame or body ``name`` in its body frame."""
     f = tree.get_frame(name)
     return tree.get_body(f.body).index, f.pose[:3, :3], f.pose[:3, 3]
+
+
+def _needed(tree, *names: str) -> list[int]:
+    return ancestors(tree, [frame_in_body(tree, n)[0] for n in names])
 
 
 def frame_world_pose(tree, q: Any, name: str, poses: list | None = None):
@@ -111,7 +133,7 @@ def frame_world_pose(tree, q: Any, name: str, poses: list | None = None):
 
 def relative_transform(tree, q: Any, frame_a: str, frame_b: str):
     """Pose ``T_AB`` (4 x 4) of frame B in frame A (Drake's ``CalcRelativeTransform``)."""
-    poses = world_poses(tree, q)
+    poses = world_poses(tree, q, needed=_needed(tree, frame_a, frame_b))
     Ra, pa = frame_world_pose(tree, q, frame_a, poses)
     Rb, pb = frame_world_pose(tree, q, frame_b, poses)
     R, p = Ra.T @ Rb, Ra.T @ (pb - pa)
@@ -134,30 +156,34 @@ def _joint_velocity(j, q, v):
     return S, S @ v[j.v_start:j.v_start + j.nv]
 
 
-def body_velocities(tree, q: Any, v: Any, X: list | None = None) -> list:
-    """Spatial velocity of every body in body coordinates (Featherstone eq. 5.7)."""
-    X = joint_placements(tree, q) if X is None else X
-    V: list = [np.zeros(6)]
-    for i, j in enumerate(tree._joint_order, start=1):
+def body_velocities(tree, q: Any, v: Any, X: list | None = None,
+                    needed: list | None = None) -> list:
+    """Spatial velocity of every (needed) body in body coordinates (Featherstone eq. 5.7)."""
+    X = joint_placements(tree, q, needed=needed) if X is None else X
+    V: list = [np.zeros(6)] + [None] * (len(X) - 1)
+    for i in _indices(tree, needed):
+        j = tree._joint_order[i - 1]
         R, p = X[i]
         lam = tree._parent_index[i]
         Vi = motion_to_child(R, p, V[lam]) if lam else None
         _, vJ = _joint_velocity(j, q, v)
         if vJ is not None:
             Vi = vJ if Vi is None else Vi + vJ
-        V.append(np.zeros(6) if Vi is None else Vi)
+        V[i] = np.zeros(6) if Vi is None else Vi
     return V
 
 
 def body_accelerations(tree, q: Any, v: Any, vdot: Any, X: list | None = None,
-                       V: list | None = None, a0: Any = None) -> list:
+                       V: list | None = None, a0: Any = None,
+                       needed: list | None = None) -> list:
     """Spatial acceleration of every body in body coordinates (Featherstone eq. 5.8):
     ``a_i = X_i a_parent + S vdot_i + c_J + v_i x (S v_i)``; ``a0`` is the world's
     (default zero; ``[0; -g]`` folds gravity in)."""
-    X = joint_placements(tree, q) if X is None else X
-    V = body_velocities(tree, q, v, X) if V is None else V
-    A: list = [np.zeros(6) if a0 is None else a0]
-    for i, j in enumerate(tree._joint_order, start=1):
+    X = joint_placements(tree, q, needed=needed) if X is None else X
+    V = body_velocities(tree, q, v, X, needed) if V is None else V
+    A: list = [np.zeros(6) if a0 is None else a0] + [None] * (len(X) - 1)
+    for i in _indices(tree, needed):
+        j = tree._joint_order[i - 1]
         R, p = X[i]
         lam = tree._parent_index[i]
         ai = motion_to_child(R, p, A[lam])
@@ -170,7 +196,7 @@ def body_accelerations(tree, q: Any, v: Any, vdot: Any, X: list | None = None,
             cJ = j._bias(qj, vj)
             if cJ is not None:
                 ai = ai + cJ
-        A.append(ai)
+        A[i] = ai
     return A
 
 
@@ -216,29 +242,34 @@ def _expressed(tree, q, poses, expressed_in: str, Rw: Any, w: Any, lin: Any):
 def point_jacobian(tree, q: Any, frame: str, point: Any, expressed_in: str = "world"):
     """Jacobian (6 x nv) of ``[angular velocity; velocity of the point]`` of the frame,
     the point given in frame coordinates, rows expressed in the axes of ``expressed_in``
-    ("world" = Pinocchio's LOCAL_WORLD_ALIGNED; the frame's own name = LOCAL)."""
-    X = joint_placements(tree, q)
-    poses = world_poses(tree, q, X)
+    ("world" = Pinocchio's LOCAL_WORLD_ALIGNED; the frame's own name = LOCAL).
+
+    Column of joint k (an ancestor): ``w = R_k s_w``, ``v = R_k s_v + (p_k - p_P) x w``
+    (world axes), rotated into ``expressed_in``; zero for the other joints."""
+    need = _needed(tree, frame, expressed_in)
+    poses = world_poses(tree, q, needed=need)
     b, Rf, pf = frame_in_body(tree, frame)
-    r = pf + Rf @ point  # point in body coordinates
-    Rb, _ = poses[b]
-    cols = body_jacobian_columns(tree, q, b, X) if b else {}
+    Rb, pb = poses[b]
+    P = pb + Rb @ (pf + Rf @ point)
+    path = set(ancestors(tree, [b]))
     Re = None
     if expressed_in != "world":
         Re, _ = frame_world_pose(tree, q, expressed_in, poses)
-        Rbe = Re.T @ Rb
-    else:
-        Rbe = Rb
     columns = []
-    for j in tree._joint_order:
+    for i, j in enumerate(tree._joint_order, start=1):
         if j.nv == 0:
             continue
-        if j in cols:
-            for c in cols[j]:
-                w, lin = c[0:3], c[3:6] + ops.cross(c[0:3], r)
-                columns.append(_cat(Rbe @ w, Rbe @ lin))
-        else:
+        if i not in path:
             columns.extend([np.zeros(6)] * j.nv)
+            continue
+        S = j._motion_subspace(q[j.q_start:j.q_start + j.nq])
+        R, p = poses[i]
+        for c in range(j.nv):
+            w = R @ S[0:3, c]
+            lin = R @ S[3:6, c] + ops.cross(p - P, w)
+            if Re is not None:
+                w, lin = Re.T @ w, Re.T @ lin
+            columns.append(_cat(w, lin))
     return ops.horzcat(*columns) if columns else np.zeros((6, 0))
 
 
@@ -268,9 +299,10 @@ def frame_velocity(tree, q: Any, v: Any, frame: str, relative_to: str = "world",
                    expressed_in: str = "world"):
     """Relative spatial velocity (6,) of ``frame`` w.r.t. ``relative_to`` in the axes of
     ``expressed_in`` (module docstring)."""
-    X = joint_placements(tree, q)
-    poses = world_poses(tree, q, X)
-    V = body_velocities(tree, q, v, X)
+    need = _needed(tree, frame, relative_to, expressed_in)
+    X = joint_placements(tree, q, needed=need)
+    poses = world_poses(tree, q, X, need)
+    V = body_velocities(tree, q, v, X, need)
     _, pa, wa, va, _, _ = _frame_kinematics(tree, q, v, None, frame, X, poses, V, None)
     _, pb, wb, vb, _, _ = _frame_kinematics(tree, q, v, None, relative_to, X, poses, V, None)
     w = wa - wb
@@ -282,10 +314,11 @@ def frame_acceleration(tree, q: Any, v: Any, vdot: Any, frame: str,
                        relative_to: str = "world", expressed_in: str = "world"):
     """Time derivative, observed in ``relative_to``, of :func:`frame_velocity` (classical
     relative accelerations), in the axes of ``expressed_in`` (6,)."""
-    X = joint_placements(tree, q)
-    poses = world_poses(tree, q, X)
-    V = body_velocities(tree, q, v, X)
-    A = body_accelerations(tree, q, v, vdot, X, V)
+    need = _needed(tree, frame, relative_to, expressed_in)
+    X = joint_placements(tree, q, needed=need)
+    poses = world_poses(tree, q, X, need)
+    V = body_velocities(tree, q, v, X, need)
+    A = body_accelerations(tree, q, v, vdot, X, V, needed=need)
     _, pa, wa, va, aa, la = _frame_kinematics(tree, q, v, vdot, frame, X, poses, V, A)
     _, pb, wb, vb, ab, lb = _frame_kinematics(tree, q, v, vdot, relative_to, X, poses, V, A)
     r = pa - pb
@@ -300,10 +333,11 @@ def point_acceleration(tree, q: Any, v: Any, vdot: Any, frame: str, point: Any):
     """``[alpha; a_P]`` (6,) in world axes: angular acceleration of the frame and classical
     acceleration of the point P (frame coordinates). With ``vdot = 0`` this is
     ``Jdot v`` of the world-aligned point Jacobian."""
-    X = joint_placements(tree, q)
-    poses = world_poses(tree, q, X)
-    V = body_velocities(tree, q, v, X)
-    A = body_accelerations(tree, q, v, vdot, X, V)
+    need = _needed(tree, frame)
+    X = joint_placements(tree, q, needed=need)
+    poses = world_poses(tree, q, X, need)
+    V = body_velocities(tree, q, v, X, need)
+    A = body_accelerations(tree, q, v, vdot, X, V, needed=need)
     _, _, _, _, al, acc = _frame_kinematics(tree, q, v, vdot, frame, X, poses, V, A, point)
     return _cat(al, acc)
 
