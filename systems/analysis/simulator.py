@@ -466,8 +466,10 @@ class Simulator:
             evals = [(lambda c, _s=system: _s.eval_time_derivatives(c), root)]
         single = evals[0] if len(evals) == 1 else None
 
+        ndarray, float64 = np.ndarray, np.float64
+
         def f(t, x):
-            x = array(x, dtype=float)
+            x = x.copy() if type(x) is ndarray and x.dtype == float64 else array(x, dtype=float)
             x.flags.writeable = False
             root._time = t
             for leaf, a, b in slots:

@@ -69,16 +69,11 @@ class PidController(LeafSystem):
         """Set the integral of the position error z in ``context``."""
         self._find_context(context).set_continuous_state(value)
 
-    def _errors(self, context):
-        n = self.num_positions
-        x = self._x.eval(context)
-        xd = self._xd.eval(context)
-        return xd[0:n] - x[0:n], xd[n:2 * n] - x[n:2 * n]
-
     def _control(self, context):
-        e, edot = self._errors(context)
-        return self.kp * e + self.ki * context.continuous_state + self.kd * edot
+        n = self.num_positions
+        e = self._xd.eval(context) - self._x.eval(context)   # [x_d - x; xdot_d - xdot]
+        return self.kp * e[0:n] + self.ki * context.continuous_state + self.kd * e[n:2 * n]
 
     def time_derivatives(self, context):
-        e, _ = self._errors(context)
-        return e
+        n = self.num_positions
+        return self._xd.eval(context)[0:n] - self._x.eval(context)[0:n]

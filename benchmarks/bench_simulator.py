@@ -1,0 +1,237 @@
+"""Mass-spring-damper under PID: this Simulator against a hand-written scipy loop,
+python-control and Drake (where installed).
+
+Plant m x'' + c x' + k x = u with m = 1, c = 0.5, k = 2; PidController(kp=10, ki=5, kd=2)
+(Drake's convention, u = kp e + ki int(e) + kd edot) tracking a unit step from rest;
+10 s; relative tolerance 1e-6 (absolute 1e-9). Rows:
+
+* ``Simulator RK45``: the diagram (a MassSpringDamper LeafSystem, PidController,
+  ConstantVectorSource) with scipy's RK45 stepped by the Simulator, without and with a
+  per-step ``LogVectorOutput`` of the plant state (the hand-written loop also stores every
+  step), and with ``systems.primitives.LinearSystem`` as the plant;
+* ``Simulator runge_kutta3``: the same with the Bogacki-Shampine 3(2) error-controlled
+  scheme;
+* ``hand-written solve_ivp``: ``scipy.integrate.solve_ivp(f, (0, 10), x0, "RK45")`` with f
+  written directly in numpy (the reference, ratio 1.0);
+* ``python-control``: ``control.input_output_response`` of the same closed loop as an
+  ``nlsys`` (RK45 with the same tolerances) and ``control.forced_response`` of the linear
+  closed loop (exact discretization on a 1 ms grid; a different algorithm, listed for
+  scale);
+* Drake ``Simulator`` (RungeKutta3, same accuracy), when ``pydrake`` imports.
+
+Each time is the median of ``--repeats`` runs (diagram construction excluded; Simulator
+and context creation included). Final states are compared with the matrix-exponential
+solution. Run: ``.venv/bin/python benchmarks/bench_simulator.py`` (a few seconds).
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from typing import Callable, Dict, List, Optional, Tuple
+
+import numpy as np
+from scipy.integrate import solve_ivp
+from scipy.linalg import expm
+
+from systems import DiagramBuilder, LeafSystem
+from systems.analysis import Simulator
+from systems.controllers import PidController
+from systems.primitives import ConstantVectorSource, LinearSystem, LogVectorOutput
+
+M, C, K = 1.0, 0.5, 2.0
+KP, KI, KD = 10.0, 5.0, 2.0
+T_END = 10.0
+RTOL, ATOL = 1e-6, 1e-9
+
+
+class MassSpringDamper(LeafSystem):
+    """m q'' + c q' + k q = u: state [q; v] (num_q = num_v = 1), input ``force``, output ``state``."""
+
+    def __init__(self, m: float, c: float, k: float, name: str = "plant"):
+        super().__init__(name)
+        self.m, self.c, self.k = float(m), float(c), float(k)
+        self.declare_continuous_state(2, num_q=1, num_v=1)
+        self._u = self.declare_input_port("force", 1)
+        self.declare_output_port("state", 2, lambda ctx: ctx.continuous_state, feedthrough=False,
+                                 prerequisites=["continuous_state"])
+
+    def time_derivatives(self, context):
+        x = context.continuous_state
+        q, v = x[0], x[1]
+        u = self._u.eval(context)[0]
+        return np.array([v, (u - self.c * v - self.k * q) / self.m])
+
+
+def build_diagram(log: bool, plant_kind: str = "leaf"):
+    """The plant + PID + reference diagram (and the plant-state log sink if ``log``).
+
+    ``plant_kind``: ``"leaf"`` (a MassSpringDamper LeafSystem) or ``"linear"``
+    (``systems.primitives.LinearSystem``).
+    """
+    b = DiagramBuilder("msd_pid")
+    if plant_kind == "linear":
+        plant = b.add_system(LinearSystem([[0.0, 1.0], [-K / M, -C / M]], [[0.0], [1.0 / M]],
+                                          np.eye(2), np.zeros((2, 1)), name="plant"))
+    else:
+        plant = b.add_system(MassSpringDamper(M, C, K))
+    pid = b.add_system(PidController(KP, KI, KD, name="pid"))
+    ref = b.add_system(ConstantVectorSource([1.0, 0.0], name="ref"))
+    b.connect(plant.get_output_port(), pid.get_input_port_estimated_state())
+    b.connect(ref.get_output_port(), pid.get_input_port_desired_state())
+    b.connect(pid.get_output_port_control(), plant.get_input_port())
+    if log:
+        LogVectorOutput(plant.get_output_port(), b)
+    return b.build()
+
+
+def closed_loop_matrices() -> Tuple[np.ndarray, np.ndarray]:
+    """xdot = A x + b for x = [position, velocity, integral of the error]."""
+    A = np.array([[0.0, 1.0, 0.0],
+                  [-(K + KP) / M, -(C + KD) / M, KI / M],
+                  [-1.0, 0.0, 0.0]])
+    return A, np.array([0.0, KP / M, 1.0])
+
+
+def exact_final_state() -> np.ndarray:
+    A, bvec = closed_loop_matrices()
+    E = expm(np.block([[A, bvec[:, None]], [np.zeros((1, 4))]]) * T_END)
+    return E[:3, 3]
+
+
+def run_simulator(diagram, integrator: str) -> Tuple[np.ndarray, int]:
+    sim = Simulator(diagram, integrator=integrator, accuracy=RTOL, atol=ATOL, max_step=np.inf)
+    sim.advance_to(T_END)
+    return np.array(sim.get_context().continuous_state), sim.get_num_steps_taken()
+
+
+def msd_pid_rhs(t, x):
+    """The closed loop written by hand: x = [p, v, z]."""
+    p, v, z = x
+    u = KP * (1.0 - p) + KI * z + KD * (0.0 - v)
+    return np.array([v, (u - C * v - K * p) / M, 1.0 - p])
+
+
+def run_hand_written() -> Tuple[np.ndarray, int]:
+    sol = solve_ivp(msd_pid_rhs, (0.0, T_END), np.zeros(3), method="RK45", rtol=RTOL, atol=ATOL)
+    return sol.y[:, -1], len(sol.t) - 1
+
+
+def make_control_runs() -> Dict[str, Callable[[], Tuple[np.ndarray, int]]]:
+    try:
+        import control as ct
+    except ImportError:  # pragma: no cover - control is a dev dependency
+        return {}
+
+    def upd(t, x, u, params):
+        return msd_pid_rhs(t, x)
+
+    nl = ct.nlsys(upd, None, inputs=0, outputs=3, states=3, name="msd_pid")
+    A, bvec = closed_loop_matrices()
+    lin = ct.ss(A, bvec[:, None], np.eye(3), np.zeros((3, 1)))
+    grid = np.linspace(0.0, T_END, 10_001)
+
+    def nonlinear():
+        r = ct.input_output_response(nl, [0.0, T_END], 0.0, np.zeros(3),
+                                     solve_ivp_method="RK45",
+                                     solve_ivp_kwargs={"rtol": RTOL, "atol": ATOL},
+                                     evaluation_times=None)
+        return np.asarray(r.states)[:, -1], len(r.time) - 1
+
+    def linear():
+        r = ct.forced_response(lin, grid, np.ones_like(grid), np.zeros(3), return_x=True)
+        return np.asarray(r.states)[:, -1], len(grid) - 1
+
+    return {"python-control input_output_response (RK45)": nonlinear,
+            "python-control forced_response (linear, 1 ms grid)": linear}
+
+
+def make_drake_run() -> Optional[Callable[[], Tuple[np.ndarray, int]]]:
+    try:
+        from pydrake.systems.analysis import Simulator as DrakeSimulator
+        from pydrake.systems.controllers import PidController as DrakePid
+        from pydrake.systems.framework import DiagramBuilder as DrakeBuilder
+        from pydrake.systems.primitives import ConstantVectorSource as DrakeSource
+        from pydrake.systems.primitives import LinearSystem as DrakeLinear
+    except ImportError:
+        return None
+    b = DrakeBuilder()
+    plant = b.AddSystem(DrakeLinear(np.array([[0.0, 1.0], [-K / M, -C / M]]),
+                                    np.array([[0.0], [1.0 / M]]), np.eye(2), np.zeros((2, 1))))
+    pid = b.AddSystem(DrakePid([KP], [KI], [KD]))
+    ref = b.AddSystem(DrakeSource([1.0, 0.0]))
+    b.Connect(plant.get_output_port(0), pid.get_input_port_estimated_state())
+    b.Connect(ref.get_output_port(0), pid.get_input_port_desired_state())
+    b.Connect(pid.get_output_port_control(), plant.get_input_port(0))
+    diagram = b.Build()
+
+    def run():
+        sim = DrakeSimulator(diagram)
+        sim.get_mutable_integrator().set_target_accuracy(RTOL)
+        sim.AdvanceTo(T_END)
+        x = sim.get_context().get_continuous_state_vector().CopyToVector()
+        # Drake orders the states by subsystem: plant [p, v] then pid [z].
+        return np.asarray(x), sim.get_num_steps_taken()
+
+    return run
+
+
+def median_time(fn: Callable[[], Tuple[np.ndarray, int]], repeats: int, clock=time.perf_counter):
+    """Median seconds of ``repeats`` calls (``clock``: wall or process CPU time) and the result."""
+    times: List[float] = []
+    out = None
+    for _ in range(repeats):
+        t0 = clock()
+        out = fn()
+        times.append(clock() - t0)
+    return statistics.median(times), out
+
+
+def main(argv=None) -> List[dict]:
+    """Run the comparison and print the table; returns one dict per row."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeats", type=int, default=7, help="runs per row (median reported)")
+    parser.add_argument("--cpu-time", action="store_true",
+                        help="time with process CPU time instead of wall time (steadier on a "
+                             "loaded machine)")
+    args = parser.parse_args(argv)
+    clock = time.process_time if args.cpu_time else time.perf_counter
+
+    plain, logged = build_diagram(log=False), build_diagram(log=True)
+    linear = build_diagram(log=False, plant_kind="linear")
+    runs: Dict[str, Callable[[], Tuple[np.ndarray, int]]] = {
+        "hand-written solve_ivp (RK45)": run_hand_written,
+        "Simulator RK45": lambda: run_simulator(plain, "RK45"),
+        "Simulator RK45 + per-step log": lambda: run_simulator(logged, "RK45"),
+        "Simulator RK45, LinearSystem plant": lambda: run_simulator(linear, "RK45"),
+        "Simulator runge_kutta3": lambda: run_simulator(plain, "runge_kutta3"),
+        "Simulator runge_kutta3, LinearSystem plant": lambda: run_simulator(linear, "runge_kutta3"),
+    }
+    runs.update(make_control_runs())
+    drake = make_drake_run()
+    if drake is not None:
+        runs["Drake Simulator (RK3)"] = drake
+    for fn in runs.values():  # warm up (imports, caches)
+        fn()
+    exact = exact_final_state()
+    rows = []
+    for name, fn in runs.items():
+        t, (x, steps) = median_time(fn, args.repeats, clock)
+        rows.append({"name": name, "seconds": t, "steps": steps,
+                     "error": float(np.max(np.abs(np.asarray(x) - exact))), "final": x})
+    ref = rows[0]["seconds"]
+    print(f"mass-spring-damper + PID, {T_END:g} s, rtol {RTOL:g}, atol {ATOL:g}; "
+          f"median of {args.repeats} runs ({'CPU' if args.cpu_time else 'wall'} time)")
+    print(f"{'method':52s} {'time [ms]':>10s} {'ratio':>7s} {'steps':>7s} {'|x - exact|':>12s}")
+    for r in rows:
+        r["ratio"] = r["seconds"] / ref
+        print(f"{r['name']:52s} {1e3 * r['seconds']:10.2f} {r['ratio']:7.2f} {r['steps']:7d} "
+              f"{r['error']:12.2e}")
+    if drake is None:
+        print("(pydrake not installed: Drake row skipped)")
+    print(f"exact final state [p, v, z] = {np.array2string(exact, precision=9)}")
+    return rows
+
+
+if __name__ == "__main__":
+    main()
