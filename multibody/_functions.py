@@ -48,6 +48,7 @@ class _Numeric:
         self.calls = 0
         self.compile_after = compile_after
         self.compiled = None
+        self.entry = None
         self._vm = None
         cls = _compiled_class()
         if backend == "c" and cls is not None:
@@ -57,6 +58,7 @@ class _Numeric:
             self.impl = cls(fun, backend="casadi") if cls is not None else _CasadiEval(fun)
         else:
             self.impl = self._counting
+        self.counting = self.impl == self._counting
 
     def _counting(self, *args: Any):
         self.calls += 1
@@ -69,28 +71,42 @@ class _Numeric:
                 _CasadiEval(self.fun)
         return self._vm(*args)
 
-    def compile(self) -> None:
-        """Switch to the compiled path now (backend "auto"/"c")."""
-        if self.backend == "casadi" or self.compiled is not None:
+    def compile(self, flags: Any = None) -> None:
+        """Switch to the compiled path now (backend "auto"/"c"); ``flags``: compiler flags."""
+        if self.backend == "casadi":
             return
         cls = _compiled_class()
         if cls is None:
             return
-        self.compiled = cls(self.fun, backend="auto").build()
+        if self.compiled is not None:
+            if self.compiled.backend is not None:
+                return
+            self.compiled.build()
+            return
+        kw = {} if flags is None else {"flags": tuple(flags)}
+        self.compiled = cls(self.fun, backend="auto", **kw).build()
         self.impl = self.compiled
+        if self.entry is not None:
+            self.entry.numeric = self.compiled
 
     def __call__(self, *args: Any):
         return self.impl(*args)
 
 
 class _Entry:
-    __slots__ = ("fun", "numeric", "sizes", "names")
+    """A built Function, its numeric evaluator (replaced by the compiled function itself
+    once compiled, to shorten the call path), input sizes and names."""
 
-    def __init__(self, fun: ca.Function, numeric: _Numeric, sizes: tuple, names: tuple):
+    __slots__ = ("fun", "numeric", "sizes", "shapes", "names", "evaluator")
+
+    def __init__(self, fun: ca.Function, evaluator: _Numeric, sizes: tuple, names: tuple):
         self.fun = fun
-        self.numeric = numeric
+        self.evaluator = evaluator
+        self.numeric = evaluator if evaluator.counting else evaluator.impl
         self.sizes = sizes
+        self.shapes = tuple((n,) for n in sizes)
         self.names = names
+        evaluator.entry = self
 
 
 class FunctionCache:

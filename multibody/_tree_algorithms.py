@@ -21,6 +21,8 @@ from .errors import InputSizeError
 
 __all__ = ["AlgorithmsMixin"]
 
+_ND = np.ndarray
+_F64 = np.dtype(np.float64)
 _DIM_NAME = {"q": "nq", "q0": "nq", "q1": "nq", "v": "nv", "vdot": "nv", "tau": "nv"}
 
 
@@ -54,6 +56,7 @@ class AlgorithmsMixin:
         if fc is None:
             self._inertias = [b.spatial_inertia() for b in self._body_order]
             fc = self._functions = FunctionCache(self, self.backend, self.compile_after)
+            self._fentries = fc.entries
         return fc
 
     def _sym(self, name: str):
@@ -68,18 +71,16 @@ class AlgorithmsMixin:
         return f"tree '{self.name}' expects size {size}"
 
     def _call(self, key: Any, build, names: tuple, *args: Any):
-        e = self._fcache().entries.get(key)
+        e = self._fentries.get(key) if self._functions is not None else None
         if e is None:
-            e = self._functions.get(key, build)
-        sizes = e.sizes
+            e = self._fcache().get(key, build)
         # fast path: float64 1-D arrays of the right sizes
-        fast = True
-        for a, n in zip(args, sizes):
-            if type(a) is not np.ndarray or a.shape != (n,) or a.dtype != np.float64:
-                fast = False
+        for a, shape in zip(args, e.shapes):
+            if type(a) is not _ND or a.shape != shape or a.dtype is not _F64:
                 break
-        if fast:
+        else:
             return e.numeric(*args)
+        sizes = e.sizes
         if any(ops.is_symbolic(a) for a in args):
             cargs = []
             for a, n, nm in zip(args, sizes, names):
@@ -137,11 +138,13 @@ class AlgorithmsMixin:
             calls[name]()
         return fc.entries[key].fun
 
-    def compile(self, names: Any = None) -> None:
-        """Compile the already built numeric functions now (all, or those in ``names``)."""
+    def compile(self, names: Any = None, flags: Any = None) -> None:
+        """Compile the already built numeric functions to C now (all, or those whose key or
+        method name is in ``names``); ``flags``: compiler flags such as ``("-O1",)``.
+        Does nothing for ``backend="casadi"``."""
         for key, e in self._fcache().entries.items():
             if names is None or key in names or (isinstance(key, tuple) and key[0] in names):
-                e.numeric.compile()
+                e.evaluator.compile(flags)
 
     # ------------------------------------------------------------------ kinematics
     def body_pose(self, body: str, q: Any):

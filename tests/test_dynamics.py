@@ -181,10 +181,10 @@ def test_compiled_backend_agrees_with_casadi_vm():
         np.testing.assert_allclose(tc.forward_dynamics(q, v, tau),
                                    tv.forward_dynamics(q, v, tau), rtol=1e-13)
         np.testing.assert_allclose(tc.mass_matrix(q), tv.mass_matrix(q), rtol=1e-13)
-    assert tc._functions.entries["forward_dynamics"].numeric.impl.backend == "c"
-    assert tv._functions.entries["forward_dynamics"].numeric.impl.backend == "casadi"
+    assert tc._functions.entries["forward_dynamics"].evaluator.impl.backend == "c"
+    assert tv._functions.entries["forward_dynamics"].evaluator.impl.backend == "casadi"
     # "auto" switches to compiled code after compile_after calls
     ta = M.acrobot(backend="auto", compile_after=2)
     for _ in range(4):
         ta.mass_matrix(q)
-    assert ta._functions.entries["mass_matrix"].numeric.compiled is not None
+    assert ta._functions.entries["mass_matrix"].evaluator.compiled is not None
