@@ -1,0 +1,270 @@
+"""Collision and visual shape primitives (private; re-exported by :mod:`multibody.geometry`).
+
+Every shape is described in its own frame (see MULTIBODY_API.md, "Shapes"):
+
+* ``Sphere(radius)``: centred at the origin.
+* ``Box(size)``: full side lengths ``(lx, ly, lz)``, centred at the origin.
+* ``Cylinder(radius, length)``: axis along z, ``z in [-length/2, length/2]``.
+* ``Capsule(radius, length)``: axis along z, ``length`` between the two cap centres.
+* ``Halfspace()``: the set ``z <= 0``; boundary plane ``z = 0``, outward normal ``+z``.
+* ``Mesh(filename, scale)``: a reference to a mesh file; not loaded, not collidable.
+
+Convex bounded shapes (all but Halfspace and Mesh) give a support function
+``support(d) = argmax_{x in shape} d . x`` and a signed distance to a point. For
+robust GJK/EPA the rounded shapes are also described as a *core* (a point for the
+sphere, a segment for the capsule) swept by a ball of radius ``core radius``
+(van den Bergen 2003, "Collision Detection in Interactive 3D Environments", ch. 4).
+"""
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+
+__all__ = ["Shape", "Sphere", "Box", "Cylinder", "Capsule", "Halfspace", "Mesh"]
+
+
+def _positive(shape: str, name: str, value: float) -> float:
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{shape}: {name} must be a positive number, got {value!r}") from None
+    if not (math.isfinite(x) and x > 0.0):
+        raise ValueError(f"{shape}: {name} must be positive and finite, got {value!r}")
+    return x
+
+
+def _vec3(shape: str, name: str, value: Sequence[float]) -> np.ndarray:
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{shape}: {name} must be 3 numbers, got {value!r}") from None
+    if arr.shape != (3,):
+        raise ValueError(f"{shape}: {name} must have 3 entries, got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{shape}: {name} must be finite, got {value!r}")
+    return arr
+
+
+class Shape:
+    """Base class of the geometric shapes (shape-frame description only).
+
+    Subclasses fill in :meth:`support`, :meth:`distance_to_point` and the core
+    description used by GJK/EPA. Shapes are treated as immutable values.
+    """
+
+    #: True for the bounded convex shapes that support distance queries.
+    is_convex: bool = False
+    #: Radius of the ball centred at the shape origin that encloses the shape.
+    bounding_radius: float = math.inf
+    #: Radius swept around the core (0 for shapes whose core is the shape itself).
+    core_radius: float = 0.0
+
+    def support(self, direction: np.ndarray) -> np.ndarray:
+        """Support point ``argmax_{x in shape} direction . x`` in the shape frame, shape (3,)."""
+        raise NotImplementedError(
+            f"{self!r} has no support function (only bounded convex shapes have one)")
+
+    def core_support(self, direction: np.ndarray) -> np.ndarray:
+        """Support point of the core (the shape shrunk by :attr:`core_radius`), shape (3,)."""
+        raise NotImplementedError(f"{self!r} has no support function")
+
+    def distance_to_point(self, point: np.ndarray) -> float:
+        """Signed distance from the shape surface to ``point`` (shape frame; negative inside)."""
+        raise NotImplementedError(f"{self!r} has no signed distance function")
+
+
+class Sphere(Shape):
+    """Sphere of the given radius centred at the origin of its frame.
+
+    Parameters
+    ----------
+    radius : float
+        Radius in metres, > 0.
+    """
+
+    is_convex = True
+
+    def __init__(self, radius: float) -> None:
+        self.radius = _positive("Sphere", "radius", radius)
+        self.bounding_radius = self.radius
+        self.core_radius = self.radius
+
+    def __repr__(self) -> str:
+        return f"Sphere(radius={self.radius!r})"
+
+    def support(self, direction: np.ndarray) -> np.ndarray:
+        d = np.asarray(direction, dtype=float)
+        n = math.sqrt(d @ d)
+        if n == 0.0:
+            return np.array([self.radius, 0.0, 0.0])
+        return d * (self.radius / n)
+
+    def core_support(self, direction: np.ndarray) -> np.ndarray:
+        return np.zeros(3)
+
+    def distance_to_point(self, point: np.ndarray) -> float:
+        p = np.asarray(point, dtype=float)
+        return math.sqrt(p @ p) - self.radius
+
+
+class Box(Shape):
+    """Axis-aligned box centred at the origin of its frame.
+
+    Parameters
+    ----------
+    size : sequence of 3 floats
+        Full side lengths ``(lx, ly, lz)`` in metres, each > 0.
+    """
+
+    is_convex = True
+
+    def __init__(self, size: Sequence[float]) -> None:
+        arr = _vec3("Box", "size", size)
+        for name, value in zip(("lx", "ly", "lz"), arr):
+            _positive("Box", f"size {name}", value)
+        self.size = arr
+        self.size.setflags(write=False)
+        self.half = arr / 2.0
+        self.half.setflags(write=False)
+        self.bounding_radius = float(math.sqrt(self.half @ self.half))
+
+    def __repr__(self) -> str:
+        lx, ly, lz = (float(x) for x in self.size)
+        return f"Box(size=({lx!r}, {ly!r}, {lz!r}))"
+
+    def support(self, direction: np.ndarray) -> np.ndarray:
+        d = np.asarray(direction, dtype=float)
+        return np.where(d >= 0.0, self.half, -self.half)
+
+    core_support = support
+
+    def distance_to_point(self, point: np.ndarray) -> float:
+        q = np.abs(np.asarray(point, dtype=float)) - self.half
+        outside = np.maximum(q, 0.0)
+        return float(math.sqrt(outside @ outside) + min(float(q.max()), 0.0))
+
+    def vertices(self) -> np.ndarray:
+        """The 8 corners in the box frame, shape (8, 3)."""
+        s = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)], float)
+        return s * self.half
+
+
+class Cylinder(Shape):
+    """Solid circular cylinder, axis along z, centred at the origin of its frame.
+
+    Parameters
+    ----------
+    radius : float
+        Radius in metres, > 0.
+    length : float
+        Length along z in metres, > 0; the cylinder spans ``z in [-length/2, length/2]``.
+    """
+
+    is_convex = True
+
+    def __init__(self, radius: float, length: float) -> None:
+        self.radius = _positive("Cylinder", "radius", radius)
+        self.length = _positive("Cylinder", "length", length)
+        self.half_length = self.length / 2.0
+        self.bounding_radius = math.hypot(self.radius, self.half_length)
+
+    def __repr__(self) -> str:
+        return f"Cylinder(radius={self.radius!r}, length={self.length!r})"
+
+    def support(self, direction: np.ndarray) -> np.ndarray:
+        d = np.asarray(direction, dtype=float)
+        rho = math.hypot(d[0], d[1])
+        z = self.half_length if d[2] >= 0.0 else -self.half_length
+        if rho == 0.0:
+            return np.array([0.0, 0.0, z])
+        s = self.radius / rho
+        return np.array([d[0] * s, d[1] * s, z])
+
+    core_support = support
+
+    def distance_to_point(self, point: np.ndarray) -> float:
+        p = np.asarray(point, dtype=float)
+        qx = math.hypot(p[0], p[1]) - self.radius
+        qz = abs(p[2]) - self.half_length
+        return math.hypot(max(qx, 0.0), max(qz, 0.0)) + min(max(qx, qz), 0.0)
+
+
+class Capsule(Shape):
+    """Capsule (segment swept by a ball), axis along z, centred at the origin of its frame.
+
+    Parameters
+    ----------
+    radius : float
+        Radius in metres, > 0.
+    length : float
+        Distance between the two cap centres in metres, > 0 (caps at ``z = +-length/2``).
+    """
+
+    is_convex = True
+
+    def __init__(self, radius: float, length: float) -> None:
+        self.radius = _positive("Capsule", "radius", radius)
+        self.length = _positive("Capsule", "length", length)
+        self.half_length = self.length / 2.0
+        self.bounding_radius = self.half_length + self.radius
+        self.core_radius = self.radius
+
+    def __repr__(self) -> str:
+        return f"Capsule(radius={self.radius!r}, length={self.length!r})"
+
+    def support(self, direction: np.ndarray) -> np.ndarray:
+        d = np.asarray(direction, dtype=float)
+        n = math.sqrt(d @ d)
+        out = d * (self.radius / n) if n > 0.0 else np.zeros(3)
+        out[2] += self.half_length if d[2] >= 0.0 else -self.half_length
+        return out
+
+    def core_support(self, direction: np.ndarray) -> np.ndarray:
+        return np.array([0.0, 0.0, self.half_length if direction[2] >= 0.0 else -self.half_length])
+
+    def distance_to_point(self, point: np.ndarray) -> float:
+        p = np.asarray(point, dtype=float)
+        z = min(max(p[2], -self.half_length), self.half_length)
+        return math.sqrt(p[0] ** 2 + p[1] ** 2 + (p[2] - z) ** 2) - self.radius
+
+
+class Halfspace(Shape):
+    """The half space ``z <= 0`` of its frame (boundary plane ``z = 0``, outward normal ``+z``)."""
+
+    is_convex = False
+
+    def __repr__(self) -> str:
+        return "Halfspace()"
+
+    def distance_to_point(self, point: np.ndarray) -> float:
+        return float(point[2])
+
+
+class Mesh(Shape):
+    """Reference to a mesh file (for visuals and export); not loaded and not collidable.
+
+    Parameters
+    ----------
+    filename : str
+        Path or URI of the mesh file, kept as given.
+    scale : sequence of 3 floats, optional
+        Per-axis scale factors, finite and non-zero (negative values mirror).
+    """
+
+    is_convex = False
+
+    def __init__(self, filename: str, scale: Sequence[float] = (1.0, 1.0, 1.0)) -> None:
+        if not isinstance(filename, str) or not filename:
+            raise ValueError(f"Mesh: filename must be a non-empty string, got {filename!r}")
+        self.filename = filename
+        arr = _vec3("Mesh", "scale", scale)
+        if np.any(arr == 0.0):
+            raise ValueError(f"Mesh {filename!r}: scale entries must be non-zero, got {scale!r}")
+        self.scale = arr
+        self.scale.setflags(write=False)
+
+    def __repr__(self) -> str:
+        s = tuple(float(x) for x in self.scale)
+        return f"Mesh(filename={self.filename!r}, scale={s!r})"

@@ -1,0 +1,41 @@
+"""Collision geometry: shapes, signed distance, contact manifolds and collision filtering.
+
+Shapes (each in its own frame; see MULTIBODY_API.md):
+``Sphere(radius)``, ``Box(size)``, ``Cylinder(radius, length)`` (axis z),
+``Capsule(radius, length)`` (axis z), ``Halfspace()`` (``z <= 0``) and ``Mesh(filename,
+scale)`` (reference only, not collidable).
+
+Queries (numpy only; poses are 4x4 world poses of the shape frames):
+
+* :func:`signed_distance` -> :class:`DistanceResult` (``distance``, ``point_a``,
+  ``point_b``, ``normal`` from A to B) for every pair of Halfspace, Sphere, Box, Capsule
+  and Cylinder except Halfspace-Halfspace. Closed forms for the pairs with spheres,
+  capsules and halfspaces, the separating axis test for box-box, and GJK + EPA
+  (written here, on the shapes' support functions) for the remaining convex pairs.
+* :func:`contact_points` -> list of :class:`ContactPoint`: a contact manifold for the
+  flat-on-flat cases (box or cylinder on a halfspace, box face on box face).
+* :class:`CollisionFilter`: same-body, parent/child, filter-group and explicit
+  exclusions, then a bounding-sphere broad phase -> :class:`CandidatePair` list.
+
+Examples
+--------
+>>> import numpy as np
+>>> from multibody.geometry import Box, Halfspace, signed_distance
+>>> X = np.eye(4); X[2, 3] = 0.4
+>>> r = signed_distance(Halfspace(), np.eye(4), Box((1.0, 1.0, 1.0)), X)
+>>> round(r.distance, 12), r.normal.tolist()
+(-0.1, [0.0, 0.0, 1.0])
+"""
+from __future__ import annotations
+
+from ._geometry_contacts import ContactPoint, contact_points
+from ._geometry_distance import DistanceResult, signed_distance
+from ._geometry_filter import CandidatePair, CollisionFilter
+from ._geometry_shapes import Box, Capsule, Cylinder, Halfspace, Mesh, Shape, Sphere
+
+__all__ = [
+    "Shape", "Sphere", "Box", "Cylinder", "Capsule", "Halfspace", "Mesh",
+    "DistanceResult", "signed_distance",
+    "ContactPoint", "contact_points",
+    "CollisionFilter", "CandidatePair",
+]
