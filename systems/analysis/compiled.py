@@ -1,0 +1,318 @@
+"""Compiled simulation: the whole diagram as one CasADi function, integrated without
+per-step Python calls.
+
+:class:`CompiledSimulator` is what ``Simulator(system, compiled=True, ...)`` returns. It
+converts the diagram with :func:`~systems.symbolic.to_casadi` and integrates
+
+* with SUNDIALS CVODES through ``casadi.integrator`` (``integrator="cvodes"``,
+  error-controlled, one call per segment between discrete updates), or
+* with a fixed-step explicit Runge-Kutta scheme (``"explicit_euler"``, ``"runge_kutta2"``,
+  ``"runge_kutta3"``, ``"runge_kutta4"``, step ``max_step``) unrolled by CasADi's
+  ``mapaccum`` into one function, compiled to C through :mod:`solvers.compiled` (CasADi's
+  virtual machine when no compiler is found).
+
+Periodic discrete updates run at exactly ``offset + k * period`` (the update function is
+part of the same CasADi graph), inputs hold their fixed values, and
+:class:`~systems.primitives.VectorLogSink` logs record at the output times: every
+``output_period`` (default ``max_step``) for per-step sinks and at their publish times for
+periodic ones. Systems with witness functions, unrestricted updates or other publish
+callbacks need the interpreted :class:`~systems.analysis.Simulator`; the constructor names
+the block that stands in the way.
+"""
+from __future__ import annotations
+
+import math
+from typing import Dict, List, Optional, Tuple
+
+import casadi as ca
+import numpy as np
+
+from solvers.compiled import CompiledFunction
+from ..errors import PortValueError, SymbolicEvaluationError
+from ..events import PeriodicEvent, PerStepEvent, WitnessFunction
+from ..primitives.logging import VectorLogSink
+from ..symbolic import CasadiSystem, to_casadi
+from ..system import System
+from .integrators import TABLEAUS
+
+__all__ = ["CompiledSimulator", "COMPILED_INTEGRATORS"]
+
+COMPILED_INTEGRATORS = ("cvodes", "explicit_euler", "runge_kutta2", "runge_kutta3", "runge_kutta4")
+_EPS = 1e-12
+_CHUNK = 200  # fixed steps per compiled call
+
+
+def _rk_step(cs: CasadiSystem, tableau) -> ca.Function:
+    """x_next = x + h sum_i b_i k_i for one explicit RK step, as a CasADi function."""
+    s = cs.symbols
+    h = ca.SX.sym("h")
+    t, x, xd, u, p = s["t"], s["x"], s["xd"], s["u"], s["p"]
+    ks = []
+    for c_i, a_i in zip(tableau.c, tableau.a):
+        xi = x
+        for a_ij, k_j in zip(a_i, ks):
+            if a_ij:
+                xi = xi + h * a_ij * k_j
+        ks.append(cs.f(t + c_i * h, xi, xd, u, p))
+    x_next = x
+    for b_i, k_i in zip(tableau.b, ks):
+        if b_i:
+            x_next = x_next + h * b_i * k_i
+    return ca.Function("rk_step", [x, t, h, xd, u, p], [x_next], ["x", "t", "h", "xd", "u", "p"], ["x_next"])
+
+
+class CompiledSimulator:
+    """Simulate a symbolic-capable system at compiled speed (see the module docstring).
+
+    Parameters
+    ----------
+    system : System
+    context : Context, optional
+        Initial values (a default context if omitted); root inputs must be fixed.
+    integrator : str
+        One of :data:`COMPILED_INTEGRATORS`.
+    accuracy : float
+        CVODES relative tolerance (absolute tolerance ``accuracy * 1e-2``).
+    max_step : float
+        Fixed step size of the Runge-Kutta schemes; CVODES' largest step.
+    output_period : float, optional
+        Spacing of per-step log samples (default ``max_step``).
+    backend : str
+        ``"auto"``, ``"c"`` or ``"casadi"`` for the fixed-step loop (see
+        :class:`solvers.compiled.CompiledFunction`).
+    """
+
+    def __init__(self, system: System, context=None, *, integrator: str = "cvodes",
+                 accuracy: float = 1e-6, max_step: float = 0.1, output_period: Optional[float] = None,
+                 backend: str = "auto", **unused):
+        if integrator not in COMPILED_INTEGRATORS:
+            raise ValueError(f"compiled simulation: unknown integrator {integrator!r}; valid choices: "
+                             f"{', '.join(COMPILED_INTEGRATORS)}")
+        if not (max_step > 0 and math.isfinite(max_step)):
+            raise ValueError(f"compiled simulation: max_step must be > 0, got {max_step}")
+        self._system = system
+        self._context = context if context is not None else system.create_default_context()
+        self._integrator = integrator
+        self._rtol = float(accuracy)
+        self._atol = float(accuracy) * 1e-2
+        self._max_step = float(max_step)
+        self._output_period = float(output_period or max_step)
+        self._backend = backend
+        self._sinks: List[Tuple[VectorLogSink, PeriodicEvent | PerStepEvent]] = []
+        self._check_events()
+        self._cs = to_casadi(system)
+        self._probe = self._make_probe()
+        self._cache: Dict[tuple, object] = {}
+        self._steps = 0
+        self._initialized = False
+        self._next_update: Optional[int] = None
+
+    # ------------------------------------------------------------------ setup
+    def _check_events(self) -> None:
+        for ev in self._system.events():
+            leaf = ev.system
+            if isinstance(leaf, VectorLogSink):
+                self._sinks.append((leaf, ev))
+                continue
+            if isinstance(ev, WitnessFunction):
+                raise SymbolicEvaluationError(
+                    f"compiled simulation: system '{leaf.name}' declares witness function '{ev.name}'; "
+                    f"use the interpreted Simulator (compiled=False)")
+            if ev.kind != "discrete" or not isinstance(ev, PeriodicEvent):
+                raise SymbolicEvaluationError(
+                    f"compiled simulation: system '{leaf.name}' declares a {ev.kind} "
+                    f"{type(ev).__name__}; only periodic discrete updates and log sinks run compiled "
+                    f"(use the interpreted Simulator)")
+
+    def _make_probe(self) -> Optional[ca.Function]:
+        """A function giving every log sink's input, and the sinks' input slices."""
+        if not self._sinks:
+            return None
+        ctx = self._system.create_default_context()
+        s = self._cs.symbols
+        ctx.set_time(s["t"])
+        if self._cs.nx:
+            ctx.set_continuous_state(s["x"])
+        if self._cs.nxd:
+            ctx.set_discrete_state(s["xd"])
+        if self._cs.np:
+            ctx.set_parameters(s["p"])
+        for port in self._system.input_ports:
+            port.fix_value(ctx, s["u"][self._cs.input_slices[port.name]])
+        values = []
+        for sink, _ in self._sinks:
+            v = sink.get_input_port().eval(ctx)
+            values.append(ca.SX(v) if isinstance(v, ca.SX) else ca.SX(ca.DM(np.asarray(v, float))))
+        return ca.Function("log_probe", [s["t"], s["x"], s["xd"], s["u"], s["p"]], [ca.vertcat(*values)])
+
+    # ------------------------------------------------------------------ public API
+    def get_context(self):
+        """The simulation context (time, state and logs)."""
+        return self._context
+
+    get_mutable_context = get_context
+
+    def get_num_steps_taken(self) -> int:
+        """Integration calls (CVODES segments) or fixed steps taken."""
+        return self._steps
+
+    def initialize(self) -> None:
+        """Record the initial log samples (per-step sinks and periodic ones due at t0)."""
+        t, x, xd, u, p = self._cs.from_context(self._context)
+        self._record(np.array([t]), x.reshape(-1, 1), xd, u, p)
+        self._initialized = True
+
+    def advance_to(self, t_final: float) -> None:
+        """Integrate to ``t_final``, applying discrete updates and recording logs on the way."""
+        if not self._initialized:
+            self.initialize()
+        t, x, xd, u, p = self._cs.from_context(self._context)
+        if t_final < t:
+            raise ValueError(f"advance_to({t_final}) is earlier than the current time {t}")
+        period, offset = self._cs.update_period, self._cs.update_offset
+        if period is not None and self._next_update is None:
+            self._next_update = max(0, math.ceil((t - offset) / period - 1e-9))
+        eps = _EPS * max(1.0, abs(t_final))
+        while True:
+            # Discrete updates due now run first (Drake's order: updates at the start of a
+            # step, publishes at its end, so samples at an update time hold pre-update values).
+            if period is not None and offset + self._next_update * period <= t + eps:
+                xd = np.asarray(self._cs.update(t, x, xd, u, p).full(), float).ravel()
+                self._next_update += 1
+                self._check_finite(t, x, xd)
+            if t >= t_final - eps:
+                break
+            t_next = t_final if period is None else min(t_final, offset + self._next_update * period)
+            times, xs = self._integrate(t, t_next, x, xd, u, p)
+            x = xs[:, -1] if xs.shape[1] else x
+            self._record(times, xs, xd, u, p)
+            t = t_next
+            self._check_finite(t, x, xd)
+        self._write_back(t_final, x, xd)
+
+    def _check_finite(self, t, x, xd) -> None:
+        for vec, names, what in ((x, self._cs.state_names, "state"), (xd, self._cs.discrete_state_names,
+                                                                         "discrete state")):
+            if not np.all(np.isfinite(vec)):
+                bad = int(np.flatnonzero(~np.isfinite(vec))[0])
+                raise FloatingPointError(f"compiled simulation of '{self._system.name}' diverged: {what} "
+                                         f"{bad} ({names[bad]}) is {vec[bad]} at t = {t}")
+
+    # ------------------------------------------------------------------ integration
+    def _output_times(self, t0: float, t1: float) -> np.ndarray:
+        """Sample times in (t0, t1]: the output grid, periodic sink times, and t1."""
+        grid = [t1]
+        dt = self._output_period
+        k0 = math.floor(t0 / dt + 1e-9) + 1
+        k1 = math.floor(t1 / dt + 1e-9)
+        grid.extend(k * dt for k in range(k0, k1 + 1))
+        for sink, ev in self._sinks:
+            if isinstance(ev, PeriodicEvent):
+                ka = ev.next_index_after(t0)
+                while ev.time_of(ka) <= t1:
+                    grid.append(ev.time_of(ka))
+                    ka += 1
+        tol = 1e-10 * max(1.0, abs(t1))
+        grid = np.unique(np.asarray([g for g in grid if g > t0 + tol], float))
+        keep = np.concatenate([[True], np.diff(grid) > tol]) if grid.size else grid.astype(bool)
+        return grid[keep]
+
+    def _integrate(self, t0, t1, x, xd, u, p):
+        if self._cs.nx == 0:
+            times = self._output_times(t0, t1)
+            return times, np.tile(x.reshape(-1, 1), (1, times.size))
+        if self._integrator == "cvodes":
+            return self._integrate_cvodes(t0, t1, x, xd, u, p)
+        return self._integrate_fixed(t0, t1, x, xd, u, p)
+
+    def _integrate_cvodes(self, t0, t1, x, xd, u, p):
+        times = self._output_times(t0, t1)
+        taus = tuple(np.round(times - t0, 15))
+        key = ("cvodes", taus)
+        F = self._cache.get(key)
+        if F is None:
+            s = self._cs.symbols
+            tau, t_start = ca.SX.sym("tau"), ca.SX.sym("t_start")
+            params = ca.vertcat(t_start, s["xd"], s["u"], s["p"])
+            ode = self._cs.f(t_start + tau, s["x"], s["xd"], s["u"], s["p"])
+            opts = {"abstol": self._atol, "reltol": self._rtol, "max_step_size": self._max_step}
+            F = ca.integrator("cvodes_segment", "cvodes", {"x": s["x"], "p": params, "t": tau, "ode": ode},
+                              0.0, list(taus), opts)
+            if len(self._cache) > 64:
+                self._cache.clear()
+            self._cache[key] = F
+        try:
+            out = F(x0=x, p=np.concatenate([[t0], xd, u, p]))
+        except RuntimeError as exc:
+            raise RuntimeError(f"compiled simulation of '{self._system.name}': CVODES failed between "
+                               f"t = {t0} and {t1}: {exc}") from exc
+        self._steps += 1
+        return times, np.asarray(out["xf"].full(), float).reshape(self._cs.nx, -1)
+
+    def _fixed_loop(self) -> CompiledFunction:
+        """CHUNK fixed steps in one compiled call (an MX wrapper keeps mapaccum a C loop)."""
+        loop = self._cache.get("fixed")
+        if loop is None:
+            step = _rk_step(self._cs, TABLEAUS[self._integrator])
+            acc = step.mapaccum("rk_loop", _CHUNK, 1)  # x accumulated; t and h per step
+            cs = self._cs
+            x, ts, hs = ca.MX.sym("x", cs.nx), ca.MX.sym("t", 1, _CHUNK), ca.MX.sym("h", 1, _CHUNK)
+            xd, u, p = ca.MX.sym("xd", cs.nxd), ca.MX.sym("u", cs.nu), ca.MX.sym("p", cs.np)
+            xs = acc(x, ts, hs, ca.repmat(xd, 1, _CHUNK), ca.repmat(u, 1, _CHUNK), ca.repmat(p, 1, _CHUNK))
+            fun = ca.Function(f"{self._system.name}_{self._integrator}_loop", [x, ts, hs, xd, u, p], [xs])
+            loop = self._cache["fixed"] = CompiledFunction(fun, backend=self._backend)
+        return loop
+
+    def _integrate_fixed(self, t0, t1, x, xd, u, p):
+        h = self._max_step
+        n_full = int(math.floor((t1 - t0) / h + 1e-9))
+        ts = t0 + h * np.arange(n_full)
+        hs = np.full(n_full, h)
+        rest = t1 - (t0 + n_full * h)
+        if rest > 1e-12 * max(1.0, abs(t1)):
+            ts, hs = np.append(ts, t0 + n_full * h), np.append(hs, rest)
+        n = ts.size
+        if n == 0:
+            return np.zeros(0), np.zeros((self._cs.nx, 0))
+        loop = self._fixed_loop()
+        pad = (-n) % _CHUNK  # zero-length steps leave x unchanged
+        ts_p = np.concatenate([ts, np.full(pad, t1)])
+        hs_p = np.concatenate([hs, np.zeros(pad)])
+        out = np.empty((self._cs.nx, n + pad))
+        for k in range(0, n + pad, _CHUNK):
+            chunk = np.asarray(loop(x, ts_p[k:k + _CHUNK], hs_p[k:k + _CHUNK], xd, u, p), float)
+            out[:, k:k + _CHUNK] = chunk.reshape(self._cs.nx, _CHUNK)
+            x = out[:, k + _CHUNK - 1]
+        self._steps += n
+        return ts + hs, out[:, :n]
+
+    # ------------------------------------------------------------------ logging and results
+    def _record(self, times, xs, xd, u, p):
+        if self._probe is None or times.size == 0:
+            return
+        values = np.asarray(self._probe.map(times.size)(times.reshape(1, -1), xs, xd, u, p).full(), float)
+        k = 0
+        for sink, ev in self._sinks:
+            size = sink.get_input_port().size
+            log = sink.find_log(self._context)
+            for j, t in enumerate(times):
+                if self._wants(ev, t):
+                    log.add(float(t), values[k:k + size, j])
+            k += size
+
+    def _wants(self, ev, t) -> bool:
+        if isinstance(ev, PerStepEvent):
+            return True
+        j = round((t - ev.offset) / ev.period)
+        return j >= 0 and abs(ev.time_of(j) - t) <= 1e-9 * max(1.0, abs(t))
+
+    def _write_back(self, t, x, xd) -> None:
+        ctx = self._context
+        ctx.set_time(t)
+        try:
+            if self._cs.nx:
+                ctx.set_continuous_state(x)
+            if self._cs.nxd:
+                ctx.set_discrete_state(xd)
+        except PortValueError as exc:
+            raise FloatingPointError(f"compiled simulation of '{self._system.name}' diverged: {exc}") from exc
