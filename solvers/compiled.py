@@ -57,15 +57,12 @@ from solvers import _compiled_build as _build
 
 __all__ = [
     "CompilationWarning", "CompiledFunction", "compile_function", "clear_cache",
-    "default_cache_dir", "find_compiler", "DEFAULT_FLAGS",
+    "default_cache_dir", "find_compiler", "auto_flags",
 ]
-
-DEFAULT_FLAGS: tuple[str, ...] = ("-O2",)
-"""Compiler flags besides ``-shared -fPIC``. ``-O2`` compiles large generated functions much
-faster than ``-O3`` for the same speed on straight-line code."""
 
 default_cache_dir = _build.default_cache_dir
 find_compiler = _build.find_compiler
+auto_flags = _build.auto_flags
 
 _BACKENDS = ("auto", "c", "casadi")
 _WARNED: set[str] = set()      # warnings already issued in this process
@@ -98,8 +95,11 @@ class CompiledFunction:
     compiler : str or sequence of str, optional
         C compiler command, e.g. ``"gcc"`` or ``"clang -march=native"``. Default: ``$CC``,
         else ``cc``, ``gcc`` or ``clang`` from the ``PATH``.
-    flags : sequence of str
-        Extra compiler flags (default :data:`DEFAULT_FLAGS`).
+    flags : sequence of str, optional
+        Compiler flags besides ``-shared -fPIC``. Default: :func:`auto_flags`, which picks
+        the optimisation level from the size of the generated code (``-O2`` for small
+        functions, ``-O1`` then ``-O0`` for large ones, whose compilation time otherwise
+        grows much faster than their size).
     lazy : bool
         Generate and compile on the first call (default) rather than now.
 
@@ -127,7 +127,7 @@ class CompiledFunction:
     def __init__(self, fun: ca.Function, *, backend: str = "auto",
                  cache_dir: str | Path | None = None,
                  compiler: str | Sequence[str] | None = None,
-                 flags: Sequence[str] = DEFAULT_FLAGS, lazy: bool = True) -> None:
+                 flags: Sequence[str] | None = None, lazy: bool = True) -> None:
         if not isinstance(fun, ca.Function):
             raise TypeError(f"CompiledFunction expects a casadi.Function, got "
                             f"{type(fun).__name__}")
@@ -149,7 +149,7 @@ class CompiledFunction:
         self._requested = backend
         self._cache_dir = Path(cache_dir) if cache_dir is not None else None
         self._compiler_arg = compiler
-        self._flags = tuple(flags)
+        self._flags = tuple(flags) if flags is not None else None
         self.backend: str | None = None
         self.library_path: Path | None = None
         self._impl: Callable[..., Any] = self._first_call
@@ -256,7 +256,8 @@ class CompiledFunction:
             source = _build.generate_source(self.function)
         except _build.CompileError as exc:
             raise _build.CompileError(prefix + str(exc)) from exc
-        key = _build.cache_key(source, compiler, self._flags)
+        flags = self._flags if self._flags is not None else _build.auto_flags(source)
+        key = _build.cache_key(source, compiler, flags)
         if key in _FAILED:
             raise _build.CompileError(prefix + _FAILED[key])
         cache_dir = self._cache_dir or _build.default_cache_dir()
@@ -268,7 +269,7 @@ class CompiledFunction:
                     return _build.load_runtime(path, n_in, n_out), compiler
                 except _build.CompileError:
                     pass  # damaged cache entry: compile it again
-            _build.compile_library(source, path, compiler, self._flags)
+            _build.compile_library(source, path, compiler, flags)
             return _build.load_runtime(path, n_in, n_out), compiler
         except (_build.CompileError, OSError) as exc:
             _FAILED[key] = str(exc)

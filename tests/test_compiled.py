@@ -385,3 +385,21 @@ def test_instances_are_garbage_collected():
     del cf
     gc.collect()
     assert ref() is None
+
+
+def test_auto_flags_lower_optimisation_for_long_code():
+    assert compiled.auto_flags("x\n" * 100) == ("-O2",)
+    assert compiled.auto_flags("x\n" * 8000) == ("-O1",)
+    assert compiled.auto_flags("x\n" * 50000) == ("-O0",)
+
+
+@needs_cc
+def test_compiler_timeout_falls_back(monkeypatch, tmp_path):
+    script = tmp_path / "slowcc"
+    script.write_text("#!/bin/sh\nsleep 30\n")
+    script.chmod(0o755)
+    monkeypatch.setattr(build, "_COMPILE_TIMEOUT_S", 0.5)
+    with pytest.warns(CompilationWarning, match=r"'vec' failed.*timed out"):
+        cf = CompiledFunction(vector_fun(), compiler=str(script), cache_dir=tmp_path,
+                              lazy=False)
+    assert cf.backend == "casadi"
