@@ -434,9 +434,7 @@ class ScipyStepper(Stepper):
         if s.status == "failed":
             raise StepSizeError(f"scipy {self.method} failed at t={s.t!r}: {msg}")
         self.t_prev, self.x_prev = self.t, self.x
-        self.t, self.x = float(s.t), np.array(s.y, dtype=float)
-        if s.t == t_limit:
-            self.t = t_limit
+        self.t, self.x = float(s.t), s.y   # scipy assigns a fresh array every step
         self._dense = None
 
     def state_at(self, tau: float) -> np.ndarray:

@@ -349,7 +349,8 @@ class Simulator:
                     t1, hits = self._integrate_step(boundary)
                 stats["steps"] += 1
                 due = self._due(t1) if t_event <= t1 + _merge_tol(t1) else ()
-                self._handle_events(t1, due, hits, per_step_updates=True)
+                if due or hits or self._any_per_step:
+                    self._handle_events(t1, due, hits, per_step_updates=True)
                 if self._rate > 0.0:
                     ahead = wall0 + (t1 - t_start) / self._rate - _time.perf_counter()
                     if ahead > 0:
@@ -390,6 +391,7 @@ class Simulator:
         self._per_step_pub = self._per_step["publish"]
         self._per_step_disc = self._per_step["discrete"]
         self._per_step_unres = self._per_step["unrestricted"]
+        self._any_per_step = bool(self._per_step_pub or self._per_step_disc or self._per_step_unres)
 
     def _setup_fast_path(self) -> None:
         """Precompute how to load (t, x) into the context without copies per leaf.
@@ -429,7 +431,7 @@ class Simulator:
     def _load(self, t: float, x: np.ndarray) -> None:
         """Put (t, x) into the context (x is copied once and shared read-only by the leaves)."""
         x = np.array(x, dtype=float)
-        x.flags.writeable = False
+        x.setflags(write=False)
         root = self._context
         root._time = t
         for leaf, a, b in self._slots:
@@ -468,9 +470,11 @@ class Simulator:
 
         ndarray, float64 = np.ndarray, np.float64
 
+        small = self._nx <= 32   # summing a short list in Python beats numpy's reduction
+
         def f(t, x):
             x = x.copy() if type(x) is ndarray and x.dtype == float64 else array(x, dtype=float)
-            x.flags.writeable = False
+            x.setflags(write=False)
             root._time = t
             for leaf, a, b in slots:
                 leaf._xc = x[a:b]
@@ -481,7 +485,8 @@ class Simulator:
                 xdot = single[0](single[1])
             else:
                 xdot = concatenate([ev(c) for ev, c in evals])
-            if not isfinite(xdot.sum()) and not np.all(np.isfinite(xdot)):
+            if not isfinite(sum(xdot.tolist()) if small else xdot.sum()) and \
+                    not np.all(np.isfinite(xdot)):
                 report(t, x, xdot)
             return xdot
 
@@ -718,7 +723,7 @@ class Simulator:
         return self._system, index  # pragma: no cover
 
     def _check_finite_state(self, t1, x, t0) -> None:
-        if x.shape[0] and not math.isfinite(float(x.sum())):
+        if x.shape[0] and not math.isfinite(sum(x.tolist()) if x.shape[0] <= 32 else float(x.sum())):
             nonfinite = np.flatnonzero(~np.isfinite(x))
             if nonfinite.size == 0:
                 return  # finite values whose sum overflowed
