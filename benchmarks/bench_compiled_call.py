@@ -7,9 +7,11 @@ call (microseconds; ``repeats`` batches of ``number`` calls timed with
 
 * CasADi ``Function.__call__`` with numpy/float inputs and with ``DM`` inputs,
 * CasADi's ``FunctionBuffer`` (its own preallocated-buffer call, virtual machine),
-* ``CompiledFunction`` (C backend): default call (fresh output array),
+* ``CompiledFunction`` (C backend): default call (fresh output array; through the
+  C-extension caller where Python's headers exist), the pure ``ctypes`` path,
   ``call_into`` a preallocated array, ``call_view`` (views of internal buffers),
-* ``CompiledFunction(backend="casadi")`` (the fallback path).
+* ``CompiledFunction(backend="casadi")`` (the fallback path),
+* a compiled trivial function f(x) = x: the fixed cost of a call.
 
 Target: the default compiled call at most 3 us. Run:
 ``.venv/bin/python benchmarks/bench_compiled_call.py`` (about 20 s).
@@ -17,6 +19,7 @@ Target: the default compiled call at most 3 us. Run:
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import tempfile
 import time
@@ -79,6 +82,14 @@ def bench(vector_input: bool, number: int, repeats: int, cache_dir: str) -> list
     for i, a in enumerate(flat_in):
         fbuf.set_arg(i, memoryview(a))
     fbuf.set_res(0, memoryview(out_b))
+    os.environ["DYNABLOCKS_NO_FASTCALL"] = "1"
+    try:
+        cc = CompiledFunction(f, cache_dir=cache_dir, lazy=False)  # pure ctypes path
+    finally:
+        del os.environ["DYNABLOCKS_NO_FASTCALL"]
+    x = ca.SX.sym("x")
+    trivial = CompiledFunction(ca.Function("trivial", [x], [x]), cache_dir=cache_dir,
+                               lazy=False)
     out = np.empty(1)
     slow = max(number // 20, 100)  # CasADi's Function call is ~100x slower
     rows = [
@@ -86,10 +97,12 @@ def bench(vector_input: bool, number: int, repeats: int, cache_dir: str) -> list
         ("casadi Function(DM)", time_call(lambda: f(*args_dm), slow, repeats)),
         ("casadi FunctionBuffer eval", time_call(feval, number, repeats)),
         ("compiled, backend='casadi'", time_call(lambda: cv(*args_np), number, repeats)),
+        ("compiled, ctypes only", time_call(lambda: cc(*args_np), number, repeats)),
         ("compiled (fresh output)", time_call(lambda: cf(*args_np), number, repeats)),
         ("compiled call_into(out)", time_call(lambda: cf.call_into(out, *args_np),
                                               number, repeats)),
         ("compiled call_view", time_call(lambda: cf.call_view(*args_np), number, repeats)),
+        ("compiled trivial f(x)=x (floor)", time_call(lambda: trivial(0.5), number, repeats)),
     ]
     return rows
 

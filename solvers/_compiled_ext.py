@@ -9,7 +9,8 @@ input buffer, call its zero-argument entry point (whose address comes from ``cty
 return fresh numpy arrays. Any argument it does not recognise hands the whole call to the
 Python path (``slow``), which validates and converts, or raises the documented errors.
 
-The accelerator is optional: when Python's or numpy's C headers are missing or the build
+The accelerator is optional: setting the environment variable ``DYNABLOCKS_NO_FASTCALL``
+disables it for functions built afterwards; when Python's or numpy's C headers are missing or the build
 fails, :func:`caller_type` returns None and the pure ``ctypes`` path is used, silently
 (the function is compiled either way).
 """
@@ -242,11 +243,11 @@ _STATE: dict[str, Any] = {}
 
 def caller_type(cache_dir: Path, compiler: Sequence[str]) -> type | None:
     """The extension's ``Caller`` type, built (once) into ``cache_dir``; None if impossible."""
+    if os.environ.get("DYNABLOCKS_NO_FASTCALL"):
+        return None
     if "type" in _STATE:
         return _STATE["type"]
     _STATE["type"] = None
-    if os.environ.get("DYNABLOCKS_NO_FASTCALL"):
-        return None
     from solvers import _compiled_build as build
     py_inc = sysconfig.get_paths().get("include", "")
     np_inc = np.get_include()
