@@ -168,6 +168,9 @@ def generate_source(fun: ca.Function) -> str:
         body = gen.dump()
     except Exception as exc:  # CasADi raises RuntimeError with a long trace
         raise CompileError(f"CasADi code generation failed: {str(exc).strip()[-500:]}") from exc
+    if "#error" in body:  # e.g. an embedded Callback: C code cannot be compiled
+        line = next(ln.strip() for ln in body.splitlines() if "#error" in ln)
+        raise CompileError(f"CasADi cannot generate C code for all of it ({line})")
     nnz_in = [fun.sparsity_in(i).nnz() for i in range(fun.n_in())]
     nnz_out = [fun.sparsity_out(i).nnz() for i in range(fun.n_out())]
     return body + _runtime_source(cname, nnz_in, nnz_out)

@@ -58,6 +58,7 @@ Examples
 from __future__ import annotations
 
 import ctypes
+import sys
 import warnings
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -86,9 +87,15 @@ class CompilationWarning(UserWarning):
 
 
 def _warn_once(tag: str, message: str) -> None:
-    if tag not in _WARNED:
-        _WARNED.add(tag)
-        warnings.warn(message, CompilationWarning, stacklevel=4)
+    """Warn once per ``tag`` per process, attributed to the caller outside this module."""
+    if tag in _WARNED:
+        return
+    _WARNED.add(tag)
+    level, frame = 1, sys._getframe(0)
+    while frame is not None and frame.f_code.co_filename == __file__:
+        frame = frame.f_back
+        level += 1
+    warnings.warn(message, CompilationWarning, stacklevel=level)
 
 
 class CompiledFunction:

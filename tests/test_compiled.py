@@ -403,3 +403,36 @@ def test_compiler_timeout_falls_back(monkeypatch, tmp_path):
         cf = CompiledFunction(vector_fun(), compiler=str(script), cache_dir=tmp_path,
                               lazy=False)
     assert cf.backend == "casadi"
+
+
+class _Square(ca.Callback):
+    """A Python callback: CasADi cannot generate C code for it."""
+
+    def __init__(self):
+        ca.Callback.__init__(self)
+        self.construct("square_cb", {})
+
+    def get_n_in(self):
+        return 1
+
+    def get_n_out(self):
+        return 1
+
+    def eval(self, arg):
+        return [arg[0] ** 2]
+
+
+@needs_cc
+def test_function_without_code_generation_falls_back(monkeypatch):
+    calls = []
+    monkeypatch.setattr(build, "_run_compiler", lambda argv: calls.append(argv))
+    cb = _Square()
+    x = ca.MX.sym("x")
+    f = ca.Function("with_callback", [x], [cb(x) + 1.0])
+    with pytest.warns(CompilationWarning, match=r"'with_callback' failed.*cannot generate C "
+                                                r"code.*CallbackInternal") as rec:
+        cf = CompiledFunction(f)
+        out = cf(3.0)
+    assert rec[0].filename == __file__  # attributed to the caller, not to solvers/
+    assert calls == [] and cf.backend == "casadi"
+    np.testing.assert_array_equal(out, [10.0])
