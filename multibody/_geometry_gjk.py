@@ -28,7 +28,7 @@ from ._geometry_shapes import Shape
 __all__ = ["gjk_epa"]
 
 _MAX_GJK_ITERATIONS = 128
-_MAX_EPA_ITERATIONS = 256
+_MAX_EPA_ITERATIONS = 128
 
 
 def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -261,7 +261,11 @@ def _epa(sup: _Pair, W, A, B, scale: float):
     # In exact arithmetic the nearest-face distance (a lower bound of the depth) never
     # decreases; if rounding makes it drop, the polytope has lost convexity and the
     # last good nearest face is the answer.
+    # The nearest face distance d is a lower bound of the depth; the support value
+    # h = n . w along a face normal n is an upper bound, and the translation h * n
+    # separates the shapes. The answer is the face with the smallest upper bound.
     kept = None
+    upper = (math.inf, None, None, None)  # (h, face, support point of A, of B)
     for _ in range(_MAX_EPA_ITERATIONS):
         best = min(faces, key=lambda f: faces[f][4])
         n, d = faces[best][3], faces[best][4]
@@ -270,7 +274,10 @@ def _epa(sup: _Pair, W, A, B, scale: float):
         kept = faces[best]
         a, b = sup(n)
         w = a - b
-        if n @ w - d <= tol:
+        h = n @ w
+        if h < upper[0]:
+            upper = (h, kept, a, b)
+        if upper[0] - d <= tol:
             break
         # Visible region grown from the nearest face over adjacency, so that it is
         # connected and its boundary (the horizon) is a single loop.
@@ -303,14 +310,29 @@ def _epa(sup: _Pair, W, A, B, scale: float):
                     del owner[e]
         for p, q in horizon:
             add_face(p, q, new, False)
-    i, j, k, n, d = kept
+    h, (i, j, k, n, d), a_sup, b_sup = upper
     # Witness points: barycentric coordinates of the origin's projection d * n on the
-    # nearest face (affine, so point_a - point_b = d * n holds exactly even when
-    # rounding leaves the projection marginally outside the face).
+    # face (affine, so point_a - point_b = d * n holds exactly even when rounding
+    # leaves the projection marginally outside the face), then moved along n onto the
+    # supporting planes of A and B, so that point_a - point_b = h * n.
     lam = _barycentric(d * n, W[i], W[j], W[k])
+    if min(lam) < -1e-9:
+        # On a flat part of M several coplanar faces share the distance; take the one
+        # that contains the projection (or the least outside).
+        best_lam = lam
+        for f in faces.values():
+            if abs(f[4] - d) <= 1e-9 * scale and f[3] @ n >= 1.0 - 1e-9:
+                lam_f = _barycentric(d * n, W[f[0]], W[f[1]], W[f[2]])
+                if min(lam_f) > min(best_lam):
+                    best_lam, (i, j, k) = lam_f, f[:3]
+                    if min(lam_f) >= -1e-9:
+                        break
+        lam = best_lam
     pa = lam[0] * A[i] + lam[1] * A[j] + lam[2] * A[k]
     pb = lam[0] * B[i] + lam[1] * B[j] + lam[2] * B[k]
-    return d, n, pa, pb
+    pa = pa + (n @ (a_sup - pa)) * n
+    pb = pb + (n @ (b_sup - pb)) * n
+    return h, n, pa, pb
 
 
 def _barycentric(p: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray):
