@@ -99,11 +99,24 @@ def axis_angle_to_rotation(axis: Any, angle: Any):
         u = np.asarray(axis, dtype=float).ravel()
         u = u / np.linalg.norm(u)
         K = np.array([[0, -u[2], u[1]], [u[2], 0, -u[0]], [-u[1], u[0], 0]])
-        K2 = K @ K
-        s, c1 = ops.sin(angle), 1 - ops.cos(angle)
+        c, s = ops.cos(angle), ops.sin(angle)
         if not sym:
-            return np.eye(3) + float(s) * K + float(c1) * K2
-        return ca.DM(np.eye(3)) + s * ca.DM(K) + c1 * ca.DM(K2)
+            c, s = float(c), float(s)
+            return c * np.eye(3) + s * K + (1 - c) * np.outer(u, u)
+        # R = c 1 + s [u]x + (1 - c) u u^T, entry by entry so that zeros of u stay zeros
+        uu = np.outer(u, u)
+        omc = 1 - c
+        rows = []
+        for i in range(3):
+            row = []
+            for j in range(3):
+                e = c * (1.0 if i == j else 0.0) + s * K[i, j]
+                if uu[i, j] != 0.0:
+                    # a diagonal entry with u_i = +-1 is exactly 1
+                    e = e + omc * uu[i, j] if i != j or uu[i, j] != 1.0 else 1.0
+                row.append(e)
+            rows.append(ca.horzcat(*row))
+        return ca.vertcat(*rows)
     K = skew(axis)
     return ca.DM(np.eye(3)) + ops.sin(angle) * K + (1 - ops.cos(angle)) * (K @ K)
 

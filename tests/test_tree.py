@@ -190,3 +190,16 @@ def test_from_urdf_delegates_to_parser():
     assert isinstance(t, RigidBodyTree)
     assert t.nq == 8 and t.nv == 7 and np.isclose(t.total_mass(), 3.0)
     assert isinstance(t.joints[0], Free)
+
+
+def test_casadi_function_access_and_names():
+    t = M.arm7(backend="casadi")
+    f = t.casadi_function("forward_dynamics")
+    assert f.name_in() == ["q", "v", "tau"] and f.name_out() == ["vdot"]
+    q = t.random_configuration(rng)
+    np.testing.assert_allclose(f(q, np.zeros(7), np.zeros(7)).full().ravel(),
+                               t.forward_dynamics(q, np.zeros(7), np.zeros(7)), atol=1e-12)
+    with pytest.raises(KeyError, match="no prebuilt function"):
+        t.casadi_function("jacobian", "link1", "world")
+    t.jacobian("link1", q)
+    assert t.casadi_function("jacobian", "link1", "world").size_out(0) == (6, 7)
