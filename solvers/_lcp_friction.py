@@ -8,7 +8,8 @@ with zero friction bounds (or the bounds of a warm start), each following one
 with the bounds implied by an exact solve of the previous partition with the
 friction coupling ``x_i = +-mu_i x_j`` (a Newton step on the partition).  It
 stops as soon as that exact partition solve is complementary, or when the
-bounds stop changing.  After ``max_friction_iter`` rounds the problem is
+bounds stop changing; a partition that comes back damps the bound update.
+After ``max_friction_iter`` rounds the problem is
 written as a standard LCP (:func:`solvers._lcp_boxed.box_to_lcp`) and solved
 by Lemke's method.
 """
@@ -57,7 +58,8 @@ def friction_rounds(inner: Callable[..., tuple], A: np.ndarray, b: np.ndarray,
     After each round the partition of the result is solved exactly with the
     friction coupling (``x_i = +-mu_i x_j`` on bounds).  If that is
     complementary it is the answer; otherwise its solution (a Newton step on
-    the partition) sets the friction bounds of the next round.  After
+    the partition) sets the friction bounds of the next round; when a
+    partition comes back (a cycle) the bound update is damped.  After
     ``max_friction_iter`` rounds the equivalent standard LCP is solved by
     Lemke's method."""
     ptol = 1e-3 * accept
@@ -78,6 +80,8 @@ def friction_rounds(inner: Callable[..., tuple], A: np.ndarray, b: np.ndarray,
         lo_k[fr] = hi_k[fr] = 0.0
     total = 0
     change = np.inf
+    seen: set[bytes] = set()
+    beta = 1.0
     for k in range(1, max_friction_iter + 1):
         x, st, it, msg, _ = inner(lo_k, hi_k, guess)
         total += it
@@ -98,7 +102,13 @@ def friction_rounds(inner: Callable[..., tuple], A: np.ndarray, b: np.ndarray,
             return x, "solved", total, f"{total} pivots in {k} friction rounds"
         if xp is not None:             # Newton step on the partition
             lo_n, hi_n = _lcp_pgs.effective_bounds(lo, hi, fi, xp)
-        lo_k, hi_k = lo_n, hi_n
+        key = guess.tobytes()
+        if key in seen:                # partitions cycle: damp the bound update
+            beta = max(0.25, 0.5 * beta)
+        seen.add(key)
+        lo_k, hi_k = lo_k.copy(), hi_k.copy()
+        lo_k[fr] += beta * (lo_n[fr] - lo_k[fr])
+        hi_k[fr] += beta * (hi_n[fr] - hi_k[fr])
     head = (f"friction round {k}: {msg}" if st != "solved" else
             f"friction bounds not converged after max_friction_iter="
             f"{max_friction_iter} rounds (last change {change:.3e})")
@@ -107,4 +117,10 @@ def friction_rounds(inner: Callable[..., tuple], A: np.ndarray, b: np.ndarray,
         return x, (st if st != "solved" else "max_iterations"), total, \
             f"{head}; no LCP form to fall back on: {why}"
     xl, stl, itl, msgl = lemke_on_lcp_form(A, b, lo, hi, fi, max_pivots, tol)
+    if stl != "solved":                # keep whichever iterate is closer
+        res_l = _lcp_pgs.box_residual(xl, A @ xl + b, *_lcp_pgs.effective_bounds(lo, hi, fi, xl))
+        res_r = _lcp_pgs.box_residual(x, A @ x + b, *_lcp_pgs.effective_bounds(lo, hi, fi, x))
+        if res_r < res_l:
+            return (x, "max_iterations", total + itl,
+                    f"{head}; {msgl}; returning the last friction round")
     return xl, stl, total + itl, f"{head}; {msgl}"

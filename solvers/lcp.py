@@ -54,9 +54,11 @@ Every result carries its residual, the natural-map residual
 
 which is ``|| min(z, w) ||_inf`` for the standard LCP and uses the friction
 bounds of the returned ``x`` for friction rows.  ``r = 0`` exactly at a
-solution.  A solver declares ``"solved"`` only when ``r <= residual_tol *
-max(1, ||q||_inf)`` (``||b||_inf`` for boxed problems); a pivoting method that
-finishes with a larger residual reports ``"inaccurate"``.
+solution.  A solver declares ``"solved"`` exactly when ``r <= residual_tol *
+max(1, ||q||_inf)`` (``||b||_inf`` for boxed problems): a pivoting method that
+finishes with a larger residual reports ``"inaccurate"``, and a method that
+stops early (ray, pivot limit) on a point that passes the check reports
+``"solved"`` with a note in the message.
 
 Failures are never silent: ``result.success`` is False, ``result.status`` says
 why, and with ``raise_on_failure=True`` an :class:`LCPSolveError` is raised
@@ -190,9 +192,15 @@ def _finish(result: LCPResult, raise_on_failure: bool, context: str) -> LCPResul
 
 def _verified(z: np.ndarray, w: np.ndarray, status: str, residual: float,
               accept: float, iterations: int, method: str, message: str) -> LCPResult:
+    """The residual decides: "solved" only if it passes; a method that stopped
+    early (ray, iteration limit) on a point that passes is "solved" too."""
     if status == "solved" and not residual <= accept:
         status = "inaccurate"
         message += f"; residual {residual:.3e} exceeds the acceptance {accept:.3e}"
+    elif status != "solved" and residual <= accept and np.all(np.isfinite(z)):
+        message += (f"; the returned point verifies (residual {residual:.3e} <= "
+                    f"{accept:.3e}) although the method ended with {status}")
+        status = "solved"
     return LCPResult(z, w, status, residual, iterations, method, message)
 
 

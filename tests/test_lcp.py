@@ -502,6 +502,25 @@ def test_friction_many_random_contact_problems():
     assert lemke_stage < 10       # the friction rounds settle most problems
 
 
+def test_friction_large_mu_both_stages():
+    """mu = 1.6, 9 contacts: the friction rounds need 8 rounds; stopped after 2
+    the Lemke stage runs.  Whatever each path returns as solved satisfies the
+    Coulomb conditions; anything else is reported as a failure."""
+    rng = np.random.default_rng(181)
+    mu = 0.1 + 1.9 * rng.random()
+    A, b, lo, hi, findex = contact_problem(rng, int(rng.integers(1, 10)), 4, mu)
+    assert A.shape == (45, 45) and mu > 1.5
+    full = solve_boxed_lcp(A, b, lo, hi, findex)
+    assert full.status == "solved" and "8 friction rounds" in full.message
+    check_coulomb(full.x, full.w, A, b, lo, hi, findex, tol=1e-6)
+    short = solve_boxed_lcp(A, b, lo, hi, findex, max_friction_iter=2)
+    assert "Lemke on the equivalent LCP" in short.message
+    if short.success:
+        check_coulomb(short.x, short.w, A, b, lo, hi, findex, tol=1e-6)
+    else:
+        assert short.residual > 1e-8 * np.max(np.abs(b))
+
+
 def test_dantzig_partial_warm_start_matches_cold_solve():
     rng = np.random.default_rng(14)
     n = 25
