@@ -255,3 +255,21 @@ def test_statistics_of_discrete_and_publish_events():
     assert stats["derivative_evaluations"] == 4 * 12
     sim.reset_statistics()
     assert sim.get_statistics()["steps"] == 0
+
+
+class Ticker(LeafSystem):
+    def __init__(self):
+        super().__init__("ticker")
+        self.times = []
+        self.declare_periodic_publish(0.1, 0.0, lambda c: self.times.append(c.time))
+
+
+def test_time_changed_between_calls_reschedules_periodic_events():
+    ticker = Ticker()
+    sim = Simulator(ticker)
+    sim.advance_to(0.25)
+    assert ticker.times == [0.0, 0.1, 0.2]
+    sim.get_mutable_context().set_time(1.0)
+    sim.advance_to(1.25)
+    np.testing.assert_array_equal(ticker.times[3:], [1.0, 1.1, 1.2000000000000002])
+    assert ticker.times[3:] == [10 * 0.1, 11 * 0.1, 12 * 0.1]

@@ -1,0 +1,281 @@
+"""Private parts of the Simulator: status types, errors, periodic-event bookkeeping, and
+the event dispatch and fault reporting methods (a mixin of :class:`Simulator`).
+
+See :mod:`systems.analysis.simulator` for the semantics.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import List, Optional
+
+import numpy as np
+
+from ..errors import InputNotConnectedError, PortValueError, SystemCallbackError
+from ..events import PeriodicEvent, State, WitnessFunction
+
+__all__ = ["SimulationError", "NonFiniteStateError", "EventStatus", "SimulatorStatus"]
+
+
+class SimulationError(RuntimeError):
+    """The simulation cannot continue (monitor failure, step size underflow, bad state)."""
+
+
+class NonFiniteStateError(SimulationError):
+    """A state or time derivative became NaN or infinite; the message names the system,
+    the state index and the time. The context keeps the last finite state."""
+
+
+@dataclass(frozen=True)
+class EventStatus:
+    """What a monitor returns: ``severity`` one of ``"did_nothing"``, ``"succeeded"``,
+    ``"reached_termination"``, ``"failed"``, with an optional message."""
+
+    severity: str
+    message: str = ""
+
+    @classmethod
+    def did_nothing(cls) -> "EventStatus":
+        """Continue."""
+        return cls("did_nothing")
+
+    @classmethod
+    def succeeded(cls) -> "EventStatus":
+        """Continue."""
+        return cls("succeeded")
+
+    @classmethod
+    def reached_termination(cls, message: str = "") -> "EventStatus":
+        """Stop the run; ``advance_to`` returns normally."""
+        return cls("reached_termination", message)
+
+    @classmethod
+    def failed(cls, message: str = "") -> "EventStatus":
+        """Stop the run with a :class:`SimulationError`."""
+        return cls("failed", message)
+
+
+@dataclass(frozen=True)
+class SimulatorStatus:
+    """Returned by :meth:`Simulator.advance_to`.
+
+    Attributes
+    ----------
+    reason : str
+        ``"reached_boundary_time"`` or ``"reached_termination"`` (the monitor stopped it).
+    boundary_time : float
+        The requested final time.
+    return_time : float
+        The time reached.
+    message : str
+    """
+
+    reason: str
+    boundary_time: float
+    return_time: float
+    message: str = ""
+
+    def succeeded(self) -> bool:
+        """True when the requested time was reached."""
+        return self.reason == "reached_boundary_time"
+
+
+class _Timed:
+    """Bookkeeping of one periodic event: the next index k and its time."""
+
+    __slots__ = ("event", "ctx", "k", "t_next")
+
+    def __init__(self, event: PeriodicEvent, ctx):
+        self.event, self.ctx, self.k, self.t_next = event, ctx, 0, event.time_of(0)
+
+    def start(self, t0: float) -> None:
+        self.k = self.event.next_index_after(t0, inclusive=True)
+        self.t_next = self.event.time_of(self.k)
+
+    def advance(self) -> None:
+        self.k += 1
+        self.t_next = self.event.time_of(self.k)
+
+
+def _merge_tol(t: float) -> float:
+    return 1e-12 * max(1.0, abs(t))
+
+
+
+class _EventDispatch:
+    """Event dispatch and fault reporting of :class:`~systems.analysis.Simulator`."""
+
+    # ================================================================== events
+    def _due(self, t: float) -> List[_Timed]:
+        limit = t + 1e-12 * (t if t > 1.0 else (-t if t < -1.0 else 1.0))
+        return [te for te in self._timed if te.t_next <= limit]
+
+    def _handle_events(self, t: float, due, hits, *, per_step_updates: bool) -> None:
+        unres = [(w, c) for w, c in hits if w.on_trigger is not None] if hits else []
+        disc = []
+        pubs = []
+        for te in due:
+            kind = te.event.kind
+            if kind == "discrete":
+                disc.append((te.event, te.ctx))
+            elif kind == "publish":
+                pubs.append((te.event, te.ctx))
+            else:
+                unres.append((te.event, te.ctx))
+        if per_step_updates:
+            if self._per_step_unres:
+                unres.extend(self._per_step_unres)
+            if self._per_step_disc:
+                disc.extend(self._per_step_disc)
+        jump = bool(hits)
+        if unres or disc:
+            self._apply_updates(t, unres, disc, "update")
+            jump = True
+        if self._witnesses and (jump or not self._g_prev):
+            if jump and self._nx:
+                self._restart_stepper()
+            self._g_prev = self._guards()
+        elif jump and self._nx:
+            self._restart_stepper()
+        stats = self._stats
+        for e, c in pubs:
+            self._call(e, c, t, "periodic publish")
+        for e, c in self._per_step_pub:
+            self._call(e, c, t, "per-step publish")
+        stats["publishes"] += len(pubs) + len(self._per_step_pub)
+        if due:
+            for te in due:
+                te.advance()
+            self._t_event = min(te.t_next for te in self._timed)
+
+    def _apply_updates(self, t, unres, disc, what) -> None:
+        """Evaluate every update from the current context, then apply them together."""
+        states = []
+        for e, c in unres:
+            state = State(c)
+            if isinstance(e, WitnessFunction):
+                self._call(e, c, t, "witness on_trigger", e.on_trigger, state)
+            else:
+                self._call(e, c, t, what + " (unrestricted)", None, state)
+            self._check_finite_vector(state.continuous_state, e.system, "continuous state", t)
+            self._check_finite_vector(state.discrete_state, e.system, "discrete state", t)
+            states.append((c, state))
+        xds = []
+        for e, c in disc:
+            xd = self._call(e, c, t, what + " (discrete)")
+            if type(xd) is not np.ndarray or xd.dtype != np.float64 or xd.ndim != 1:
+                xd = np.asarray(xd.full() if hasattr(xd, "full") else xd, dtype=float).reshape(-1)
+            n = c._xd.shape[0]
+            if xd.shape[0] != n:
+                raise PortValueError(f"system '{e.system.name}': discrete update at t={t!r} "
+                                     f"returned {xd.shape[0]} values, expected {n}")
+            self._check_finite_vector(xd, e.system, "discrete state", t)
+            xds.append((c, xd))
+        root = self._context
+        for c, state in states:
+            if c._xc.shape[0]:
+                c.set_continuous_state(state.continuous_state)
+            if c._xd.shape[0]:
+                self._set_xd(root, c, state.discrete_state)
+            for i, v in enumerate(state.abstract_state):
+                if v is not c._xa[i]:
+                    c.set_abstract_state(i, v)
+        for c, xd in xds:
+            self._set_xd(root, c, xd)
+        stats = self._stats
+        stats["unrestricted_updates"] += len(states)
+        stats["discrete_updates"] += len(xds)
+
+    @staticmethod
+    def _set_xd(root, c, xd) -> None:
+        # Checked above (size, finite): store a read-only copy and invalidate dependents.
+        xd = np.array(xd, dtype=float)
+        xd.flags.writeable = False
+        c._xd = xd
+        root._invalidate("discrete_state", c)
+
+    def _call(self, event, ctx, t, what, callback=None, *extra):
+        cb = event.callback if callback is None else callback
+        try:
+            return cb(ctx, *extra)
+        except (SystemCallbackError, InputNotConnectedError, SimulationError):
+            raise
+        except Exception as exc:
+            if isinstance(event, WitnessFunction):
+                what = f"witness '{event.name}' {what.replace('witness ', '')}"
+            raise SystemCallbackError(
+                f"system '{event.system.name}': {what} at t={t!r} raised "
+                f"{type(exc).__name__}: {exc}") from exc
+
+    def _check_monitor(self, t) -> Optional[str]:
+        result = self._monitor(self._context)
+        if result is None:
+            return None
+        if isinstance(result, str):
+            key = result.lower()
+            if key in ("terminate", "reached_termination", "stop"):
+                return f"monitor requested termination at t={t!r}"
+            if key in ("fail", "failed"):
+                raise SimulationError(f"monitor reported failure at t={t!r} while simulating "
+                                      f"'{self._system.name}'")
+            raise ValueError(f"Simulator monitor returned the string {result!r}; expected None, "
+                             f"an EventStatus, 'terminate' or 'fail'")
+        if isinstance(result, EventStatus):
+            if result.severity in ("did_nothing", "succeeded"):
+                return None
+            if result.severity == "reached_termination":
+                return result.message or f"monitor requested termination at t={t!r}"
+            if result.severity == "failed":
+                raise SimulationError(f"monitor reported failure at t={t!r} while simulating "
+                                      f"'{self._system.name}': {result.message}")
+        raise TypeError(f"Simulator monitor returned {result!r}; expected None, an EventStatus, "
+                        f"'terminate' or 'fail'")
+
+    # ================================================================== faults
+    def _locate(self, index: int):
+        for leaf, a, b in self._slots:
+            if a <= index < b:
+                return leaf._system, index - a
+        return self._system, index  # pragma: no cover
+
+    def _check_finite_state(self, t1, x, t0) -> None:
+        if x.shape[0] and not math.isfinite(sum(x.tolist()) if x.shape[0] <= 32 else float(x.sum())):
+            nonfinite = np.flatnonzero(~np.isfinite(x))
+            if nonfinite.size == 0:
+                return  # finite values whose sum overflowed
+            bad = int(nonfinite[0])
+            system, local = self._locate(bad)
+            when = f"t={t1!r}" if t0 is None else f"the step from t={t0!r} to t={t1!r}"
+            raise NonFiniteStateError(
+                f"continuous state {local} of system '{system.name}' (index {bad} of the "
+                f"state of '{self._system.name}') became {x[bad]} in {when}; the context "
+                f"keeps the last finite state")
+
+    def _check_finite_vector(self, v, system, what, t) -> None:
+        if v.shape[0] and not math.isfinite(float(v.sum())):
+            nonfinite = np.flatnonzero(~np.isfinite(v))
+            if nonfinite.size == 0:
+                return  # finite values whose sum overflowed
+            bad = int(nonfinite[0])
+            raise NonFiniteStateError(f"{what} {bad} of system '{system.name}' would become "
+                                      f"{v[bad]} at t={t!r} (update refused; the context keeps "
+                                      f"the last finite state)")
+
+    def _report_nonfinite_derivative(self, t, x, xdot) -> None:
+        bad = int(np.flatnonzero(~np.isfinite(xdot))[0])
+        system, local = self._locate(bad)
+        culprit = ""
+        leaves = self._context._leaf_contexts()
+        for leaf in leaves:
+            for j, value in enumerate(leaf._cache):
+                if isinstance(value, np.ndarray) and value.dtype.kind == "f" and \
+                        not np.all(np.isfinite(value)):
+                    port = leaf._system.output_ports[j]
+                    culprit = (f"; output port '{port.name}' of system '{leaf._system.name}' "
+                               f"is not finite")
+                    break
+            if culprit:
+                break
+        raise NonFiniteStateError(
+            f"time derivative of continuous state {local} of system '{system.name}' is "
+            f"{xdot[bad]} at t={t!r}{culprit}; the context keeps the last finite state")
