@@ -43,7 +43,7 @@ _GEN_STEM = "dynablocks_gen"
 _COMPILE_TIMEOUT_S = 600.0
 # Generated-code line counts up to which -O2, then -O1, are used (see auto_flags).
 _O2_MAX_LINES = 4000
-_O1_MAX_LINES = 12000
+_O1_MAX_LINES = 10000
 _CACHE_ENV = "DYNABLOCKS_CACHE_DIR"
 
 
@@ -184,7 +184,7 @@ def auto_flags(source: str) -> tuple[str, ...]:
     function takes about 1 s at ``-O0``, 6 s at ``-O1``, and a 34,000-line one about 8 s at
     ``-O0`` but minutes at ``-O1``; ``-O0`` code is still about 2x faster than CasADi's
     virtual machine (``-O1`` about 4x). Hence ``-O2`` up to 4,000 lines, ``-O1`` up to
-    12,000 lines, ``-O0`` beyond.
+    10,000 lines, ``-O0`` beyond.
     """
     n = source.count("\n")
     if n <= _O2_MAX_LINES:
