@@ -537,6 +537,54 @@ def test_dantzig_partial_warm_start_matches_cold_solve():
         np.testing.assert_allclose(warm.x, ref.x, atol=1e-9)
 
 
+def box_on_ground(v, mu, h=0.01, m=2.0, dims=(0.4, 0.3, 0.2), g=9.81):
+    """One time step of a box resting on the ground on its 4 bottom corners:
+    normal row + 2 friction rows (x, y) per corner.  v = [omega; v] (world
+    axes, box frame aligned with them).  A = J H^-1 J^T has rank 6 < 12."""
+    a, bb, c = (d / 2 for d in dims)
+    H = np.diag([m / 3 * (bb**2 + c**2), m / 3 * (a**2 + c**2), m / 3 * (a**2 + bb**2), m, m, m])
+    rows, lo, hi, findex = [], [], [], []
+    for sx in (1, -1):
+        for sy in (1, -1):
+            p = np.array([sx * a, sy * bb, -c])
+            r = len(rows)
+            for d, bounds, f in ((np.array([0, 0, 1.0]), (0.0, np.inf), -1),
+                                 (np.array([1.0, 0, 0]), (-mu, mu), r),
+                                 (np.array([0, 1.0, 0]), (-mu, mu), r)):
+                rows.append(np.r_[np.cross(p, d), d])    # d . (v + omega x p)
+                lo.append(bounds[0])
+                hi.append(bounds[1])
+                findex.append(f)
+    J = np.array(rows)
+    Hinv = np.linalg.inv(H)
+    v_free = v + h * Hinv @ np.r_[0, 0, 0, 0, 0, -m * g]
+    A = J @ Hinv @ J.T
+    return A, J @ v_free, np.array(lo), np.array(hi), np.array(findex), \
+        lambda x: v_free + Hinv @ J.T @ x
+
+
+@pytest.mark.parametrize("method", ["dantzig", "lemke", "pgs"])
+def test_box_on_ground_time_step(method):
+    """Analytic outcomes of one step (h = 0.01, mu = 0.3, mu g h = 0.02943):
+    at rest it stays at rest; sliding at 1 m/s loses mu g h; sliding at
+    0.01 m/s stops; the box-friction model brakes x and y separately.  The
+    total normal impulse is m g h = 0.1962 in every case."""
+    mu, h, g, m = 0.3, 0.01, 9.81, 2.0
+    cases = [(np.zeros(6), np.zeros(6)),
+             (np.r_[0, 0, 0, 1.0, 0, 0], np.r_[0, 0, 0, 1.0 - mu * g * h, 0, 0]),
+             (np.r_[0, 0, 0, 0.01, 0, 0], np.zeros(6)),
+             (np.r_[0, 0, 0, 0.6, 0.8, 0], np.r_[0, 0, 0, 0.6 - mu * g * h, 0.8 - mu * g * h, 0])]
+    for v, v_expected in cases:
+        A, b, lo, hi, findex, v_next = box_on_ground(v, mu, h=h, m=m, g=g)
+        assert np.linalg.matrix_rank(A) == 6
+        r = solve_boxed_lcp(A, b, lo, hi, findex, method=method, **(
+            {"max_iter": 5000} if method == "pgs" else {}))
+        assert r.success, r.message
+        np.testing.assert_allclose(v_next(r.x), v_expected, atol=1e-6)
+        assert r.x[::3].sum() == pytest.approx(m * g * h, abs=1e-7)
+        check_coulomb(r.x, r.w, A, b, lo, hi, findex, tol=1e-6)
+
+
 def test_friction_sliding_and_sticking_single_contact():
     """Unit mass point on a plane: A = I.  Normal push b_n < 0, tangential
     velocity b_t.  Sticking when |b_t| <= mu |b_n|, else sliding."""
