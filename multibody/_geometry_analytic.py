@@ -25,6 +25,12 @@ __all__ = [
 _EZ = np.array([0.0, 0.0, 1.0])
 
 
+def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    a0, a1, a2 = a.tolist()
+    b0, b1, b2 = b.tolist()
+    return np.array((a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0))
+
+
 def closest_points_segments(p1: np.ndarray, q1: np.ndarray, p2: np.ndarray, q2: np.ndarray):
     """Closest points of segments [p1, q1] and [p2, q2] (Ericson 2005, 5.1.9).
 
@@ -63,7 +69,7 @@ def _any_perpendicular(u: np.ndarray) -> np.ndarray:
     k = int(np.argmin(np.abs(u)))
     e = np.zeros(3)
     e[k] = 1.0
-    p = np.cross(u, e)
+    p = _cross(u, e)
     return p / math.sqrt(p @ p)
 
 
@@ -99,7 +105,7 @@ def capsule_capsule(a: Capsule, pose_a: np.ndarray, b: Capsule, pose_b: np.ndarr
     pa, qa = _segment(a, pose_a)
     pb, qb = _segment(b, pose_b)
     ca, cb = closest_points_segments(pa, qa, pb, qb)
-    n = np.cross(pose_a[:3, 2], pose_b[:3, 2])
+    n = _cross(pose_a[:3, 2], pose_b[:3, 2])
     nn = math.sqrt(n @ n)
     fallback = n / nn if nn > 1e-9 else _any_perpendicular(pose_a[:3, 2])
     return _balls(ca, a.radius, cb, b.radius, fallback)

@@ -8,6 +8,7 @@ import numpy as np
 
 from ._geometry_boxbox import box_box_manifold
 from ._geometry_distance import as_pose, pair_function
+from ._geometry_gjk import _cross
 from ._geometry_shapes import Box, Capsule, Cylinder, Halfspace, Shape
 
 __all__ = ["ContactPoint", "contact_points"]
@@ -33,16 +34,37 @@ class ContactPoint:
     distance: float
 
 
-def _halfspace_points(Xa: np.ndarray, points: np.ndarray, radius: float, margin: float):
-    """Contacts of balls of ``radius`` centred at ``points`` (k, 3) with the halfspace."""
-    n = Xa[:3, 2]
-    dc = (points - Xa[:3, 3]) @ n
+def _halfspace_points(Xa: np.ndarray, points, radius: float, margin: float):
+    """Contacts of balls of ``radius`` centred at ``points`` (sequence of 3-sequences)
+    with the halfspace of pose ``Xa`` (scalar arithmetic: these run every time step)."""
+    X = Xa.tolist()
+    nx, ny, nz = X[0][2], X[1][2], X[2][2]
+    ox, oy, oz = X[0][3], X[1][3], X[2][3]
+    normal = None
     out = []
-    for p, d in zip(points, dc):
-        dist = float(d) - radius
+    for px, py, pz in points:
+        d = nx * (px - ox) + ny * (py - oy) + nz * (pz - oz)
+        dist = d - radius
         if dist <= margin:
-            out.append((p - d * n, p - radius * n, dist, n.copy()))
+            if normal is None:
+                normal = np.array((nx, ny, nz))
+            out.append((np.array((px - d * nx, py - d * ny, pz - d * nz)),
+                        np.array((px - radius * nx, py - radius * ny, pz - radius * nz)),
+                        dist, normal))
     return out
+
+
+def _box_corners(b: Box, Xb: np.ndarray):
+    X = Xb.tolist()
+    hx, hy, hz = b.half.tolist()
+    cx, cy, cz = X[0][3], X[1][3], X[2][3]
+    ax = (X[0][0] * hx, X[1][0] * hx, X[2][0] * hx)
+    ay = (X[0][1] * hy, X[1][1] * hy, X[2][1] * hy)
+    az = (X[0][2] * hz, X[1][2] * hz, X[2][2] * hz)
+    return [(cx + sx * ax[0] + sy * ay[0] + sz * az[0],
+             cy + sx * ax[1] + sy * ay[1] + sz * az[1],
+             cz + sx * ax[2] + sy * ay[2] + sz * az[2])
+            for sx in (-1.0, 1.0) for sy in (-1.0, 1.0) for sz in (-1.0, 1.0)]
 
 
 def _halfspace_cylinder(a, Xa, b: Cylinder, Xb, margin):
@@ -51,11 +73,12 @@ def _halfspace_cylinder(a, Xa, b: Cylinder, Xb, margin):
     u = -n + (n @ e) * e
     uu = u @ u
     u = u / math.sqrt(uu) if uu > 1e-18 else Xb[:3, 0]
-    w = np.cross(e, u)
+    w = _cross(e, u)
     c = Xb[:3, 3]
     r, h = b.radius, b.half_length
     rim = np.array([u, w, -u, -w]) * r
-    points = np.vstack([c + h * e + rim, c - h * e + rim])
+    top, bottom = c + h * e, c - h * e
+    points = np.concatenate([top + rim, bottom + rim]).tolist()
     return _halfspace_points(Xa, points, 0.0, margin)
 
 
@@ -63,13 +86,12 @@ def _manifold(a: Shape, Xa: np.ndarray, b: Shape, Xb: np.ndarray, margin: float,
     ta, tb = type(a), type(b)
     if ta is Halfspace:
         if tb is Box:
-            corners = b.vertices() @ Xb[:3, :3].T + Xb[:3, 3]
-            return _halfspace_points(Xa, corners, 0.0, margin)
+            return _halfspace_points(Xa, _box_corners(b, Xb), 0.0, margin)
         if tb is Cylinder:
             return _halfspace_cylinder(a, Xa, b, Xb, margin)
         if tb is Capsule:
             e = Xb[:3, 2] * b.half_length
-            ends = np.array([Xb[:3, 3] + e, Xb[:3, 3] - e])
+            ends = [(Xb[:3, 3] + e).tolist(), (Xb[:3, 3] - e).tolist()]
             return _halfspace_points(Xa, ends, b.radius, margin)
     if ta is Box and tb is Box:
         return box_box_manifold(a, Xa, b, Xb, margin)

@@ -480,3 +480,56 @@ def test_candidate_pairs_filtering_and_broad_phase():
         geoms, body_poses, tree, margin=0.15))
     with pytest.raises(ValueError, match="base"):
         CollisionFilter().candidate_pairs(geoms, {"world": np.eye(4)}, tree)
+
+
+def test_symmetric_deep_penetrations():
+    """Coincident/coaxial shapes: GJK ends on a degenerate simplex and EPA must still find
+    the exact depth (the lateral directions all give the same depth)."""
+    X = pose((0.3, -0.2, 0.1), rot((1, 2, 3), 0.7))
+    r = signed_distance(Cylinder(0.5, 1.0), X, Capsule(0.3, 0.8), X)
+    # exact depth: min(0.5, 0.5 + 0.4) + 0.3 = 0.8. Every sideways direction is optimal,
+    # so EPA must refine the whole rim circle and stops at a feasible direction whose
+    # depth (an upper bound: moving B by it separates the shapes) is within 1e-3.
+    assert -0.8 - 1e-3 < r.distance <= -0.8 + 1e-12
+    assert gap(Cylinder(0.5, 1.0), X, Capsule(0.3, 0.8), X, r.normal[None])[0] == \
+        pytest.approx(r.distance, abs=1e-12)
+    assert abs(r.normal @ X[:3, 2]) < 0.05  # sideways
+    r = signed_distance(Box((1, 2, 4)), X, Box((1, 2, 4)), X)
+    assert r.distance == pytest.approx(-1.0, abs=1e-12)
+    np.testing.assert_allclose(np.abs(r.normal), np.abs(X[:3, 0]), atol=1e-12)
+    r = signed_distance(Box((1, 2, 4)), X, Cylinder(0.2, 0.5), X)
+    assert r.distance == pytest.approx(-0.7, abs=1e-9)  # 0.5 + 0.2 along the box x axis
+    r = signed_distance(Capsule(0.2, 1.0), X, Capsule(0.3, 1.0), X)
+    assert r.distance == pytest.approx(-0.5, abs=1e-12)
+
+
+def test_box_box_edge_edge_contact_is_one_point():
+    # cube A turned 45 degrees about x has a top edge along x; cube B turned 45 degrees
+    # about y has a bottom edge along y; the edges cross at the origin's vertical
+    h = 0.5 * math.sqrt(2)
+    A = pose((0, 0, 0), rot((1, 0, 0), math.pi / 4))
+    B = pose((0, 0, 2 * h - 0.01), rot((0, 1, 0), math.pi / 4))
+    pts = contact_points(Box((1, 1, 1)), A, Box((1, 1, 1)), B, margin=0.02)
+    r = signed_distance(Box((1, 1, 1)), A, Box((1, 1, 1)), B)
+    assert len(pts) == 1
+    assert r.distance == pytest.approx(-0.01, abs=1e-12)
+    for c in (pts[0], r):
+        assert c.distance == pytest.approx(-0.01, abs=1e-12)
+        np.testing.assert_allclose(c.normal, (0, 0, 1), atol=1e-12)
+        np.testing.assert_allclose(c.point_a, (0, 0, h), atol=1e-12)
+        np.testing.assert_allclose(c.point_b, (0, 0, h - 0.01), atol=1e-12)
+
+
+def test_box_box_tilted_manifold_keeps_only_points_within_margin():
+    # a cube tilted about y by a small angle on a large box: one edge is the lowest
+    big, cube = Box((4, 4, 1)), Box((1, 1, 1))
+    tilt = 0.05
+    low = 0.5 * math.cos(tilt) + 0.5 * math.sin(tilt)
+    X = pose((0, 0, 0.5 + low - 0.002), rot((0, 1, 0), tilt))
+    pts = contact_points(big, pose(), cube, X, margin=0.0)
+    assert len(pts) == 2
+    assert all(c.distance == pytest.approx(-0.002, abs=1e-12) for c in pts)
+    wide = contact_points(big, pose(), cube, X, margin=0.1)
+    assert len(wide) == 4
+    assert sorted(round(c.distance, 9) for c in wide) == pytest.approx(
+        [-0.002, -0.002, -0.002 + math.sin(tilt), -0.002 + math.sin(tilt)], abs=1e-9)
