@@ -220,6 +220,8 @@ class RungeKuttaStepper(Stepper):
         self._a = tb.a
         self._b = tb.b
         self._e = None if tb.b_error is None else tuple(b - be for b, be in zip(tb.b, tb.b_error))
+        self._e_arr = None if self._e is None else np.array(self._e)
+        self._last_stage_x: Optional[np.ndarray] = None
         self._exponent = -1.0 / (tb.error_order + 1.0)
         self._n_sol = tb.num_solution_stages
         self._k0: Optional[np.ndarray] = None      # f(t, x), when known
@@ -234,12 +236,14 @@ class RungeKuttaStepper(Stepper):
     def _stages(self, t: float, x: np.ndarray, h: float, k0: np.ndarray, n: int) -> list:
         ks = [k0]
         c, a, f = self._c, self._a, self.f
+        xi = x
         for i in range(1, n):
             xi = x
             for aij, kj in zip(a[i], ks):
                 if aij != 0.0:
                     xi = xi + (h * aij) * kj
             ks.append(f(t + c[i] * h, xi))
+        self._last_stage_x = xi
         return ks
 
     def _combine(self, x, h, weights, ks):
@@ -279,12 +283,11 @@ class RungeKuttaStepper(Stepper):
             else:
                 t_new = t + h
             ks = self._stages(t, x, h, k0, tb.num_stages)
-            x_new = self._combine(x, h, self._b, ks)
-            if tb.fsal:
-                k_last = ks[-1]
+            if tb.fsal:   # the last stage is evaluated at x_new itself
+                x_new, k_last = self._last_stage_x, ks[-1]
             else:
-                k_last = None
-            err = self._combine(np.zeros_like(x), h, self._e, ks)
+                x_new, k_last = self._combine(x, h, self._b, ks), None
+            err = (h * self._e_arr) @ np.array(ks)
             scale = self.atol + self.rtol * np.maximum(np.abs(x), np.abs(x_new))
             norm = _rms(err / scale)
             if norm <= 1.0:
