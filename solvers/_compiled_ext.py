@@ -29,7 +29,7 @@ import numpy as np
 
 __all__: list[str] = []  # private module
 
-_VERSION = 2
+_VERSION = 3
 _MODNAME = "_dynablocks_fastcall"
 
 _SOURCE = r"""
@@ -85,7 +85,7 @@ static PyObject *Caller_vectorcall(PyObject *obj, PyObject *const *args, size_t 
     for (Py_ssize_t i = 0; i < nargs; ++i) {
         PyObject *a = args[i];
         double *dst = self->in + self->in_off[i];
-        if (PyFloat_CheckExact(a)) {
+        if (PyFloat_Check(a)) {  /* float, numpy.float64 */
             if (self->in_size[i] != 1) goto slow;
             *dst = PyFloat_AS_DOUBLE(a);
         } else if (PyArray_CheckExact(a)) {

@@ -368,7 +368,7 @@ def test_fastcall_extension_is_used_and_agrees(monkeypatch):
     x, A = np.array([0.5, -2.0, 1.5]), np.array([[1.0, 2.0, 3.0], [-4.0, 5.0, -6.0]])
     out = cf(x, 1.5, A.reshape(-1, order="F"))     # all in the extension's fast form
     assert_matches(f, out, x, 1.5, A)
-    # Forms the extension hands to the Python path: ints, 2-D arrays, strided, float32.
+    # np.float64 (a float subclass) stays in C; 2-D, strided or float32 arrays go to Python.
     for args in ((x, 1.5, A), (x.astype(np.float32), 1.5, A), (x, np.float64(1.5), A),
                  (np.array([0.5, 9.0, -2.0, 9.0, 1.5])[::2], 1.5, A)):
         for o, r in zip(cf(*args), out):
