@@ -81,7 +81,7 @@ def box_box_sat(a: Box, pose_a: np.ndarray, b: Box, pose_b: np.ndarray):
 
 
 def _clip(poly: list, axis: int, limit: float) -> list:
-    """Clip a polygon (list of 3-vectors) to the slab |x[axis]| <= limit."""
+    """Clip a polygon (list of [x, y, z] lists) to the slab |x[axis]| <= limit."""
     for sign in (1.0, -1.0):
         out = []
         count = len(poly)
@@ -91,7 +91,9 @@ def _clip(poly: list, axis: int, limit: float) -> list:
             if dp <= 0.0:
                 out.append(p)
             if dp * dq < 0.0:
-                out.append(p + (dp / (dp - dq)) * (q - p))
+                t = dp / (dp - dq)
+                out.append([p[0] + t * (q[0] - p[0]), p[1] + t * (q[1] - p[1]),
+                            p[2] + t * (q[2] - p[2])])
         poly = out
         if not poly:
             break
@@ -109,27 +111,29 @@ def box_face_clip(ref: Box, pose_ref: np.ndarray, k: int, normal: np.ndarray,
         and their signed separation from the reference face plane along ``normal``.
     """
     Rr, pr = pose_ref[:3, :3], pose_ref[:3, 3]
-    Ri, pi = pose_inc[:3, :3], pose_inc[:3, 3]
-    dn = normal @ Ri
-    m = int(np.argmax(np.abs(dn)))
+    Ri = pose_inc[:3, :3]
+    dn = (normal @ Ri).tolist()
+    m = max(range(3), key=lambda i: abs(dn[i]))
     t = -1.0 if dn[m] > 0.0 else 1.0
     u, w = (m + 1) % 3, (m + 2) % 3
-    hi = inc.half
-    corners = np.zeros((4, 3))
-    corners[:, m] = t * hi[m]
-    corners[:, u] = _QUAD[:, 0] * hi[u]
-    corners[:, w] = _QUAD[:, 1] * hi[w]
-    M = Rr.T @ Ri
-    Q = corners @ M.T + (pi - pr) @ Rr
-    poly = list(Q)
-    hr = ref.half
+    hi = inc.half.tolist()
+    # incident face in the reference frame: centre c + (+-hu) eu + (+-hw) ew
+    M = (Rr.T @ Ri).T.tolist()  # rows: incident axes in the reference frame
+    o = ((pose_inc[:3, 3] - pr) @ Rr).tolist()
+    c = [o[i] + t * hi[m] * M[m][i] for i in range(3)]
+    eu = [hi[u] * M[u][i] for i in range(3)]
+    ew = [hi[w] * M[w][i] for i in range(3)]
+    poly = [[c[i] + su * eu[i] + sw * ew[i] for i in range(3)] for su, sw in _QUAD.tolist()]
+    hr = ref.half.tolist()
     for axis in range(3):
         if axis != k:
             poly = _clip(poly, axis, hr[axis])
             if not poly:
                 return []
     s = 1.0 if normal @ Rr[:, k] >= 0.0 else -1.0
-    return [(Rr @ q + pr, float(s * q[k] - hr[k])) for q in poly]
+    Q = np.array(poly)
+    world = Q @ Rr.T + pr
+    return [(world[i], s * q[k] - hr[k]) for i, q in enumerate(poly)]
 
 
 def _face_contacts(a, pose_a, b, pose_b, kind, index, n):
