@@ -61,6 +61,18 @@ class Shape:
     #: Radius swept around the core (0 for shapes whose core is the shape itself).
     core_radius: float = 0.0
 
+    def _key(self) -> tuple:
+        """Parameters that define the shape (for equality and hashing)."""
+        return ()
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return self._key() == other._key()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self._key()))
+
     def support(self, direction: np.ndarray) -> np.ndarray:
         """Support point ``argmax_{x in shape} direction . x`` in the shape frame, shape (3,)."""
         raise NotImplementedError(
@@ -90,6 +102,9 @@ class Sphere(Shape):
         self.radius = _positive("Sphere", "radius", radius)
         self.bounding_radius = self.radius
         self.core_radius = self.radius
+
+    def _key(self) -> tuple:
+        return (self.radius,)
 
     def __repr__(self) -> str:
         return f"Sphere(radius={self.radius!r})"
@@ -129,6 +144,9 @@ class Box(Shape):
         self.half = arr / 2.0
         self.half.setflags(write=False)
         self.bounding_radius = float(math.sqrt(self.half @ self.half))
+
+    def _key(self) -> tuple:
+        return tuple(float(x) for x in self.size)
 
     def __repr__(self) -> str:
         lx, ly, lz = (float(x) for x in self.size)
@@ -170,6 +188,9 @@ class Cylinder(Shape):
         self.half_length = self.length / 2.0
         self.bounding_radius = math.hypot(self.radius, self.half_length)
 
+    def _key(self) -> tuple:
+        return (self.radius, self.length)
+
     def __repr__(self) -> str:
         return f"Cylinder(radius={self.radius!r}, length={self.length!r})"
 
@@ -210,6 +231,9 @@ class Capsule(Shape):
         self.half_length = self.length / 2.0
         self.bounding_radius = self.half_length + self.radius
         self.core_radius = self.radius
+
+    def _key(self) -> tuple:
+        return (self.radius, self.length)
 
     def __repr__(self) -> str:
         return f"Capsule(radius={self.radius!r}, length={self.length!r})"
@@ -264,6 +288,9 @@ class Mesh(Shape):
             raise ValueError(f"Mesh {filename!r}: scale entries must be non-zero, got {scale!r}")
         self.scale = arr
         self.scale.setflags(write=False)
+
+    def _key(self) -> tuple:
+        return (self.filename, tuple(float(x) for x in self.scale))
 
     def __repr__(self) -> str:
         s = tuple(float(x) for x in self.scale)

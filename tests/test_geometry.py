@@ -533,3 +533,12 @@ def test_box_box_tilted_manifold_keeps_only_points_within_margin():
     assert len(wide) == 4
     assert sorted(round(c.distance, 9) for c in wide) == pytest.approx(
         [-0.002, -0.002, -0.002 + math.sin(tilt), -0.002 + math.sin(tilt)], abs=1e-9)
+
+
+def test_shapes_compare_by_value():
+    assert Box((1, 2, 3)) == Box([1.0, 2.0, 3.0])
+    assert Box((1, 2, 3)) != Box((1, 2, 4))
+    assert Sphere(1.0) != Cylinder(1.0, 1.0)
+    assert Capsule(0.1, 1.0) == Capsule(0.1, 1.0) and Halfspace() == Halfspace()
+    assert Mesh("a.stl", (1, 1, 1)) == Mesh("a.stl") != Mesh("b.stl")
+    assert len({Sphere(1.0), Sphere(1.0), Box((1, 1, 1))}) == 2
