@@ -71,10 +71,20 @@ class AlgorithmsMixin:
         return f"tree '{self.name}' expects size {size}"
 
     def _call(self, key: Any, build, names: tuple, *args: Any):
-        e = self._fentries.get(key) if self._functions is not None else None
-        if e is None:
-            e = self._fcache().get(key, build)
-        # fast path: float64 1-D arrays of the right sizes
+        # Fast path: numpy arguments go straight to the numeric evaluator, which checks
+        # types and sizes itself; any failure (wrong size, symbolic or odd input) is
+        # retried through the checked path below, which raises the descriptive errors.
+        if self._functions is not None and type(args[0]) is _ND:
+            e = self._fentries.get(key)
+            if e is not None:
+                try:
+                    return e.numeric(*args)
+                except Exception:
+                    pass
+        return self._call_checked(key, build, names, args)
+
+    def _call_checked(self, key: Any, build, names: tuple, args: tuple):
+        e = self._fcache().get(key, build)
         for a, shape in zip(args, e.shapes):
             if type(a) is not _ND or a.shape != shape or a.dtype is not _F64:
                 break
