@@ -117,13 +117,14 @@ class _FreeSet:
 
 
 def partition_solution(A: np.ndarray, b: np.ndarray, lo: np.ndarray, hi: np.ndarray,
-                       state: np.ndarray,
-                       findex: np.ndarray | None = None) -> np.ndarray | None:
+                       state: np.ndarray, findex: np.ndarray | None = None,
+                       xref: np.ndarray | None = None) -> np.ndarray | None:
     """Solve the linear system of a partition (None if it is singular).
 
     Rows in FREE satisfy ``w_i = 0``, rows in LOWER/UPPER sit on their bound.
     With ``findex``, a friction row on a bound satisfies the linear equation
-    ``x_i = -|lo_i| x_j`` (LOWER) or ``x_i = |hi_i| x_j`` (UPPER), so that the
+    ``x_i = -|lo_i| s_j x_j`` (LOWER) or ``x_i = |hi_i| s_j x_j`` (UPPER),
+    ``s_j`` the sign of ``xref[j]`` (+1 without ``xref``), so that the
     friction coupling is solved exactly for the partition.
     """
     n = b.shape[0]
@@ -143,7 +144,9 @@ def partition_solution(A: np.ndarray, b: np.ndarray, lo: np.ndarray, hi: np.ndar
     r[up & ~fr] = hi[up & ~fr]
     coupled = np.flatnonzero(fr & ~free)
     for i in coupled:
-        K[i, findex[i]] = abs(lo[i]) if low[i] else -abs(hi[i])
+        j = findex[i]
+        sj = -1.0 if (xref is not None and xref[j] < 0) else 1.0
+        K[i, j] = sj * abs(lo[i]) if low[i] else -sj * abs(hi[i])
     if coupled.size == 0 and not np.any(free):
         return r
     try:
@@ -154,11 +157,11 @@ def partition_solution(A: np.ndarray, b: np.ndarray, lo: np.ndarray, hi: np.ndar
 
 
 def solve_partition(A: np.ndarray, b: np.ndarray, lo: np.ndarray, hi: np.ndarray,
-                    state: np.ndarray, tol: float,
-                    findex: np.ndarray | None = None) -> np.ndarray | None:
+                    state: np.ndarray, tol: float, findex: np.ndarray | None = None,
+                    xref: np.ndarray | None = None) -> np.ndarray | None:
     """:func:`partition_solution` if it is complementary within ``tol`` for
     the bounds it implies, else None."""
-    x = partition_solution(A, b, lo, hi, state, findex)
+    x = partition_solution(A, b, lo, hi, state, findex, xref)
     return None if x is None else check_partition(A, b, lo, hi, state, x, tol, findex)
 
 

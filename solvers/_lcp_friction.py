@@ -68,7 +68,7 @@ def friction_rounds(inner: Callable[..., tuple], A: np.ndarray, b: np.ndarray,
         lo_k, hi_k = _lcp_pgs.effective_bounds(lo, hi, fi, x0)
         guess = _lcp_boxed.partition_of(x0, lo_k, hi_k)
         if fi is not None:
-            x = _lcp_boxed.solve_partition(A, b, lo, hi, guess, ptol, fi)
+            x = _lcp_boxed.solve_partition(A, b, lo, hi, guess, ptol, fi, x0)
             if x is not None:
                 return x, "solved", 0, "warm start partition is complementary"
     if fi is None:
@@ -88,7 +88,7 @@ def friction_rounds(inner: Callable[..., tuple], A: np.ndarray, b: np.ndarray,
         if st != "solved":
             break
         guess = _lcp_boxed.partition_of(x, lo_k, hi_k)
-        xp = _lcp_boxed.partition_solution(A, b, lo, hi, guess, fi)
+        xp = _lcp_boxed.partition_solution(A, b, lo, hi, guess, fi, x)
         if xp is not None:
             ok = _lcp_boxed.check_partition(A, b, lo, hi, guess, xp, ptol, fi)
             if ok is not None:

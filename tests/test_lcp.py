@@ -739,3 +739,73 @@ def test_every_public_parameter_is_documented_and_unknown_keywords_refused():
         solve_lcp(np.eye(2), np.ones(2), max_pivot=3)
     with pytest.raises(TypeError, match="omega"):
         solve_boxed_lcp(np.eye(2), np.ones(2), np.zeros(2), np.ones(2), omega=1.2)
+
+
+def test_lemke_long_run_with_refactorization():
+    """n = 90: more pivots than the refactorization period of the basis
+    inverse; Lemke, Dantzig and PGS agree."""
+    rng = np.random.default_rng(16)
+    n = 90
+    M = random_pd(rng, n, shift=1.0)
+    q = rng.standard_normal(n) - 0.5
+    r = solve_lcp_lemke(M, q)
+    assert r.status == "solved" and r.iterations > 50 and r.residual < 1e-10
+    d = solve_boxed_lcp(M, q, np.zeros(n), np.full(n, np.inf))
+    np.testing.assert_allclose(d.x, r.z, atol=1e-9)
+    p = solve_lcp_pgs(M, q, z0=r.z + 0.01, max_iter=5000, tol=1e-12)
+    np.testing.assert_allclose(p.z, r.z, atol=1e-7)
+
+
+def test_lemke_warm_start_on_infeasible_problem_falls_back_to_cold():
+    r = solve_lcp_lemke([[-1.0]], [-1.0], z0=[1.0])
+    assert r.status == "ray_termination" and "warm start ended with" in r.message
+
+
+def test_dantzig_consistent_singular_bilateral_rows():
+    """Duplicated equality rows (A singular, consistent): one row is frozen
+    and the answer verifies."""
+    A = np.ones((2, 2))
+    r = solve_boxed_lcp(A, [-1.0, -1.0], [-np.inf] * 2, [np.inf] * 2)
+    assert r.status == "solved" and r.residual == 0.0
+    assert r.x.sum() == pytest.approx(1.0)
+
+
+def test_friction_with_a_pulling_normal_row():
+    """Normal row with lo = -1 (can pull): no LCP form of the friction
+    problem, so the Lemke method runs friction rounds of fixed-bound solves."""
+    rng = np.random.default_rng(17)
+    A, b, lo, hi, findex = contact_problem(rng, 2, 2, 0.4)
+    lo[0] = -1.0
+    b[0] = 3.0                                   # pulls: x_0 < 0
+    for method in ("dantzig", "lemke"):
+        r = solve_boxed_lcp(A, b, lo, hi, findex, method=method)
+        assert r.status == "solved", (method, r.message)
+        assert r.x[0] < 0
+        fr = findex >= 0
+        assert np.all(np.abs(r.x[fr]) <= 0.4 * np.abs(r.x[findex[fr]]) + 1e-9)
+    np.testing.assert_allclose(
+        solve_boxed_lcp(A, b, lo, hi, findex, method="lemke").x,
+        solve_boxed_lcp(A, b, lo, hi, findex).x, atol=1e-8)
+
+
+def test_residual_tolerance_decides_status():
+    rng = np.random.default_rng(18)
+    M = random_pd(rng, 8)
+    q = rng.standard_normal(8)
+    r = solve_lcp_lemke(M, q, residual_tol=0.0)
+    assert r.status == ("inaccurate" if r.residual > 0 else "solved")
+    assert solve_lcp_lemke(M, q).status == "solved"
+
+
+def test_input_forms_accepted():
+    r = solve_lcp(np.eye(2), np.array([[-1.0], [2.0]]))         # column q
+    np.testing.assert_allclose(r.z, [1.0, 0.0])
+    r = solve_boxed_lcp(np.eye(2), [1.0, -1.0], [0, -0.5], [np.inf, 0.5],
+                        np.array([-1.0, 0.0]))                   # integral floats
+    assert r.success
+    with pytest.raises(ValueError, match=r"lo must not contain NaN; lo\[1\]"):
+        solve_boxed_lcp(np.eye(2), np.ones(2), [0, np.nan], [1, 1])
+    with pytest.raises(ValueError, match=r"lo must be < \+inf"):
+        solve_boxed_lcp(np.eye(2), np.ones(2), [0, np.inf], [1, np.inf])
+    with pytest.raises(ValueError, match="max_iter must be >= 0"):
+        solve_lcp_pgs(np.eye(2), np.ones(2), max_iter=-1)
