@@ -35,11 +35,14 @@ Friction rows with the pivoting methods: the bounds of friction rows depend on
 the solution.  The Dantzig solver solves a sequence of fixed-bound problems,
 the first with zero friction bounds (or the bounds of the warm start ``x0``).
 After each one the partition it found (rows free / on a lower bound / on an
-upper bound) is solved exactly with the friction coupling ``x_i = -|lo_i| x_j``
-or ``x_i = |hi_i| x_j`` on bounds; if that solution is complementary it is the
+upper bound) is solved exactly with the friction coupling ``x_i = -|lo_i x_j|``
+or ``x_i = |hi_i x_j|`` on bounds; if that solution is complementary it is the
 answer, otherwise it sets the bounds of the next round (a Newton step on the
 partition), warm-started from the partition.  Most contact problems settle in
-2 to 6 rounds.  After ``max_friction_iter`` rounds the friction problem is
+2 to 6 rounds.  (ODE's solver instead fixes a friction row's bounds from the
+normal force at the moment the row is added, which leaves the final bounds
+inconsistent with the final normal forces; here the returned answer satisfies
+the friction bounds of its own normal forces.)  After ``max_friction_iter`` rounds the friction problem is
 written as an equivalent standard LCP (:func:`boxed_lcp_to_lcp`) and solved by
 Lemke's method.  Limits: neither stage is guaranteed for large friction
 coefficients (the friction problem is not monotone); the residual check then
