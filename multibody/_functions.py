@@ -4,7 +4,8 @@ Every algorithm of :mod:`multibody.kinematics`/:mod:`multibody.dynamics` is trac
 tree (and per frame arguments) with ``SX`` symbols into a ``casadi.Function``. A numeric call
 goes through :class:`_Numeric`: CasADi's virtual machine for the first ``compile_after``
 calls of a function (backend "auto"), then the compiled C code of
-``solvers.compiled.CompiledFunction``; backend "c" compiles at the first call and "casadi"
+``solvers.compiled.CompiledFunction`` (compiled in a background thread, the VM serving
+calls until the library is ready; ``tree.compile()`` waits for it); backend "c" compiles at the first call and "casadi"
 never does. A symbolic call (SX/MX arguments) calls the ``casadi.Function`` symbolically.
 """
 from __future__ import annotations
@@ -55,6 +56,7 @@ class _Numeric:
         self.compiled = None
         self.entry = None
         self._vm = None
+        self._thread = None
         cls = _compiled_class()
         if backend == "c" and cls is not None:
             self.compiled = cls(fun, backend="c", flags=COMPILE_FLAGS)
@@ -67,32 +69,53 @@ class _Numeric:
 
     def _counting(self, *args: Any):
         self.calls += 1
-        if self.calls > self.compile_after:
-            self.compile()
-            return self.impl(*args)
+        if self.calls > self.compile_after and self._thread is None:
+            self._compile_in_background()
         if self._vm is None:
             cls = _compiled_class()
             self._vm = cls(self.fun, backend="casadi") if cls is not None else \
                 _CasadiEval(self.fun)
         return self._vm(*args)
 
+    def _compile_in_background(self) -> None:
+        """Generate and compile in a thread (the compiler runs as a subprocess, so the
+        caller keeps evaluating with CasADi's VM meanwhile); switch when done."""
+        import threading
+        cls = _compiled_class()
+
+        def work() -> None:
+            try:
+                cf = cls(self.fun, backend="auto", flags=COMPILE_FLAGS).build()
+            except Exception:  # pragma: no cover - stay on the VM
+                return
+            self._install(cf)
+
+        self._thread = threading.Thread(target=work, daemon=True,
+                                        name=f"compile {self.fun.name()}")
+        self._thread.start()
+
+    def _install(self, cf: Any) -> None:
+        self.compiled = cf
+        self.impl = cf
+        if self.entry is not None:
+            self.entry.numeric = cf
+
     def compile(self, flags: Any = None) -> None:
-        """Switch to the compiled path now (backend "auto"/"c"); ``flags``: compiler flags."""
+        """Switch to the compiled path now, waiting for a background compilation if one is
+        running (backend "auto"/"c"); ``flags``: compiler flags."""
         if self.backend == "casadi":
             return
         cls = _compiled_class()
         if cls is None:
             return
+        if self._thread is not None:
+            self._thread.join()
         if self.compiled is not None:
-            if self.compiled.backend is not None:
-                return
-            self.compiled.build()
+            if self.compiled.backend is None:
+                self.compiled.build()
             return
-        self.compiled = cls(self.fun, backend="auto",
-                            flags=COMPILE_FLAGS if flags is None else tuple(flags)).build()
-        self.impl = self.compiled
-        if self.entry is not None:
-            self.entry.numeric = self.compiled
+        self._install(cls(self.fun, backend="auto",
+                          flags=COMPILE_FLAGS if flags is None else tuple(flags)).build())
 
     def __call__(self, *args: Any):
         return self.impl(*args)

@@ -286,10 +286,26 @@ class AlgorithmsMixin:
 
     def inverse_dynamics(self, q: Any, v: Any, vdot: Any,
                          external_wrenches: dict | None = None):
-        """RNEA: ``tau = H(q) vdot + C(q, v) - sum_b J_b^T w_b`` (nv,).
+        """Inverse dynamics by the recursive Newton-Euler algorithm.
 
-        ``external_wrenches``: ``{body name: [torque; force]}``, world-aligned, applied at
-        the body origin (Featherstone 2008, table 5.1)."""
+        ``tau = H(q) vdot + C(q, v) - sum_b J_b(q)^T w_b`` (Featherstone 2008, table 5.1),
+        gravity included; joint damping/springs/friction are not (see
+        :meth:`joint_passive_forces`).
+
+        Parameters
+        ----------
+        q : (nq,) array_like or CasADi SX/MX
+            Configuration.
+        v, vdot : (nv,) array_like or CasADi SX/MX
+            Velocity and acceleration.
+        external_wrenches : dict, optional
+            ``{body name: (6,) [torque; force]}``, world-aligned and applied at the body
+            origin; ``J_b`` is then :meth:`jacobian` of the body origin (world axes).
+
+        Returns
+        -------
+        tau : (nv,) ndarray, or a CasADi column for symbolic input
+        """
         if external_wrenches:
             self._fcache()
             F = self._wrench_vector(external_wrenches)
@@ -309,7 +325,17 @@ class AlgorithmsMixin:
         return self._call("inverse_dynamics", build, ("q", "v", "vdot"), q, v, vdot)
 
     def mass_matrix(self, q: Any):
-        """CRBA: joint-space inertia matrix ``H(q)`` (nv x nv; Featherstone table 6.2)."""
+        """Joint-space inertia matrix by the composite-rigid-body algorithm.
+
+        Parameters
+        ----------
+        q : (nq,) array_like or CasADi SX/MX
+
+        Returns
+        -------
+        H : (nv, nv) ndarray (symmetric positive definite), or a CasADi matrix
+            ``H_ki = S_k^T Ic_i S_i`` in world coordinates (Featherstone 2008, table 6.2).
+        """
         def build():
             qs = self._sym("q")
             return [qs], ["q"], [dyn.mass_matrix(self, qs)], ["H"]
@@ -356,8 +382,24 @@ class AlgorithmsMixin:
 
     def forward_dynamics(self, q: Any, v: Any, tau: Any,
                          external_wrenches: dict | None = None):
-        """ABA: ``vdot`` (nv,) with ``H vdot + C = tau + sum J^T w`` (Featherstone table 7.1);
-        wrenches as in :meth:`inverse_dynamics`."""
+        """Forward dynamics by the articulated-body algorithm.
+
+        Solves ``H(q) vdot + C(q, v) = tau + sum_b J_b^T w_b`` for ``vdot`` in O(n)
+        (Featherstone 2008, table 7.1, eq. 7.39-7.48).
+
+        Parameters
+        ----------
+        q : (nq,) array_like or CasADi SX/MX
+            Configuration (unit quaternions for ball/free joints).
+        v, tau : (nv,) array_like or CasADi SX/MX
+            Velocity and generalized force.
+        external_wrenches : dict, optional
+            As in :meth:`inverse_dynamics`.
+
+        Returns
+        -------
+        vdot : (nv,) ndarray, or a CasADi column for symbolic input
+        """
         if external_wrenches:
             self._fcache()
             F = self._wrench_vector(external_wrenches)

@@ -183,8 +183,12 @@ def test_compiled_backend_agrees_with_casadi_vm():
         np.testing.assert_allclose(tc.mass_matrix(q), tv.mass_matrix(q), rtol=1e-13)
     assert tc._functions.entries["forward_dynamics"].evaluator.impl.backend == "c"
     assert tv._functions.entries["forward_dynamics"].evaluator.impl.backend == "casadi"
-    # "auto" switches to compiled code after compile_after calls
+    # "auto" compiles in the background after compile_after calls; compile() waits for it
     ta = M.acrobot(backend="auto", compile_after=2)
-    for _ in range(4):
-        ta.mass_matrix(q)
-    assert ta._functions.entries["mass_matrix"].evaluator.compiled is not None
+    H = [ta.mass_matrix(q) for _ in range(4)]
+    ev = ta._functions.entries["mass_matrix"].evaluator
+    assert ev._thread is not None
+    ta.compile()
+    assert ev.compiled is not None and ev.compiled.backend == "c"
+    np.testing.assert_allclose(ta.mass_matrix(q), H[0], rtol=1e-13)
+    assert ta._functions.entries["mass_matrix"].numeric is ev.compiled
