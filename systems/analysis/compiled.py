@@ -156,8 +156,19 @@ class CompiledSimulator:
         """Integration calls (CVODES segments) or fixed steps taken."""
         return self._steps
 
+    def reset_context(self, context) -> None:
+        """Simulate from ``context`` next (a context of the same system); compiled code is kept."""
+        if context.system is not self._system:
+            raise ValueError(f"reset_context: the context belongs to '{context.system.name}', not "
+                             f"'{self._system.name}'")
+        self._context = context
+        self._initialized = False
+        self._next_update = None
+
     def initialize(self) -> None:
-        """Record the initial log samples (per-step sinks and periodic ones due at t0)."""
+        """Build (and compile) the integration code, and record the initial log samples."""
+        if self._integrator != "cvodes" and self._cs.nx:
+            self._fixed_loop().build()
         t, x, xd, u, p = self._cs.from_context(self._context)
         self._record(np.array([t]), x.reshape(-1, 1), xd, u, p)
         self._initialized = True
@@ -201,21 +212,22 @@ class CompiledSimulator:
     # ------------------------------------------------------------------ integration
     def _output_times(self, t0: float, t1: float) -> np.ndarray:
         """Sample times in (t0, t1]: the output grid, periodic sink times, and t1."""
-        grid = [t1]
         dt = self._output_period
         k0 = math.floor(t0 / dt + 1e-9) + 1
         k1 = math.floor(t1 / dt + 1e-9)
-        grid.extend(k * dt for k in range(k0, k1 + 1))
+        parts = [np.arange(k0, k1 + 1) * dt, [t1]]
         for sink, ev in self._sinks:
             if isinstance(ev, PeriodicEvent):
                 ka = ev.next_index_after(t0)
-                while ev.time_of(ka) <= t1:
-                    grid.append(ev.time_of(ka))
-                    ka += 1
+                kb = math.floor((t1 - ev.offset) / ev.period + 1e-9)
+                parts.append(ev.offset + np.arange(ka, kb + 1) * ev.period)
         tol = 1e-10 * max(1.0, abs(t1))
-        grid = np.unique(np.asarray([g for g in grid if g > t0 + tol], float))
+        grid = np.sort(np.concatenate(parts))
+        grid = grid[(grid > t0 + tol) & (grid <= t1 + tol)]
         keep = np.concatenate([[True], np.diff(grid) > tol]) if grid.size else grid.astype(bool)
-        return grid[keep]
+        grid = grid[keep]
+        grid[-1] = t1
+        return grid
 
     def _integrate(self, t0, t1, x, xd, u, p):
         if self._cs.nx == 0:
@@ -227,8 +239,8 @@ class CompiledSimulator:
 
     def _integrate_cvodes(self, t0, t1, x, xd, u, p):
         times = self._output_times(t0, t1)
-        taus = tuple(np.round(times - t0, 15))
-        key = ("cvodes", taus)
+        taus = times - t0
+        key = ("cvodes", np.round(taus, 12).tobytes())
         F = self._cache.get(key)
         if F is None:
             s = self._cs.symbols
@@ -236,18 +248,25 @@ class CompiledSimulator:
             params = ca.vertcat(t_start, s["xd"], s["u"], s["p"])
             ode = self._cs.f(t_start + tau, s["x"], s["xd"], s["u"], s["p"])
             opts = {"abstol": self._atol, "reltol": self._rtol, "max_step_size": self._max_step}
-            F = ca.integrator("cvodes_segment", "cvodes", {"x": s["x"], "p": params, "t": tau, "ode": ode},
-                              0.0, list(taus), opts)
+            integ = ca.integrator("cvodes_segment", "cvodes", {"x": s["x"], "p": params, "t": tau, "ode": ode},
+                                  0.0, list(taus), opts)
+            names = integ.name_in()
+            # CasADi's own evaluation through numpy buffers (no DM conversions).
+            F = (CompiledFunction(integ, backend="casadi"), names.index("x0"), names.index("p"),
+                 [np.zeros(integ.nnz_in(i)) for i in range(integ.n_in())])
             if len(self._cache) > 64:
                 self._cache.clear()
             self._cache[key] = F
+        fun, ix, ip, args = F
+        args = list(args)
+        args[ix], args[ip] = x, np.concatenate([[t0], xd, u, p])
         try:
-            out = F(x0=x, p=np.concatenate([[t0], xd, u, p]))
+            xf = fun(*args)[0]
         except RuntimeError as exc:
             raise RuntimeError(f"compiled simulation of '{self._system.name}': CVODES failed between "
                                f"t = {t0} and {t1}: {exc}") from exc
         self._steps += 1
-        return times, np.asarray(out["xf"].full(), float).reshape(self._cs.nx, -1)
+        return times, np.asarray(xf, float).reshape(self._cs.nx, -1)
 
     def _fixed_loop(self) -> CompiledFunction:
         """CHUNK fixed steps in one compiled call (an MX wrapper keeps mapaccum a C loop)."""
@@ -290,21 +309,30 @@ class CompiledSimulator:
     def _record(self, times, xs, xd, u, p):
         if self._probe is None or times.size == 0:
             return
-        values = np.asarray(self._probe.map(times.size)(times.reshape(1, -1), xs, xd, u, p).full(), float)
+        masks = [self._wanted(ev, times) for _, ev in self._sinks]
+        needed = np.flatnonzero(np.logical_or.reduce(masks))
+        if needed.size == 0:
+            return
+        n = needed.size
+        probe = self._cache.get(("probe", n))
+        if probe is None:
+            probe = self._cache[("probe", n)] = CompiledFunction(
+                self._probe.map("probe_map", "serial", n, [2, 3, 4], []), backend="casadi")
+        values = np.asarray(probe(times[needed], xs[:, needed], xd, u, p), float).reshape(-1, n)
         k = 0
-        for sink, ev in self._sinks:
+        for (sink, _), mask in zip(self._sinks, masks):
             size = sink.get_input_port().size
-            log = sink.find_log(self._context)
-            for j, t in enumerate(times):
-                if self._wants(ev, t):
-                    log.add(float(t), values[k:k + size, j])
+            cols = mask[needed]
+            sink.find_log(self._context).extend(times[needed][cols], values[k:k + size, cols])
             k += size
 
-    def _wants(self, ev, t) -> bool:
+    @staticmethod
+    def _wanted(ev, times: np.ndarray) -> np.ndarray:
+        """Which sample times a sink records: all (per step) or its publish times."""
         if isinstance(ev, PerStepEvent):
-            return True
-        j = round((t - ev.offset) / ev.period)
-        return j >= 0 and abs(ev.time_of(j) - t) <= 1e-9 * max(1.0, abs(t))
+            return np.ones(times.size, bool)
+        j = np.round((times - ev.offset) / ev.period)
+        return (j >= 0) & (np.abs(ev.offset + j * ev.period - times) <= 1e-9 * np.maximum(1.0, np.abs(times)))
 
     def _write_back(self, t, x, xd) -> None:
         ctx = self._context

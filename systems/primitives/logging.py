@@ -13,46 +13,68 @@ __all__ = ["VectorLog", "VectorLogSink", "LogVectorOutput"]
 class VectorLog:
     """Samples recorded by a :class:`VectorLogSink` (one per context).
 
-    ``sample_times()`` has shape (N,), ``data()`` shape (size, N).
+    ``sample_times()`` has shape (N,), ``data()`` shape (size, N). Samples are kept in
+    chunks so that bulk appends (:meth:`extend`) cost one array copy.
     """
 
     def __init__(self, size: int):
         self._size = size
-        self._times: List[float] = []
+        self._times: List[np.ndarray] = []
         self._data: List[np.ndarray] = []
+        self._n = 0
+
+    def _last_time(self):
+        return self._times[-1][-1] if self._times else None
 
     def add(self, t: float, value) -> None:
         """Append a sample; a repeated time replaces the previous sample at that time."""
-        value = np.array(value, dtype=float).reshape(self._size)
-        if self._times and self._times[-1] == t:
-            self._data[-1] = value
+        self.extend(np.array([float(t)]), np.asarray(value, dtype=float).reshape(self._size, 1))
+
+    def extend(self, times, values) -> None:
+        """Append samples: ``times`` (N,) increasing, ``values`` (size, N)."""
+        times = np.array(times, dtype=float).reshape(-1)
+        values = np.array(values, dtype=float).reshape(self._size, times.shape[0])
+        if times.size == 0:
             return
-        self._times.append(float(t))
-        self._data.append(value)
+        if self._last_time() is not None and times[0] == self._last_time():
+            self._data[-1] = self._data[-1].copy()
+            self._data[-1][:, -1] = values[:, 0]
+            times, values = times[1:], values[:, 1:]
+            if times.size == 0:
+                return
+        self._times.append(times)
+        self._data.append(values)
+        self._n += times.size
+
+    def _consolidate(self) -> None:
+        if len(self._times) > 1:
+            self._times = [np.concatenate(self._times)]
+            self._data = [np.concatenate(self._data, axis=1)]
 
     def sample_times(self) -> np.ndarray:
         """Times of the samples, shape (N,)."""
-        return np.asarray(self._times, dtype=float)
+        self._consolidate()
+        return self._times[0].copy() if self._times else np.zeros(0)
 
     def data(self) -> np.ndarray:
         """Recorded values, shape (size, N)."""
-        if not self._data:
-            return np.zeros((self._size, 0))
-        return np.stack(self._data, axis=1)
+        self._consolidate()
+        return self._data[0].copy() if self._data else np.zeros((self._size, 0))
 
     def num_samples(self) -> int:
         """Number of samples recorded."""
-        return len(self._times)
+        return self._n
 
     def clear(self) -> None:
         """Forget every sample."""
-        self._times.clear()
-        self._data.clear()
+        self._times, self._data, self._n = [], [], 0
 
     def __deepcopy__(self, memo):
         new = VectorLog(self._size)
-        new._times = list(self._times)
+        self._consolidate()
+        new._times = [t.copy() for t in self._times]
         new._data = [d.copy() for d in self._data]
+        new._n = self._n
         return new
 
 
