@@ -31,7 +31,29 @@ The monitor
 ``.reached_termination(message)`` (``advance_to`` returns early with a
 :class:`SimulatorStatus` whose ``reason`` is ``"reached_termination"``) or
 ``.failed(message)`` (raises :class:`SimulationError`). The strings ``"terminate"`` and
-``"fail"`` are accepted as shorthands.
+``"fail"`` are accepted as shorthands. The monitor runs after every step (not at
+initialization).
+
+Faults
+------
+A non-finite time derivative or state raises :class:`NonFiniteStateError` naming the leaf
+system, the state index and the time (and the first non-finite cached output, the usual
+culprit); updates returning non-finite values are refused the same way. Exceptions raised
+by event callbacks (updates, publishes, guards, on_trigger) become
+:class:`~systems.SystemCallbackError` naming the system, the callback and the time, with
+the original exception chained. In every case the context keeps the last accepted state
+and logs recorded so far stay readable.
+
+Notes
+-----
+Drake runs the updates due at t at the *start* of the step leaving t, after the publishes
+of the step arriving at t, so a Drake logger sees pre-update values at t; here updates
+come first (a ZeroOrderHold logged at kT shows the sample taken at kT).
+
+The derivative function loads (t, x) into the context through a fast path (one read-only
+copy of x shared by the leaves as views, and a precomputed list of the cached outputs to
+invalidate) instead of the checked setters; accepted states are checked for finiteness
+once per step.
 """
 from __future__ import annotations
 
