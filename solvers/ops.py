@@ -35,6 +35,7 @@ __all__ = [
 ]
 
 CASADI_TYPES = (ca.SX, ca.MX, ca.DM)
+_SCALAR_TYPES = frozenset({float, int, np.float64, np.float32, np.int64})
 SYMBOLIC_TYPES = (ca.SX, ca.MX)
 
 
@@ -61,6 +62,8 @@ def any_symbolic(*args: Any) -> bool:
 
 def _unary(np_fun, ca_fun):
     def f(x):
+        if type(x) in _SCALAR_TYPES or type(x) is np.ndarray and x.dtype != object:
+            return np_fun(x)
         if is_casadi(x) or is_symbolic(x):
             return ca_fun(_as_casadi(x))
         return np_fun(x)
@@ -130,6 +133,8 @@ def vertcat(*parts: Any):
     """
     if not parts:
         return np.zeros(0)
+    if all(type(p) in _SCALAR_TYPES for p in parts):  # fast path: numeric scalars
+        return np.array(parts, dtype=float)
     if any(is_symbolic(p) or isinstance(p, SYMBOLIC_TYPES) for p in parts):
         cols = []
         for p in parts:

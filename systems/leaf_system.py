@@ -62,6 +62,7 @@ class LeafSystem(System):
         self._xd_groups: List[slice] = []
         self._xa0: list = []
         self._param_names: List[str] = []
+        self._param_lookup: dict = {}
         self._p0: List[np.ndarray] = []
         self._events: list = []
         self._ft_cache: Optional[Set[Tuple[int, int]]] = None
@@ -218,6 +219,7 @@ class LeafSystem(System):
         if name in self._param_names:
             raise ValueError(f"system '{self.name}' already has a parameter named '{name}'")
         self._param_names.append(name)
+        self._param_lookup[name] = len(self._p0)
         self._p0.append(self._initial(value, None, f"parameter '{name}'"))
         return len(self._p0) - 1
 
@@ -230,10 +232,10 @@ class LeafSystem(System):
         return arr
 
     def _parameter_index(self, key) -> int:
-        if isinstance(key, str):
+        if type(key) is str:
             try:
-                return self._param_names.index(key)
-            except ValueError:
+                return self._param_lookup[key]
+            except KeyError:
                 raise ValueError(f"system '{self.name}' has no parameter named {key!r}; it has "
                                  f"{self._param_names}") from None
         if not 0 <= key < len(self._param_names):

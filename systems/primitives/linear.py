@@ -118,6 +118,7 @@ class LinearSystem(LeafSystem):
             raise ValueError(f"{owner}: time_period must be >= 0, got {time_period}")
         self._u = self.declare_input_port("u", nu) if nu else None
         has_d = bool(np.any(D != 0))
+        self._has_c, self._has_d = bool(C.size), has_d and nu > 0
         if self.time_period > 0:
             self.declare_discrete_state(nx)
             if nx:
@@ -139,8 +140,8 @@ class LinearSystem(LeafSystem):
         return self._u.eval(context) if self._u is not None else np.zeros(0)
 
     def _output(self, context):
-        y = self.y0 + (self.C @ self._state(context) if self.C.size else 0.0)
-        if self._u is not None and np.any(self.D != 0):
+        y = self.y0 + self.C @ self._state(context) if self._has_c else self.y0
+        if self._has_d:
             y = y + self.D @ self._u.eval(context)
         return y
 
