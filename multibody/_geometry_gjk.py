@@ -30,67 +30,94 @@ __all__ = ["gjk_epa"]
 _MAX_GJK_ITERATIONS = 128
 _MAX_EPA_ITERATIONS = 128
 
+# Small 3-vector helpers on tuples: plain float arithmetic is several times faster than
+# numpy for single 3-vectors, and these loops run many times per query.
+
+
+def _sub(a, b):
+    return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
+
+
+def _add_scaled(a, t, b):
+    return (a[0] + t * b[0], a[1] + t * b[1], a[2] + t * b[2])
+
+
+def _dot(a, b):
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+def _crs(a, b):
+    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
+
+
+def _combine(weights, points):
+    x = y = z = 0.0
+    for w, p in zip(weights, points):
+        x += w * p[0]
+        y += w * p[1]
+        z += w * p[2]
+    return (x, y, z)
+
 
 def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Cross product of two 3-vectors (much cheaper than np.cross for single vectors)."""
-    a0, a1, a2 = a.tolist()
-    b0, b1, b2 = b.tolist()
-    return np.array((a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0))
+    """Cross product of two numpy 3-vectors (much cheaper than np.cross for one pair)."""
+    return np.array(_crs(a.tolist(), b.tolist()))
 
 
-def _closest_segment(a: np.ndarray, b: np.ndarray):
+def _closest_segment(a, b):
     """Closest point to the origin on segment ab -> (point, indices, weights)."""
-    ab = b - a
-    denom = ab @ ab
-    t = -(a @ ab) / denom if denom > 0.0 else 0.0
+    ab = _sub(b, a)
+    denom = _dot(ab, ab)
+    t = -_dot(a, ab) / denom if denom > 0.0 else 0.0
     if t <= 0.0:
         return a, (0,), (1.0,)
     if t >= 1.0:
         return b, (1,), (1.0,)
-    return a + t * ab, (0, 1), (1.0 - t, t)
+    return _add_scaled(a, t, ab), (0, 1), (1.0 - t, t)
 
 
-def _closest_triangle(a: np.ndarray, b: np.ndarray, c: np.ndarray):
+def _closest_triangle(a, b, c):
     """Closest point to the origin on triangle abc (Ericson 2005, 5.1.5) -> (point, idx, w)."""
-    ab = b - a
-    ac = c - a
-    n = _cross(ab, ac)
-    nn = n @ n
-    if nn <= 1e-24 * (ab @ ab) * (ac @ ac) or nn == 0.0:
+    ab = _sub(b, a)
+    ac = _sub(c, a)
+    n = _crs(ab, ac)
+    nn = _dot(n, n)
+    if nn <= 1e-24 * _dot(ab, ab) * _dot(ac, ac) or nn == 0.0:
         best = None
+        pts = (a, b, c)
         for i, j in ((0, 1), (0, 2), (1, 2)):
-            p, idx, w = _closest_segment((a, b, c)[i], (a, b, c)[j])
-            if best is None or p @ p < best[0] @ best[0]:
+            p, idx, w = _closest_segment(pts[i], pts[j])
+            if best is None or _dot(p, p) < _dot(best[0], best[0]):
                 best = (p, tuple((i, j)[k] for k in idx), w)
         return best
-    d1 = -(ab @ a)
-    d2 = -(ac @ a)
+    d1 = -_dot(ab, a)
+    d2 = -_dot(ac, a)
     if d1 <= 0.0 and d2 <= 0.0:
         return a, (0,), (1.0,)
-    d3 = -(ab @ b)
-    d4 = -(ac @ b)
+    d3 = -_dot(ab, b)
+    d4 = -_dot(ac, b)
     if d3 >= 0.0 and d4 <= d3:
         return b, (1,), (1.0,)
     vc = d1 * d4 - d3 * d2
     if vc <= 0.0 and d1 >= 0.0 and d3 <= 0.0:
         v = d1 / (d1 - d3)
-        return a + v * ab, (0, 1), (1.0 - v, v)
-    d5 = -(ab @ c)
-    d6 = -(ac @ c)
+        return _add_scaled(a, v, ab), (0, 1), (1.0 - v, v)
+    d5 = -_dot(ab, c)
+    d6 = -_dot(ac, c)
     if d6 >= 0.0 and d5 <= d6:
         return c, (2,), (1.0,)
     vb = d5 * d2 - d1 * d6
     if vb <= 0.0 and d2 >= 0.0 and d6 <= 0.0:
         w = d2 / (d2 - d6)
-        return a + w * ac, (0, 2), (1.0 - w, w)
+        return _add_scaled(a, w, ac), (0, 2), (1.0 - w, w)
     va = d3 * d6 - d5 * d4
     if va <= 0.0 and (d4 - d3) >= 0.0 and (d5 - d6) >= 0.0:
         w = (d4 - d3) / ((d4 - d3) + (d5 - d6))
-        return b + w * (c - b), (1, 2), (1.0 - w, w)
+        return _add_scaled(b, w, _sub(c, b)), (1, 2), (1.0 - w, w)
     denom = 1.0 / (va + vb + vc)
     v = vb * denom
     w = vc * denom
-    return a + v * ab + w * ac, (0, 1, 2), (1.0 - v - w, v, w)
+    return _add_scaled(_add_scaled(a, v, ab), w, ac), (0, 1, 2), (1.0 - v - w, v, w)
 
 
 _TET_FACES = ((0, 1, 2, 3), (0, 2, 3, 1), (0, 3, 1, 2), (1, 3, 2, 0))
@@ -99,65 +126,79 @@ _TET_FACES = ((0, 1, 2, 3), (0, 2, 3, 1), (0, 3, 1, 2), (1, 3, 2, 0))
 def _closest_tetrahedron(pts):
     """Closest point to the origin on a tetrahedron; idx of length 4 means 'inside'."""
     a, b, c, d = pts
-    volume = _cross(b - a, c - a) @ (d - a)
-    scale = max(float(np.abs(p).max()) for p in pts) + 1e-300
+    volume = _dot(_crs(_sub(b, a), _sub(c, a)), _sub(d, a))
+    scale = max(max(abs(x) for x in p) for p in pts) + 1e-300
     degenerate = abs(volume) <= 1e-12 * scale ** 3
     best = None
     inside = True
     for i, j, k, opp in _TET_FACES:
         pi = pts[i]
-        n = _cross(pts[j] - pi, pts[k] - pi)
-        side_origin = -(n @ pi)
-        side_opp = n @ (pts[opp] - pi)
+        n = _crs(_sub(pts[j], pi), _sub(pts[k], pi))
+        side_origin = -_dot(n, pi)
+        side_opp = _dot(n, _sub(pts[opp], pi))
         if degenerate or side_origin * side_opp < 0.0:
             inside = False
             p, idx, w = _closest_triangle(pi, pts[j], pts[k])
-            if best is None or p @ p < best[0] @ best[0]:
+            if best is None or _dot(p, p) < _dot(best[0], best[0]):
                 best = (p, tuple((i, j, k)[m] for m in idx), w)
     if inside:
-        return np.zeros(3), (0, 1, 2, 3), None
+        return (0.0, 0.0, 0.0), (0, 1, 2, 3), None
     return best
 
 
 class _Pair:
-    """Support mapping of the Minkowski difference of two posed shape cores."""
+    """Support mapping of the Minkowski difference of two posed shape cores (tuples)."""
 
-    __slots__ = ("sa", "Ra", "pa", "sb", "Rb", "pb")
+    __slots__ = ("fa", "Ra", "pa", "fb", "Rb", "pb")
 
     def __init__(self, sa: Shape, pose_a: np.ndarray, sb: Shape, pose_b: np.ndarray) -> None:
-        self.sa, self.Ra, self.pa = sa, pose_a[:3, :3], pose_a[:3, 3]
-        self.sb, self.Rb, self.pb = sb, pose_b[:3, :3], pose_b[:3, 3]
+        Xa, Xb = pose_a.tolist(), pose_b.tolist()
+        self.fa, self.Ra, self.pa = sa.core_support_xyz, Xa, (Xa[0][3], Xa[1][3], Xa[2][3])
+        self.fb, self.Rb, self.pb = sb.core_support_xyz, Xb, (Xb[0][3], Xb[1][3], Xb[2][3])
 
-    def __call__(self, d: np.ndarray):
-        a = self.Ra @ self.sa.core_support(d @ self.Ra) + self.pa
-        b = self.Rb @ self.sb.core_support(-(d @ self.Rb)) + self.pb
+    @staticmethod
+    def _one(f, R, p, dx, dy, dz):
+        r0, r1, r2 = R[0], R[1], R[2]
+        sx, sy, sz = f(r0[0] * dx + r1[0] * dy + r2[0] * dz,
+                       r0[1] * dx + r1[1] * dy + r2[1] * dz,
+                       r0[2] * dx + r1[2] * dy + r2[2] * dz)
+        return (r0[0] * sx + r0[1] * sy + r0[2] * sz + p[0],
+                r1[0] * sx + r1[1] * sy + r1[2] * sz + p[1],
+                r2[0] * sx + r2[1] * sy + r2[2] * sz + p[2])
+
+    def __call__(self, d):
+        """Support points of A along d and of B along -d (world tuples)."""
+        a = self._one(self.fa, self.Ra, self.pa, d[0], d[1], d[2])
+        b = self._one(self.fb, self.Rb, self.pb, -d[0], -d[1], -d[2])
         return a, b
 
 
 def _gjk(sup: _Pair, scale: float):
     """GJK on the cores. Returns (True, dist, pa, pb, normal) or (False, W, A, B)."""
-    v = sup.pa - sup.pb
-    if v @ v <= (1e-12 * scale) ** 2:
-        v = np.array([1.0, 0.0, 0.0])
-    a, b = sup(-v)
-    W, A, B = [a - b], [a], [b]
+    v = _sub(sup.pa, sup.pb)
+    if _dot(v, v) <= (1e-12 * scale) ** 2:
+        v = (1.0, 0.0, 0.0)
+    a, b = sup((-v[0], -v[1], -v[2]))
+    W, A, B = [_sub(a, b)], [a], [b]
     lam = (1.0,)
     v = W[0]
     tol = 1e-11 * scale
+    dup = (1e-14 * scale) ** 2
     best = (math.inf, v, A, B, lam)  # smallest duality gap seen: (gap, v, A, B, weights)
+    closest = (W, A, B)  # the simplex nearest the origin so far
     for _ in range(_MAX_GJK_ITERATIONS):
-        vv = v @ v
+        vv = _dot(v, v)
         if vv <= tol * tol:
             return False, W, A, B
-        a, b = sup(-v)
-        w = a - b
+        a, b = sup((-v[0], -v[1], -v[2]))
+        w = _sub(a, b)
         nv = math.sqrt(vv)
-        gap = (vv - v @ w) / nv  # |v| - (lower bound of the distance along v)
+        gap = (vv - _dot(v, w)) / nv  # |v| - (lower bound of the distance along v)
         if gap < best[0]:
             best = (gap, v, A, B, lam)
         if gap <= tol:
             break
-        if any((w - wi) @ (w - wi) <= (1e-14 * scale) ** 2 for wi in W):
+        if any(_dot(_sub(w, wi), _sub(w, wi)) <= dup for wi in W):
             break
         W = W + [w]
         A = A + [a]
@@ -170,26 +211,39 @@ def _gjk(sup: _Pair, scale: float):
             p, idx, lam_new = _closest_tetrahedron(W)
             if len(idx) == 4:
                 return False, W, A, B
-        if p @ p >= vv:  # no progress (rounding): answer with the best iterate
+        if _dot(p, p) >= vv:  # no progress (rounding): answer with the best iterate
             break
         W = [W[i] for i in idx]
         A = [A[i] for i in idx]
         B = [B[i] for i in idx]
         lam = lam_new
         v = p
-    _, v, A, B, lam = best
-    pa = sum(l * x for l, x in zip(lam, A))
-    pb = sum(l * x for l, x in zip(lam, B))
-    dist = math.sqrt(v @ v)
-    return True, dist, pa, pb, -v / dist
+        closest = (W, A, B)
+    gap, v, A, B, lam = best
+    dist = math.sqrt(_dot(v, v))
+    if gap > tol and gap >= 1e-2 * dist:
+        # Not converged and the separation is poorly resolved (near touching, curved
+        # shapes, where the simplex cannot fit the surface well):
+        # let EPA settle it from the simplex nearest the origin.
+        return (False,) + closest
+    return True, dist, _combine(lam, A), _combine(lam, B), (-v[0] / dist, -v[1] / dist,
+                                                            -v[2] / dist)
 
 
-def _perpendicular(u: np.ndarray) -> np.ndarray:
-    k = int(np.argmin(np.abs(u)))
-    e = np.zeros(3)
+def _unit(a):
+    n = math.sqrt(_dot(a, a))
+    return (a[0] / n, a[1] / n, a[2] / n)
+
+
+def _perpendicular(u):
+    k = min(range(3), key=lambda i: abs(u[i]))
+    e = [0.0, 0.0, 0.0]
     e[k] = 1.0
-    p = _cross(u, e)
-    return p / math.sqrt(p @ p)
+    return _unit(_crs(u, e))
+
+
+_AXES = ((1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0),
+         (-1.0, 0.0, 0.0), (0.0, -1.0, 0.0), (0.0, 0.0, -1.0))
 
 
 def _epa(sup: _Pair, W, A, B, scale: float):
@@ -199,56 +253,62 @@ def _epa(sup: _Pair, W, A, B, scale: float):
 
     def add(d):
         a, b = sup(d)
-        W.append(a - b)
+        W.append(_sub(a, b))
         A.append(a)
         B.append(b)
 
+    def drop_last():
+        W.pop()
+        A.pop()
+        B.pop()
+
     if len(W) == 1:
-        for d in np.vstack([np.eye(3), -np.eye(3)]):
+        for d in _AXES:
             add(d)
-            if math.sqrt((W[-1] - W[0]) @ (W[-1] - W[0])) > tol:
+            r = _sub(W[-1], W[0])
+            if _dot(r, r) > tol * tol:
                 break
-            W.pop(), A.pop(), B.pop()
+            drop_last()
     if len(W) == 2:
-        u = W[1] - W[0]
-        u = u / math.sqrt(u @ u)
+        u = _unit(_sub(W[1], W[0]))
         e1 = _perpendicular(u)
-        e2 = _cross(u, e1)
-        for ang in np.arange(6) * (math.pi / 3.0):
-            add(math.cos(ang) * e1 + math.sin(ang) * e2)
-            r = W[-1] - W[0]
-            r = r - (r @ u) * u
-            if r @ r > tol * tol:
+        e2 = _crs(u, e1)
+        for m in range(6):
+            ang = m * math.pi / 3.0
+            add(_add_scaled(tuple(math.cos(ang) * x for x in e1), math.sin(ang), e2))
+            r = _sub(W[-1], W[0])
+            r = _add_scaled(r, -_dot(r, u), u)
+            if _dot(r, r) > tol * tol:
                 break
-            W.pop(), A.pop(), B.pop()
+            drop_last()
     if len(W) == 3:
-        n = _cross(W[1] - W[0], W[2] - W[0])
-        n = n / math.sqrt(n @ n)
+        n = _unit(_crs(_sub(W[1], W[0]), _sub(W[2], W[0])))
         add(n)
-        h1 = n @ (W[3] - W[0])
-        add(-n)
-        h2 = -(n @ (W[4] - W[0]))
+        h1 = _dot(n, _sub(W[3], W[0]))
+        add((-n[0], -n[1], -n[2]))
+        h2 = -_dot(n, _sub(W[4], W[0]))
         drop = 4 if h1 >= h2 else 3
         del W[drop], A[drop], B[drop]
     if len(W) != 4:
         raise RuntimeError("EPA: could not build an initial polytope (degenerate shapes)")
 
-    centroid = (W[0] + W[1] + W[2] + W[3]) / 4.0
+    centroid = _combine((0.25, 0.25, 0.25, 0.25), W)
     # faces: id -> (i, j, k, normal, distance); owner: directed edge -> face id
     faces: dict[int, tuple] = {}
     owner: dict[tuple[int, int], int] = {}
     counter = [0]
 
     def add_face(i, j, k, orient):
-        n = _cross(W[j] - W[i], W[k] - W[i])
-        nn = math.sqrt(n @ n)
-        if orient and n @ (W[i] - centroid) < 0.0:
-            j, k, n = k, j, -n
+        wi = W[i]
+        n = _crs(_sub(W[j], wi), _sub(W[k], wi))
+        nn = math.sqrt(_dot(n, n))
+        if orient and _dot(n, _sub(wi, centroid)) < 0.0:
+            j, k, n = k, j, (-n[0], -n[1], -n[2])
         if nn <= 1e-30:
-            n, d = np.zeros(3), math.inf
+            n, d = (0.0, 0.0, 0.0), math.inf
         else:
-            n = n / nn
-            d = float(n @ W[i])
+            n = (n[0] / nn, n[1] / nn, n[2] / nn)
+            d = _dot(n, wi)
         fid = counter[0]
         counter[0] += 1
         faces[fid] = (i, j, k, n, d)
@@ -258,23 +318,24 @@ def _epa(sup: _Pair, W, A, B, scale: float):
         add_face(i, j, k, True)
 
     vis_tol = 1e-13 * scale
-    # In exact arithmetic the nearest-face distance (a lower bound of the depth) never
-    # decreases; if rounding makes it drop, the polytope has lost convexity and the
-    # last good nearest face is the answer.
     # The nearest face distance d is a lower bound of the depth; the support value
     # h = n . w along a face normal n is an upper bound, and the translation h * n
-    # separates the shapes. The answer is the face with the smallest upper bound.
+    # separates the shapes whatever the state of the polytope. The answer is the face
+    # with the smallest upper bound. In exact arithmetic d never decreases; if rounding
+    # makes an established positive d drop, the polytope has lost convexity and the
+    # search stops. (Near touching, d may start slightly negative: GJK declares overlap
+    # within its tolerance, so the origin can lie just outside the first polytope.)
     kept = None
     upper = (math.inf, None, None, None)  # (h, face, support point of A, of B)
     for _ in range(_MAX_EPA_ITERATIONS):
         best = min(faces, key=lambda f: faces[f][4])
         n, d = faces[best][3], faces[best][4]
-        if kept is not None and d < kept[4] - 1e-12 * scale:
+        if kept is not None and kept[4] > 1e-9 * scale and d < kept[4] - 1e-12 * scale:
             break
         kept = faces[best]
         a, b = sup(n)
-        w = a - b
-        h = n @ w
+        w = _sub(a, b)
+        h = _dot(n, w)
         if h < upper[0]:
             upper = (h, kept, a, b)
         if upper[0] - d <= tol:
@@ -293,7 +354,7 @@ def _epa(sup: _Pair, W, A, B, scale: float):
                     continue
                 if g not in hidden:
                     fg = faces[g]
-                    if fg[3] @ (w - W[fg[0]]) > vis_tol:
+                    if _dot(fg[3], _sub(w, W[fg[0]])) > vis_tol:
                         visible.add(g)
                         stack.append(g)
                         continue
@@ -315,38 +376,37 @@ def _epa(sup: _Pair, W, A, B, scale: float):
     # face (affine, so point_a - point_b = d * n holds exactly even when rounding
     # leaves the projection marginally outside the face), then moved along n onto the
     # supporting planes of A and B, so that point_a - point_b = h * n.
-    lam = _barycentric(d * n, W[i], W[j], W[k])
+    target = (d * n[0], d * n[1], d * n[2])
+    lam = _barycentric(target, W[i], W[j], W[k])
     if min(lam) < -1e-9:
         # On a flat part of M several coplanar faces share the distance; take the one
         # that contains the projection (or the least outside).
-        best_lam = lam
         for f in faces.values():
-            if abs(f[4] - d) <= 1e-9 * scale and f[3] @ n >= 1.0 - 1e-9:
-                lam_f = _barycentric(d * n, W[f[0]], W[f[1]], W[f[2]])
-                if min(lam_f) > min(best_lam):
-                    best_lam, (i, j, k) = lam_f, f[:3]
+            if abs(f[4] - d) <= 1e-9 * scale and _dot(f[3], n) >= 1.0 - 1e-9:
+                lam_f = _barycentric(target, W[f[0]], W[f[1]], W[f[2]])
+                if min(lam_f) > min(lam):
+                    lam, (i, j, k) = lam_f, f[:3]
                     if min(lam_f) >= -1e-9:
                         break
-        lam = best_lam
-    pa = lam[0] * A[i] + lam[1] * A[j] + lam[2] * A[k]
-    pb = lam[0] * B[i] + lam[1] * B[j] + lam[2] * B[k]
-    pa = pa + (n @ (a_sup - pa)) * n
-    pb = pb + (n @ (b_sup - pb)) * n
+    pa = _combine(lam, (A[i], A[j], A[k]))
+    pb = _combine(lam, (B[i], B[j], B[k]))
+    pa = _add_scaled(pa, _dot(n, _sub(a_sup, pa)), n)
+    pb = _add_scaled(pb, _dot(n, _sub(b_sup, pb)), n)
     return h, n, pa, pb
 
 
-def _barycentric(p: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray):
+def _barycentric(p, a, b, c):
     """Barycentric coordinates of p (in the plane of abc) with respect to triangle abc.
 
     Ratios of signed areas (cross products), which stay accurate for sliver triangles
     where the Gram-determinant formula loses half the digits.
     """
-    n = _cross(b - a, c - a)
-    nn = n @ n
+    n = _crs(_sub(b, a), _sub(c, a))
+    nn = _dot(n, n)
     if nn <= 1e-300:
         return (1.0, 0.0, 0.0)
-    la = (n @ _cross(b - p, c - p)) / nn
-    lb = (n @ _cross(c - p, a - p)) / nn
+    la = _dot(n, _crs(_sub(b, p), _sub(c, p))) / nn
+    lb = _dot(n, _crs(_sub(c, p), _sub(a, p))) / nn
     return (la, lb, 1.0 - la - lb)
 
 
@@ -370,8 +430,8 @@ def gjk_epa(shape_a: Shape, pose_a: np.ndarray, shape_b: Shape, pose_b: np.ndarr
         Unit normal from A to B.
     """
     sup = _Pair(shape_a, pose_a, shape_b, pose_b)
-    diff = sup.pa - sup.pb
-    scale = shape_a.bounding_radius + shape_b.bounding_radius + math.sqrt(diff @ diff)
+    diff = _sub(sup.pa, sup.pb)
+    scale = shape_a.bounding_radius + shape_b.bounding_radius + math.sqrt(_dot(diff, diff))
     res = _gjk(sup, scale)
     if res[0]:
         _, dist, pa, pb, n = res
@@ -380,7 +440,7 @@ def gjk_epa(shape_a: Shape, pose_a: np.ndarray, shape_b: Shape, pose_b: np.ndarr
         dist = -depth
     ra, rb = shape_a.core_radius, shape_b.core_radius
     if ra:
-        pa = pa + ra * n
+        pa = _add_scaled(pa, ra, n)
     if rb:
-        pb = pb - rb * n
-    return dist - ra - rb, pa, pb, n
+        pb = _add_scaled(pb, -rb, n)
+    return dist - ra - rb, np.array(pa), np.array(pb), np.array(n)

@@ -82,6 +82,10 @@ class Shape:
         """Support point of the core (the shape shrunk by :attr:`core_radius`), shape (3,)."""
         raise NotImplementedError(f"{self!r} has no support function")
 
+    def core_support_xyz(self, x: float, y: float, z: float) -> tuple:
+        """:meth:`core_support` on plain floats, returning a tuple (used by GJK/EPA)."""
+        raise NotImplementedError(f"{self!r} has no support function")
+
     def distance_to_point(self, point: np.ndarray) -> float:
         """Signed distance from the shape surface to ``point`` (shape frame; negative inside)."""
         raise NotImplementedError(f"{self!r} has no signed distance function")
@@ -119,6 +123,9 @@ class Sphere(Shape):
     def core_support(self, direction: np.ndarray) -> np.ndarray:
         return np.zeros(3)
 
+    def core_support_xyz(self, x: float, y: float, z: float) -> tuple:
+        return (0.0, 0.0, 0.0)
+
     def distance_to_point(self, point: np.ndarray) -> float:
         p = np.asarray(point, dtype=float)
         return math.sqrt(p @ p) - self.radius
@@ -143,6 +150,7 @@ class Box(Shape):
         self.size.setflags(write=False)
         self.half = arr / 2.0
         self.half.setflags(write=False)
+        self._half_tuple = tuple(float(x) for x in self.half)
         self.bounding_radius = float(math.sqrt(self.half @ self.half))
 
     def _key(self) -> tuple:
@@ -157,6 +165,10 @@ class Box(Shape):
         return np.where(d >= 0.0, self.half, -self.half)
 
     core_support = support
+
+    def core_support_xyz(self, x: float, y: float, z: float) -> tuple:
+        hx, hy, hz = self._half_tuple
+        return (hx if x >= 0.0 else -hx, hy if y >= 0.0 else -hy, hz if z >= 0.0 else -hz)
 
     def distance_to_point(self, point: np.ndarray) -> float:
         q = np.abs(np.asarray(point, dtype=float)) - self.half
@@ -205,6 +217,14 @@ class Cylinder(Shape):
 
     core_support = support
 
+    def core_support_xyz(self, x: float, y: float, z: float) -> tuple:
+        h = self.half_length if z >= 0.0 else -self.half_length
+        rho = math.hypot(x, y)
+        if rho == 0.0:
+            return (0.0, 0.0, h)
+        s = self.radius / rho
+        return (x * s, y * s, h)
+
     def distance_to_point(self, point: np.ndarray) -> float:
         p = np.asarray(point, dtype=float)
         qx = math.hypot(p[0], p[1]) - self.radius
@@ -247,6 +267,9 @@ class Capsule(Shape):
 
     def core_support(self, direction: np.ndarray) -> np.ndarray:
         return np.array([0.0, 0.0, self.half_length if direction[2] >= 0.0 else -self.half_length])
+
+    def core_support_xyz(self, x: float, y: float, z: float) -> tuple:
+        return (0.0, 0.0, self.half_length if z >= 0.0 else -self.half_length)
 
     def distance_to_point(self, point: np.ndarray) -> float:
         p = np.asarray(point, dtype=float)

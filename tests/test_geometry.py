@@ -262,6 +262,10 @@ def test_pair_invariants_random_poses(kind_a, kind_b):
         r = signed_distance(sa, Xa, sb, Xb)
         check_invariants(sa, Xa, sb, Xb, r, tol)
         signs.add(r.distance > 0)
+        # translating B by -distance * normal brings the shapes exactly into touch
+        Xt = Xb.copy()
+        Xt[:3, 3] -= r.distance * r.normal
+        assert abs(signed_distance(sa, Xa, sb, Xt).distance) < tol
         if "halfspace" in (kind_a, kind_b):
             hs_is_a = kind_a == "halfspace"
             Xh, so, Xo = (Xa, sb, Xb) if hs_is_a else (Xb, sa, Xa)
