@@ -58,6 +58,7 @@ once per step.
 from __future__ import annotations
 
 import math
+import numbers
 import time as _time
 from typing import Any, Callable, List, Optional, Tuple
 
@@ -134,7 +135,8 @@ class Simulator(_EventDispatch):
         self._integrator_name = check_integrator_name(integrator)
         for name, value in (("accuracy", accuracy), ("max_step", max_step),
                             ("witness_tolerance", witness_tolerance)):
-            if not (isinstance(value, (int, float)) and value > 0 and not math.isnan(value)):
+            if not (isinstance(value, numbers.Real) and not isinstance(value, bool) and value > 0
+                    and not math.isnan(value)):
                 raise ValueError(f"Simulator: {name} must be a number > 0, got {value!r}")
         fixed = integrator in ("explicit_euler", "semi_explicit_euler", "runge_kutta4") or fixed_step
         if fixed and not math.isfinite(max_step):
@@ -198,7 +200,7 @@ class Simulator(_EventDispatch):
 
     def set_target_realtime_rate(self, rate: float) -> None:
         """Slow the run down to ``rate`` x wall-clock time (0: as fast as possible)."""
-        if not (isinstance(rate, (int, float)) and math.isfinite(rate) and rate >= 0):
+        if not (isinstance(rate, numbers.Real) and math.isfinite(rate) and rate >= 0):
             raise ValueError(f"Simulator.set_target_realtime_rate: rate must be a finite "
                              f"number >= 0, got {rate!r}")
         self._rate = float(rate)
