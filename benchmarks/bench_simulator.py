@@ -19,8 +19,9 @@ Plant m x'' + c x' + k x = u with m = 1, c = 0.5, k = 2; PidController(kp=10, ki
   scale);
 * Drake ``Simulator`` (RungeKutta3, same accuracy), when ``pydrake`` imports.
 
-Each time is the median of ``--repeats`` runs (diagram construction excluded; Simulator
-and context creation included). Final states are compared with the matrix-exponential
+Each time is the median of ``--repeats`` runs, taken round-robin over the rows (diagram
+construction excluded; Simulator and context creation included); ``--cpu-time`` uses
+process CPU time, steadier on a shared machine. Final states are compared with the matrix-exponential
 solution. Run: ``.venv/bin/python benchmarks/bench_simulator.py`` (a few seconds).
 """
 from __future__ import annotations
@@ -142,8 +143,8 @@ def make_control_runs() -> Dict[str, Callable[[], Tuple[np.ndarray, int]]]:
         r = ct.forced_response(lin, grid, np.ones_like(grid), np.zeros(3), return_x=True)
         return np.asarray(r.states)[:, -1], len(grid) - 1
 
-    return {"python-control input_output_response (RK45)": nonlinear,
-            "python-control forced_response (linear, 1 ms grid)": linear}
+    return {"python-control input_output_response RK45": nonlinear,
+            "python-control forced_response (linear, 1 ms)": linear}
 
 
 def make_drake_run() -> Optional[Callable[[], Tuple[np.ndarray, int]]]:
@@ -176,15 +177,18 @@ def make_drake_run() -> Optional[Callable[[], Tuple[np.ndarray, int]]]:
     return run
 
 
-def median_time(fn: Callable[[], Tuple[np.ndarray, int]], repeats: int, clock=time.perf_counter):
-    """Median seconds of ``repeats`` calls (``clock``: wall or process CPU time) and the result."""
-    times: List[float] = []
-    out = None
+def time_rows(runs: Dict[str, Callable[[], Tuple[np.ndarray, int]]], repeats: int,
+              clock=time.perf_counter) -> Dict[str, Tuple[List[float], Tuple[np.ndarray, int]]]:
+    """Time every row ``repeats`` times, round-robin (so slow drifts of the machine's load
+    affect all rows alike); returns each row's times and last result."""
+    out: Dict[str, Tuple[List[float], Tuple[np.ndarray, int]]] = {k: ([], None) for k in runs}
     for _ in range(repeats):
-        t0 = clock()
-        out = fn()
-        times.append(clock() - t0)
-    return statistics.median(times), out
+        for name, fn in runs.items():
+            t0 = clock()
+            result = fn()
+            out[name][0].append(clock() - t0)
+            out[name] = (out[name][0], result)
+    return out
 
 
 def main(argv=None) -> List[dict]:
@@ -214,19 +218,24 @@ def main(argv=None) -> List[dict]:
     for fn in runs.values():  # warm up (imports, caches)
         fn()
     exact = exact_final_state()
+    timed = time_rows(runs, args.repeats, clock)
+    ref_times = timed["hand-written solve_ivp (RK45)"][0]
     rows = []
-    for name, fn in runs.items():
-        t, (x, steps) = median_time(fn, args.repeats, clock)
-        rows.append({"name": name, "seconds": t, "steps": steps,
+    for name, (times, (x, steps)) in timed.items():
+        rows.append({"name": name, "seconds": statistics.median(times), "steps": steps,
+                     "pair_ratio": statistics.median(t / r for t, r in zip(times, ref_times)),
                      "error": float(np.max(np.abs(np.asarray(x) - exact))), "final": x})
     ref = rows[0]["seconds"]
     print(f"mass-spring-damper + PID, {T_END:g} s, rtol {RTOL:g}, atol {ATOL:g}; "
           f"median of {args.repeats} runs ({'CPU' if args.cpu_time else 'wall'} time)")
-    print(f"{'method':52s} {'time [ms]':>10s} {'ratio':>7s} {'steps':>7s} {'|x - exact|':>12s}")
+    print(f"{'method':46s} {'median [ms]':>11s} {'ratio':>6s} {'paired':>7s} {'steps':>6s} "
+          f"{'|x - exact|':>11s}")
     for r in rows:
         r["ratio"] = r["seconds"] / ref
-        print(f"{r['name']:52s} {1e3 * r['seconds']:10.2f} {r['ratio']:7.2f} {r['steps']:7d} "
-              f"{r['error']:12.2e}")
+        print(f"{r['name']:46s} {1e3 * r['seconds']:11.2f} {r['ratio']:6.2f} "
+              f"{r['pair_ratio']:7.2f} {r['steps']:6d} {r['error']:11.2e}")
+    print("ratio: median time / median time of the hand-written loop; paired: median over "
+          "repeats of the per-repeat ratio")
     if drake is None:
         print("(pydrake not installed: Drake row skipped)")
     print(f"exact final state [p, v, z] = {np.array2string(exact, precision=9)}")
