@@ -17,6 +17,19 @@ Queries (numpy only; poses are 4x4 world poses of the shape frames):
 * :class:`CollisionFilter`: same-body, parent/child, filter-group and explicit
   exclusions, then a bounding-sphere broad phase -> :class:`CandidatePair` list.
 
+Design notes
+------------
+The general convex pairs use GJK + EPA written here rather than a collision library.
+coal (the maintained successor of hpp-fcl) was the candidate backend; it is used by the
+tests as the reference for box-box instead, because the shape set is small and convex
+with closed-form support functions, the closed forms cover the pairs called every time
+step, and staying numpy-only keeps this layer free of a compiled dependency. Results
+agree with coal to 1e-6 (separated) and 1e-4 (penetration depth) on random box pairs.
+
+Box-box contacts give a clipped face polygon (up to 8 points); edge-edge contacts give
+one point. Convex pairs other than box-box and halfspace-(box, cylinder, capsule) give
+a single contact point.
+
 Examples
 --------
 >>> import numpy as np

@@ -546,3 +546,14 @@ def test_shapes_compare_by_value():
     assert Capsule(0.1, 1.0) == Capsule(0.1, 1.0) and Halfspace() == Halfspace()
     assert Mesh("a.stl", (1, 1, 1)) == Mesh("a.stl") != Mesh("b.stl")
     assert len({Sphere(1.0), Sphere(1.0), Box((1, 1, 1))}) == 2
+
+
+def test_docstring_examples():
+    import doctest
+
+    import multibody._geometry_filter
+    import multibody.geometry
+
+    for module in (multibody.geometry, multibody._geometry_filter):
+        failures, tried = doctest.testmod(module)
+        assert tried > 0 and failures == 0
