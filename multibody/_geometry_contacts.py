@@ -82,6 +82,34 @@ def _halfspace_cylinder(a, Xa, b: Cylinder, Xb, margin):
     return _halfspace_points(Xa, points, 0.0, margin)
 
 
+_HALFSPACE = Halfspace()
+
+
+def _box_face_manifold(a: Box, Xa: np.ndarray, b: Shape, Xb: np.ndarray, n: np.ndarray,
+                       margin: float):
+    """Capsule or cylinder (B) on a face of box A: when the contact normal is a face normal,
+    the halfspace manifold against that face's plane, keeping the points over the face."""
+    R = Xa[:3, :3]
+    c = n @ R
+    k = int(np.argmax(np.abs(c)))
+    if abs(c[k]) < 1.0 - 1e-6:
+        return []
+    s = 1.0 if c[k] > 0.0 else -1.0
+    i, j = (k + 1) % 3, (k + 2) % 3
+    h = a.half
+    face = np.eye(4)
+    face[:3, 0] = R[:, i]
+    face[:3, 1] = s * R[:, j]
+    face[:3, 2] = s * R[:, k]
+    face[:3, 3] = Xa[:3, 3] + s * h[k] * R[:, k]
+    out = []
+    for pa, pb, dist, normal in _manifold(_HALFSPACE, face, b, Xb, margin, None):
+        local = (pa - face[:3, 3]) @ R
+        if abs(local[i]) <= h[i] * (1.0 + 1e-9) and abs(local[j]) <= h[j] * (1.0 + 1e-9):
+            out.append((pa, pb, dist, normal))
+    return out
+
+
 def _manifold(a: Shape, Xa: np.ndarray, b: Shape, Xb: np.ndarray, margin: float, fn):
     ta, tb = type(a), type(b)
     if ta is Halfspace:
@@ -96,7 +124,13 @@ def _manifold(a: Shape, Xa: np.ndarray, b: Shape, Xb: np.ndarray, margin: float,
     if ta is Box and tb is Box:
         return box_box_manifold(a, Xa, b, Xb, margin)
     d, pa, pb, n = fn(a, Xa, b, Xb)
-    return [(pa, pb, d, n)] if d <= margin else []
+    if d > margin:
+        return []
+    if ta is Box and (tb is Cylinder or tb is Capsule):
+        face_points = _box_face_manifold(a, Xa, b, Xb, n, margin)
+        if face_points:
+            return face_points
+    return [(pa, pb, d, n)]
 
 
 def contact_points(shape_a: Shape, pose_a: np.ndarray, shape_b: Shape, pose_b: np.ndarray,
@@ -126,6 +160,9 @@ def contact_points(shape_a: Shape, pose_a: np.ndarray, shape_b: Shape, pose_b: n
     * Halfspace-capsule: the two cap spheres (up to 2 points).
     * Box-box: face contacts give the incident face clipped to the reference face
       (up to 8 points); edge-edge contacts give one point.
+    * Box-cylinder and box-capsule: when the contact normal is a box face normal, the
+      halfspace points above against that face's plane that lie over the face (a
+      cylinder standing on a box gives 4 points, a capsule lying on it 2).
     * Every other pair: the single point of :func:`signed_distance`.
     """
     try:

@@ -557,3 +557,35 @@ def test_docstring_examples():
     for module in (multibody.geometry, multibody._geometry_filter):
         failures, tried = doctest.testmod(module)
         assert tried > 0 and failures == 0
+
+
+def test_cylinder_and_capsule_on_box_face():
+    table = Box((2, 2, 0.2))
+    Xt = pose((0.1, 0.0, -0.1), rot((0, 0, 1), 0.3))  # top face at z = 0
+    cyl = Cylinder(0.3, 1.0)
+    standing = contact_points(table, Xt, cyl, pose((0.2, 0.1, 0.495)))
+    assert len(standing) == 4
+    for c in standing:
+        assert c.distance == pytest.approx(-0.005, abs=1e-9)
+        np.testing.assert_allclose(c.normal, (0, 0, 1), atol=1e-9)
+        np.testing.assert_allclose(c.point_b - c.point_a, c.distance * c.normal, atol=1e-12)
+        assert c.point_a[2] == pytest.approx(0.0, abs=1e-12)
+    swapped = contact_points(cyl, pose((0.2, 0.1, 0.495)), table, Xt)
+    assert len(swapped) == 4
+    np.testing.assert_allclose(swapped[0].normal, (0, 0, -1), atol=1e-9)
+    lying = contact_points(table, Xt, Capsule(0.1, 0.8),
+                           pose((0.0, 0.2, 0.098), rot((0, 1, 0), math.pi / 2)))
+    assert len(lying) == 2
+    assert all(c.distance == pytest.approx(-0.002, abs=1e-9) for c in lying)
+    # overhanging the table edge: only the rim points over the face are kept
+    edge_x = Xt[:3, 3] + 1.0 * Xt[:3, 0]
+    over = contact_points(table, Xt, cyl, pose(edge_x + (0, 0, 0.499)))
+    assert 1 <= len(over) < 4
+    for c in over:
+        local = (c.point_a - Xt[:3, 3]) @ Xt[:3, :3]
+        assert abs(local[0]) <= 1.0 + 1e-9 and abs(local[1]) <= 1.0 + 1e-9
+    # tilted: a single point, the same as signed_distance
+    Xc = pose((0.0, 0.0, 0.6), rot((1, 1, 0), 0.2))
+    r = signed_distance(table, Xt, cyl, Xc)
+    (c,) = contact_points(table, Xt, cyl, Xc, margin=max(r.distance, 0) + 1e-6)
+    assert c.distance == pytest.approx(r.distance, abs=1e-9)
