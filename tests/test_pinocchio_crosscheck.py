@@ -141,8 +141,8 @@ def test_coriolis_matrix_matches_pinocchio_on_fixed_base():
 def test_coriolis_matrix_matches_pinocchio_on_floating_humanoid():
     """Same factorization as Pinocchio (C = sum J^T (I Jdot + B J)) on a floating base.
     Joints whose motion subspace depends on q (universal, Euler, planar) are left out: on the
-    all_joints model Pinocchio 3's computeCoriolisMatrix misses C v = nle - g by ~10 (its
-    matrix omits the dS/dt terms), while ours satisfies C v = bias - gravity and dH/dt - 2C
+    all_joints model Pinocchio 4.1's computeCoriolisMatrix misses C v = nle - g by ~10
+    (measured), while ours satisfies C v = bias - gravity and dH/dt - 2C
     skew there (tests/test_dynamics.py)."""
     tree = M.humanoid(30, backend="casadi")
     P = M.to_pinocchio(tree)
