@@ -260,6 +260,13 @@ def dantzig(A: np.ndarray, b: np.ndarray, lo: np.ndarray, hi: np.ndarray, *,
     else:
         state = np.zeros(n, dtype=int)
     w = A @ x + b
+    # +1 on LOWER rows (w must stay >= 0), -1 on UPPER rows (w <= 0), else 0
+    bsign = np.where(state == LOWER, 1.0, np.where(state == UPPER, -1.0, 0.0))
+
+    def mark(k: int, st: int) -> None:
+        state[k] = st
+        bsign[k] = 1.0 if st == LOWER else (-1.0 if st == UPPER else 0.0)
+
     pivots = 0
     todo = np.flatnonzero(state == 0)
     # Bilateral rows first (they always end in C), then the others.
@@ -276,21 +283,21 @@ def dantzig(A: np.ndarray, b: np.ndarray, lo: np.ndarray, hi: np.ndarray, *,
             if abs(wi) <= wtol:
                 w[i] = 0.0
                 if x[i] <= lo[i]:
-                    state[i] = LOWER
+                    mark(i, LOWER)
                 elif x[i] >= hi[i]:
-                    state[i] = UPPER
+                    mark(i, UPPER)
                 else:
                     s_i, Pu, vP = free.schur(i)
                     if abs(s_i) > Aii_tol:
                         free.add(i, s_i, Pu, vP)
-                        state[i] = FREE
+                        mark(i, FREE)
                     else:
-                        state[i] = FROZEN
+                        mark(i, FROZEN)
                 break
             s = -1.0 if wi > 0 else 1.0
             bound_i = lo[i] if s < 0 else hi[i]
             if (x[i] - bound_i) * s >= 0:  # already on the bound it would move to
-                state[i] = LOWER if s < 0 else UPPER
+                mark(i, LOWER if s < 0 else UPPER)
                 break
             C = free.idx
             dy[:] = 0.0
@@ -307,18 +314,21 @@ def dantzig(A: np.ndarray, b: np.ndarray, lo: np.ndarray, hi: np.ndarray, *,
             if t_x < t_best:
                 t_best, event = t_x, 2
             if free.m:
-                dtol = tol * max(1.0, float(np.max(np.abs(dyC))))
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    t_c = np.where(dyC > dtol, (hi[C] - x[C]) / dyC,
-                                   np.where(dyC < -dtol, (lo[C] - x[C]) / dyC, np.inf))
-                k = int(np.argmin(t_c))
-                if t_c[k] < t_best:
-                    t_best, event, who = max(float(t_c[k]), 0.0), 3, int(C[k])
-            dwtol = tol * max(1.0, float(np.max(np.abs(dw))))
-            js = np.flatnonzero(((state == LOWER) & (dw < -dwtol))
-                                | ((state == UPPER) & (dw > dwtol)))
+                dtol = tol * max(1.0, np.abs(dyC).max())
+                # distance to the bound each free row moves towards
+                gap = np.where(dyC > 0, hi[C], lo[C]) - x[C]
+                ok = np.abs(dyC) > dtol
+                if ok.any():
+                    t_c = np.full(C.size, np.inf)
+                    t_c[ok] = gap[ok] / dyC[ok]
+                    k = int(np.argmin(t_c))
+                    if t_c[k] < t_best:
+                        t_best, event, who = max(float(t_c[k]), 0.0), 3, int(C[k])
+            dwtol = tol * max(1.0, np.abs(dw).max())
+            sdw = bsign * dw
+            js = np.flatnonzero(sdw < -dwtol)
             if js.size:
-                t_j = np.maximum(-w[js] * np.sign(dw[js]), 0.0) / np.abs(dw[js])
+                t_j = np.maximum(bsign[js] * w[js], 0.0) / -sdw[js]
                 k = int(np.argmin(t_j))
                 if t_j[k] < t_best:
                     t_best, event, who = float(t_j[k]), 4, int(js[k])
@@ -333,21 +343,23 @@ def dantzig(A: np.ndarray, b: np.ndarray, lo: np.ndarray, hi: np.ndarray, *,
                 w[i] = 0.0
                 s_i, Pu, vP = free.schur(i)
                 if abs(s_i) <= Aii_tol:
-                    state[i] = FROZEN
+                    mark(i, FROZEN)
                 else:
                     free.add(i, s_i, Pu, vP)
-                    state[i] = FREE
+                    mark(i, FREE)
                 break
             if event == 2:
                 x[i] = bound_i
-                state[i] = LOWER if s < 0 else UPPER
+                mark(i, LOWER if s < 0 else UPPER)
                 break
             j = who
             if event == 3:
                 if dy[j] > 0:
-                    x[j], state[j] = hi[j], UPPER
+                    x[j] = hi[j]
+                    mark(j, UPPER)
                 else:
-                    x[j], state[j] = lo[j], LOWER
+                    x[j] = lo[j]
+                    mark(j, LOWER)
                 free.remove(j)
             else:  # a bound row's w reached zero: it becomes free
                 w[j] = 0.0
@@ -357,7 +369,7 @@ def dantzig(A: np.ndarray, b: np.ndarray, lo: np.ndarray, hi: np.ndarray, *,
                             f"row {j}: free-set matrix became singular "
                             "(A is not positive definite)", state)
                 free.add(j, s_j, Pu, vP)
-                state[j] = FREE
+                mark(j, FREE)
     # Polish: recompute the free variables from a fresh factorization.
     C = np.flatnonzero(state == FREE)
     if C.size:
