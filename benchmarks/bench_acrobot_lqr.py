@@ -51,7 +51,7 @@ def dynablocks_rows(ex, accuracy, repeats):
     from systems.analysis.compiled import CompiledSimulator
     from systems.symbolic import to_casadi
 
-    diagram, plant, ctrl, _ = ex.build(np.diag(Q).tolist(), R)
+    diagram, plant, ctrl, _ = ex.build(np.diag(Q).tolist(), R, log_period=None)  # no logging, as Drake
     cs = to_casadi(diagram)
     p = diagram.create_default_context().parameters
     ref = solve_ivp(lambda t, x: np.ravel(cs.f(t, x, [], [], p)), (0, T_FINAL), _x0(), method="DOP853",

@@ -73,8 +73,10 @@ class Acrobot(LeafSystem):
         return ops.vertcat(x[2], x[3], vdot1, vdot2)
 
 
-def build(q_weights=(10.0, 10.0, 1.0, 1.0), r_weight=1.0):
-    """Acrobot + LQR balancing controller; returns (diagram, plant, controller, state log)."""
+def build(q_weights=(10.0, 10.0, 1.0, 1.0), r_weight=1.0, log_period=0.01):
+    """Acrobot + LQR balancing controller; returns (diagram, plant, controller, state log).
+
+    ``log_period=None`` leaves the log sink out (the log is then None)."""
     plant = Acrobot()
     ctx = plant.create_default_context()
     ctx.set_continuous_state([np.pi, 0.0, 0.0, 0.0])
@@ -85,7 +87,7 @@ def build(q_weights=(10.0, 10.0, 1.0, 1.0), r_weight=1.0):
     b.add_system(ctrl)
     b.connect(plant.get_output_port(), ctrl.get_input_port())
     b.connect(ctrl.get_output_port(), plant.get_input_port())
-    log = LogVectorOutput(plant.get_output_port(), b, publish_period=0.01)
+    log = None if log_period is None else LogVectorOutput(plant.get_output_port(), b, publish_period=log_period)
     return b.build(), plant, ctrl, log
 
 
