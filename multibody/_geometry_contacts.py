@@ -83,31 +83,64 @@ def _halfspace_cylinder(a, Xa, b: Cylinder, Xb, margin):
 
 
 _HALFSPACE = Halfspace()
+_FLAT_TOL = 1e-6  # |cos| of the angle between the contact normal and a face normal
 
 
-def _box_face_manifold(a: Box, Xa: np.ndarray, b: Shape, Xb: np.ndarray, n: np.ndarray,
-                       margin: float):
-    """Capsule or cylinder (B) on a face of box A: when the contact normal is a face normal,
-    the halfspace manifold against that face's plane, keeping the points over the face."""
-    R = Xa[:3, :3]
-    c = n @ R
-    k = int(np.argmax(np.abs(c)))
-    if abs(c[k]) < 1.0 - 1e-6:
-        return []
+def _flat_face(shape: Shape, X: np.ndarray, direction: np.ndarray):
+    """The flat face of ``shape`` whose outward normal is ``direction`` (within
+    _FLAT_TOL), as (pose of the face plane with z outward, test 'point over the face'),
+    or None: box faces and cylinder caps."""
+    R = X[:3, :3]
+    c = direction @ R
+    if type(shape) is Box:
+        k = int(np.argmax(np.abs(c)))
+    elif type(shape) is Cylinder:
+        k = 2
+    else:
+        return None
+    if abs(c[k]) < 1.0 - _FLAT_TOL:
+        return None
     s = 1.0 if c[k] > 0.0 else -1.0
     i, j = (k + 1) % 3, (k + 2) % 3
-    h = a.half
+    half = shape.half[k] if type(shape) is Box else shape.half_length
     face = np.eye(4)
     face[:3, 0] = R[:, i]
     face[:3, 1] = s * R[:, j]
     face[:3, 2] = s * R[:, k]
-    face[:3, 3] = Xa[:3, 3] + s * h[k] * R[:, k]
+    face[:3, 3] = X[:3, 3] + s * half * R[:, k]
+    if type(shape) is Box:
+        hi, hj = shape.half[i] * (1.0 + 1e-9), shape.half[j] * (1.0 + 1e-9)
+
+        def over(p):
+            q = (p - face[:3, 3]) @ R
+            return abs(q[i]) <= hi and abs(q[j]) <= hj
+    else:
+        r2 = (shape.radius * (1.0 + 1e-9)) ** 2
+
+        def over(p):
+            q = (p - face[:3, 3]) @ R
+            return q[0] * q[0] + q[1] * q[1] <= r2
+    return face, over
+
+
+def _face_manifold(a: Shape, Xa: np.ndarray, b: Shape, Xb: np.ndarray, n: np.ndarray,
+                   margin: float):
+    """Flat-face contacts: the points of each shape (box corners, cylinder rims, capsule
+    ends) against the other's face plane, kept when they lie over that face."""
     out = []
-    for pa, pb, dist, normal in _manifold(_HALFSPACE, face, b, Xb, margin, None):
-        local = (pa - face[:3, 3]) @ R
-        if abs(local[i]) <= h[i] * (1.0 + 1e-9) and abs(local[j]) <= h[j] * (1.0 + 1e-9):
-            out.append((pa, pb, dist, normal))
+    fa = _flat_face(a, Xa, n)
+    if fa is not None:
+        face, over = fa
+        out += [c for c in _manifold(_HALFSPACE, face, b, Xb, margin, None) if over(c[0])]
+    fb = _flat_face(b, Xb, -n)
+    if fb is not None:
+        face, over = fb
+        out += [(pa, pb, d, -nb) for pb, pa, d, nb in
+                _manifold(_HALFSPACE, face, a, Xa, margin, None) if over(pb)]
     return out
+
+
+_FACE_PAIRS = {(Box, Cylinder), (Box, Capsule), (Capsule, Cylinder), (Cylinder, Cylinder)}
 
 
 def _manifold(a: Shape, Xa: np.ndarray, b: Shape, Xb: np.ndarray, margin: float, fn):
@@ -126,8 +159,8 @@ def _manifold(a: Shape, Xa: np.ndarray, b: Shape, Xb: np.ndarray, margin: float,
     d, pa, pb, n = fn(a, Xa, b, Xb)
     if d > margin:
         return []
-    if ta is Box and (tb is Cylinder or tb is Capsule):
-        face_points = _box_face_manifold(a, Xa, b, Xb, n, margin)
+    if (ta, tb) in _FACE_PAIRS:
+        face_points = _face_manifold(a, Xa, b, Xb, n, margin)
         if face_points:
             return face_points
     return [(pa, pb, d, n)]
@@ -160,9 +193,11 @@ def contact_points(shape_a: Shape, pose_a: np.ndarray, shape_b: Shape, pose_b: n
     * Halfspace-capsule: the two cap spheres (up to 2 points).
     * Box-box: face contacts give the incident face clipped to the reference face
       (up to 8 points); edge-edge contacts give one point.
-    * Box-cylinder and box-capsule: when the contact normal is a box face normal, the
-      halfspace points above against that face's plane that lie over the face (a
-      cylinder standing on a box gives 4 points, a capsule lying on it 2).
+    * Box-cylinder, box-capsule, cylinder-cylinder, capsule-cylinder: when the contact
+      normal is the normal of a box face or cylinder cap, the points of the other shape
+      as against a halfspace (corners, rim points, capsule ends) that lie over that
+      face, from both sides (a cylinder standing on a box or on a wider cylinder gives
+      4 points, a capsule lying on a box 2).
     * Every other pair: the single point of :func:`signed_distance`.
     """
     try:

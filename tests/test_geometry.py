@@ -589,3 +589,22 @@ def test_cylinder_and_capsule_on_box_face():
     r = signed_distance(table, Xt, cyl, Xc)
     (c,) = contact_points(table, Xt, cyl, Xc, margin=max(r.distance, 0) + 1e-6)
     assert c.distance == pytest.approx(r.distance, abs=1e-9)
+
+
+def test_stacked_cylinders_and_box_on_cap():
+    base = Cylinder(0.5, 1.0)  # top cap at z = 0.5
+    small = Cylinder(0.2, 0.4)
+    pts = contact_points(base, pose(), small, pose((0.1, 0, 0.699)))
+    assert len(pts) == 4 and all(c.distance == pytest.approx(-0.001, abs=1e-9) for c in pts)
+    # a wider cylinder on top: the base's rim points under its cap
+    wide = Cylinder(0.8, 0.4)
+    pts = contact_points(base, pose(), wide, pose((0.05, 0, 0.699)))
+    assert len(pts) == 4
+    for c in pts:
+        assert c.distance == pytest.approx(-0.001, abs=1e-9)
+        np.testing.assert_allclose(c.normal, (0, 0, 1), atol=1e-9)
+        assert math.hypot(c.point_a[0], c.point_a[1]) == pytest.approx(0.5)
+        np.testing.assert_allclose(c.point_b - c.point_a, c.distance * c.normal, atol=1e-12)
+    # a box standing on the cap: its 4 bottom corners over the cap
+    pts = contact_points(base, pose(), Box((0.3, 0.3, 0.3)), pose((0, 0.05, 0.648)))
+    assert len(pts) == 4 and all(c.distance == pytest.approx(-0.002, abs=1e-9) for c in pts)
