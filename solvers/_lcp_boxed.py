@@ -398,7 +398,9 @@ def box_to_lcp(A: np.ndarray, b: np.ndarray, lo: np.ndarray, hi: np.ndarray,
 
     Friction row ``i`` (``findex[i] = j``, whose row ``j`` must be an ordinary
     row with ``lo_j >= 0``): ``x_i = p - m`` with ``p ⟂ w_i + l_p``,
-    ``m ⟂ -w_i + l_m``, ``l_p ⟂ |hi_i| x_j - p``, ``l_m ⟂ |lo_i| x_j - m``
+    ``m ⟂ -w_i + l_m``, ``l_p ⟂ |hi_i| x_j - p``, ``l_m ⟂ |lo_i| x_j - m``;
+    with ``|lo_i| = |hi_i| = mu`` one multiplier ``l = l_p = l_m`` with
+    ``l ⟂ mu x_j - p - m`` suffices
     (the box-friction model written as an LCP, in the manner of Stewart and
     Trinkle's 1996 time-stepping LCP with one tangent direction per row).
     """
@@ -439,6 +441,11 @@ def box_to_lcp(A: np.ndarray, b: np.ndarray, lo: np.ndarray, hi: np.ndarray,
         j = int(findex[i])
         p = var(i, 1.0, i, 1.0)
         m = var(i, -1.0, i, -1.0)
+        if abs(lo[i]) == abs(hi[i]):      # symmetric: one multiplier
+            lam = var(-1, 0.0, -1, 0.0)
+            extra += [(p, lam, 1.0), (m, lam, 1.0), (lam, p, -1.0), (lam, m, -1.0)]
+            xlink += [(lam, j, abs(hi[i]))]
+            continue
         lp = var(-1, 0.0, -1, 0.0)
         lm = var(-1, 0.0, -1, 0.0)
         extra += [(p, lp, 1.0), (m, lm, 1.0), (lp, p, -1.0), (lm, m, -1.0)]

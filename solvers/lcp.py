@@ -171,7 +171,8 @@ def boxed_lcp_to_lcp(A: Any, b: Any, lo: Any, hi: Any, findex: Any = None
 
     A friction row ``i`` (``findex[i] = j``) becomes ``x_i = p - m`` with
     ``p ⟂ w_i + l_p``, ``m ⟂ -w_i + l_m``, ``l_p ⟂ |hi_i| x_j - p``,
-    ``l_m ⟂ |lo_i| x_j - m``; this needs ``lo_j >= 0`` and row ``j`` not a
+    ``l_m ⟂ |lo_i| x_j - m`` (one multiplier ``l ⟂ mu x_j - p - m`` when
+    ``|lo_i| = |hi_i| = mu``); this needs ``lo_j >= 0`` and row ``j`` not a
     friction row (ValueError otherwise).  That LCP is not copositive-plus in
     general (Lemke may end on a ray for large friction coefficients).
     """
@@ -462,8 +463,8 @@ def solve_boxed_lcp_lemke(A: Any, b: Any, lo: Any, hi: Any, findex: Any = None, 
     """Solve a boxed LCP by Lemke's method on the equivalent standard LCP.
 
     The LCP is built by :func:`boxed_lcp_to_lcp`, friction rows included.
-    Slower than Dantzig (the LCP has up to ``2n`` rows, ``4`` per friction
-    row) but it applies to positive semidefinite ``A``.
+    Slower than Dantzig (the LCP has up to ``2n`` rows, ``3`` per symmetric
+    friction row) but it applies to positive semidefinite ``A``.
 
     Parameters
     ----------

@@ -502,6 +502,30 @@ def test_friction_many_random_contact_problems():
     assert lemke_stage < 10       # the friction rounds settle most problems
 
 
+def test_friction_asymmetric_bounds():
+    """lo_i = -mu1, hi_i = mu2 with mu1 != mu2 (two multipliers in the LCP
+    form): the three methods agree and the result satisfies both bounds."""
+    for seed in range(6):
+        rng = np.random.default_rng(950 + seed)
+        A, b, lo, hi, findex = contact_problem(rng, 3, 2, 0.5)
+        fr = findex >= 0
+        lo[fr] = -0.2 - 0.6 * rng.random(fr.sum())
+        d = solve_boxed_lcp(A, b, lo, hi, findex)
+        lem = solve_boxed_lcp(A, b, lo, hi, findex, method="lemke")
+        p = solve_boxed_lcp(A, b, lo, hi, findex, method="pgs", max_iter=20000)
+        assert d.status == lem.status == p.status == "solved"
+        np.testing.assert_allclose(lem.x, d.x, atol=1e-8)
+        np.testing.assert_allclose(p.x, d.x, atol=1e-5)
+        xn = d.x[findex[fr]]
+        assert np.all(d.x[fr] >= lo[fr] * xn - 1e-9) and np.all(d.x[fr] <= hi[fr] * xn + 1e-9)
+        at_lo = np.abs(d.x[fr] - lo[fr] * xn) < 1e-9
+        at_hi = np.abs(d.x[fr] - hi[fr] * xn) < 1e-9
+        inside = ~at_lo & ~at_hi
+        assert np.all(d.w[fr][at_lo & ~at_hi] >= -1e-9)
+        assert np.all(d.w[fr][at_hi & ~at_lo] <= 1e-9)
+        assert np.all(np.abs(d.w[fr][inside]) <= 1e-9)
+
+
 def test_friction_large_mu_both_stages():
     """mu = 1.6, 9 contacts: the friction rounds need 8 rounds; stopped after 2
     the Lemke stage runs.  Whatever each path returns as solved satisfies the
