@@ -212,8 +212,6 @@ def test_bad_arguments():
         Simulator(diagram, integrator="runge_kutta4", max_step=math.inf)
     with pytest.raises(ValueError, match="accuracy"):
         Simulator(diagram, accuracy=0.0)
-    with pytest.raises(NotImplementedError, match="compiled"):
-        Simulator(diagram, compiled=True)
     with pytest.raises(ValueError, match="root context"):
         Simulator(integ, diagram.create_default_context())
     with pytest.raises(TypeError, match="System"):
@@ -273,3 +271,16 @@ def test_time_changed_between_calls_reschedules_periodic_events():
     sim.advance_to(1.25)
     np.testing.assert_array_equal(ticker.times[3:], [1.0, 1.1, 1.2000000000000002])
     assert ticker.times[3:] == [10 * 0.1, 11 * 0.1, 12 * 0.1]
+
+
+def test_compiled_true_dispatches_to_the_compiled_simulator():
+    from systems.analysis.compiled import CompiledSimulator
+    from systems.errors import SymbolicEvaluationError
+    diagram, integ, _ = ramp_diagram(rate=3.0)
+    sim = Simulator(diagram, compiled=True, integrator="runge_kutta4", max_step=0.01)
+    assert isinstance(sim, CompiledSimulator)
+    sim.advance_to(1.0)
+    ic = diagram.get_subsystem_context(integ, sim.get_context())
+    assert ic.continuous_state[0] == pytest.approx(3.0, abs=1e-12)
+    with pytest.raises(SymbolicEvaluationError, match="faulty"):
+        Simulator(FaultyPublisher(), compiled=True)

@@ -99,8 +99,9 @@ class Simulator(_EventDispatch):
         Use ``runge_kutta2`` / ``runge_kutta3`` with fixed steps (``explicit_euler``,
         ``semi_explicit_euler`` and ``runge_kutta4`` always are).
     compiled : bool
-        Reserved for the compiled mode (CasADi functions of the flattened diagram);
-        ``False`` evaluates the systems' Python callbacks.
+        ``False`` (default) evaluates the systems' Python callbacks. ``True`` returns a
+        :class:`~systems.analysis.compiled.CompiledSimulator` instead (the whole diagram as
+        CasADi functions; its own integrators, see that class), given the other arguments.
     atol : float, optional
     witness_tolerance : float
         Width of the time interval a witness crossing is isolated to (s).
@@ -118,6 +119,15 @@ class Simulator(_EventDispatch):
     >>> float(sim.get_context().continuous_state[0])
     3.0
     """
+
+    def __new__(cls, system=None, context=None, *, compiled: bool = False, **kwargs):
+        # The plug for the compiled mode: Simulator(..., compiled=True) hands the system to
+        # CompiledSimulator (systems.analysis.compiled), which refuses, naming the block,
+        # systems it cannot run (witness functions, publishes other than log sinks, ...).
+        if compiled:
+            from .compiled import CompiledSimulator
+            return CompiledSimulator(system, context, **kwargs)
+        return super().__new__(cls)
 
     def __init__(self, system: System, context=None, *, integrator: str = "runge_kutta3",
                  accuracy: float = 1e-4, max_step: float = 0.1, fixed_step: bool = False,
@@ -146,10 +156,7 @@ class Simulator(_EventDispatch):
             raise ValueError(f"Simulator: integrator '{integrator}' (scipy) is always "
                              f"error-controlled; fixed_step=True applies to "
                              f"{', '.join(INTEGRATOR_NAMES[:5])}")
-        if compiled:
-            raise NotImplementedError("Simulator(compiled=True) is not available yet; it evaluates "
-                                      "the diagram's Python callbacks (compiled=False)")
-        self._compiled = bool(compiled)
+        self._compiled = False  # compiled=True is dispatched by __new__
         self._fixed_step = bool(fixed_step)
         self._accuracy = float(accuracy)
         self._atol = 1e-3 * float(accuracy) if atol is None else float(atol)
