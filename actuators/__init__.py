@@ -1,3 +1,10 @@
-"""Actuator blocks: systems that map a plant's state and a command to a generalized force."""
+"""Actuator blocks: systems that map a plant's state and a command to a generalized force.
 
-__all__: list[str] = []
+:class:`Actuator` is the base (inputs ``state`` and ``command``, output
+``generalized_force``); :class:`GeneralizedForceActuator` commands selected joint DOFs with a
+gear ratio and effort limits.
+"""
+from .base import Actuator
+from .joint import GeneralizedForceActuator
+
+__all__ = ["Actuator", "GeneralizedForceActuator"]

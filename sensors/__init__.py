@@ -1,3 +1,9 @@
-"""Sensor blocks: systems that map a plant's state (and accelerations, contact forces) to a reading."""
+"""Sensor blocks: systems that map a plant's state (and accelerations, contact forces) to a reading.
 
-__all__: list[str] = []
+:class:`Sensor` is the base; :class:`FullStateSensor` and :class:`JointStateSensor` read
+positions and velocities.
+"""
+from .base import Sensor
+from .state import FullStateSensor, JointStateSensor
+
+__all__ = ["Sensor", "FullStateSensor", "JointStateSensor"]

@@ -1,0 +1,44 @@
+"""The :class:`Actuator` base block: state + command -> generalized force.
+
+An actuator is a System with input ports ``state`` (nq + nv, the plant's [q; v]) and
+``command`` (its own size), and output port ``generalized_force`` (nv), so that
+tau_actuators = sum over actuators of their outputs. It may have internal state (a motor's
+current, for instance). Subclasses implement :meth:`Actuator.generalized_force`, written
+with :mod:`solvers.ops` so that it also evaluates on CasADi symbols.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+from systems import LeafSystem
+
+__all__ = ["Actuator"]
+
+
+class Actuator(LeafSystem):
+    """Base actuator block for a rigid-body tree.
+
+    Parameters
+    ----------
+    tree : multibody.RigidBodyTree
+        The tree the actuator acts on (finalized here; gives nq and nv).
+    command_size : int
+        Size of the ``command`` input.
+    """
+
+    def __init__(self, tree, command_size: int, name: Optional[str] = None):
+        super().__init__(name)
+        tree.finalize()
+        self.tree = tree
+        self.nq, self.nv = tree.nq, tree.nv
+        self.state_port = self.declare_input_port("state", self.nq + self.nv)
+        self.command_port = self.declare_input_port("command", command_size)
+        self.declare_output_port("generalized_force", self.nv, self._calc_force)
+
+    def _calc_force(self, context):
+        x = self.state_port.eval(context)
+        return self.generalized_force(context, x[:self.nq], x[self.nq:], self.command_port.eval(context))
+
+    def generalized_force(self, context, q, v, command):
+        """Override: the generalized force tau (nv) for positions q, velocities v and a command."""
+        raise NotImplementedError(f"actuator '{self.name}' must implement generalized_force")
