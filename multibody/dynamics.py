@@ -95,7 +95,8 @@ def inertia_to_parent(R: Any, p: Any, I: Any):
         return _block(A, B, C)
     P = skew(p)
     PC = P @ C
-    return _block(_symm(A + P @ B.T - B @ P - PC @ P), B + PC, C)
+    PBt = P @ B.T  # P B^T - B P = PBt + PBt^T since P^T = -P
+    return _block(_symm(A + PBt + PBt.T - PC @ P), B + PC, C)
 
 
 def _inertia_up(tree, i: int, I: Any, Xs: list):

@@ -207,8 +207,7 @@ class RigidBodyTree(AlgorithmsMixin):
         self._body_or_raise(body)
         T = _check_pose(np.eye(4) if pose is None else pose, f"frame '{name}'")
         frame = Frame(name, body, T)
-        self._frames[name] = frame
-        self._functions = None
+        self._frames[name] = frame  # built functions stay valid: they are keyed by frame
         return frame
 
     def add_collision_geometry(self, body: str, shape: Any, pose: Any = None,
