@@ -42,9 +42,9 @@ partition), warm-started from the partition.  Most contact problems settle in
 2 to 6 rounds.  (ODE's solver instead fixes a friction row's bounds from the
 normal force at the moment the row is added, which leaves the final bounds
 inconsistent with the final normal forces; here the returned answer satisfies
-the friction bounds of its own normal forces.)  After ``max_friction_iter`` rounds the friction problem is
-written as an equivalent standard LCP (:func:`boxed_lcp_to_lcp`) and solved by
-Lemke's method.  Limits: neither stage is guaranteed for large friction
+the friction bounds of its own normal forces.)  After ``max_friction_iter``
+rounds the friction problem is written as an equivalent standard LCP
+(:func:`boxed_lcp_to_lcp`) and solved by Lemke's method.  Limits: neither stage is guaranteed for large friction
 coefficients (the friction problem is not monotone); the residual check then
 reports the failure.  The Lemke method goes straight to the equivalent LCP.
 PGS treats friction rows directly with the current ``x_j`` in every sweep.

@@ -261,7 +261,8 @@ def test_lemke_ray_termination_reported():
     # infeasible PSD problem: w_0 = -1 whatever z
     r = solve_lcp_lemke(np.array([[0.0, 0.0], [0.0, 1.0]]), np.array([-1.0, 0.5]))
     assert r.status == "ray_termination"
-    with pytest.raises(LCPSolveError, match=r"system 'plant' at t=0.125.*ray_termination.*residual 1\.0"):
+    with pytest.raises(LCPSolveError,
+                       match=r"system 'plant' at t=0.125.*ray_termination.*residual 1\.0"):
         solve_lcp(np.array([[-1.0]]), [-1.0], raise_on_failure=True,
                   context="system 'plant' at t=0.125")
 
@@ -651,7 +652,7 @@ def test_boxed_positive_semidefinite():
         assert np.linalg.matrix_rank(A) == 6 < A.shape[0]
         lo0, hi0 = np.zeros(4), np.full(4, np.inf)
         An, bn = A[::3, ::3], b[::3]
-        lem = solve_boxed_lcp(An, bn, lo0, hi0, method="lemke")
+        lem = solve_boxed_lcp_lemke(An, bn, lo0, hi0)
         assert lem.status == "solved"
         d = solve_boxed_lcp(A, b, lo, hi, findex, fallback="lemke")
         if d.status == "solved":
