@@ -82,6 +82,27 @@ def _halfspace_cylinder(a, Xa, b: Cylinder, Xb, margin):
     return _halfspace_points(Xa, points, 0.0, margin)
 
 
+def _halfspace_capsule(Xa: np.ndarray, b: Capsule, Xb: np.ndarray, margin: float):
+    """Capsule on a halfspace: the deepest point of the lower cap sphere, and the point of
+    the upper end on the lowest line of the cylindrical surface (both on the surface;
+    the two coincide with the cap spheres' lowest points when the capsule lies flat)."""
+    n = Xa[:3, 2]
+    e = Xb[:3, 2]
+    c = Xb[:3, 3]
+    ne = n @ e
+    if ne > 0.0:
+        e = -e
+        ne = -ne
+    low, high = c + b.half_length * e, c - b.half_length * e  # low: deeper along -n
+    r = b.radius
+    points = [(low - r * n).tolist()]
+    m = n - ne * e
+    mm = m @ m
+    if mm > 1e-18:
+        points.append((high - (r / math.sqrt(mm)) * m).tolist())
+    return _halfspace_points(Xa, points, 0.0, margin)
+
+
 _HALFSPACE = Halfspace()
 _FLAT_TOL = 1e-6  # |cos| of the angle between the contact normal and a face normal
 
@@ -151,9 +172,7 @@ def _manifold(a: Shape, Xa: np.ndarray, b: Shape, Xb: np.ndarray, margin: float,
         if tb is Cylinder:
             return _halfspace_cylinder(a, Xa, b, Xb, margin)
         if tb is Capsule:
-            e = Xb[:3, 2] * b.half_length
-            ends = [(Xb[:3, 3] + e).tolist(), (Xb[:3, 3] - e).tolist()]
-            return _halfspace_points(Xa, ends, b.radius, margin)
+            return _halfspace_capsule(Xa, b, Xb, margin)
     if ta is Box and tb is Box:
         return box_box_manifold(a, Xa, b, Xb, margin)
     d, pa, pb, n = fn(a, Xa, b, Xb)

@@ -608,3 +608,32 @@ def test_stacked_cylinders_and_box_on_cap():
     # a box standing on the cap: its 4 bottom corners over the cap
     pts = contact_points(base, pose(), Box((0.3, 0.3, 0.3)), pose((0, 0.05, 0.648)))
     assert len(pts) == 4 and all(c.distance == pytest.approx(-0.002, abs=1e-9) for c in pts)
+
+
+@pytest.mark.parametrize("kind_a,kind_b", ALL_PAIRS)
+def test_contact_point_invariants_random_poses(kind_a, kind_b):
+    """Every contact point: witnesses on the surfaces, point_b - point_a = distance *
+    normal, distance <= margin; the deepest point has the signed distance; a manifold is
+    reported exactly when the signed distance is within the margin."""
+    rng = np.random.default_rng(zlib.crc32(f"contacts {kind_a}-{kind_b}".encode()))
+    margin = 0.05
+    counts = []
+    for trial in range(25):
+        sa, sb = random_shape(kind_a, rng), random_shape(kind_b, rng)
+        Xa, Xb = random_pose(rng, 0.6), random_pose(rng, 0.6)
+        if trial % 3 == 0:  # parallel frames: flat-on-flat cases
+            Xb[:3, :3] = Xa[:3, :3] @ rot((0, 0, 1), rng.uniform(0, 6))
+        r = signed_distance(sa, Xa, sb, Xb)
+        pts = contact_points(sa, Xa, sb, Xb, margin=margin)
+        assert (len(pts) > 0) == (r.distance <= margin)
+        if not pts:
+            continue
+        counts.append(len(pts))
+        assert min(c.distance for c in pts) == pytest.approx(r.distance, abs=1e-9)
+        for c in pts:
+            assert c.distance <= margin
+            assert abs(np.linalg.norm(c.normal) - 1.0) < 1e-12
+            np.testing.assert_allclose(c.point_b - c.point_a, c.distance * c.normal, atol=1e-9)
+            assert abs(surface_distance(sa, Xa, c.point_a)) < 1e-8
+            assert abs(surface_distance(sb, Xb, c.point_b)) < 1e-8
+    assert counts
