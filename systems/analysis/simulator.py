@@ -302,6 +302,8 @@ class Simulator(_EventDispatch):
                 if self._stepper is None or boundary - t <= 4.0 * np.spacing(max(1.0, abs(t))):
                     t1 = boundary
                     self._set_time(t1)
+                    if self._stepper is not None:  # a step below time resolution: no integration
+                        self._stepper.reset(t1, self._stepper.x)
                 else:
                     t1, hits = self._integrate_step(boundary)
                 stats["steps"] += 1
@@ -482,8 +484,7 @@ class Simulator(_EventDispatch):
         """
         ctx = self._context
         st = self._stepper
-        t_known = st.t if st is not None else self._t_known
-        if ctx.time != t_known:
+        if ctx.time != self._t_known:
             for te in self._timed:
                 te.start(ctx.time)
             self._t_event = min((te.t_next for te in self._timed), default=math.inf)
