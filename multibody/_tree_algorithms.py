@@ -123,9 +123,14 @@ class AlgorithmsMixin:
             return float(out.ravel()[0])
         return out
 
-    def _frame_name(self, name: str) -> str:
-        self.get_frame(name)  # raises FrameError naming the tree
-        return name
+    def _frame_names(self, *names: Any) -> None:
+        """Validate frame arguments once, when a function is built (FrameError names the
+        tree and the frame)."""
+        for name in names:
+            if not isinstance(name, str):
+                raise TypeError(f"tree '{self.name}': frame arguments are body or frame names "
+                                f"(str), got {type(name).__name__}")
+            self.get_frame(name)
 
     def casadi_function(self, name: str, *frame_args: str) -> ca.Function:
         """The ``casadi.Function`` behind a method, e.g. ``tree.casadi_function(
@@ -163,9 +168,10 @@ class AlgorithmsMixin:
 
     def relative_transform(self, frame_a: str, frame_b: str, q: Any):
         """Pose ``T_AB`` (4 x 4) of frame B in frame A (bodies or frames)."""
-        a, b = self._frame_name(frame_a), self._frame_name(frame_b)
+        a, b = frame_a, frame_b
 
         def build():
+            self._frame_names(a, b)
             qs = self._sym("q")
             return [qs], ["q"], [kin.relative_transform(self, qs, a, b)], ["T"]
         return self._call(("relative_transform", a, b), build, ("q",), q)
@@ -175,10 +181,10 @@ class AlgorithmsMixin:
         """``[w; v]`` (6,) of ``frame`` relative to ``relative_to`` in ``expressed_in`` axes:
         angular velocity of A relative to B and the velocity of A's origin observed in B
         (DART-style semantics, see :mod:`multibody.kinematics`)."""
-        f, r, x = (self._frame_name(frame), self._frame_name(relative_to),
-                   self._frame_name(expressed_in))
+        f, r, x = frame, relative_to, expressed_in
 
         def build():
+            self._frame_names(f, r, x)
             qs, vs = self._sym("q"), self._sym("v")
             return [qs, vs], ["q", "v"], [kin.frame_velocity(self, qs, vs, f, r, x)], ["V"]
         return self._call(("frame_velocity", f, r, x), build, ("q", "v"), q, v)
@@ -187,10 +193,10 @@ class AlgorithmsMixin:
                            relative_to: str = "world", expressed_in: str = "world"):
         """Time derivative, observed in ``relative_to``, of :meth:`frame_velocity` (6,),
         in ``expressed_in`` axes (classical accelerations; gravity not included)."""
-        f, r, x = (self._frame_name(frame), self._frame_name(relative_to),
-                   self._frame_name(expressed_in))
+        f, r, x = frame, relative_to, expressed_in
 
         def build():
+            self._frame_names(f, r, x)
             qs, vs, a = self._sym("q"), self._sym("v"), self._sym("vdot")
             return ([qs, vs, a], ["q", "v", "vdot"],
                     [kin.frame_acceleration(self, qs, vs, a, f, r, x)], ["A"])
@@ -205,9 +211,10 @@ class AlgorithmsMixin:
         the axes of ``expressed_in``. ``"world"`` (default) is Pinocchio's
         LOCAL_WORLD_ALIGNED; passing the body's own name gives LOCAL.
         """
-        f, x = self._frame_name(body), self._frame_name(expressed_in)
+        f, x = body, expressed_in
 
         def build():
+            self._frame_names(f, x)
             qs, ps = self._sym("q"), self._sym("point")
             return [qs, ps], ["q", "point"], [kin.point_jacobian(self, qs, f, ps, x)], ["J"]
         return self._call(("jacobian", f, x), build, ("q", "point"), q,
@@ -216,9 +223,10 @@ class AlgorithmsMixin:
     def jacobian_dot_times_v(self, body: str, q: Any, v: Any, point: Any = None):
         """``Jdot v`` (6,) of the world-aligned point Jacobian: ``[dw/dt; a_P]`` in world
         axes at ``vdot = 0`` (angular acceleration and classical acceleration of the point)."""
-        f = self._frame_name(body)
+        f = body
 
         def build():
+            self._frame_names(f)
             qs, vs, ps = self._sym("q"), self._sym("v"), self._sym("point")
             zero = np.zeros(self._nv)
             return ([qs, vs, ps], ["q", "v", "point"],

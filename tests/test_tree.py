@@ -203,3 +203,17 @@ def test_casadi_function_access_and_names():
         t.casadi_function("jacobian", "link1", "world")
     t.jacobian("link1", q)
     assert t.casadi_function("jacobian", "link1", "world").size_out(0) == (6, 7)
+
+
+def test_frame_added_after_building_functions():
+    t = M.arm7(backend="casadi")
+    q = t.random_configuration(rng)
+    t.mass_matrix(q)
+    fc = t._functions
+    T = spatial.pose(spatial.rotation_x(0.3), [0.1, 0.2, 0.3])
+    t.add_frame("camera", "link4", T)
+    assert t._functions is fc  # built functions kept
+    np.testing.assert_allclose(t.body_pose("camera", q), t.body_pose("link4", q) @ T,
+                               atol=1e-12)
+    with pytest.raises(TypeError, match="frame arguments are body or frame names"):
+        t.jacobian(3, q)
