@@ -151,3 +151,48 @@ def test_fixed_step_lands_on_final_time_exactly():
     assert sim.get_num_steps_taken() == 10
     sim.advance_to(1.05)
     assert sim.get_num_steps_taken() == 11
+
+
+class MassSpringDamper(LeafSystem):
+    """q'' = (u - c q' - k q) / m, x = [q; v]; input force, output state."""
+
+    def __init__(self, m=1.0, c=0.5, k=2.0):
+        super().__init__("plant")
+        self.m, self.c, self.k = m, c, k
+        self.declare_continuous_state(2, num_q=1, num_v=1)
+        self._u = self.declare_input_port("force", 1)
+        self.declare_output_port("state", 2, lambda ctx: ctx.continuous_state, feedthrough=False)
+
+    def time_derivatives(self, context):
+        q, v = context.continuous_state
+        return np.array([v, (self._u.eval(context)[0] - self.c * v - self.k * q) / self.m])
+
+
+def test_semi_explicit_euler_on_a_diagram_with_q_v_and_z_states():
+    from scipy.linalg import expm
+    from systems import DiagramBuilder
+    from systems.controllers import PidController
+    from systems.primitives import ConstantVectorSource
+
+    def build():
+        b = DiagramBuilder()
+        plant = b.add_system(MassSpringDamper())
+        pid = b.add_system(PidController(10.0, 5.0, 2.0, name="pid"))   # z: the integral
+        ref = b.add_system(ConstantVectorSource([1.0, 0.0], name="ref"))
+        b.connect(plant.get_output_port(), pid.get_input_port("estimated_state"))
+        b.connect(ref.get_output_port(), pid.get_input_port("desired_state"))
+        b.connect(pid.get_output_port(), plant.get_input_port())
+        return b.build()
+
+    A = np.array([[0.0, 1.0, 0.0], [-12.0, -2.5, 5.0], [-1.0, 0.0, 0.0]])
+    bvec = np.array([0.0, 10.0, 1.0])
+    exact = expm(np.block([[A, bvec[:, None]], [np.zeros((1, 4))]]) * 2.0)[:3, 3]
+    errors = []
+    for h in (0.004, 0.002):
+        diagram = build()
+        assert [list(i) for i in diagram.continuous_state_partition()] == [[0], [1], [2]]
+        sim = Simulator(diagram, integrator="semi_explicit_euler", max_step=h)
+        sim.advance_to(2.0)
+        errors.append(np.max(np.abs(sim.get_context().continuous_state - exact)))
+    assert errors[0] < 0.05
+    assert abs(math.log2(errors[0] / errors[1]) - 1.0) < 0.2
