@@ -610,6 +610,27 @@ def test_box_on_ground_time_step(method):
         check_coulomb(r.x, r.w, A, b, lo, hi, findex, tol=1e-6)
 
 
+def test_sliding_spinning_box_comes_to_rest_with_warm_starts():
+    """150 steps of a box sliding (2, 0.5) m/s and spinning 0.8 rad/s about z:
+    kinetic energy never increases, the box ends at rest, and warm starts
+    from the previous step's impulses make most steps pivot-free."""
+    m, dims = 2.0, (0.4, 0.3, 0.2)
+    a, bb, c = (d / 2 for d in dims)
+    H = np.diag([m / 3 * (bb**2 + c**2), m / 3 * (a**2 + c**2), m / 3 * (a**2 + bb**2), m, m, m])
+    v = np.r_[0, 0, 0.8, 2.0, 0.5, 0]
+    x, energy, pivot_free = None, [0.5 * v @ H @ v], 0
+    for _ in range(150):
+        A, b, lo, hi, findex, v_next = box_on_ground(v, 0.4, m=m, dims=dims)
+        r = solve_boxed_lcp(A, b, lo, hi, findex, x0=x)
+        assert r.status == "solved", r.message
+        x, v = r.x, v_next(r.x)
+        energy.append(0.5 * v @ H @ v)
+        pivot_free += r.iterations == 0
+    assert np.all(np.diff(energy) <= 1e-12)
+    np.testing.assert_allclose(v, np.zeros(6), atol=1e-9)
+    assert pivot_free > 120
+
+
 def test_friction_sliding_and_sticking_single_contact():
     """Unit mass point on a plane: A = I.  Normal push b_n < 0, tangential
     velocity b_t.  Sticking when |b_t| <= mu |b_n|, else sliding."""
