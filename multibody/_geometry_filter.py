@@ -11,7 +11,7 @@ from typing import Any, Callable, Iterable, Mapping, NamedTuple, Union
 
 import numpy as np
 
-from ._geometry_shapes import Halfspace, Mesh
+from ._geometry_shapes import Mesh
 
 __all__ = ["CollisionFilter", "CandidatePair"]
 
@@ -168,23 +168,27 @@ class CollisionFilter:
                 raise ValueError(f"CollisionFilter.candidate_pairs: geometry {g.name!r} on body "
                                  f"{g.body!r} needs 4x4 poses")
             items.append((g, X_WB @ X_BG))
+        if len(items) < 2:
+            return []
+        # Bounding-sphere test for all bounded pairs at once; halfspaces test the other
+        # shape's bounding sphere against their plane.
+        centres = np.array([X[:3, 3] for _, X in items])
+        radii = np.array([g.shape.bounding_radius for g, _ in items])
+        bounded = np.isfinite(radii)
+        r = np.where(bounded, radii, 0.0)
+        diff = centres[:, None, :] - centres[None, :, :]
+        dist2 = np.einsum("ijk,ijk->ij", diff, diff)
+        near = dist2 <= (r[:, None] + r[None, :] + margin) ** 2
+        near &= bounded[:, None] & bounded[None, :]
+        for m in np.flatnonzero(~bounded):  # halfspaces
+            Xh = items[m][1]
+            height = (centres - Xh[:3, 3]) @ Xh[:3, 2]
+            hit = (height <= r + margin) & bounded
+            near[m, :] |= hit
+            near[:, m] |= hit
         out = []
-        for m, (ga, Xa) in enumerate(items):
-            for gb, Xb in items[m + 1:]:
-                if self.is_filtered(ga.body, gb.body, is_pc(ga.body, gb.body)):
-                    continue
-                if _spheres_overlap(ga.shape, Xa, gb.shape, Xb, margin):
-                    out.append(CandidatePair(ga, gb, Xa, Xb))
+        for m, k in zip(*np.nonzero(np.triu(near, 1))):
+            (ga, Xa), (gb, Xb) = items[m], items[k]
+            if not self.is_filtered(ga.body, gb.body, is_pc(ga.body, gb.body)):
+                out.append(CandidatePair(ga, gb, Xa, Xb))
         return out
-
-
-def _spheres_overlap(sa, Xa: np.ndarray, sb, Xb: np.ndarray, margin: float) -> bool:
-    ha, hb = isinstance(sa, Halfspace), isinstance(sb, Halfspace)
-    if ha and hb:
-        return False
-    if ha or hb:
-        (Xh, Xo, so) = (Xa, Xb, sb) if ha else (Xb, Xa, sa)
-        return float(Xh[:3, 2] @ (Xo[:3, 3] - Xh[:3, 3])) <= so.bounding_radius + margin
-    d = Xb[:3, 3] - Xa[:3, 3]
-    r = sa.bounding_radius + sb.bounding_radius + margin
-    return float(d @ d) <= r * r

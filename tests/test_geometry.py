@@ -637,3 +637,40 @@ def test_contact_point_invariants_random_poses(kind_a, kind_b):
             assert abs(surface_distance(sa, Xa, c.point_a)) < 1e-8
             assert abs(surface_distance(sb, Xb, c.point_b)) < 1e-8
     assert counts
+
+
+def test_broad_phase_matches_brute_force_on_a_random_scene():
+    rng = np.random.default_rng(11)
+    kinds = ["sphere", "box", "capsule", "cylinder"]
+    geoms = [geom("floor", "world", Halfspace())]
+    body_poses = {"world": np.eye(4)}
+    for i in range(30):
+        body = f"b{i // 2}"
+        body_poses.setdefault(body, random_pose(rng, 1.0))
+        g = geom(f"g{i}", body, random_shape(kinds[i % 4], rng), rng.normal(size=3) * 0.2)
+        geoms.append(g)
+    parent_child = [(f"b{i}", f"b{i + 1}") for i in range(14)]
+    f = CollisionFilter()
+    f.add_filter_group("grp", ["b3", "b7", "b9"])
+    margin = 0.1
+    got = {(p.geometry_a.name, p.geometry_b.name)
+           for p in f.candidate_pairs(geoms, body_poses, parent_child, margin=margin)}
+    expected = set()
+    for m, ga in enumerate(geoms):
+        for gb in geoms[m + 1:]:
+            pc = (ga.body, gb.body) in parent_child or (gb.body, ga.body) in parent_child
+            if f.is_filtered(ga.body, gb.body, pc):
+                continue
+            Xa, Xb = body_poses[ga.body] @ ga.pose, body_poses[gb.body] @ gb.pose
+            if isinstance(ga.shape, Halfspace):
+                ok = Xa[:3, 2] @ (Xb[:3, 3] - Xa[:3, 3]) <= gb.shape.bounding_radius + margin
+            else:
+                ok = (np.linalg.norm(Xb[:3, 3] - Xa[:3, 3])
+                      <= ga.shape.bounding_radius + gb.shape.bounding_radius + margin)
+            if ok:
+                # a pair the broad phase keeps must be possible; one it drops must be apart
+                expected.add((ga.name, gb.name))
+            else:
+                assert signed_distance(ga.shape, Xa, gb.shape, Xb).distance > margin
+    assert got == expected
+    assert 5 < len(got) < 200
