@@ -74,6 +74,8 @@ class AlgorithmsMixin:
         # Fast path: numpy arguments go straight to the numeric evaluator, which checks
         # types and sizes itself; any failure (wrong size, symbolic or odd input) is
         # retried through the checked path below, which raises the descriptive errors.
+        # (NaN inside a numpy array is not looked for here: it propagates to the result;
+        # lists and other inputs take the checked path, which refuses NaN.)
         if self._functions is not None and type(args[0]) is _ND:
             e = self._fentries.get(key)
             if e is not None:
@@ -149,7 +151,7 @@ class AlgorithmsMixin:
                      "coriolis_matrix": lambda: self.coriolis_matrix(q, z)}
             if name not in calls:
                 raise KeyError(f"tree '{self.name}': no prebuilt function {key!r}; call the "
-                               f"method once first (known: {sorted(fc.entries)})")
+                               f"method once first (built: {sorted(map(str, fc.entries))})")
             calls[name]()
         return fc.entries[key].fun
 
