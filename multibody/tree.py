@@ -15,6 +15,18 @@ Ordering: after :meth:`RigidBodyTree.finalize` (called lazily by every algorithm
 ordered depth-first from the world (children in the order their joints were added), bodies
 are world first then the child of each joint in that order, and each joint knows its
 ``q_start``/``v_start``.
+
+Algorithms (numpy in, numpy out; CasADi SX/MX in, expression out)
+-----------------------------------------------------------------
+Kinematics: ``body_pose``, ``relative_transform``, ``frame_velocity``,
+``frame_acceleration``, ``jacobian``, ``jacobian_dot_times_v``, ``center_of_mass``,
+``center_of_mass_jacobian``, ``momentum_matrix``. Dynamics: ``inverse_dynamics`` (RNEA),
+``mass_matrix`` (CRBA), ``forward_dynamics`` (ABA), ``bias_forces``, ``gravity_forces``,
+``coriolis_matrix``, ``kinetic_energy``, ``potential_energy``, ``joint_passive_forces``.
+Configuration: ``qdot``, ``integrate``, ``difference``, ``normalize_configuration``.
+Each is traced once into a ``casadi.Function`` (``casadi_function``) and evaluated through
+compiled C code (``compile``; see the ``backend`` argument). Body masses, inertias and joint
+origins are read when a function is first built: change them before the first call.
 """
 from __future__ import annotations
 
