@@ -394,11 +394,13 @@ def test_box_on_box_face_manifold():
 
 def test_single_point_pairs_match_signed_distance():
     a, b = Capsule(0.3, 1.0), Box((1, 1, 1))
-    Xa, Xb = pose((0, 0, 1.2), rot((1, 0, 0), 0.3)), pose()
+    Xa, Xb = pose((0, 0, 1.5), rot((1, 0, 0), 0.3)), pose()
     r = signed_distance(a, Xa, b, Xb)
+    assert r.distance == pytest.approx(1.5 - 0.5 * math.cos(0.3) - 0.3 - 0.5)
     (c,) = contact_points(a, Xa, b, Xb, margin=0.5)
     assert c.distance == pytest.approx(r.distance)
-    assert contact_points(a, Xa, b, Xb, margin=0.0) == [] if r.distance > 0 else True
+    np.testing.assert_allclose(c.point_a, r.point_a, atol=1e-12)
+    assert contact_points(a, Xa, b, Xb, margin=0.0) == []
     with pytest.raises(ValueError, match="margin"):
         contact_points(a, Xa, b, Xb, margin=-1.0)
 
