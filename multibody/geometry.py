@@ -13,7 +13,8 @@ Queries (numpy only; poses are 4x4 world poses of the shape frames):
   capsules and halfspaces, the separating axis test for box-box, and GJK + EPA
   (written here, on the shapes' support functions) for the remaining convex pairs.
 * :func:`contact_points` -> list of :class:`ContactPoint`: a contact manifold for the
-  flat-on-flat cases (box or cylinder on a halfspace, box face on box face).
+  flat-on-flat cases (box, cylinder or capsule on a halfspace; box face on box face;
+  cylinder or capsule on a box face; box, cylinder or capsule on a cylinder cap).
 * :class:`CollisionFilter`: same-body, parent/child, filter-group and explicit
   exclusions, then a bounding-sphere broad phase -> :class:`CandidatePair` list.
 
@@ -27,8 +28,8 @@ step, and staying numpy-only keeps this layer free of a compiled dependency. Res
 agree with coal to 1e-6 (separated) and 1e-4 (penetration depth) on random box pairs.
 
 Box-box contacts give a clipped face polygon (up to 8 points); edge-edge contacts give
-one point. Convex pairs other than box-box and halfspace-(box, cylinder, capsule) give
-a single contact point.
+one point. Pairs with a sphere, capsule-capsule, and contacts whose normal is not a
+face normal give a single contact point.
 
 Examples
 --------
