@@ -13,7 +13,6 @@ from __future__ import annotations
 from typing import Any, Callable
 
 import casadi as ca
-import numpy as np
 
 __all__ = ["FunctionCache", "COMPILE_FLAGS"]
 

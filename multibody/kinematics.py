@@ -50,10 +50,6 @@ def force_to_parent(R: Any, p: Any, f: Any):
     return _cat(R @ n + ops.cross(p, Rf), Rf)
 
 
-def _is_zero(x: Any) -> bool:
-    return isinstance(x, np.ndarray) and not np.any(x)
-
-
 # ----------------------------------------------------------------------------- positions
 def ancestors(tree, bodies) -> list[int]:
     """Sorted indices of the given bodies and all their ancestors (world excluded)."""
@@ -226,12 +222,7 @@ def body_jacobian_columns(tree, q: Any, body: int, X: list | None = None) -> dic
     return cols
 
 
-def _rotate(R: Any, m: Any, transpose: bool = False):
-    Rm = R.T if transpose else R
-    return _cat(Rm @ m[0:3], Rm @ m[3:6])
-
-
-def _expressed(tree, q, poses, expressed_in: str, Rw: Any, w: Any, lin: Any):
+def _expressed(tree, q, poses, expressed_in: str, w: Any, lin: Any):
     """Rotate world-axes vectors ``w``, ``lin`` into the axes of frame ``expressed_in``."""
     if expressed_in == "world":
         return _cat(w, lin)
@@ -307,7 +298,7 @@ def frame_velocity(tree, q: Any, v: Any, frame: str, relative_to: str = "world",
     _, pb, wb, vb, _, _ = _frame_kinematics(tree, q, v, None, relative_to, X, poses, V, None)
     w = wa - wb
     lin = va - vb - ops.cross(wb, pa - pb)
-    return _expressed(tree, q, poses, expressed_in, None, w, lin)
+    return _expressed(tree, q, poses, expressed_in, w, lin)
 
 
 def frame_acceleration(tree, q: Any, v: Any, vdot: Any, frame: str,
@@ -326,7 +317,7 @@ def frame_acceleration(tree, q: Any, v: Any, vdot: Any, frame: str,
     dv = va - vb
     lin = la - lb - ops.cross(ab, r) - ops.cross(wb, dv) \
         - ops.cross(wb, dv - ops.cross(wb, r))
-    return _expressed(tree, q, poses, expressed_in, None, ang, lin)
+    return _expressed(tree, q, poses, expressed_in, ang, lin)
 
 
 def point_acceleration(tree, q: Any, v: Any, vdot: Any, frame: str, point: Any):
