@@ -210,4 +210,9 @@ def box_box_manifold(a: Box, pose_a: np.ndarray, b: Box, pose_b: np.ndarray, mar
         pa, pb = _edge_witness(a, pose_a, b, pose_b, index, n)
         return [(pa, pb, sep, n)]
     contacts = _face_contacts(a, pose_a, b, pose_b, kind, index, n)
-    return [(pa, pb, s, n) for pa, pb, s in contacts if s <= margin]
+    points = [(pa, pb, s, n) for pa, pb, s in contacts if s <= margin]
+    if not points:  # numerically empty clip: the single closest point
+        dist, pa, pb, n = box_box(a, pose_a, b, pose_b)
+        if dist <= margin:
+            points = [(pa, pb, dist, n)]
+    return points
