@@ -26,6 +26,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -279,6 +280,9 @@ class Runtime:
 
 
 _RUNTIMES: dict[str, Runtime] = {}
+LOCK = threading.RLock()
+"""Guards the per-process state of loading (libraries, the extension): builds may run in
+background threads (``multibody`` compiles while CasADi's VM serves calls)."""
 
 
 def load_runtime(path: Path, n_in_total: int, n_out_total: int) -> Runtime:
@@ -289,6 +293,11 @@ def load_runtime(path: Path, n_in_total: int, n_out_total: int) -> Runtime:
     CompileError
         When the library cannot be loaded or initialised.
     """
+    with LOCK:
+        return _load_runtime_locked(path, n_in_total, n_out_total)
+
+
+def _load_runtime_locked(path: Path, n_in_total: int, n_out_total: int) -> Runtime:
     key = str(path)
     rt = _RUNTIMES.get(key)
     if rt is not None:

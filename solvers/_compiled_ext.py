@@ -245,9 +245,14 @@ def caller_type(cache_dir: Path, compiler: Sequence[str]) -> type | None:
     """The extension's ``Caller`` type, built (once) into ``cache_dir``; None if impossible."""
     if os.environ.get("DYNABLOCKS_NO_FASTCALL"):
         return None
-    if "type" in _STATE:
+    from solvers import _compiled_build as build
+    with build.LOCK:
+        if "type" not in _STATE:
+            _STATE["type"] = _build_caller_type(cache_dir, compiler)
         return _STATE["type"]
-    _STATE["type"] = None
+
+
+def _build_caller_type(cache_dir: Path, compiler: Sequence[str]) -> type | None:
     from solvers import _compiled_build as build
     py_inc = sysconfig.get_paths().get("include", "")
     np_inc = np.get_include()
@@ -267,5 +272,4 @@ def caller_type(cache_dir: Path, compiler: Sequence[str]) -> type | None:
         spec.loader.exec_module(module)
     except Exception:  # optional accelerator: the ctypes path is used instead
         return None
-    _STATE["type"] = module.Caller
     return module.Caller

@@ -44,6 +44,8 @@ Thread safety
 Not thread-safe. Every :class:`CompiledFunction` of the same CasADi function within one
 process shares the library's static input/output buffers (and so do the arrays returned by
 :meth:`CompiledFunction.call_view`). Calls from one thread at a time are correct.
+:meth:`CompiledFunction.build` may run in a background thread (the compiler is a
+subprocess) while other threads call other instances.
 
 Examples
 --------

@@ -436,3 +436,16 @@ def test_function_without_code_generation_falls_back(monkeypatch):
     assert rec[0].filename == __file__  # attributed to the caller, not to solvers/
     assert calls == [] and cf.backend == "casadi"
     np.testing.assert_array_equal(out, [10.0])
+
+
+@needs_cc
+def test_concurrent_builds_in_threads():
+    from concurrent.futures import ThreadPoolExecutor
+    x = ca.SX.sym("x", 5)
+    f = ca.Function("threaded", [x], [ca.cumsum(ca.sin(x)) * x[0]])
+    with ThreadPoolExecutor(3) as pool:
+        built = list(pool.map(lambda _: CompiledFunction(f).build(), range(3)))
+    xv = np.linspace(-1.0, 1.0, 5)
+    for cf in built:
+        assert cf.backend == "c"
+        assert_matches(f, cf(xv), xv)
