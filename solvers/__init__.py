@@ -5,4 +5,4 @@ Submodules are imported on first use (``solvers.ops``, ``solvers.lcp``, ...), so
 lower layers (``multibody``) can use ``solvers.ops`` without pulling in higher ones.
 """
 
-__all__ = ["ops"]
+__all__ = ["ops", "compiled", "lcp"]

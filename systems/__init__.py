@@ -21,5 +21,13 @@ __all__ = [
     "DiagramContext", "InputPort", "OutputPort", "State", "WitnessFunction",
     "DiagramBuildError", "PortSizeError", "AlgebraicLoopError", "InputNotConnectedError",
     "PortValueError", "SymbolicEvaluationError", "SystemCallbackError",
-    "FeedthroughInferenceWarning",
+    "FeedthroughInferenceWarning", "Simulator",
 ]
+
+
+def __getattr__(name: str):
+    """``systems.Simulator`` is imported on first use (it builds on this package)."""
+    if name == "Simulator":
+        from .analysis.simulator import Simulator
+        return Simulator
+    raise AttributeError(f"module 'systems' has no attribute {name!r}")

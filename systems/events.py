@@ -22,7 +22,9 @@ an unrestricted update.
 """
 from __future__ import annotations
 
+import copy
 import math
+import numbers
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
@@ -35,6 +37,10 @@ __all__ = [
 
 EVENT_KINDS = ("discrete", "publish", "unrestricted")
 WITNESS_DIRECTIONS = ("positive_then_nonpositive", "negative_then_nonnegative", "crosses_zero")
+
+
+def _is_real(x: Any) -> bool:
+    return isinstance(x, numbers.Real) and not isinstance(x, bool)
 
 
 def _check_kind(kind: str, owner: str) -> str:
@@ -67,10 +73,12 @@ class PeriodicEvent:
         owner = f"system '{getattr(self.system, 'name', '?')}'"
         _check_kind(self.kind, owner)
         _check_callback(self.callback, owner)
-        if not (isinstance(self.period, (int, float)) and math.isfinite(self.period) and self.period > 0):
+        if not (_is_real(self.period) and math.isfinite(self.period) and self.period > 0):
             raise ValueError(f"{owner}: periodic event period must be a finite number > 0, got {self.period!r}")
-        if not (isinstance(self.offset, (int, float)) and math.isfinite(self.offset) and self.offset >= 0):
+        if not (_is_real(self.offset) and math.isfinite(self.offset) and self.offset >= 0):
             raise ValueError(f"{owner}: periodic event offset must be a finite number >= 0, got {self.offset!r}")
+        object.__setattr__(self, "period", float(self.period))
+        object.__setattr__(self, "offset", float(self.offset))
 
     def time_of(self, k: int) -> float:
         """The ``k``-th event time, ``offset + k * period``."""
@@ -174,7 +182,7 @@ class State:
         self._system = context.system
         self.continuous_state = np.array(context.continuous_state, dtype=float, copy=True)
         self.discrete_state = np.array(context.discrete_state, dtype=float, copy=True)
-        self.abstract_state = list(context.abstract_state)
+        self.abstract_state = copy.deepcopy(list(context.abstract_state))
 
     def _checked(self, x, n, what):
         arr = np.asarray(x, dtype=float).reshape(-1)

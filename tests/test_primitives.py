@@ -209,11 +209,12 @@ def test_zero_order_hold_and_delay_declarations():
     assert symbolic_vs_numeric(zoh, ctx, [[5.0, 6.0]]) == 2
 
     delay = DiscreteTimeDelay(0.1, 3, 1)
-    ctx = _ctx(delay, xd=[1.0, 2.0, 3.0])
+    assert delay.num_discrete_states() == 4  # delay_steps + 1 samples
+    ctx = _ctx(delay, xd=[1.0, 2.0, 3.0, 3.5])
     delay.get_input_port().fix_value(ctx, [4.0])
     np.testing.assert_array_equal(delay.get_output_port().eval(ctx), [1.0])
     (ev,) = delay.events()
-    np.testing.assert_array_equal(ev.callback(ctx), [2.0, 3.0, 4.0])
+    np.testing.assert_array_equal(ev.callback(ctx), [2.0, 3.0, 3.5, 4.0])
     assert symbolic_vs_numeric(delay, ctx, [[4.0]]) == 2
 
 

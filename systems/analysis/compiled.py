@@ -185,12 +185,13 @@ class CompiledSimulator:
             self._next_update = max(0, math.ceil((t - offset) / period - 1e-9))
         eps = _EPS * max(1.0, abs(t_final))
         while True:
-            # Discrete updates due now run first (Drake's order: updates at the start of a
-            # step, publishes at its end, so samples at an update time hold pre-update values).
+            # Discrete updates due now; publishes at the same time see the updated state (the
+            # interpreted Simulator's order), so the sample at t is recorded again.
             if period is not None and offset + self._next_update * period <= t + eps:
                 xd = np.asarray(self._cs.update(t, x, xd, u, p).full(), float).ravel()
                 self._next_update += 1
                 self._check_finite(t, x, xd)
+                self._record(np.array([t]), x.reshape(-1, 1), xd, u, p)
             if t >= t_final - eps:
                 break
             t_next = t_final if period is None else min(t_final, offset + self._next_update * period)
@@ -303,7 +304,9 @@ class CompiledSimulator:
             out[:, k:k + _CHUNK] = chunk.reshape(self._cs.nx, _CHUNK)
             x = out[:, k + _CHUNK - 1]
         self._steps += n
-        return ts + hs, out[:, :n]
+        times = ts + hs
+        times[-1] = t1  # land exactly on the segment end (an event or output time)
+        return times, out[:, :n]
 
     # ------------------------------------------------------------------ logging and results
     def _record(self, times, xs, xd, u, p):

@@ -33,7 +33,9 @@ class ZeroOrderHold(LeafSystem):
 class DiscreteTimeDelay(LeafSystem):
     """y[n] = u[n - delay_steps], sampled every ``update_sec`` (a shift register).
 
-    The state holds the last ``delay_steps`` samples, oldest first (initially zeros).
+    The state holds the last ``delay_steps + 1`` samples, oldest first (initially zeros):
+    after the update at step n it is [u[n - delay_steps], ..., u[n]] and the output is its
+    oldest entry, so the output held over [n T, (n + 1) T) is u[n - delay_steps].
     """
 
     def __init__(self, update_sec: float, delay_steps: int, vector_size: int,
@@ -43,7 +45,7 @@ class DiscreteTimeDelay(LeafSystem):
             raise ValueError(f"DiscreteTimeDelay: delay_steps must be >= 1, got {delay_steps}")
         self.period, self.delay_steps, n = float(update_sec), int(delay_steps), int(vector_size)
         u = self.declare_input_port("u", n)
-        self.declare_discrete_state(n * self.delay_steps)
+        self.declare_discrete_state(n * (self.delay_steps + 1))
         self.declare_periodic_discrete_update(
             self.period, 0.0, lambda c: ops.vertcat(c.discrete_state[n:], u.eval(c)))
         self.declare_output_port("y", n, lambda c: c.discrete_state[:n], feedthrough=False,
