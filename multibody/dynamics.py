@@ -117,7 +117,7 @@ def _spd_solve(D: Any, B: Any):
     if not _sym(D, B):
         return np.linalg.solve(D, B)
     if n == 1:
-        return B / D[0, 0]
+        return B * (1 / D[0, 0])  # one division, then multiplications
     d: list = [None] * n
     L = [[None] * n for _ in range(n)]
     for j in range(n):
@@ -333,8 +333,8 @@ def forward_dynamics(tree, q: Any, v: Any, tau: Any, external_wrenches: list | N
             D = S.T @ Ui
             u = tau[j.v_start:j.v_start + j.nv] - S.T @ pA[i]
             U[i] = Ui
-            DUT = _spd_solve(D, Ui.T)
-            Du = _spd_solve(D, u)
+            sol = _spd_solve(D, ops.horzcat(Ui.T, u))  # D^-1 [U^T, u], one factorization
+            DUT, Du = sol[:, 0:6], sol[:, 6]
             Dinv_UT[i], Dinv_u[i] = DUT, Du
             if lam:
                 Ia = _symm(IA[i] - Ui @ DUT)
