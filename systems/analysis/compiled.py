@@ -164,6 +164,7 @@ class CompiledSimulator:
         self._context = context
         self._initialized = False
         self._next_update = None
+        self._steps = 0
 
     def initialize(self) -> None:
         """Build (and compile) the integration code, and record the initial log samples."""
