@@ -334,14 +334,7 @@ class DiagramContext(Context):
 
     def set_continuous_state(self, x) -> None:
         """Set every leaf's continuous state from one concatenated vector."""
-        n = self._system.num_continuous_states()
-        x = normalize_vector(x, n, f"continuous state of diagram '{self._system.name}'")
-        k = 0
-        for leaf in self._leaves:
-            m = leaf._xc.shape[0]
-            if m:
-                leaf._xc = _store(x[k:k + m], m, leaf._what("continuous state"))
-                k += m
+        self._scatter(x, "_xc", "continuous state", self._system.num_continuous_states())
         self._root._invalidate("continuous_state", self)
 
     @property
@@ -351,15 +344,18 @@ class DiagramContext(Context):
 
     def set_discrete_state(self, xd) -> None:
         """Set every leaf's discrete state from one concatenated vector."""
-        n = self._system.num_discrete_states()
-        xd = normalize_vector(xd, n, f"discrete state of diagram '{self._system.name}'")
+        self._scatter(xd, "_xd", "discrete state", self._system.num_discrete_states())
+        self._root._invalidate("discrete_state", self)
+
+    def _scatter(self, value, attr: str, what: str, n: int) -> None:
+        """Split a concatenated state vector into the leaves' ``attr`` slots."""
+        value = normalize_vector(value, n, f"{what} of diagram '{self._system.name}'")
         k = 0
         for leaf in self._leaves:
-            m = leaf._xd.shape[0]
+            m = getattr(leaf, attr).shape[0]
             if m:
-                leaf._xd = _store(xd[k:k + m], m, leaf._what("discrete state"))
+                setattr(leaf, attr, _store(value[k:k + m], m, leaf._what(what)))
                 k += m
-        self._root._invalidate("discrete_state", self)
 
     @property
     def abstract_state(self) -> list:

@@ -97,9 +97,7 @@ class PeriodicEvent:
 
 
 @dataclass(frozen=True)
-class PerStepEvent:
-    """An event after every simulator step (and once at initialization, as in Drake)."""
-
+class _CallbackEvent:
     kind: str
     callback: Callable
     system: Any = field(compare=False, repr=False, default=None)
@@ -111,17 +109,13 @@ class PerStepEvent:
 
 
 @dataclass(frozen=True)
-class InitializationEvent:
+class PerStepEvent(_CallbackEvent):
+    """An event after every simulator step (and once at initialization, as in Drake)."""
+
+
+@dataclass(frozen=True)
+class InitializationEvent(_CallbackEvent):
     """An event run once by ``Simulator.initialize()``."""
-
-    kind: str
-    callback: Callable
-    system: Any = field(compare=False, repr=False, default=None)
-
-    def __post_init__(self):
-        owner = f"system '{getattr(self.system, 'name', '?')}'"
-        _check_kind(self.kind, owner)
-        _check_callback(self.callback, owner)
 
 
 @dataclass(frozen=True)
