@@ -298,7 +298,23 @@ class RigidBodyTree(AlgorithmsMixin):
         self._nq, self._nv = qs, vs
         self._parent_index = [-1] + [self._bodies[j.parent].index for j in order]
         self._finalized = True
+        self._warn_singular_joints()
         return self
+
+    def _warn_singular_joints(self) -> None:
+        """Warn about joints that move no mass or inertia at the neutral configuration
+        (a zero diagonal of H: forward dynamics would divide by zero there)."""
+        if not self._nv:
+            return
+        import warnings
+        from .dynamics import mass_matrix
+        d = np.diag(mass_matrix(self, self.neutral_configuration()))
+        bad = [j.name for j in self._joint_order for k in range(j.nv)
+               if d[j.v_start + k] <= 1e-12 * max(1.0, float(np.max(d)))]
+        if bad:
+            warnings.warn(f"tree '{self.name}': joints {sorted(set(bad))} move no mass or "
+                          "inertia at the neutral configuration; the mass matrix is singular "
+                          "there and forward dynamics will fail", RuntimeWarning, stacklevel=3)
 
     def _body_or_raise(self, name: str) -> Body:
         try:

@@ -217,3 +217,13 @@ def test_frame_added_after_building_functions():
                                atol=1e-12)
     with pytest.raises(TypeError, match="frame arguments are body or frame names"):
         t.jacobian(3, q)
+
+
+def test_joint_moving_no_mass_is_reported():
+    t = RigidBodyTree("s")
+    t.add_body("a", 1.0, inertia=np.eye(3))
+    t.add_body("b", 0.0)
+    t.add_joint(Revolute("j1", "world", "a"))
+    t.add_joint(Revolute("j2", "a", "b"))
+    with pytest.warns(RuntimeWarning, match=r"tree 's': joints \['j2'\] move no mass"):
+        t.finalize()
