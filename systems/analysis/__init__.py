@@ -1,15 +1,24 @@
-"""Analysis of systems: simulation (and, later, linearization and friends).
+"""Analysis of systems: simulation (interpreted and compiled) and linearization.
 
 Public names
 ------------
 Simulator, SimulatorStatus, EventStatus, SimulationError, NonFiniteStateError,
-ButcherTableau, INTEGRATOR_NAMES (the integrator names the Simulator accepts).
+ButcherTableau, INTEGRATOR_NAMES (the integrator names the Simulator accepts),
+CompiledSimulator, COMPILED_INTEGRATORS, linearize, first_order_taylor_approximation,
+controllability_matrix, is_controllable, observability_matrix, is_observable,
+EquilibriumError.
 """
 from .integrators import INTEGRATOR_NAMES, ButcherTableau, StepSizeError
+from .compiled import COMPILED_INTEGRATORS, CompiledSimulator
+from .linearize import (EquilibriumError, controllability_matrix, first_order_taylor_approximation,
+                        is_controllable, is_observable, linearize, observability_matrix)
 from .simulator import (EventStatus, NonFiniteStateError, SimulationError, Simulator,
                         SimulatorStatus)
 
 __all__ = [
     "Simulator", "SimulatorStatus", "EventStatus", "SimulationError", "NonFiniteStateError",
-    "ButcherTableau", "INTEGRATOR_NAMES", "StepSizeError",
+    "ButcherTableau", "INTEGRATOR_NAMES", "StepSizeError", "CompiledSimulator",
+    "COMPILED_INTEGRATORS", "linearize", "first_order_taylor_approximation",
+    "controllability_matrix", "is_controllable", "observability_matrix", "is_observable",
+    "EquilibriumError",
 ]
