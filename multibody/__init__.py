@@ -22,14 +22,20 @@ __all__ = [
     "spatial", "kinematics", "dynamics",
 ]
 
-_LAZY = {"Sphere": "geometry", "Box": "geometry", "Cylinder": "geometry",
+_LAZY = {"Shape": "geometry", "Sphere": "geometry", "Box": "geometry", "Cylinder": "geometry",
          "Capsule": "geometry", "Halfspace": "geometry", "Mesh": "geometry",
-         "parse_urdf": "urdf"}
+         "DistanceResult": "geometry", "signed_distance": "geometry",
+         "ContactPoint": "geometry", "contact_points": "geometry",
+         "CollisionFilter": "geometry", "CandidatePair": "geometry",
+         "parse_urdf": "urdf", "model_path": "urdf", "URDFError": "urdf",
+         "RigidBodyPlant": "plant"}
+__all__ += sorted(_LAZY)
 
 
 def __getattr__(name: str):
-    """Shapes (``multibody.geometry``) and ``parse_urdf`` (``multibody.urdf``) are imported on
-    first use, so the core does not depend on those modules."""
+    """Geometry (``multibody.geometry``), the URDF parser (``multibody.urdf``) and
+    ``RigidBodyPlant`` (``multibody.plant``, which builds on ``systems``) are imported on first
+    use, so the core (spatial, joints, tree, algorithms) depends on none of them."""
     mod = _LAZY.get(name)
     if mod is None:
         raise AttributeError(f"module 'multibody' has no attribute {name!r}")
