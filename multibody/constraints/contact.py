@@ -1,0 +1,265 @@
+"""Point contact between collision geometries with Coulomb friction (time stepping).
+
+For every contact point ``x`` (normal ``n`` from A to B, signed distance ``phi``) found by
+:func:`multibody.geometry.contact_points` within ``margin``, the block gives one normal row
+``n . (v_B(x) - v_A(x))`` (``UNILATERAL``) and friction rows:
+
+* ``friction="cone"`` (default): ``k`` directions ``d_i = cos(2 pi i / k) t1 + sin(2 pi i /
+  k) t2`` of a polyhedral cone (``FRICTION_CONE``); the system adds the maximum-dissipation
+  complementarity ``lambda >= 0 _|_ mu p_n - sum_i beta_i >= 0`` and
+  ``d_i . v_rel + lambda >= 0 _|_ beta_i >= 0`` (Stewart & Trinkle 1996, Anitescu & Potra
+  1997) and solves the LCP with Lemke's method;
+* ``friction="box"``: two tangent rows bounded by ``+-mu p_n`` (ODE's friction pyramid,
+  ``FRICTION_BOX``), solved as a boxed LCP.
+
+Non-penetration (velocity level, ``w = n . v_rel(t+h) + b >= 0``):
+
+* ``formulation="anitescu_potra"`` (default): ``b = phi / h`` for a gap (a contact within
+  the margin may close exactly its gap in the step: no force before touching) and
+  ``b = erp * phi / h`` for a penetration (Baumgarte-style stabilization with ERP);
+* ``formulation="stewart_trinkle"``: ``b = phi / h`` always, the linearized
+  ``phi(q_{n+1}) >= 0`` (full correction of a penetration in one step).
+
+With a spring-damper ``(kp, kd)`` the normal rows are soft: ``(erp, cfm)`` from ODE's
+mapping (see :mod:`multibody.constraints.base`).
+
+References
+----------
+D. E. Stewart and J. C. Trinkle, "An implicit time-stepping scheme for rigid body dynamics
+with inelastic collisions and Coulomb friction", IJNME 39 (1996). M. Anitescu and F. A.
+Potra, "Formulating dynamic multi-rigid-body contact problems with friction as solvable
+linear complementarity problems", Nonlinear Dynamics 14 (1997).
+"""
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+from ..contact_results import PointContactResult
+from ..geometry import CollisionFilter, Halfspace, Mesh, contact_points
+from .base import (FRICTION_BOX, FRICTION_CONE, UNILATERAL, ConstraintRows, StepKinematics, cross_rows,
+                   TimeSteppingConstraintForce)
+
+__all__ = ["PointContactConstraint", "tangent_basis"]
+
+
+def tangent_basis(n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Unit tangents ``(t1, t2)`` (m, 3) for unit normals ``n`` (m, 3): ``t1`` is the world
+    x axis projected on the tangent plane (the y axis when ``|n_x| > 0.9``), ``t2 = n x t1``."""
+    n = np.asarray(n, float).reshape(-1, 3)
+    a = np.zeros_like(n)
+    use_x = np.abs(n[:, 0]) < 0.9
+    a[use_x, 0] = 1.0
+    a[~use_x, 1] = 1.0
+    t1 = a - np.sum(a * n, axis=1, keepdims=True) * n
+    t1 /= np.linalg.norm(t1, axis=1, keepdims=True)
+    return t1, cross_rows(n, t1)
+
+
+class PointContactConstraint(TimeSteppingConstraintForce):
+    """Frictional point contact among the tree's collision geometries (module docstring).
+
+    Parameters
+    ----------
+    tree : RigidBodyTree
+        Geometries: every ``tree.bodies[i].collision_geometries`` (world geometry such as
+        a ``Halfspace`` ground is attached to the body ``"world"``).
+    mu : float
+        Coulomb friction coefficient (parameter ``mu``, >= 0).
+    pairs : sequence of (str, str), optional
+        Geometry name pairs to test; default every pair the ``collision_filter`` allows.
+    collision_filter : CollisionFilter, optional
+        Default ``CollisionFilter()`` (same body and parent/child pairs skipped).
+    num_directions : int
+        ``k`` directions of the polyhedral cone (``friction="cone"``; >= 3, default 4).
+    friction : {"cone", "box"}
+    formulation : {"anitescu_potra", "stewart_trinkle"}
+    margin : float
+        Contacts with signed distance ``<= margin`` (m) are included (default 5 mm), so
+        contacts that may happen within the step are seen by the solve.
+    erp, cfm, kp, kd
+        Softening (see :class:`TimeSteppingConstraintForce`); default ``erp = 0.2`` and a
+        small ``cfm = 1e-8`` regularizing redundant contacts.
+    name : str, optional
+
+    Raises
+    ------
+    ValueError
+        Unknown geometry names in ``pairs``, a pair of geometries on the same body, a
+        non-collidable shape (Mesh, Halfspace-Halfspace), bad ``mu``/``k``/``margin``.
+    """
+
+    def __init__(self, tree, mu: float = 1.0, *, pairs: Optional[Sequence[tuple]] = None,
+                 collision_filter: Optional[CollisionFilter] = None, num_directions: int = 4,
+                 friction: str = "cone", formulation: str = "anitescu_potra",
+                 margin: float = 5e-3, erp: float = 0.2, cfm: float = 1e-8,
+                 kp: Optional[float] = None, kd: Optional[float] = None,
+                 name: Optional[str] = None) -> None:
+        super().__init__(tree, erp=erp, cfm=cfm, kp=kp, kd=kd, name=name)
+        nm = f"contact constraint '{self.name}'"
+        if not (np.isfinite(mu) and mu >= 0):
+            raise ValueError(f"{nm}: mu must be finite and >= 0, got {mu}")
+        if friction not in ("cone", "box"):
+            raise ValueError(f"{nm}: friction must be 'cone' or 'box', got {friction!r}")
+        if formulation not in ("anitescu_potra", "stewart_trinkle"):
+            raise ValueError(f"{nm}: formulation must be 'anitescu_potra' or 'stewart_trinkle', "
+                             f"got {formulation!r}")
+        if int(num_directions) != num_directions or num_directions < 3:
+            raise ValueError(f"{nm}: num_directions must be an integer >= 3, got {num_directions}")
+        if not (np.isfinite(margin) and margin >= 0):
+            raise ValueError(f"{nm}: margin must be finite and >= 0, got {margin}")
+        self.declare_numeric_parameter("mu", mu)
+        self.friction = friction
+        self.formulation = formulation
+        self.k = int(num_directions)
+        self.margin = float(margin)
+        self.filter = collision_filter or CollisionFilter()
+        self._geoms = [g for b in tree.bodies for g in b.collision_geometries
+                       if not isinstance(g.shape, Mesh)]
+        by_name = {g.name: g for b in tree.bodies for g in b.collision_geometries}
+        self._index = {b.name: b.index for b in tree.bodies}
+        # bodies joined by a joint are parent/child for the filter, except through a free
+        # (floating) joint, which does not restrict the motion (a free body hits the ground)
+        self._parent_child = {frozenset((j.parent, j.child)) for j in tree.joints
+                              if j.type != "free"}
+        self.pairs = None
+        if pairs is not None:
+            checked = []
+            for pair in pairs:
+                try:
+                    a, b = pair
+                except (TypeError, ValueError):
+                    raise ValueError(f"{nm}: pairs must be (geometry, geometry) name pairs, got "
+                                     f"{pair!r}") from None
+                for g in (a, b):
+                    if g not in by_name:
+                        raise ValueError(f"{nm}: unknown collision geometry {g!r} in tree "
+                                         f"'{tree.name}' (known: {sorted(by_name)})")
+                ga, gb = by_name[a], by_name[b]
+                if ga.body == gb.body:
+                    raise ValueError(f"{nm}: geometries '{a}' and '{b}' are both on body "
+                                     f"'{ga.body}'; a body cannot be in contact with itself")
+                for g in (ga, gb):
+                    if isinstance(g.shape, Mesh):
+                        raise ValueError(f"{nm}: geometry '{g.name}' is a Mesh (not collidable)")
+                if isinstance(ga.shape, Halfspace) and isinstance(gb.shape, Halfspace):
+                    raise ValueError(f"{nm}: pair ('{a}', '{b}') is two halfspaces")
+                checked.append((ga, gb))
+            self.pairs = checked
+        # precomputed polyhedral-cone angles
+        ang = 2.0 * np.pi * np.arange(self.k) / self.k
+        self._cs = np.cos(ang), np.sin(ang)
+
+    # ------------------------------------------------------------------ detection
+    def _candidates(self, kin: StepKinematics):
+        def pose(g):
+            i = self._index[g.body]
+            X = np.eye(4)
+            X[:3, :3] = kin.R[i]
+            X[:3, 3] = kin.p[i]
+            return X @ g.pose
+        if self.pairs is not None:
+            return [(ga, gb, pose(ga), pose(gb)) for ga, gb in self.pairs]
+        body_poses = {}
+        for g in self._geoms:
+            if g.body not in body_poses:
+                i = self._index[g.body]
+                X = np.eye(4)
+                X[:3, :3] = kin.R[i]
+                X[:3, 3] = kin.p[i]
+                body_poses[g.body] = X
+        pc = self._parent_child
+        return self.filter.candidate_pairs(self._geoms, body_poses,
+                                           lambda a, b: frozenset((a, b)) in pc, self.margin)
+
+    def detect(self, kin: StepKinematics) -> dict:
+        """Contact points at the start of the step: arrays ``point`` (n, 3), ``normal``,
+        ``distance`` (n,), ``body_a``/``body_b`` (n,) body indices and geometry names."""
+        pts, nrm, dist, ba, bb, names = [], [], [], [], [], []
+        for ga, gb, Xa, Xb in self._candidates(kin):
+            for c in contact_points(ga.shape, Xa, gb.shape, Xb, self.margin):
+                pts.append(0.5 * (c.point_a + c.point_b))
+                nrm.append(c.normal)
+                dist.append(c.distance)
+                ba.append(self._index[ga.body])
+                bb.append(self._index[gb.body])
+                names.append((ga, gb))
+        n = len(pts)
+        return {"point": np.array(pts).reshape(n, 3), "normal": np.array(nrm).reshape(n, 3),
+                "distance": np.array(dist, float), "body_a": np.array(ba, int),
+                "body_b": np.array(bb, int), "geometries": names}
+
+    # ------------------------------------------------------------------ rows
+    def calc_rows(self, context, kin: StepKinematics) -> ConstraintRows:
+        """Normal rows (one per contact, first) then the friction rows, contact by
+        contact (``k`` cone directions or two box tangents)."""
+        det = self.detect(kin)
+        nc = det["distance"].shape[0]
+        if nc == 0:
+            return ConstraintRows.empty(kin.v.shape[0])
+        h = kin.h
+        erp, cfm = self.softening(context, h)
+        mu = float(context.get_parameter("mu")[0])
+        x, n, phi = det["point"], det["normal"], det["distance"]
+        a, b = det["body_a"], det["body_b"]
+        t1, t2 = tangent_basis(n)
+
+        if self.formulation == "stewart_trinkle" and not self.spring:
+            bias = phi / h
+        else:
+            bias = np.where(phi > 0, phi / h, erp * phi / h)
+        if self.friction == "cone":
+            c, s = self._cs
+            dirs = (c[None, :, None] * t1[:, None, :] + s[None, :, None] * t2[:, None, :])
+            nf = self.k
+            kind_f, lo_f = FRICTION_CONE, 0.0
+        else:
+            dirs = np.stack([t1, t2], axis=1)
+            nf = 2
+            kind_f, lo_f = FRICTION_BOX, -mu
+        # all direction rows at once: normals, friction directions, then (t1, t2) per contact
+        D = np.concatenate([n, dirs.reshape(-1, 3), np.stack([t1, t2], axis=1).reshape(-1, 3)])
+        X = np.concatenate([x, np.repeat(x, nf, axis=0), np.repeat(x, 2, axis=0)])
+        B = np.concatenate([b, np.repeat(b, nf), np.repeat(b, 2)])
+        Aix = np.concatenate([a, np.repeat(a, nf), np.repeat(a, 2)])
+        rows = kin.point_rows(B, X, D) - kin.point_rows(Aix, X, D)
+        m = nc * (1 + nf)
+        J, Jt = rows[:m], rows[m:]
+        kind = np.full(m, kind_f, int)
+        kind[:nc] = UNILATERAL
+        lo = np.full(m, lo_f)
+        lo[:nc] = 0.0
+        hi = np.full(m, mu)
+        hi[:nc] = np.inf
+        normal = np.full(m, -1, int)
+        normal[nc:] = np.repeat(np.arange(nc), nf)
+        bias_all = np.zeros(m)
+        bias_all[:nc] = bias
+        phi_all = np.zeros(m)
+        phi_all[:nc] = phi
+        sig = tuple((ga.name, gb.name) for ga, gb in det["geometries"])
+        info = dict(det, dirs=dirs.reshape(-1, 3), nf=nf, Jt=Jt, t1=t1, t2=t2, time=kin.time,
+                    signature=sig)
+        return ConstraintRows(J, bias_all, np.full(m, cfm), kind, lo, hi, normal, phi_all, info)
+
+    def results(self, rows: ConstraintRows, impulses: np.ndarray, v_next: np.ndarray,
+                kin: StepKinematics) -> list:
+        """One :class:`PointContactResult` per contact point (forces = impulses / h)."""
+        info = rows.info
+        if info is None:
+            return []
+        nc = info["distance"].shape[0]
+        h = kin.h
+        pn = impulses[:nc] / h
+        beta = impulses[nc:].reshape(nc, info["nf"]) / h
+        ft = np.einsum("ck,ckj->cj", beta, info["dirs"].reshape(nc, info["nf"], 3))
+        vt = (info["Jt"] @ v_next).reshape(nc, 2)
+        slip = vt[:, :1] * info["t1"] + vt[:, 1:] * info["t2"]
+        out = []
+        for i, (ga, gb) in enumerate(info["geometries"]):
+            out.append(PointContactResult(ga.body, gb.body, ga.name, gb.name,
+                                          info["point"][i].copy(), info["normal"][i].copy(),
+                                          float(info["distance"][i]), float(pn[i]), ft[i].copy(),
+                                          slip[i].copy()))
+        return out

@@ -1,0 +1,529 @@
+"""``TimeSteppingRigidBodySystem``: a rigid-body tree with actuators, sensors and
+time-stepping constraint forces (contact, joint limits, loop closures, joint friction) as one
+discrete-time System.
+
+Every ``time_step`` h the periodic discrete update solves, for the next velocity ``vn``
+and the constraint impulses ``p`` together,
+
+.. math::
+
+    (H(q) + h D)(v_n - v) = h\\,(\\tau_{act} + \\tau_{passive}(q, v) - C(q, v)) + J^T p ,
+
+with every constraint row ``w = J v_n + b + cfm/h p`` complementary to ``p``
+(:mod:`multibody.constraints.base`; ``D`` the joint damping, taken implicitly), as an LCP
+or boxed LCP over the Delassus operator ``J (H + h D)^{-1} J^T + diag(cfm/h)``
+(:mod:`multibody._time_stepping_solve`); then ``q_n = q (+) h v_n`` with
+``tree.integrate`` (exponential map on quaternions). With ``project_positions`` (default),
+the position errors of the rigid bilateral blocks (closures, welds without CFM or
+spring softening) are then removed by up to three Gauss-Newton steps ``dq = -H^{-1} J^T (J H^{-1} J^T)^+ phi(q_n)`` (post-
+stabilization, Cline & Pai 2003), so loop closures do not drift.
+
+Ports
+-----
+* inputs: one per actuator, named after the actuator (its ``command``);
+* ``state`` (nq + nv): ``[q; v]``;
+* ``contact_results`` (abstract :class:`~multibody.contact_results.ContactResults`): the
+  contacts of the step that starts at the context's time (forces = impulses / h); it
+  depends on the commands (direct feedthrough);
+* ``step`` (abstract :class:`StepSolution`): the whole solution of that step (cached: the
+  discrete update and ``contact_results`` share one solve);
+* one per sensor output port: named after the sensor when the sensor has one output
+  port, else ``"<sensor>_<port>"``. A sensor reading ``generalized_acceleration`` gets
+  ``(v_n - v) / h`` of the step starting at the context's time, and one reading
+  ``contact_results`` gets that step's contacts.
+
+Timing: the update is periodic with offset 0, like the framework's discrete
+``LinearSystem``; the update at ``t`` takes the state at ``t`` to the state at ``t + h``.
+The Simulator applies the updates due at a time before publishing, so after
+``Simulator.advance_to(T)`` the context holds the state of ``T + h`` (``T/h + 1`` updates,
+the first at ``t = 0``). :meth:`TimeSteppingRigidBodySystem.advance` applies ``n`` updates
+and sets the time to ``t + n h``, so time and state agree there.
+
+Blocks (actuators, sensors, constraints) are evaluated through their own contexts (one
+scratch context per block, fully overwritten before every evaluation: time, the block's
+discrete state, parameters and inputs). Their discrete state is part of this system's
+discrete state ``[q; v; block states...]`` and their periodic discrete updates must have
+the period ``time_step``. Their numeric parameters become this system's parameters
+``"<block>.<parameter>"`` (e.g. ``"contact.mu"``).
+
+Not symbolic: the LCP solve pivots, so every callback raises
+:class:`~systems.SymbolicEvaluationError` on CasADi symbols (``to_casadi`` names this
+system). A failed LCP solve falls back as documented in
+:mod:`multibody._time_stepping_solve` with a :class:`TimeSteppingWarning` naming the
+system, the time and the residual (or raises :class:`~solvers.lcp.LCPSolveError` with
+``lcp_failure="raise"``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional, Sequence
+
+import casadi as ca
+import numpy as np
+import scipy.linalg as sla
+
+from solvers import ops
+from solvers.compiled import CompiledFunction
+from systems import LeafSystem, SymbolicEvaluationError
+from systems.events import PeriodicEvent
+
+from . import kinematics as kin
+from ._time_stepping_solve import SolveReport, TimeSteppingWarning, solve_impulses
+from .constraints.base import ConstraintRows, StepKinematics, TimeSteppingConstraintForce
+from .contact_results import ContactResults
+
+__all__ = ["TimeSteppingRigidBodySystem", "StepSolution", "TimeSteppingWarning"]
+
+
+@dataclass(frozen=True, eq=False)
+class StepSolution:
+    """Solution of the step ``[time, time + h]`` (value of the ``step`` output port).
+
+    Attributes
+    ----------
+    time : float
+    q_next, v_next : ndarray
+        Configuration (nq,) and velocity (nv,) at ``time + h``.
+    xd_next : ndarray
+        The whole next discrete state (with the blocks' states).
+    tau_actuators : ndarray, shape (nv,)
+        Sum of the actuator forces.
+    tau_constraint : ndarray, shape (nv,)
+        Mean generalized constraint force ``J^T p / h``.
+    impulses : list of ndarray
+        Per constraint block, the impulses of its rows.
+    rows : list of ConstraintRows
+    contact_results : ContactResults
+    report : SolveReport
+        LCP status, method, residual and size.
+    """
+
+    time: float
+    q_next: np.ndarray
+    v_next: np.ndarray
+    xd_next: np.ndarray
+    tau_actuators: np.ndarray
+    tau_constraint: np.ndarray
+    impulses: list
+    rows: list
+    contact_results: ContactResults
+    report: SolveReport
+
+    @property
+    def generalized_acceleration(self) -> np.ndarray:
+        """``(v_next - v) / h`` of the step."""
+        return self._accel
+
+    def _set_accel(self, a: np.ndarray) -> None:
+        object.__setattr__(self, "_accel", a)
+
+
+def _fused_function(tree, include_passive: bool) -> ca.Function:
+    """``(q, v) -> (H, c, P, S)``: mass matrix, ``C - tau_passive``, body poses (12 per body:
+    R row-major then p) and the world-origin spatial motion columns ``S = [W; U]`` (6 x nv)."""
+    nq, nv = tree.nq, tree.nv
+    q, v = ca.SX.sym("q", nq), ca.SX.sym("v", nv)
+    H = tree.mass_matrix(q)
+    c = tree.bias_forces(q, v)
+    if include_passive:
+        c = c - tree.joint_passive_forces(q, v)
+    poses = kin.world_poses(tree, q)
+    parts = []
+    for R, p in poses:
+        parts.append(ca.reshape(ca.SX(R).T, 9, 1))
+        parts.append(ca.SX(p) if not isinstance(p, ca.SX) else p)
+    cols = []
+    for i, j in enumerate(tree.joints, start=1):
+        if j.nv == 0:
+            continue
+        S = j._motion_subspace(q[j.q_start:j.q_start + j.nq])
+        R, p = poses[i]
+        for k in range(j.nv):
+            w = R @ S[0:3, k]
+            u = R @ S[3:6, k] + ops.cross(p, w)
+            cols.append(ops.vertcat(w, u))
+    Smat = ca.horzcat(*cols) if cols else ca.SX(6, 0)
+    return ca.Function(f"{tree.name}_time_stepping_kinematics", [q, v],
+                       [ca.densify(ca.SX(H)), ca.densify(ca.SX(c)), ca.densify(ca.vertcat(*parts)),
+                        ca.densify(ca.SX(Smat))], ["q", "v"], ["H", "c", "P", "S"])
+
+
+def _ancestor_mask(tree) -> np.ndarray:
+    bodies = tree.bodies
+    mask = np.zeros((len(bodies), tree.nv))
+    for b in bodies[1:]:
+        i = b.index
+        while i > 0:
+            j = tree.joints[i - 1]
+            mask[b.index, j.v_start:j.v_start + j.nv] = 1.0
+            i = tree._parent_index[i]
+    return mask
+
+
+class TimeSteppingRigidBodySystem(LeafSystem):
+    """A rigid-body tree with actuator, sensor and constraint blocks, advanced by a
+    velocity-level time-stepping scheme (module docstring).
+
+    Parameters
+    ----------
+    tree : RigidBodyTree
+    time_step : float
+        h > 0 (s).
+    actuators : sequence of Actuator
+        Blocks with inputs ``state`` (nq + nv) and ``command``, output
+        ``generalized_force`` (nv), built on ``tree``.
+    sensors : sequence of Sensor
+        Blocks with input ``state`` (and optionally ``generalized_acceleration``,
+        ``contact_results``), built on ``tree``.
+    constraints : sequence of TimeSteppingConstraintForce
+    include_passive_forces : bool
+        Joint damping (implicit) and springs (default True).
+    project_positions : bool
+        Post-stabilize the bilateral blocks' position errors (default True).
+    lcp_failure : {"fallback", "raise"}
+        What a failed LCP solve does (module docstring).
+    lcp_tolerance : float
+        Acceptance of the LCP's natural-map residual (velocity units, m/s or rad/s,
+        relative to ``max(1, ||b||)``; default 1e-7).
+    backend : {"auto", "c", "casadi"}
+        Evaluation of the fused dynamics/kinematics function (compiled C by default).
+    name : str, optional
+
+    Raises
+    ------
+    ValueError
+        ``time_step <= 0``, a block built on another tree or with sizes that do not match
+        the tree, duplicate block names, unsupported block state or events.
+    """
+
+    def __init__(self, tree, time_step: float, actuators: Sequence = (), sensors: Sequence = (),
+                 constraints: Sequence = (), *, include_passive_forces: bool = True,
+                 project_positions: bool = True, lcp_failure: str = "fallback",
+                 lcp_tolerance: float = 1e-7, backend: str = "auto",
+                 name: Optional[str] = None) -> None:
+        super().__init__(name or f"{tree.name}_time_stepping")
+        nm = f"TimeSteppingRigidBodySystem '{self.name}'"
+        try:
+            h = float(time_step)
+        except (TypeError, ValueError):
+            raise ValueError(f"{nm}: time_step must be a number, got {time_step!r}") from None
+        if not (np.isfinite(h) and h > 0):
+            raise ValueError(f"{nm}: time_step must be finite and > 0, got {time_step!r}")
+        if lcp_failure not in ("fallback", "raise"):
+            raise ValueError(f"{nm}: lcp_failure must be 'fallback' or 'raise', got {lcp_failure!r}")
+        tree.finalize()
+        self.tree, self.time_step = tree, h
+        self.nq, self.nv = nq, nv = tree.nq, tree.nv
+        self.project_positions = bool(project_positions)
+        self.lcp_failure = lcp_failure
+        self.lcp_tolerance = float(lcp_tolerance)
+        self.actuators, self.sensors = list(actuators), list(sensors)
+        self.constraints = list(constraints)
+        self._check_blocks(nm)
+        # discrete state: [q; v; block states]
+        x0 = [tree.neutral_configuration(), np.zeros(nv)]
+        self._xd_slices: dict = {}
+        k = nq + nv
+        for blk in self.actuators + self.sensors + self.constraints:
+            n = blk.num_discrete_states()
+            if n:
+                self._xd_slices[blk] = slice(k, k + n)
+                x0.append(np.asarray(blk._xd0, float))
+                k += n
+        self.declare_discrete_state(np.concatenate(x0))
+        self._params: dict = {}
+        for blk in self.actuators + self.sensors + self.constraints:
+            for pname, pval in zip(blk._param_names, blk._p0):
+                full = f"{blk.name}.{pname}"
+                self.declare_numeric_parameter(full, pval)
+                self._params.setdefault(blk, []).append((full, pname))
+        self._scratch = {blk: blk.create_default_context()
+                         for blk in self.actuators + self.sensors + self.constraints}
+        self._command_ports = [self.declare_input_port(a.name, a.get_input_port("command").size)
+                               for a in self.actuators]
+        self.declare_output_port("state", nq + nv, self._calc_state, feedthrough=False,
+                                 prerequisites=["discrete_state"])
+        self.declare_abstract_output_port("step", self._calc_step, model_value=None,
+                                          feedthrough=True)
+        self.declare_abstract_output_port("contact_results", self._calc_contacts,
+                                          model_value=ContactResults(), feedthrough=True)
+        self.sensor_ports: dict = {}
+        for s in self.sensors:
+            needs_step = (s.has_input_port("generalized_acceleration")
+                          or s.has_input_port("contact_results"))
+            for port in s.output_ports:
+                pname = s.name if len(s.output_ports) == 1 else f"{s.name}_{port.name}"
+                calc = (lambda c, s=s, port=port: self._calc_sensor(c, s, port))
+                if port.size is None:
+                    self.declare_abstract_output_port(pname, calc, feedthrough=needs_step)
+                else:
+                    self.declare_output_port(pname, port.size, calc, feedthrough=needs_step)
+                self.sensor_ports[pname] = (s, port)
+        self.declare_periodic_discrete_update(h, 0.0, self._update)
+        self._fun = _fused_function(tree, include_passive_forces)
+        self._fnum = CompiledFunction(self._fun, backend=backend)
+        self._mask = _ancestor_mask(tree)
+        damping = np.zeros(nv)
+        if include_passive_forces:
+            for j in tree.joints:
+                if j.nv:
+                    damping[j.v_start:j.v_start + j.nv] = np.broadcast_to(
+                        np.asarray(getattr(j, "damping", 0.0), float), (j.nv,))
+        self._hD = h * np.diag(damping)
+        # Warm start of the LCP: the last solution and the row structure it belongs to. A
+        # hint only (the solvers verify every solution), so it is kept here rather than in
+        # the context; it is used when the next solve has the same rows (same contacts).
+        self._warm = None
+
+    # ------------------------------------------------------------------ validation
+    def _check_blocks(self, nm: str) -> None:
+        tree, nq, nv = self.tree, self.nq, self.nv
+        names = {"state", "step", "contact_results"}
+        for role, blocks in (("actuator", self.actuators), ("sensor", self.sensors),
+                             ("constraint", self.constraints)):
+            for blk in blocks:
+                if not isinstance(blk, LeafSystem):
+                    raise TypeError(f"{nm}: {role} {blk!r} is not a LeafSystem block")
+                if getattr(blk, "tree", None) is not tree:
+                    raise ValueError(f"{nm}: {role} '{blk.name}' was built on tree "
+                                     f"'{getattr(getattr(blk, 'tree', None), 'name', None)}', not "
+                                     f"on this system's tree '{tree.name}'")
+                if blk.name in names:
+                    raise ValueError(f"{nm}: duplicate block or port name '{blk.name}'")
+                names.add(blk.name)
+                if blk.num_continuous_states():
+                    raise ValueError(f"{nm}: {role} '{blk.name}' has continuous state, which a "
+                                     "time-stepping system cannot integrate")
+                if blk.num_abstract_states():
+                    raise ValueError(f"{nm}: {role} '{blk.name}' has abstract state (not supported)")
+                for ev in blk.events():
+                    if not (isinstance(ev, PeriodicEvent) and ev.kind == "discrete"
+                            and abs(ev.period - self.time_step) <= 1e-12 * ev.period
+                            and ev.offset == 0.0):
+                        raise ValueError(f"{nm}: {role} '{blk.name}' has a {type(ev).__name__} "
+                                         f"({ev.kind}); only periodic discrete updates with period "
+                                         f"time_step = {self.time_step} and offset 0 are supported")
+                if role != "constraint" and blk.get_input_port("state").size != nq + nv:
+                    raise ValueError(f"{nm}: {role} '{blk.name}' input 'state' has size "
+                                     f"{blk.get_input_port('state').size}, expected nq + nv = "
+                                     f"{nq + nv}")
+            if role == "actuator":
+                for a in blocks:
+                    if not (a.has_output_port("generalized_force") and a.has_input_port("command")):
+                        raise ValueError(f"{nm}: actuator '{a.name}' needs a 'command' input and a "
+                                         "'generalized_force' output")
+                    n = a.get_output_port("generalized_force").size
+                    if n != nv:
+                        raise ValueError(f"{nm}: actuator '{a.name}' output 'generalized_force' "
+                                         f"has size {n} but tree '{tree.name}' has nv = {nv}")
+            if role == "constraint":
+                for c in blocks:
+                    if not isinstance(c, TimeSteppingConstraintForce):
+                        raise TypeError(f"{nm}: constraint '{c.name}' is not a "
+                                        "TimeSteppingConstraintForce")
+
+    # ------------------------------------------------------------------ helpers
+    def _numeric(self, context, what: str) -> None:
+        if ops.is_symbolic(context.discrete_state) or ops.is_symbolic(context.time) or \
+                any(ops.is_symbolic(p) for p in context._p):
+            raise SymbolicEvaluationError(
+                f"system '{self.name}' (TimeSteppingRigidBodySystem) cannot be evaluated on "
+                f"CasADi symbols: its {what} solves an LCP with pivoting (Lemke/Dantzig), "
+                "which has no symbolic form")
+
+    def _block_context(self, blk, context, xd):
+        ctx = self._scratch[blk]
+        t = context.time
+        if ctx.time != t:
+            ctx.set_time(t)
+        sl = self._xd_slices.get(blk)
+        if sl is not None:
+            ctx.set_discrete_state(xd[sl])
+        for full, pname in self._params.get(blk, ()):
+            val = context.get_parameter(full)
+            if ctx.get_parameter(pname) is not val:
+                ctx.set_parameter(pname, val)
+                ctx._p[blk._parameter_index(pname)] = val
+        return ctx
+
+    def kinematics(self, q: np.ndarray, v: np.ndarray, time: float = 0.0):
+        """``(H, c, StepKinematics)`` at ``(q, v)``: mass matrix, ``C - tau_passive`` and the
+        kinematics the constraint blocks use."""
+        H, c, P, S = self._fnum(q, v)
+        N = self._mask.shape[0]
+        P = P.reshape(N, 12)
+        R = P[:, :9].reshape(N, 3, 3)
+        kinm = StepKinematics(self.tree, q, v, self.time_step, time, R, P[:, 9:], S[:3], S[3:],
+                              self._mask)
+        return H, c, kinm
+
+    def _rows(self, context, xd, kinm) -> list:
+        return [c.calc_rows(self._block_context(c, context, xd), kinm) for c in self.constraints]
+
+    # ------------------------------------------------------------------ the step
+    def _calc_step(self, context) -> StepSolution:
+        self._numeric(context, "step")
+        h, nq, nv = self.time_step, self.nq, self.nv
+        xd = np.asarray(context.discrete_state)
+        t = float(context.time)
+        q, v = xd[:nq], xd[nq:nq + nv]
+        x = xd[:nq + nv]
+        tau = np.zeros(nv)
+        for a, port in zip(self.actuators, self._command_ports):
+            ctx = self._block_context(a, context, xd)
+            a.get_input_port("state").fix_value(ctx, x)
+            a.get_input_port("command").fix_value(ctx, port.eval(context))
+            tau = tau + a.get_output_port("generalized_force").eval(ctx)
+        H, c, kinm = self.kinematics(q, v, t)
+        rows = self._rows(context, xd, kinm)
+        Meff = H + self._hD
+        try:
+            np.linalg.cholesky(Meff)
+        except np.linalg.LinAlgError:
+            raise ValueError(f"system '{self.name}' at t={t:.6g}: the mass matrix of tree "
+                             f"'{self.tree.name}' is not positive definite (a massless body "
+                             "without inertia on a moving joint?)") from None
+        Minv = np.linalg.inv(Meff)
+        v_free = v + Minv @ (h * (tau - c))
+        sizes = [r.m for r in rows]
+        m = sum(sizes)
+        if m:
+            J = np.vstack([r.J for r in rows])
+            offs = np.cumsum([0] + sizes[:-1])
+            normal = np.concatenate([np.where(r.normal >= 0, r.normal + o, -1)
+                                     for r, o in zip(rows, offs)])
+            kind = np.concatenate([r.kind for r in rows])
+            MinvJT = Minv @ J.T
+            A = J @ MinvJT
+            A[np.diag_indices(m)] += np.concatenate([r.cfm for r in rows]) / h
+            b = J @ v_free + np.concatenate([r.bias for r in rows])
+            sig = (kind.tobytes(), normal.tobytes(),
+                   tuple(r.info.get("signature") if isinstance(r.info, dict) else None
+                         for r in rows))
+            warm = self._warm[1] if self._warm is not None and self._warm[0] == sig else None
+            p, report, z = solve_impulses(
+                A, b, kind, np.concatenate([r.lo for r in rows]),
+                np.concatenate([r.hi for r in rows]), normal,
+                f"system '{self.name}' at t={t:.6g}", self.lcp_failure, warm,
+                self.lcp_tolerance)
+            self._warm = (sig, z) if z is not None else None
+            vn = v_free + MinvJT @ p
+            tau_c = J.T @ p / h
+            impulses = np.split(p, np.cumsum(sizes)[:-1])
+        else:
+            vn, tau_c, impulses = v_free, np.zeros(nv), [np.zeros(0) for _ in rows]
+            report = SolveReport("no_rows", "none", 0.0, 0)
+        qn = self.tree.integrate(q, vn, h)
+        if self.project_positions:
+            qn = self._project(context, xd, qn, vn, Minv, t)
+        contacts = []
+        for cblk, r, pi in zip(self.constraints, rows, impulses):
+            if r.m:
+                contacts.extend(cblk.results(r, pi, vn, kinm))
+        results = ContactResults(t, tuple(contacts))
+        xd_next = np.array(xd, dtype=float)
+        xd_next[:nq], xd_next[nq:nq + nv] = qn, vn
+        sol = StepSolution(t, qn, vn, xd_next, tau, tau_c, impulses, rows, results, report)
+        sol._set_accel((vn - v) / h)
+        for blk, sl in self._xd_slices.items():
+            ctx = self._block_context(blk, context, xd)
+            self._fix_block_inputs(blk, ctx, x, sol)
+            nxt = xd[sl]
+            for ev in blk.events():
+                nxt = np.asarray(ev.callback(ctx), float).ravel()
+            xd_next[sl] = nxt
+        return sol
+
+    def _project(self, context, xd, qn, vn, Minv, t):
+        """Gauss-Newton steps on the bilateral blocks' position errors at ``qn``; stops once
+        the error is below 1e-11 or after a step from an error below 1e-6 (Newton's
+        quadratic convergence leaves ~1e-12), at most three steps."""
+        blocks = [c for c in self.constraints if c.is_bilateral()
+                  and not c.spring and self._block_context(c, context, xd).get_parameter("cfm")[0] == 0]
+        if not blocks:
+            return qn
+        for _ in range(3):
+            _, _, kn = self.kinematics(qn, vn, t + self.time_step)
+            rows = [c.calc_rows(self._block_context(c, context, xd), kn) for c in blocks]
+            phi = np.concatenate([r.phi for r in rows])
+            err = float(np.max(np.abs(phi))) if phi.size else 0.0
+            if err < 1e-11:
+                break
+            J = np.vstack([r.J for r in rows])
+            live = np.any(J != 0.0, axis=1)
+            J, phi = J[live], phi[live]
+            MinvJT = Minv @ J.T
+            G = J @ MinvJT
+            try:
+                lam = sla.cho_solve(sla.cho_factor(G, check_finite=False), phi,
+                                    check_finite=False)
+            except (np.linalg.LinAlgError, ValueError):
+                lam = np.linalg.lstsq(G, phi, rcond=1e-12)[0]
+            qn = self.tree.integrate(qn, -MinvJT @ lam, 1.0)
+            if err < 1e-6:
+                break
+        return qn
+
+    def _fix_block_inputs(self, blk, ctx, x, sol) -> None:
+        blk.get_input_port("state").fix_value(ctx, x) if blk.has_input_port("state") else None
+        if blk.has_input_port("generalized_acceleration"):
+            blk.get_input_port("generalized_acceleration").fix_value(ctx, sol.generalized_acceleration)
+        if blk.has_input_port("contact_results"):
+            blk.get_input_port("contact_results").fix_value(ctx, sol.contact_results)
+
+    # ------------------------------------------------------------------ callbacks
+    def _update(self, context):
+        self._numeric(context, "discrete update")
+        return self.get_output_port("step").eval(context).xd_next
+
+    def _calc_state(self, context):
+        self._numeric(context, "output 'state'")
+        return context.discrete_state[:self.nq + self.nv]
+
+    def _calc_contacts(self, context) -> ContactResults:
+        return self.get_output_port("step").eval(context).contact_results
+
+    def _calc_sensor(self, context, sensor, port):
+        self._numeric(context, f"output of sensor '{sensor.name}'")
+        xd = np.asarray(context.discrete_state)
+        ctx = self._block_context(sensor, context, xd)
+        x = xd[:self.nq + self.nv]
+        sensor.get_input_port("state").fix_value(ctx, x)
+        if sensor.has_input_port("generalized_acceleration") or \
+                sensor.has_input_port("contact_results"):
+            self._fix_block_inputs(sensor, ctx, x, self.get_output_port("step").eval(context))
+        return port.eval(ctx)
+
+    # ------------------------------------------------------------------ conveniences
+    def set_positions(self, context, q) -> None:
+        """Set q (nq) in ``context`` (this system's or an enclosing diagram's)."""
+        ctx = self._find_context(context)
+        xd = np.array(ctx.discrete_state)
+        xd[:self.nq] = np.asarray(q, float).ravel()
+        ctx.set_discrete_state(xd)
+
+    def set_velocities(self, context, v) -> None:
+        """Set v (nv) in ``context``."""
+        ctx = self._find_context(context)
+        xd = np.array(ctx.discrete_state)
+        xd[self.nq:self.nq + self.nv] = np.asarray(v, float).ravel()
+        ctx.set_discrete_state(xd)
+
+    def get_positions(self, context) -> np.ndarray:
+        """q (nq) in ``context``."""
+        return np.array(self._find_context(context).discrete_state[:self.nq])
+
+    def get_velocities(self, context) -> np.ndarray:
+        """v (nv) in ``context``."""
+        return np.array(self._find_context(context).discrete_state[self.nq:self.nq + self.nv])
+
+    def advance(self, context, num_steps: int) -> None:
+        """Apply ``num_steps`` discrete updates to ``context`` directly (time advances by
+        ``num_steps * time_step``); a lightweight alternative to the Simulator for a
+        system used on its own, with the same update."""
+        ctx = self._find_context(context)
+        t0 = float(ctx.time)
+        for k in range(int(num_steps)):
+            xd = self._update(ctx)
+            ctx.set_discrete_state(xd)
+            ctx.set_time(t0 + (k + 1) * self.time_step)

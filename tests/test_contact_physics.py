@@ -1,0 +1,175 @@
+"""Physical checks of TimeSteppingRigidBodySystem with analytic answers (issue 6, "must
+show 2"): resting contact forces, a dropped sphere, a box on an incline (stick / slide with
+a = g (sin - mu cos)), a stack of boxes, a ball-joint loop-closure pendulum against a
+revolute one, a four-bar linkage's loop closure and a joint limit. h = 1e-3 unless stated.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from _time_stepping_models import four_bar, free_boxes, free_spheres, pendulum, quat_y
+from multibody.constraints import BallConstraint, JointLimitConstraint, PointContactConstraint
+from multibody.time_stepping import TimeSteppingRigidBodySystem
+
+G = 9.81
+
+
+def _system(tree, constraints, h=1e-3, **kw):
+    s = TimeSteppingRigidBodySystem(tree, h, constraints=constraints, **kw)
+    return s, s.create_default_context()
+
+
+def test_sphere_drop_comes_to_rest_with_mg():
+    tree = free_spheres(1, radius=0.1, mass=2.0)
+    s, ctx = _system(tree, [PointContactConstraint(tree, mu=0.5, name="contact")])
+    q = tree.neutral_configuration()
+    q[6] = 0.4  # 0.3 m free fall
+    s.set_positions(ctx, q)
+    s.advance(ctx, 1000)
+    z = s.get_positions(ctx)[6]
+    res = s.get_output_port("contact_results").eval(ctx)
+    assert len(res) == 1
+    c = res[0]
+    assert c.body_a == "world" and c.body_b == "ball0"
+    assert 0.1 - z < 1e-3                       # penetration below 1 mm
+    assert abs(z - 0.1) < 1e-6                  # (in fact ~1e-9 at rest)
+    assert c.normal_force == pytest.approx(2.0 * G, rel=1e-2)
+    assert c.normal_force == pytest.approx(2.0 * G, rel=1e-9)
+    np.testing.assert_allclose(s.get_velocities(ctx), 0.0, atol=1e-9)
+    assert np.allclose(c.normal, [0, 0, 1]) and np.allclose(c.friction_force, 0, atol=1e-12)
+
+
+@pytest.mark.parametrize("friction", ["cone", "box"])
+def test_box_resting_corner_forces_split_evenly_with_cfm(friction):
+    tree = free_boxes(1, mass=1.5)
+    s, ctx = _system(tree, [PointContactConstraint(tree, mu=0.5, cfm=1e-6, friction=friction,
+                                                   name="contact")])
+    q = tree.neutral_configuration()
+    q[6] = 0.1
+    s.set_positions(ctx, q)
+    s.advance(ctx, 200)
+    res = s.get_output_port("contact_results").eval(ctx)
+    f = res.normal_forces()
+    assert len(res) == 4
+    assert f.sum() == pytest.approx(1.5 * G, rel=1e-6)
+    np.testing.assert_allclose(f, 1.5 * G / 4, rtol=1e-2)
+    np.testing.assert_allclose(res.total_force("box0"), [0, 0, 1.5 * G], atol=1e-6)
+    np.testing.assert_allclose(res.total_force("world"), [0, 0, -1.5 * G], atol=1e-6)
+
+
+def _incline(angle, mu, friction="cone", steps=600):
+    g = G * np.array([np.sin(angle), 0.0, -np.cos(angle)])   # tilt gravity, not the ground
+    tree = free_boxes(1, gravity=g)
+    s, ctx = _system(tree, [PointContactConstraint(tree, mu=mu, friction=friction,
+                                                   name="contact")])
+    q = tree.neutral_configuration()
+    q[6] = 0.1
+    s.set_positions(ctx, q)
+    xs = []
+    for _ in range(steps // 100):
+        s.advance(ctx, 100)
+        xs.append((ctx.time, s.get_positions(ctx)[4], s.get_velocities(ctx)[3]))
+    return s, ctx, np.array(xs)
+
+
+@pytest.mark.parametrize("friction", ["cone", "box"])
+def test_box_on_incline_slides_with_analytic_acceleration(friction):
+    angle, mu = np.deg2rad(30.0), 0.3
+    s, ctx, xs = _incline(angle, mu, friction)
+    a_expected = G * (np.sin(angle) - mu * np.cos(angle))
+    a = (xs[-1, 2] - xs[1, 2]) / (xs[-1, 0] - xs[1, 0])
+    assert a == pytest.approx(a_expected, rel=2e-2)
+    assert a == pytest.approx(a_expected, rel=1e-6)       # exact for a slide along t1
+    c = s.get_output_port("contact_results").eval(ctx)
+    fn = c.normal_forces().sum()
+    ft = sum(np.linalg.norm(r.friction_force) for r in c)
+    assert ft == pytest.approx(mu * fn, rel=1e-6)        # sliding: on the cone's boundary
+    assert all(r.slip_velocity[0] > 0 for r in c)
+
+
+def test_box_on_incline_sticks_below_friction_angle():
+    angle, mu = np.deg2rad(10.0), 0.3
+    assert np.tan(angle) < mu
+    s, ctx, xs = _incline(angle, mu)
+    assert abs(xs[-1, 1]) < 1e-6 and abs(xs[-1, 2]) < 1e-6
+    c = s.get_output_port("contact_results").eval(ctx)
+    ft = sum(r.friction_force for r in c)
+    np.testing.assert_allclose(ft, [-G * np.sin(angle), 0, 0], atol=1e-6)
+
+
+def test_stack_of_five_boxes_stays_for_10_s():
+    # h = 1e-2 here (1000 steps): at h = 1e-3 the 10 s run is 1e4 LCP solves of size 120,
+    # too slow for a unit test; the stack is as still at 1e-3 (checked over 0.2 s below).
+    n, size = 5, 0.2
+    for h, steps in ((1e-2, 1000), (1e-3, 200)):
+        tree = free_boxes(n)
+        s, ctx = _system(tree, [PointContactConstraint(tree, mu=0.5, cfm=1e-6,
+                                                       name="contact")], h=h)
+        q0 = tree.neutral_configuration()
+        for i in range(n):
+            q0[7 * i + 6] = size / 2 + size * i
+        s.set_positions(ctx, q0)
+        s.advance(ctx, steps)
+        q = s.get_positions(ctx).reshape(n, 7)
+        drift = np.abs(q[:, 4:] - q0.reshape(n, 7)[:, 4:])
+        assert drift.max() < 1e-3, (h, drift.max())
+        assert np.abs(q[:, 1:4]).max() < 1e-6
+        res = s.get_output_port("contact_results").eval(ctx)
+        f_ground = sum(c.normal_force for c in res if c.body_a == "world")
+        assert f_ground == pytest.approx(n * G, rel=1e-6)
+
+
+def test_ball_closure_pendulum_matches_revolute():
+    theta0, L = 0.8, 0.5
+    tr = pendulum("revolute", L)
+    s1, c1 = _system(tr, [])
+    s1.set_positions(c1, [theta0])
+    tf = pendulum("free", L)
+    s2, c2 = _system(tf, [BallConstraint(tf, "world", "link", name="pivot")])
+    s2.set_positions(c2, np.concatenate([quat_y(theta0), np.zeros(3)]))
+    worst = 0.0
+    for _ in range(50):
+        s1.advance(c1, 100)
+        s2.advance(c2, 100)
+        R = tf.body_pose("link", s2.get_positions(c2))[:3, :3]
+        th2 = np.arctan2(R[0, 2], R[2, 2])
+        worst = max(worst, abs(th2 - s1.get_positions(c1)[0]))
+        assert np.linalg.norm(s2.get_positions(c2)[4:]) < 1e-9     # pivot stays put
+    assert worst < 1e-3
+    assert abs(s1.get_positions(c1)[0]) <= theta0 + 1e-3         # it did swing
+
+
+def test_four_bar_loop_stays_closed_for_10_s():
+    tree, q0 = four_bar()
+    s, ctx = _system(tree, [BallConstraint(tree, "coupler_end", "rocker_end", name="closure")])
+    s.set_positions(ctx, q0)
+    err, qs = 0.0, []
+    for _ in range(100):
+        s.advance(ctx, 100)
+        q = s.get_positions(ctx)
+        qs.append(q)
+        err = max(err, np.linalg.norm(tree.relative_transform("coupler_end", "rocker_end",
+                                                              q)[:3, 3]))
+    assert err < 1e-6
+    assert np.ptp(np.array(qs)[:, 0]) > 0.5        # the crank really moved
+
+
+def test_joint_limit_stops_swinging_link():
+    upper = 0.3
+    tree = pendulum("revolute", 0.5, upper=upper)
+    s, ctx = _system(tree, [JointLimitConstraint(tree, name="limits")])
+    s.set_velocities(ctx, [4.0])     # would swing to ~1.3 rad without the limit
+    qs, vs = [], []
+    for _ in range(400):
+        s.advance(ctx, 1)
+        qs.append(s.get_positions(ctx)[0])
+        vs.append(s.get_velocities(ctx)[0])
+    qs, vs = np.array(qs), np.array(vs)
+    assert qs.max() <= upper + 1e-3
+    assert qs.max() == pytest.approx(upper, abs=1e-6)
+    k = int(np.argmax(qs > upper - 1e-9))     # the step that lands on the limit (phi / h)
+    assert vs[k] > 1.0                        # arrives with its closing speed ...
+    assert vs[k + 1] == pytest.approx(0.0, abs=1e-9)   # ... then stopped (inelastic)
+    assert np.all(vs[k + 1:] <= 1e-9)
+    assert qs[-1] < upper - 0.05              # and swung back under gravity
