@@ -33,6 +33,12 @@ from .constraints.base import BILATERAL, BOUNDED, FRICTION_BOX, FRICTION_CONE, U
 __all__ = ["TimeSteppingWarning", "SolveReport", "solve_impulses"]
 
 
+PIVOT_TOL = 1e-10
+"""Relative pivot tolerance of Lemke's method here. The solvers' default (1e-12) lets Lemke
+pivot on round-off-sized entries of the friction-cone LCPs of piles of spheres (it then
+cycles to the pivot limit); 1e-10 solves them (e.g. 139 pivots for a size-168 LCP)."""
+
+
 class TimeSteppingWarning(RuntimeWarning):
     """A step's constraint solve used its fallback (message: system, time, residual)."""
 
@@ -138,11 +144,12 @@ def _solve_reduced(Ar, br, kind, lo, hi, normal, context, on_failure, z0=None,
                 lo_b[:n] = np.where(kind == FRICTION_BOX, lo, lo_f[:n])
                 hi_b[:n] = np.where(kind == FRICTION_BOX, hi, hi_f[:n])
                 return solve_boxed_lcp(M, q, lo_b, hi_b, fi, method="lemke", x0=z_start,
-                                       residual_tol=tol, context=context)
+                                       residual_tol=tol, tol=PIVOT_TOL, context=context)
             if np.any(kind == BOUNDED):
                 return solve_boxed_lcp(M, q, lo_f, hi_f, method="lemke", x0=z_start,
-                                       residual_tol=tol, context=context)
-            return solve_lcp(M, q, "lemke", z0=z_start, residual_tol=tol, context=context)
+                                       residual_tol=tol, tol=PIVOT_TOL, context=context)
+            return solve_lcp(M, q, "lemke", z0=z_start, residual_tol=tol, tol=PIVOT_TOL,
+                             context=context)
         res = lemke(z0)
         if not res.success and z0 is not None:
             res = lemke(None)                 # a warm start gone wrong: retry cold
