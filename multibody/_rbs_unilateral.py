@@ -1,0 +1,350 @@
+"""Unilateral part of :class:`~multibody.rigid_body_system.RigidBodySystem`: the
+acceleration-level LCP, contact modes, witness functions and touchdown impulses.
+
+Acceleration problem (Baraff 1994)
+----------------------------------
+With ``M^{-1}`` the inverse mass matrix, rows ``a = J_a vdot + b`` and forces acting as
+``J_f^T x`` (``J_f = J_a`` except for sliding normal rows, which carry the friction
+``-mu f_n s``),
+
+.. math::
+
+    a = J_a M^{-1} J_f^T x + J_a M^{-1} (\\tau - c) + b ,
+
+a boxed LCP in ``x``: equality rows free (``a = 0``), normal rows ``x >= 0 _|_ a >= 0``,
+sticking friction rows ``|x_t| <= mu x_n`` (friction index). Solved by
+:func:`solvers.lcp.solve_boxed_lcp` (Dantzig, then Lemke); no verified solution raises
+:class:`PainleveError` (an inconsistent configuration, e.g. Painleve's paradox).
+
+Modes and events
+----------------
+Per site (a geometry pair or a joint-limit side) the mode is ``None`` (separated),
+``("stick", None)``, ``("slide", s)`` (``s``: the world slip direction at mode entry) or
+``("active", None)`` (frictionless). Witness functions per site: ``touchdown`` (signed
+distance, separated sites; impulse), ``liftoff`` (total normal force reaching zero;
+separate), ``stop`` (slip velocity along ``s`` reaching zero; stick, with the slip
+projected out), ``slip`` (``mu sum f_n - |sum f_t|`` reaching zero; slide).
+
+Touchdown impulse: boxed LCP on ``P`` with ``v^+ = v^- + M^{-1} J^T P``: equality rows
+``J v^+ = 0``; normal rows of the impacting site ``J_n v^+ + e min(J_n v^-, 0) >= 0 _|_
+P_n >= 0`` (Newton), of the other sites in contact ``J_n v^+ >= 0``; tangent rows
+``J_t v^+ = 0`` inside ``|P_t| <= mu P_n``. The site then stays in contact when its
+normal velocity after the impulse is below ``REST_VELOCITY``, else it is separated.
+
+Simultaneous witness triggers of one system in one step are evaluated from the same
+pre-event context, and the last applied wins (sites rarely trigger together; a box
+falling flat lands on one site, its four corners being one manifold).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+import scipy.linalg as sla
+
+from solvers.lcp import solve_boxed_lcp
+from .contact_results import ContactResults, PointContactResult
+
+__all__ = ["PainleveError", "SiteSolution", "solve_accelerations", "declare_witnesses",
+           "initial_modes", "REST_VELOCITY", "SLIP_VELOCITY"]
+
+REST_VELOCITY = 1e-4
+"""Normal velocity (m/s) below which a site stays in contact after an impulse."""
+SLIP_VELOCITY = 1e-7
+"""Slip speed (m/s) below which a site in contact sticks."""
+GAP_TOLERANCE = 1e-6
+"""Signed distance (m) within which a site counts as touching at initialization."""
+
+
+class PainleveError(RuntimeError):
+    """The acceleration-level contact problem has no solution (inconsistent configuration)."""
+
+
+@dataclass
+class SiteSolution:
+    """Solved rows of one site in contact: its points and forces (world axes)."""
+
+    index: int
+    points: list
+    fn: np.ndarray
+    ft: np.ndarray
+    at: np.ndarray
+
+
+def _cho_inv(sys, H, t):
+    try:
+        return sla.cho_solve(sla.cho_factor(H), np.eye(H.shape[0]))
+    except (np.linalg.LinAlgError, ValueError):
+        raise ValueError(f"RigidBodySystem '{sys.name}' at t={t:.6g}: the mass matrix is not "
+                         "positive definite (a massless body on a moving joint?)") from None
+
+
+def _site_rows(sys, q, v, modes):
+    """Gather the unilateral rows of the sites in contact."""
+    Ja, Jf, b, lo, hi, fi, owners = [], [], [], [], [], [], []
+    sites = []
+    for k, ((blk, i), mode) in enumerate(zip(sys._sites, modes)):
+        if mode is None:
+            continue
+        pts = blk.site_points(q, v, i)
+        rec = []
+        for p in pts:
+            n_idx = len(b)
+            Ja.append(p.Jn)
+            b.append(p.jdv_n + blk.alpha * p.vn + blk.beta * p.phi)
+            lo.append(0.0), hi.append(np.inf), fi.append(-1)
+            jf = p.Jn
+            t_idx = None
+            if p.Jt is not None and p.mu > 0:
+                if mode[0] == "slide":
+                    vt = p.vt
+                    sp = float(np.linalg.norm(vt))
+                    if sp > 1e-12:
+                        s2 = vt / sp
+                    else:
+                        s2 = p.tangents @ mode[1]
+                        s2 = s2 / max(np.linalg.norm(s2), 1e-300)
+                    jf = p.Jn - p.mu * (s2 @ p.Jt)
+                    rec.append((p, n_idx, None, -p.mu * (s2 @ p.tangents)))
+                else:
+                    t_idx = len(b)
+                    Jf.append(jf)
+                    owners.append(k)
+                    for r in range(2):
+                        Ja.append(p.Jt[r])
+                        Jf.append(p.Jt[r])
+                        b.append(p.jdv_t[r] + blk.alpha * p.vt[r])
+                        lo.append(-p.mu), hi.append(p.mu), fi.append(n_idx)
+                        owners.append(k)
+                    rec.append((p, n_idx, t_idx, None))
+                    continue
+            else:
+                rec.append((p, n_idx, None, None))
+            Jf.append(jf)
+            owners.append(k)
+        sites.append((k, rec))
+    return Ja, Jf, b, lo, hi, fi, sites
+
+
+def _lcp(sys, A, bb, lo, hi, fi, t, what):
+    res = solve_boxed_lcp(A, bb, lo, hi, fi, method="dantzig", fallback="lemke")
+    if not res.success:
+        raise PainleveError(
+            f"RigidBodySystem '{sys.name}' at t={t:.9g}: the {what} problem has no solution "
+            f"({res.status}, residual {res.residual:.3g}): the contact configuration is "
+            "inconsistent (Painleve's paradox: with this friction the normal force would have "
+            "to be negative or unbounded); not integrating it")
+    return res.x
+
+
+def solve_accelerations(sys, ctx, q, v, tau, modes):
+    """Accelerations, forces and contact results with unilateral rows (numbers)."""
+    from .rigid_body_system import RigidBodySolution
+    t = float(ctx.time)
+    H, c, Jeq, beq, _ = (np.asarray(a) for a in sys._parts_num(q, v))
+    c, beq = c.ravel(), beq.ravel()
+    Minv = _cho_inv(sys, H, t)
+    rhs = tau - c
+    meq = Jeq.shape[0]
+    Ja, Jf, b, lo, hi, fi, sites = _site_rows(sys, q, v, modes) if modes else ([],) * 6 + ([],)
+    nu = len(b)
+    if meq + nu == 0:
+        vdot = Minv @ rhs
+        return RigidBodySolution(vdot, np.zeros(0), np.zeros(sys.nv), tau, ContactResults(t))
+    JA = np.vstack([Jeq] + ([np.array(Ja)] if nu else []))
+    JF = np.vstack([Jeq] + ([np.array(Jf)] if nu else []))
+    bvec = np.concatenate([beq, np.array(b, float)])
+    A = JA @ Minv @ JF.T
+    bb = JA @ (Minv @ rhs) + bvec
+    if nu == 0:
+        x = -np.linalg.pinv(A, rcond=1e-10) @ bb
+    else:
+        lov = np.concatenate([np.full(meq, -np.inf), lo])
+        hiv = np.concatenate([np.full(meq, np.inf), hi])
+        fiv = np.concatenate([np.full(meq, -1), np.where(np.array(fi) >= 0, np.array(fi) + meq, -1)])
+        x = _lcp(sys, A, bb, lov, hiv, fiv.astype(int), t, "acceleration-level contact")
+    tau_c = JF.T @ x
+    vdot = Minv @ (rhs + tau_c)
+    w = A @ x + bb
+    contacts, sols = [], []
+    for k, rec in sites:
+        fns, fts, ats = [], [], []
+        for p, ni, ti, slide_f in rec:
+            fn = float(x[meq + ni])
+            if ti is not None:
+                ft = x[meq + ti:meq + ti + 2] @ p.tangents
+                at = w[meq + ti:meq + ti + 2] @ p.tangents
+            elif slide_f is not None:
+                ft, at = slide_f * fn, np.zeros(3)
+            else:
+                ft, at = np.zeros(3), np.zeros(3)
+            fns.append(fn), fts.append(ft), ats.append(at)
+            if p.geometry_b != "" or p.normal.any():
+                contacts.append(PointContactResult(p.body_a, p.body_b, p.geometry_a, p.geometry_b,
+                                                   p.point, p.normal, p.phi, fn, ft,
+                                                   p.vt @ p.tangents))
+        sols.append(SiteSolution(k, [r[0] for r in rec], np.array(fns), np.array(fts).reshape(-1, 3),
+                                 np.array(ats).reshape(-1, 3)))
+    return RigidBodySolution(vdot, x[:meq], tau_c, tau, ContactResults(t, tuple(contacts)), sols)
+
+
+# ---------------------------------------------------------------------- modes and events
+def _contact_mode(blk, pts):
+    """Mode of a touching site from its points' slip velocities."""
+    if blk.mu <= 0 or not pts or pts[0].Jt is None:
+        return ("active", None)
+    slip = np.mean([p.vt @ p.tangents for p in pts], axis=0)
+    sp = float(np.linalg.norm(slip))
+    if sp > SLIP_VELOCITY:
+        return ("slide", slip / sp)
+    return ("stick", None)
+
+
+def initial_modes(sys, ctx) -> tuple:
+    """Modes from the state: touching (gap within ``GAP_TOLERANCE``) and not separating."""
+    x = np.asarray(ctx.continuous_state, float)
+    q, v = x[:sys.nq], x[sys.nq:sys.nq + sys.nv]
+    out = []
+    for blk, i in sys._sites:
+        mode = None
+        if blk.gap(q, i) <= GAP_TOLERANCE:
+            pts = blk.site_points(q, v, i)
+            if pts and max(p.vn for p in pts) <= REST_VELOCITY:
+                mode = _contact_mode(blk, pts)
+        out.append(mode)
+    return tuple(out)
+
+
+def _qv(sys, ctx):
+    x = np.asarray(ctx.continuous_state, float)
+    return x, x[:sys.nq], x[sys.nq:sys.nq + sys.nv]
+
+
+def _site_solution(sys, ctx, k):
+    for s in sys.solve(ctx).sites:
+        if s.index == k:
+            return s
+    return None
+
+
+def _set(state, sys, k, mode, x=None):
+    modes = list(state.abstract_state[sys._mode_index])
+    modes[k] = mode
+    state.set_abstract_state(sys._mode_index, tuple(modes))
+    if x is not None:
+        state.set_continuous_state(x)
+
+
+def _project_slip(sys, q, v, pts, t):
+    """Remove the tangential slip of ``pts`` with the smallest kinetic-energy change."""
+    H = np.asarray(sys._parts_num(q, v)[0])
+    Minv = _cho_inv(sys, H, t)
+    J = np.vstack([p.Jt for p in pts])
+    dv = -Minv @ J.T @ np.linalg.pinv(J @ Minv @ J.T, rcond=1e-10) @ (J @ v)
+    return v + dv
+
+
+def impact(sys, ctx, state, k: int) -> None:
+    """Touchdown of site ``k``: impulse with restitution and friction (module docstring)."""
+    x, q, v = _qv(sys, ctx)
+    t = float(ctx.time)
+    blk, i = sys._sites[k]
+    modes = sys.modes(ctx)
+    H, _, Jeq, _, _ = (np.asarray(a) for a in sys._parts_num(q, v))
+    Minv = _cho_inv(sys, H, t)
+    rows, bvec, lo, hi, fi = [Jeq], [Jeq @ v], [np.full(Jeq.shape[0], -np.inf)], \
+        [np.full(Jeq.shape[0], np.inf)], [np.full(Jeq.shape[0], -1)]
+    m = Jeq.shape[0]
+    own = []
+    for kk, ((b2, i2), mode) in enumerate(zip(sys._sites, modes)):
+        if kk != k and mode is None:
+            continue
+        for p in b2.site_points(q, v, i2):
+            e = b2.restitution if kk == k else 0.0
+            ni = m
+            rows.append(p.Jn[None]), bvec.append([p.vn + e * min(p.vn, 0.0)])
+            lo.append([0.0]), hi.append([np.inf]), fi.append([-1])
+            m += 1
+            if kk == k:
+                own.append(ni)
+            if p.Jt is not None and p.mu > 0:
+                rows.append(p.Jt), bvec.append(p.vt)
+                lo.append([-p.mu] * 2), hi.append([p.mu] * 2), fi.append([ni, ni])
+                m += 2
+    J = np.vstack(rows)
+    A = J @ Minv @ J.T
+    P = _lcp(sys, A, np.concatenate(bvec), np.concatenate(lo), np.concatenate(hi),
+             np.concatenate(fi).astype(int), t, "impact")
+    v_new = v + Minv @ (J.T @ P)
+    pts = blk.site_points(q, v_new, i)
+    mode = None
+    if pts and max(p.vn for p in pts) <= REST_VELOCITY:
+        mode = _contact_mode(blk, pts)
+        if mode[0] == "stick":
+            v_new = _project_slip(sys, q, v_new, pts, t)
+    x_new = x.copy()
+    x_new[sys.nq:sys.nq + sys.nv] = v_new
+    _set(state, sys, k, mode, x_new)
+
+
+def declare_witnesses(sys) -> None:
+    """Four witness functions per unilateral site (module docstring)."""
+    for k, ((blk, i), name) in enumerate(zip(sys._sites,
+                                             [n for c in sys.unilateral_constraints
+                                              for n in c.site_names()])):
+        def touchdown(ctx, k=k, blk=blk, i=i):
+            if sys.modes(ctx)[k] is not None:
+                return 1.0
+            return blk.gap(_qv(sys, ctx)[1], i)
+
+        def liftoff(ctx, k=k):
+            if sys.modes(ctx)[k] is None:
+                return 1.0
+            s = _site_solution(sys, ctx, k)
+            return float(np.sum(s.fn)) if s is not None and s.fn.size else 0.0
+
+        def on_liftoff(ctx, state, k=k):
+            _set(state, sys, k, None)
+
+        def stop(ctx, k=k):
+            mode = sys.modes(ctx)[k]
+            if mode is None or mode[0] != "slide":
+                return 1.0
+            s = _site_solution(sys, ctx, k)
+            if s is None or not s.points:
+                return 1.0
+            slip = np.mean([p.vt @ p.tangents for p in s.points], axis=0)
+            return float(slip @ mode[1])
+
+        def on_stop(ctx, state, k=k, blk=blk, i=i):
+            x, q, v = _qv(sys, ctx)
+            pts = blk.site_points(q, v, i)
+            x_new = x.copy()
+            if pts:
+                x_new[sys.nq:sys.nq + sys.nv] = _project_slip(sys, q, v, pts, float(ctx.time))
+            _set(state, sys, k, ("stick", None), x_new)
+
+        def slip(ctx, k=k):
+            mode = sys.modes(ctx)[k]
+            if mode is None or mode[0] != "stick":
+                return 1.0
+            s = _site_solution(sys, ctx, k)
+            if s is None or not s.fn.size:
+                return 1.0
+            return float(s.points[0].mu * np.sum(s.fn) - np.linalg.norm(np.sum(s.ft, axis=0)))
+
+        def on_slip(ctx, state, k=k):
+            s = _site_solution(sys, ctx, k)
+            a = np.sum(s.at, axis=0)
+            if np.linalg.norm(a) < 1e-12:
+                a = -np.sum(s.ft, axis=0)
+            _set(state, sys, k, ("slide", a / max(np.linalg.norm(a), 1e-300)))
+
+        sys.declare_witness_function(f"{name}.touchdown", "positive_then_nonpositive", touchdown,
+                                     lambda ctx, state, k=k: impact(sys, ctx, state, k))
+        sys.declare_witness_function(f"{name}.liftoff", "positive_then_nonpositive", liftoff,
+                                     on_liftoff)
+        if getattr(blk, "mu", 0.0) > 0:
+            sys.declare_witness_function(f"{name}.stop", "positive_then_nonpositive", stop, on_stop)
+            sys.declare_witness_function(f"{name}.slip", "positive_then_nonpositive", slip, on_slip)

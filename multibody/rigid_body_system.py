@@ -1,0 +1,407 @@
+"""``RigidBodySystem``: a rigid-body tree with actuators, sensors and continuous-time
+constraint forces as one continuous-time System.
+
+State ``x = [q; v; z]`` (``z``: the blocks' continuous internal state). The time
+derivatives solve, for the accelerations ``vdot`` and the constraint forces ``f`` together,
+
+.. math::
+
+    H(q)\\,\\dot v + C(q, v) = \\tau_{act} + \\tau_{passive}(q, v) + J(q)^T f ,
+    \\qquad \\dot q = N(q)\\, v ,
+
+with every constraint row ``a = J vdot + b`` (:mod:`multibody.continuous_constraints`)
+
+* equality rows ``a = 0``: a KKT system (:mod:`multibody._rbs_equality`), one CasADi
+  function ``(q, v, tau) -> (vdot, f)`` evaluated compiled for numbers and on symbols for
+  the symbolic conversion (a closed-chain mechanism linearizes); redundant or conflicting
+  rows are solved by least squares with a :class:`RedundantConstraintWarning` naming them;
+* unilateral rows (contacts with Coulomb friction, joint limits) in contact: an
+  acceleration-level (boxed) LCP, Baraff 1994 (:mod:`multibody._rbs_unilateral`), with the
+  contact modes (separated / sliding / sticking) held in abstract state and switched by
+  witness functions on the signed distance, the normal force and the slip velocity; a
+  touchdown applies an impulse with Newton restitution and Coulomb friction as an
+  unrestricted update. No LCP solution (Painleve) raises :class:`PainleveError`.
+
+Ports
+-----
+* inputs: one per actuator, named after the actuator (its ``command``);
+* ``state`` (nq + nv), ``generalized_acceleration`` (nv), ``generalized_constraint_force``
+  (nv, ``J^T f``) and ``contact_results`` (abstract
+  :class:`~multibody.contact_results.ContactResults`, forces at the context's state);
+* one per sensor output port: named after the sensor when it has one output port, else
+  ``"<sensor>_<port>"``.
+
+Blocks are evaluated through their own contexts (their inputs fixed from this system's
+state, commands and solution).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+from solvers import ops
+from solvers.compiled import CompiledFunction
+from systems import LeafSystem, SymbolicEvaluationError
+
+from ._rbs_equality import (RedundantConstraintWarning, equality_functions, redundant_rows,
+                            warn_redundant)
+from . import _rbs_unilateral as uni
+from ._rbs_unilateral import PainleveError
+from .contact_results import ContactResults
+from .continuous_constraints.base import ContinuousTimeConstraintForce
+
+__all__ = ["RigidBodySystem", "RigidBodySolution", "PainleveError", "RedundantConstraintWarning"]
+
+
+@dataclass(frozen=True, eq=False)
+class RigidBodySolution:
+    """Accelerations and forces at one state (returned by :meth:`RigidBodySystem.solve`).
+
+    Attributes
+    ----------
+    vdot : ndarray (nv,)
+    f : ndarray (m,)
+        Equality-row forces, in the order of :meth:`RigidBodySystem.equality_row_names`.
+    tau_constraint : ndarray (nv,)
+        ``J^T f`` of all rows (equality and unilateral).
+    tau_actuators : ndarray (nv,)
+    contact_results : ContactResults
+    sites : list
+        Per active unilateral site, its solved rows (:class:`multibody._rbs_unilateral.SiteSolution`).
+    """
+
+    vdot: np.ndarray
+    f: np.ndarray
+    tau_constraint: np.ndarray
+    tau_actuators: np.ndarray
+    contact_results: ContactResults
+    sites: list = field(default_factory=list)
+
+
+class RigidBodySystem(LeafSystem):
+    """Continuous-time rigid-body system (module docstring).
+
+    Parameters
+    ----------
+    tree : RigidBodyTree
+    actuators : sequence of Actuator
+        Inputs ``state`` and ``command``, output ``generalized_force`` (nv); may have
+        continuous state.
+    sensors : sequence of Sensor
+        Input ``state`` (optionally ``generalized_acceleration``, ``contact_results``).
+    constraints : sequence of ContinuousTimeConstraintForce
+    include_passive_forces : bool
+        Joint damping and springs (default True).
+    backend : {"auto", "c", "casadi"}
+        Evaluation of the fused functions.
+    name : str, optional
+
+    Raises
+    ------
+    TypeError, ValueError
+        A block of the wrong type, built on another tree, with mismatched sizes or a
+        duplicate name.
+    """
+
+    def __init__(self, tree, actuators: Sequence = (), sensors: Sequence = (),
+                 constraints: Sequence = (), *, include_passive_forces: bool = True,
+                 backend: str = "auto", name: Optional[str] = None) -> None:
+        super().__init__(name or f"{tree.name}_system")
+        tree.finalize()
+        self.tree = tree
+        self.nq, self.nv = nq, nv = tree.nq, tree.nv
+        self.actuators, self.sensors = list(actuators), list(sensors)
+        self.constraints = list(constraints)
+        self._check_blocks()
+        self.equality_constraints = [c for c in self.constraints if not c.unilateral]
+        self.unilateral_constraints = [c for c in self.constraints if c.unilateral]
+        # continuous state [q; v; z]
+        x0 = [tree.neutral_configuration(), np.zeros(nv)]
+        self._z: dict = {}
+        k = nq + nv
+        for blk in self.actuators + self.sensors:
+            n = blk.num_continuous_states()
+            if n:
+                self._z[blk] = slice(k, k + n)
+                x0.append(np.asarray(blk._xc0, float))
+                k += n
+        self.declare_continuous_state(k, num_q=nq, num_v=nv, initial=np.concatenate(x0))
+        self._scratch = {blk: blk.create_default_context() for blk in self.actuators + self.sensors}
+        self._command_ports = [self.declare_input_port(a.name, a.get_input_port("command").size)
+                               for a in self.actuators]
+        # equality rows: fused functions
+        self._row_names = [n for c in self.equality_constraints for n in c.row_names()]
+        dyn, parts, qd = equality_functions(tree, self.equality_constraints,
+                                            include_passive_forces, False, self.name)
+        parts_num = CompiledFunction(parts, backend=backend)
+        dependent, rank = redundant_rows(parts_num, tree, self._row_names)
+        self.redundant_rows = dependent
+        if dependent:
+            warn_redundant(self.name, dependent, rank, len(self._row_names))
+            dyn, parts, qd = equality_functions(tree, self.equality_constraints,
+                                                include_passive_forces, True, self.name)
+        self._dyn, self._parts, self._qdot = dyn, parts, qd
+        self._dyn_num = CompiledFunction(dyn, backend=backend) if not dependent else None
+        self._parts_num = parts_num
+        self._qdot_num = CompiledFunction(qd, backend=backend)
+        # unilateral sites, modes (abstract state) and witness functions
+        self._sites = [(c, i) for c in self.unilateral_constraints for i in range(c.num_sites)]
+        self._mode_index = None
+        if self._sites:
+            self._mode_index = self.declare_abstract_state(tuple(None for _ in self._sites))
+            self.declare_initialization_unrestricted_update(self._init_modes)
+            uni.declare_witnesses(self)
+        self._cache_key = None
+        self._cache_val = None
+        # ports
+        self.declare_output_port("state", nq + nv, lambda c: c.continuous_state[:nq + nv],
+                                 feedthrough=False, prerequisites=["continuous_state"])
+        self.declare_output_port("generalized_acceleration", nv,
+                                 lambda c: self._vdot_out(c, 0), feedthrough=True)
+        self.declare_output_port("generalized_constraint_force", nv,
+                                 lambda c: self._vdot_out(c, 2), feedthrough=True)
+        self.declare_abstract_output_port("contact_results",
+                                          lambda c: self.solve(c).contact_results,
+                                          model_value=ContactResults(), feedthrough=True)
+        self.sensor_ports: dict = {}
+        for s in self.sensors:
+            needs = s.has_input_port("generalized_acceleration") or s.has_input_port("contact_results")
+            for port in s.output_ports:
+                pname = s.name if len(s.output_ports) == 1 else f"{s.name}_{port.name}"
+                calc = (lambda c, s=s, port=port: self._calc_sensor(c, s, port))
+                if port.size is None:
+                    self.declare_abstract_output_port(pname, calc, feedthrough=needs)
+                else:
+                    self.declare_output_port(pname, port.size, calc, feedthrough=needs)
+                self.sensor_ports[pname] = (s, port)
+
+    # ------------------------------------------------------------------ validation
+    def _check_blocks(self) -> None:
+        nm = f"RigidBodySystem '{self.name}'"
+        names = {"state", "generalized_acceleration", "generalized_constraint_force",
+                 "contact_results"}
+        for role, blocks in (("actuator", self.actuators), ("sensor", self.sensors),
+                             ("constraint", self.constraints)):
+            for blk in blocks:
+                if not isinstance(blk, LeafSystem):
+                    raise TypeError(f"{nm}: {role} {blk!r} is not a LeafSystem block")
+                if getattr(blk, "tree", None) is not self.tree:
+                    raise ValueError(f"{nm}: {role} '{blk.name}' was built on another tree, not "
+                                     f"on '{self.tree.name}'")
+                if blk.name in names:
+                    raise ValueError(f"{nm}: duplicate block or port name '{blk.name}'")
+                names.add(blk.name)
+                if blk.num_discrete_states() or blk.num_abstract_states() or \
+                        (role != "constraint" and blk.events()):
+                    raise ValueError(f"{nm}: {role} '{blk.name}' has discrete/abstract state or "
+                                     "events, which a continuous RigidBodySystem does not support")
+                if role == "constraint":
+                    if not isinstance(blk, ContinuousTimeConstraintForce):
+                        raise TypeError(f"{nm}: constraint '{blk.name}' is not a "
+                                        "ContinuousTimeConstraintForce")
+                    continue
+                n = blk.get_input_port("state").size
+                if n != self.nq + self.nv:
+                    raise ValueError(f"{nm}: {role} '{blk.name}' input 'state' has size {n}, "
+                                     f"expected nq + nv = {self.nq + self.nv}")
+                if role == "actuator":
+                    if not (blk.has_output_port("generalized_force") and blk.has_input_port("command")):
+                        raise ValueError(f"{nm}: actuator '{blk.name}' needs a 'command' input and "
+                                         "a 'generalized_force' output")
+                    if blk.get_output_port("generalized_force").size != self.nv:
+                        raise ValueError(f"{nm}: actuator '{blk.name}' output 'generalized_force' "
+                                         f"has size {blk.get_output_port('generalized_force').size}, "
+                                         f"expected nv = {self.nv}")
+
+    # ------------------------------------------------------------------ blocks
+    def _block_context(self, blk, context, x):
+        sym = ops.is_symbolic(x) or ops.is_symbolic(context.time)
+        if sym:
+            ctx = blk.create_default_context()
+            ctx._time = context.time
+            if blk in self._z:
+                ctx._xc = x[self._z[blk]]
+            return ctx
+        ctx = self._scratch[blk]
+        if ctx.time != context.time:
+            ctx.set_time(context.time)
+        if blk in self._z:
+            ctx.set_continuous_state(np.asarray(x[self._z[blk]], float))
+        return ctx
+
+    def _actuation(self, context, x):
+        tau = None
+        xs = x[:self.nq + self.nv]
+        for a, port in zip(self.actuators, self._command_ports):
+            ctx = self._block_context(a, context, x)
+            a.get_input_port("state").fix_value(ctx, xs)
+            a.get_input_port("command").fix_value(ctx, port.eval(context))
+            t = a.get_output_port("generalized_force").eval(ctx)
+            tau = t if tau is None else tau + t
+        return tau
+
+    # ------------------------------------------------------------------ solve
+    def equality_row_names(self) -> list:
+        """Names of the equality rows, in the order of ``f``."""
+        return list(self._row_names)
+
+    def modes(self, context) -> tuple:
+        """Per unilateral site: ``None`` (separated), ``("stick", None)`` or
+        ``("slide", direction)`` for contacts, ``("active", None)`` for joint limits."""
+        if self._mode_index is None:
+            return ()
+        return self._find_context(context).abstract_state[self._mode_index]
+
+    def solve(self, context) -> RigidBodySolution:
+        """Accelerations and constraint forces at the state (and commands) of ``context``
+        (numbers only; cached per state)."""
+        ctx = self._find_context(context)
+        x = ctx.continuous_state
+        if ops.is_symbolic(x):
+            raise SymbolicEvaluationError(f"RigidBodySystem '{self.name}': solve() is numeric; "
+                                          "use time_derivatives on symbols")
+        x = np.asarray(x, float)
+        tau = self._actuation(ctx, x)
+        tau = np.zeros(self.nv) if tau is None else np.asarray(tau, float).ravel()
+        modes = self.modes(ctx)
+        key = (x.tobytes(), tau.tobytes(), float(ctx.time), id(modes), modes)
+        if self._cache_key is not None and self._cache_key == key:
+            return self._cache_val
+        q, v = x[:self.nq], x[self.nq:self.nq + self.nv]
+        if self._dyn_num is not None and not any(m is not None for m in modes):
+            vdot, f, tau_c = self._dyn_num(q, v, tau)
+            sol = RigidBodySolution(np.asarray(vdot).ravel(), np.asarray(f).ravel(),
+                                    np.asarray(tau_c).ravel(), tau, ContactResults(float(ctx.time)))
+        else:
+            sol = uni.solve_accelerations(self, ctx, q, v, tau, modes)
+        self._cache_key, self._cache_val = key, sol
+        return sol
+
+    def _vdot_out(self, context, which: int):
+        x = context.continuous_state
+        if ops.is_symbolic(x) or ops.is_symbolic(context.time):
+            self._require_symbolic_capable()
+            tau = self._actuation(context, x)
+            tau = ops.zeros(self.nv, x) if tau is None else tau
+            return self._dyn(x[:self.nq], x[self.nq:self.nq + self.nv], tau)[which]
+        sol = self.solve(context)
+        return sol.vdot if which == 0 else sol.tau_constraint
+
+    def _require_symbolic_capable(self) -> None:
+        if self._sites:
+            names = [c.name for c in self.unilateral_constraints]
+            raise SymbolicEvaluationError(
+                f"RigidBodySystem '{self.name}' cannot be evaluated on CasADi symbols: its "
+                f"unilateral constraints {names} need an LCP solve with pivoting and contact "
+                "modes; only equality constraints convert to CasADi")
+
+    def time_derivatives(self, context):
+        x = context.continuous_state
+        nq, nv = self.nq, self.nv
+        q, v = x[:nq], x[nq:nq + nv]
+        if ops.is_symbolic(x) or ops.is_symbolic(context.time):
+            vdot = self._vdot_out(context, 0)
+            parts = [self._qdot(q, v), vdot]
+        else:
+            vdot = self.solve(context).vdot
+            parts = [self._qdot_num(q, v), vdot]
+        for blk, sl in self._z.items():
+            ctx = self._block_context(blk, context, x)
+            self._fix_block_inputs(blk, ctx, context, x, vdot)
+            parts.append(blk.eval_time_derivatives(ctx))
+        return ops.vertcat(*parts)
+
+    def map_velocity_to_qdot(self, context, v):
+        q = context.continuous_state[:self.nq]
+        if ops.any_symbolic(q, v):
+            return self._qdot(q, v)
+        return self._qdot_num(q, v)
+
+    def _fix_block_inputs(self, blk, ctx, context, x, vdot=None) -> None:
+        xs = x[:self.nq + self.nv]
+        if blk in self.actuators:
+            i = self.actuators.index(blk)
+            blk.get_input_port("state").fix_value(ctx, xs)
+            blk.get_input_port("command").fix_value(ctx, self._command_ports[i].eval(context))
+            return
+        blk.get_input_port("state").fix_value(ctx, xs)
+        if blk.has_input_port("generalized_acceleration"):
+            if vdot is None:
+                vdot = self._vdot_out(context, 0)
+            blk.get_input_port("generalized_acceleration").fix_value(ctx, vdot)
+        if blk.has_input_port("contact_results"):
+            blk.get_input_port("contact_results").fix_value(
+                ctx, ContactResults() if ops.is_symbolic(x) else self.solve(context).contact_results)
+
+    def _calc_sensor(self, context, sensor, port):
+        x = context.continuous_state
+        ctx = self._block_context(sensor, context, x)
+        self._fix_block_inputs(sensor, ctx, context, x)
+        return port.eval(ctx)
+
+    # ------------------------------------------------------------------ events
+    def _init_modes(self, context, state) -> None:
+        state.set_abstract_state(self._mode_index, uni.initial_modes(self, context))
+
+    # ------------------------------------------------------------------ conveniences
+    def set_positions(self, context, q) -> None:
+        """Set q (nq) in ``context`` (this system's or an enclosing diagram's)."""
+        ctx = self._find_context(context)
+        x = np.array(ctx.continuous_state, float)
+        x[:self.nq] = np.asarray(q, float).ravel()
+        ctx.set_continuous_state(x)
+
+    def set_velocities(self, context, v) -> None:
+        """Set v (nv) in ``context``."""
+        ctx = self._find_context(context)
+        x = np.array(ctx.continuous_state, float)
+        x[self.nq:self.nq + self.nv] = np.asarray(v, float).ravel()
+        ctx.set_continuous_state(x)
+
+    def get_positions(self, context) -> np.ndarray:
+        """q (nq) in ``context``."""
+        return np.array(self._find_context(context).continuous_state[:self.nq], float)
+
+    def get_velocities(self, context) -> np.ndarray:
+        """v (nv) in ``context``."""
+        return np.array(self._find_context(context).continuous_state[self.nq:self.nq + self.nv], float)
+
+    def constraint_violation(self, q) -> np.ndarray:
+        """Position errors ``phi(q)`` of the equality rows (m,)."""
+        return np.asarray(self._parts_num(np.asarray(q, float), np.zeros(self.nv))[4]).ravel()
+
+    def velocity_violation(self, q, v) -> np.ndarray:
+        """``J(q) v`` of the equality rows (m,)."""
+        J = np.asarray(self._parts_num(np.asarray(q, float), np.asarray(v, float))[2])
+        return J @ np.asarray(v, float)
+
+    def project_state(self, q, v, *, tol: float = 1e-13, max_iter: int = 50):
+        """A consistent state near ``(q, v)``: Gauss-Newton on ``phi(q) = 0`` (minimum-norm
+        steps through ``tree.integrate``) then ``v`` projected on the null space of ``J``.
+
+        Returns ``(q, v)``; raises RuntimeError naming this system if it does not converge.
+        """
+        q = np.asarray(q, float).copy()
+        v = np.asarray(v, float).copy()
+        if not self._row_names:
+            return q, v
+        for _ in range(max_iter):
+            _, _, J, _, phi = self._parts_num(q, np.zeros(self.nv))
+            phi = np.asarray(phi).ravel()
+            if np.max(np.abs(phi)) < tol:
+                break
+            dq = -np.linalg.lstsq(np.asarray(J), phi, rcond=1e-12)[0]
+            q = np.asarray(self.tree.integrate(q, dq, 1.0), float).ravel()
+        else:
+            raise RuntimeError(f"RigidBodySystem '{self.name}': project_state did not reach "
+                               f"|phi| < {tol} (last {np.max(np.abs(phi)):.3g})")
+        J = np.asarray(self._parts_num(q, v)[2])
+        v = v - np.linalg.pinv(J, rcond=1e-12) @ (J @ v)
+        return q, v
+
+    def total_energy(self, context) -> float:
+        """Kinetic plus potential energy at the state in ``context``."""
+        q, v = self.get_positions(context), self.get_velocities(context)
+        return float(self.tree.kinetic_energy(q, v) + self.tree.potential_energy(q))
