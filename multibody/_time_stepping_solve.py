@@ -131,8 +131,11 @@ def _solve_reduced(Ar, br, kind, lo, hi, normal, context, on_failure, z0=None,
     n = Ar.shape[0]
     if np.any(kind == FRICTION_CONE):
         M, q, lo_f, hi_f = _cone_lcp(Ar, br, kind, lo, hi, normal)
-        if z0 is not None and z0.shape != q.shape:
-            z0 = None
+        contacts = np.unique(normal[kind == FRICTION_CONE])
+        if z0 is not None:
+            z0 = np.concatenate([z0[0], z0[1][contacts]])
+            if not np.any(z0 > 0):
+                z0 = None
         box = np.any(kind == FRICTION_BOX)
 
         def lemke(z_start):
@@ -154,7 +157,9 @@ def _solve_reduced(Ar, br, kind, lo, hi, normal, context, on_failure, z0=None,
         if not res.success and z0 is not None:
             res = lemke(None)                 # a warm start gone wrong: retry cold
         if res.success:
-            return res.z[:n], SolveReport(res.status, res.method, res.residual, M.shape[0]), res.z
+            lam = np.zeros(n)
+            lam[contacts] = res.z[n:]
+            return res.z[:n], SolveReport(res.status, res.method, res.residual, M.shape[0]), lam
         if on_failure == "raise":
             raise LCPSolveError(res, context)
         fb = None if box else _pyramid_fallback(Ar, br, kind, lo, hi, normal, context, tol)
@@ -168,8 +173,8 @@ def _solve_reduced(Ar, br, kind, lo, hi, normal, context, on_failure, z0=None,
     lo_b = np.where(kind == UNILATERAL, 0.0, lo)
     hi_b = np.where(kind == UNILATERAL, np.inf, hi)
     fi = np.where(kind == FRICTION_BOX, normal, -1)
-    if z0 is not None and z0.shape != br.shape:
-        z0 = None
+    if z0 is not None:
+        z0 = z0[0] if np.any(z0[0] != 0) else None
     fi_or_none = fi if np.any(fi >= 0) else None
     res: LCPResult = solve_boxed_lcp(Ar, br, lo_b, hi_b, fi_or_none, method="dantzig", x0=z0,
                                      residual_tol=tol, context=context)
@@ -177,7 +182,7 @@ def _solve_reduced(Ar, br, kind, lo, hi, normal, context, on_failure, z0=None,
         res = solve_boxed_lcp(Ar, br, lo_b, hi_b, fi_or_none, method="dantzig",
                               residual_tol=tol, context=context)
     if res.success:
-        return res.x, SolveReport(res.status, res.method, res.residual, n), res.x
+        return res.x, SolveReport(res.status, res.method, res.residual, n), None
     if on_failure == "raise":
         raise LCPSolveError(res, context)
     fb = solve_boxed_lcp(Ar, br, lo_b, hi_b, fi_or_none, method="pgs", max_iter=5000,
@@ -193,16 +198,17 @@ def _solve_reduced(Ar, br, kind, lo, hi, normal, context, on_failure, z0=None,
 
 def solve_impulses(A: np.ndarray, b: np.ndarray, kind: np.ndarray, lo: np.ndarray,
                    hi: np.ndarray, normal: np.ndarray, context: str,
-                   on_failure: str = "fallback", warm: np.ndarray | None = None,
+                   on_failure: str = "fallback", warm: tuple | None = None,
                    tol: float = 1e-7) -> tuple[np.ndarray, SolveReport, np.ndarray | None]:
     """Impulses ``p`` (m,) of the rows (module docstring), a :class:`SolveReport` and the
-    solution of the reduced LCP (a warm start for the next step with the same rows).
+    maximum-dissipation multipliers ``lambda`` (m,) of the friction-cone LCP at the normal
+    rows of the cone contacts (the sliding speeds; None without cone rows).
 
     ``normal`` holds global row indices for friction rows; ``context`` names the system
     and time in warnings and errors; ``on_failure`` is "fallback" or "raise"; ``warm``
-    a warm start (the third result of a previous call with the same row structure; it only
-    changes the pivoting path, never the acceptance test of the solution; a warm start that
-    fails is retried cold); ``tol`` the acceptance of the natural-map residual (velocity
+    a warm start ``(p, lambda)`` (m,) each, e.g. the previous step's values mapped onto
+    these rows; it only changes the pivoting path, never the acceptance test of the
+    solution, and a warm start that fails is retried cold; ``tol`` the acceptance of the natural-map residual (velocity
     units, relative to ``max(1, ||b||_inf)``).
     """
     m = b.shape[0]
@@ -232,8 +238,13 @@ def solve_impulses(A: np.ndarray, b: np.ndarray, kind: np.ndarray, lo: np.ndarra
     pos[iu] = np.arange(iu.shape[0])
     nr = normal[iu]
     nr = np.where(nr >= 0, pos[np.maximum(nr, 0)], -1)
-    pu, rep, z = _solve_reduced(Ar, br, kind[iu], lo[iu], hi[iu], nr, context, on_failure,
-                                warm, tol)
+    wu = None if warm is None else (warm[0][iu], warm[1][iu])
+    pu, rep, lam_u = _solve_reduced(Ar, br, kind[iu], lo[iu], hi[iu], nr, context, on_failure,
+                                    wu, tol)
     p[iu] = pu
     p[ie] = -(X[:, -1] + X[:, :-1] @ pu)
-    return p, rep, z
+    lam = None
+    if lam_u is not None:
+        lam = np.zeros(m)
+        lam[iu] = lam_u
+    return p, rep, lam

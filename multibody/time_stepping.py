@@ -93,9 +93,10 @@ class StepSolution:
     impulses : list of ndarray
         Per constraint block, the impulses of its rows.
     rows : list of ConstraintRows
-    contact_results : ContactResults
     report : SolveReport
         LCP status, method, residual and size.
+    contact_results : ContactResults
+        Built on first access (a property).
     """
 
     time: float
@@ -106,7 +107,6 @@ class StepSolution:
     tau_constraint: np.ndarray
     impulses: list
     rows: list
-    contact_results: ContactResults
     report: SolveReport
 
     @property
@@ -114,8 +114,18 @@ class StepSolution:
         """``(v_next - v) / h`` of the step."""
         return self._accel
 
-    def _set_accel(self, a: np.ndarray) -> None:
-        object.__setattr__(self, "_accel", a)
+    @property
+    def contact_results(self) -> ContactResults:
+        """The contacts of the step (:class:`ContactResults`), built on first access."""
+        res = self.__dict__.get("_contacts")
+        if res is None:
+            res = self._make_contacts()
+            object.__setattr__(self, "_contacts", res)
+        return res
+
+    def _set_lazy(self, accel: np.ndarray, make_contacts) -> None:
+        object.__setattr__(self, "_accel", accel)
+        object.__setattr__(self, "_make_contacts", make_contacts)
 
 
 def _fused_function(tree, include_passive: bool) -> ca.Function:
@@ -270,9 +280,17 @@ class TimeSteppingRigidBodySystem(LeafSystem):
                     damping[j.v_start:j.v_start + j.nv] = np.broadcast_to(
                         np.asarray(getattr(j, "damping", 0.0), float), (j.nv,))
         self._hD = h * np.diag(damping)
-        # Warm start of the LCP: the last solution and the row structure it belongs to. A
-        # hint only (the solvers verify every solution), so it is kept here rather than in
-        # the context; it is used when the next solve has the same rows (same contacts).
+        # decoupled velocity blocks: one per subtree hanging from the world (DFS order makes
+        # each a contiguous range); grouped by size for batched inversion
+        starts = [j.v_start for j in tree.joints if j.parent == "world"] + [nv]
+        self._blocks = [(a, b) for a, b in zip(starts[:-1], starts[1:]) if b > a] or [(0, nv)]
+        sizes = sorted({b - a for a, b in self._blocks})
+        self._block_groups = [(np.array([a for a, b in self._blocks if b - a == n]), n)
+                              for n in sizes]
+        # Warm start of the LCP: the last step's impulses and cone multipliers by row key
+        # (contact rows: geometry pair, point, direction). A hint only -- the solvers verify
+        # every solution and retry cold when a warm start fails -- so it is kept here rather
+        # than in the context.
         self._warm = None
 
     # ------------------------------------------------------------------ validation
@@ -357,6 +375,27 @@ class TimeSteppingRigidBodySystem(LeafSystem):
                               self._mask)
         return H, c, kinm
 
+    def _inverse(self, M: np.ndarray) -> np.ndarray:
+        """Inverse of the (block-diagonal) mass matrix: the subtrees hanging from the world
+        are decoupled, so equal-sized blocks are inverted together (one batched call)."""
+        if len(self._blocks) == 1:
+            return np.linalg.inv(M)
+        out = np.zeros_like(M)
+        for starts, n in self._block_groups:
+            idx = starts[:, None] + np.arange(n)
+            sub = M[idx[:, :, None], idx[:, None, :]]
+            out[idx[:, :, None], idx[:, None, :]] = np.linalg.inv(sub)
+        return out
+
+    @staticmethod
+    def _row_keys(i: int, r: ConstraintRows) -> list:
+        """Keys identifying rows across steps (for the warm start): the block's own
+        ``info["keys"]`` when it gives them (contacts: geometry pair and point), else
+        (block index, row index)."""
+        if isinstance(r.info, dict) and "keys" in r.info:
+            return r.info["keys"]
+        return [(i, k) for k in range(r.m)]
+
     def _rows(self, context, xd, kinm) -> list:
         return [c.calc_rows(self._block_context(c, context, xd), kinm) for c in self.constraints]
 
@@ -383,7 +422,7 @@ class TimeSteppingRigidBodySystem(LeafSystem):
             raise ValueError(f"system '{self.name}' at t={t:.6g}: the mass matrix of tree "
                              f"'{self.tree.name}' is not positive definite (a massless body "
                              "without inertia on a moving joint?)") from None
-        Minv = np.linalg.inv(Meff)
+        Minv = self._inverse(Meff)
         v_free = v + Minv @ (h * (tau - c))
         sizes = [r.m for r in rows]
         m = sum(sizes)
@@ -397,16 +436,19 @@ class TimeSteppingRigidBodySystem(LeafSystem):
             A = J @ MinvJT
             A[np.diag_indices(m)] += np.concatenate([r.cfm for r in rows]) / h
             b = J @ v_free + np.concatenate([r.bias for r in rows])
-            sig = (kind.tobytes(), normal.tobytes(),
-                   tuple(r.info.get("signature") if isinstance(r.info, dict) else None
-                         for r in rows))
-            warm = self._warm[1] if self._warm is not None and self._warm[0] == sig else None
-            p, report, z = solve_impulses(
+            keys = [k for i, r in enumerate(rows) for k in self._row_keys(i, r)]
+            warm = None
+            if self._warm is not None:
+                prev_p, prev_l = self._warm
+                warm = (np.array([prev_p.get(k, 0.0) for k in keys]),
+                        np.array([prev_l.get(k, 0.0) for k in keys]))
+            p, report, lam = solve_impulses(
                 A, b, kind, np.concatenate([r.lo for r in rows]),
                 np.concatenate([r.hi for r in rows]), normal,
                 f"system '{self.name}' at t={t:.6g}", self.lcp_failure, warm,
                 self.lcp_tolerance)
-            self._warm = (sig, z) if z is not None else None
+            self._warm = (dict(zip(keys, p.tolist())),
+                          {} if lam is None else {k: x for k, x in zip(keys, lam.tolist()) if x})
             vn = v_free + MinvJT @ p
             tau_c = J.T @ p / h
             impulses = np.split(p, np.cumsum(sizes)[:-1])
@@ -416,15 +458,18 @@ class TimeSteppingRigidBodySystem(LeafSystem):
         qn = self.tree.integrate(q, vn, h)
         if self.project_positions:
             qn = self._project(context, xd, qn, vn, Minv, t)
-        contacts = []
-        for cblk, r, pi in zip(self.constraints, rows, impulses):
-            if r.m:
-                contacts.extend(cblk.results(r, pi, vn, kinm))
-        results = ContactResults(t, tuple(contacts))
+        constraints = self.constraints
+
+        def make_contacts() -> ContactResults:
+            contacts = []
+            for cblk, r, pi in zip(constraints, rows, impulses):
+                if r.m:
+                    contacts.extend(cblk.results(r, pi, vn, kinm))
+            return ContactResults(t, tuple(contacts))
         xd_next = np.array(xd, dtype=float)
         xd_next[:nq], xd_next[nq:nq + nv] = qn, vn
-        sol = StepSolution(t, qn, vn, xd_next, tau, tau_c, impulses, rows, results, report)
-        sol._set_accel((vn - v) / h)
+        sol = StepSolution(t, qn, vn, xd_next, tau, tau_c, impulses, rows, report)
+        sol._set_lazy((vn - v) / h, make_contacts)
         for blk, sl in self._xd_slices.items():
             ctx = self._block_context(blk, context, xd)
             self._fix_block_inputs(blk, ctx, x, sol)

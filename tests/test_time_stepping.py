@@ -240,3 +240,34 @@ def test_failed_solve_is_reported_with_fallback(monkeypatch):
     strict.set_positions(c2, q)
     with pytest.raises(Exception, match=r"system 'strict' at t=0.*max_iterations"):
         strict.advance(c2, 1)
+
+
+class _VelocityFilter(Sensor):
+    """A sensor with internal state: y_{k+1} = y_k + alpha (v_k - y_k), updated every step."""
+
+    def __init__(self, tree, period, alpha=0.5):
+        super().__init__(tree, name="filt")
+        self.declare_discrete_state(tree.nv)
+        self.declare_periodic_discrete_update(
+            period, 0.0, lambda c: c.discrete_state + alpha * (
+                self.state_port.eval(c)[tree.nq:] - c.discrete_state))
+        self.declare_output_port("y", tree.nv, lambda c: c.discrete_state, feedthrough=False)
+
+
+def test_block_internal_state_is_part_of_the_system_state():
+    tree = _slider(mass=1.0)
+    act = GeneralizedForceActuator(tree, ["rail"], name="motor")
+    h = 0.01
+    sys = TimeSteppingRigidBodySystem(tree, h, actuators=[act], sensors=[_VelocityFilter(tree, h)])
+    assert sys.num_discrete_states() == tree.nq + tree.nv + 1
+    ctx = sys.create_default_context()
+    sys.get_input_port("motor").fix_value(ctx, [1.0])
+    y, vs = 0.0, []
+    for k in range(5):
+        vs.append(sys.get_velocities(ctx)[0])
+        sys.advance(ctx, 1)
+        y = y + 0.5 * (vs[-1] - y)                 # filter of the velocity at the step start
+        assert sys.get_output_port("filt").eval(ctx)[0] == pytest.approx(y, abs=1e-15)
+    with pytest.raises(ValueError, match=r"sensor 'filt' has a PeriodicEvent \(discrete\); only "
+                                         r"periodic discrete updates with period time_step"):
+        TimeSteppingRigidBodySystem(tree, h, sensors=[_VelocityFilter(tree, 2 * h)])

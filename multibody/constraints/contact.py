@@ -238,10 +238,19 @@ class PointContactConstraint(TimeSteppingConstraintForce):
         bias_all[:nc] = bias
         phi_all = np.zeros(m)
         phi_all[:nc] = phi
-        sig = tuple((ga.name, gb.name) for ga, gb in det["geometries"])
         info = dict(det, dirs=dirs.reshape(-1, 3), nf=nf, Jt=Jt, t1=t1, t2=t2, time=kin.time,
-                    signature=sig)
+                    keys=self._keys(det["geometries"], nf))
         return ConstraintRows(J, bias_all, np.full(m, cfm), kind, lo, hi, normal, phi_all, info)
+
+    def _keys(self, geoms: list, nf: int) -> list:
+        """Row keys for warm starts: ``(name, geometry a, geometry b, point, row)``."""
+        base, count = [], {}
+        for ga, gb in geoms:
+            pair = (self.name, ga.name, gb.name)
+            i = count.get(pair, 0)
+            count[pair] = i + 1
+            base.append(pair + (i,))
+        return [k + ("n",) for k in base] + [k + (j,) for k in base for j in range(nf)]
 
     def results(self, rows: ConstraintRows, impulses: np.ndarray, v_next: np.ndarray,
                 kin: StepKinematics) -> list:
