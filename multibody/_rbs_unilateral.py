@@ -37,13 +37,14 @@ falling flat lands on one site, its four corners being one manifold).
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
 import scipy.linalg as sla
 
-from solvers.lcp import solve_boxed_lcp
+from solvers.lcp import LCPFallbackWarning, solve_boxed_lcp
 from .contact_results import ContactResults, PointContactResult
 
 __all__ = ["PainleveError", "SiteSolution", "solve_accelerations", "declare_witnesses",
@@ -53,6 +54,13 @@ REST_VELOCITY = 1e-4
 """Normal velocity (m/s) below which a site stays in contact after an impulse."""
 SLIP_VELOCITY = 1e-7
 """Slip speed (m/s) below which a site in contact sticks."""
+SLIP_DIRECTION_SPEED = 1e-4
+"""Below this slip speed (m/s) a sliding point's friction keeps the site's slip direction
+at mode entry (the direction of a vanishing slip velocity is noise)."""
+REGULARIZATION = 1e-10
+"""Relative diagonal added to the unilateral block of the contact LCP."""
+SEPARATION_GAP = 1e-12
+"""Signed distance (m) a separating site is left at after its touchdown impulse."""
 GAP_TOLERANCE = 1e-6
 """Signed distance (m) within which a site counts as touching at initialization."""
 
@@ -100,7 +108,7 @@ def _site_rows(sys, q, v, modes):
                 if mode[0] == "slide":
                     vt = p.vt
                     sp = float(np.linalg.norm(vt))
-                    if sp > 1e-12:
+                    if sp > SLIP_DIRECTION_SPEED:
                         s2 = vt / sp
                     else:
                         s2 = p.tangents @ mode[1]
@@ -128,7 +136,11 @@ def _site_rows(sys, q, v, modes):
 
 
 def _lcp(sys, A, bb, lo, hi, fi, t, what):
-    res = solve_boxed_lcp(A, bb, lo, hi, fi, method="dantzig", fallback="lemke")
+    with warnings.catch_warnings():
+        # a failed Dantzig solve (unsymmetric sliding rows) falls back to Lemke quietly;
+        # a failure of both is reported below
+        warnings.simplefilter("ignore", LCPFallbackWarning)
+        res = solve_boxed_lcp(A, bb, lo, hi, fi, method="dantzig", fallback="lemke")
     if not res.success:
         raise PainleveError(
             f"RigidBodySystem '{sys.name}' at t={t:.9g}: the {what} problem has no solution "
@@ -136,6 +148,48 @@ def _lcp(sys, A, bb, lo, hi, fi, t, what):
             "inconsistent (Painleve's paradox: with this friction the normal force would have "
             "to be negative or unbounded); not integrating it")
     return res.x
+
+
+def _all_active(A, b, lo, hi, fi):
+    """The common case first: every row active (``A x + b = 0``, minimum-norm least
+    squares, which also splits the load evenly over redundant contact points). Returned
+    when it is consistent and within the bounds (``x_n >= 0``, ``|x_t| <= mu x_n``), else
+    None (the LCP decides)."""
+    x = -np.linalg.pinv(A, rcond=1e-12) @ b
+    scale = max(1.0, float(np.max(np.abs(b))))
+    if not np.all(np.isfinite(x)) or np.max(np.abs(A @ x + b)) > 1e-10 * scale:
+        return None
+    tol = 1e-12 * max(1.0, float(np.max(np.abs(x))))
+    lo_e, hi_e = lo.copy(), hi.copy()
+    f = fi >= 0
+    lo_e[f] = -np.abs(lo[f] * x[fi[f]])
+    hi_e[f] = np.abs(hi[f] * x[fi[f]])
+    if np.all(x >= lo_e - tol) and np.all(x <= hi_e + tol):
+        return x
+    return None
+
+
+def _polish(A, b, x, lo, hi, fi):
+    """Re-solve the rows the regularized LCP left free (``lo < x < hi``) exactly, with the
+    other rows fixed at their bounds: ``A_SS x_S = -(b_S + A_SF x_F)`` in the minimum-norm
+    least-squares sense. Kept only if it stays within the (friction) bounds."""
+    lo_e, hi_e = lo.copy(), hi.copy()
+    f = fi >= 0
+    lo_e[f] = -np.abs(lo[f] * x[fi[f]])
+    hi_e[f] = np.abs(hi[f] * x[fi[f]])
+    tol = 1e-9 * max(1.0, float(np.max(np.abs(x))) if x.size else 1.0)
+    free = (x > lo_e + tol) & (x < hi_e - tol) | (np.isinf(lo_e) & np.isinf(hi_e))
+    if not free.any():
+        return x
+    S, F = np.flatnonzero(free), np.flatnonzero(~free)
+    y = x.copy()
+    y[S] = -np.linalg.pinv(A[np.ix_(S, S)], rcond=1e-12) @ (b[S] + A[np.ix_(S, F)] @ x[F])
+    lo_y, hi_y = lo_e.copy(), hi_e.copy()
+    lo_y[f] = -np.abs(lo[f] * y[fi[f]])
+    hi_y[f] = np.abs(hi[f] * y[fi[f]])
+    if np.all(y >= lo_y - tol) and np.all(y <= hi_y + tol) and np.all(np.isfinite(y)):
+        return y
+    return x
 
 
 def solve_accelerations(sys, ctx, q, v, tau, modes):
@@ -163,7 +217,18 @@ def solve_accelerations(sys, ctx, q, v, tau, modes):
         lov = np.concatenate([np.full(meq, -np.inf), lo])
         hiv = np.concatenate([np.full(meq, np.inf), hi])
         fiv = np.concatenate([np.full(meq, -1), np.where(np.array(fi) >= 0, np.array(fi) + meq, -1)])
+        x = _all_active(JA @ Minv @ JF.T, bb, lov, hiv, fiv.astype(int))
+    if nu and x is None:
+        # A tiny diagonal on the unilateral and friction rows makes their (often
+        # degenerate: four coplanar corners) block positive definite, so the solution is
+        # unique and the pivoting robust; it perturbs the row accelerations by
+        # REGULARIZATION * f (the Baumgarte terms remove the resulting ~1e-11 m drift).
+        d = np.diag(A)[meq:]
+        A = A.copy()
+        A[np.arange(meq, meq + nu), np.arange(meq, meq + nu)] += REGULARIZATION * max(1.0, float(np.mean(np.abs(d))))
         x = _lcp(sys, A, bb, lov, hiv, fiv.astype(int), t, "acceleration-level contact")
+        A = JA @ Minv @ JF.T
+        x = _polish(A, bb, x, lov, hiv, fiv.astype(int))
     tau_c = JF.T @ x
     vdot = Minv @ (rhs + tau_c)
     w = A @ x + bb
@@ -238,9 +303,15 @@ def _set(state, sys, k, mode, x=None):
 
 def _project_slip(sys, q, v, pts, t):
     """Remove the tangential slip of ``pts`` with the smallest kinetic-energy change."""
-    H = np.asarray(sys._parts_num(q, v)[0])
+    return _project_rows(sys, q, v, np.vstack([p.Jt for p in pts]), t)
+
+
+def _project_rows(sys, q, v, J, t):
+    """``v`` with ``J v = 0`` (and the equality rows kept), changed least in the
+    kinetic-energy metric: ``v - M^{-1} J^T (J M^{-1} J^T)^+ J v``."""
+    H, _, Jeq, _, _ = (np.asarray(a) for a in sys._parts_num(q, v))
     Minv = _cho_inv(sys, H, t)
-    J = np.vstack([p.Jt for p in pts])
+    J = np.vstack([Jeq, J])
     dv = -Minv @ J.T @ np.linalg.pinv(J @ Minv @ J.T, rcond=1e-10) @ (J @ v)
     return v + dv
 
@@ -280,10 +351,25 @@ def impact(sys, ctx, state, k: int) -> None:
     pts = blk.site_points(q, v_new, i)
     mode = None
     if pts and max(p.vn for p in pts) <= REST_VELOCITY:
+        # comes to rest on the surface: a plastic impact (normal velocity removed), and
+        # the slip too when it sticks
         mode = _contact_mode(blk, pts)
+        rows = [p.Jn[None] for p in pts]
         if mode[0] == "stick":
-            v_new = _project_slip(sys, q, v_new, pts, t)
+            rows += [p.Jt for p in pts]
+        v_new = _project_rows(sys, q, v_new, np.vstack(rows), t)
+    # The event is isolated just after the crossing (a tiny penetration): move the site's
+    # points back to the surface (in contact) or just above it (separating, so that the
+    # touchdown guard starts positive again), by a minimum-norm position step.
+    target = 0.0 if mode is not None else SEPARATION_GAP
+    if pts:
+        phi = np.array([p.phi for p in pts])
+        if np.any(phi < target):
+            Jn = np.vstack([p.Jn for p in pts])
+            dq = np.linalg.pinv(Jn, rcond=1e-10) @ np.maximum(target - phi, 0.0)
+            q = np.asarray(sys.tree.integrate(q, dq, 1.0), float).ravel()
     x_new = x.copy()
+    x_new[:sys.nq] = q
     x_new[sys.nq:sys.nq + sys.nv] = v_new
     _set(state, sys, k, mode, x_new)
 

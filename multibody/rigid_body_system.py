@@ -345,6 +345,17 @@ class RigidBodySystem(LeafSystem):
     def _init_modes(self, context, state) -> None:
         state.set_abstract_state(self._mode_index, uni.initial_modes(self, context))
 
+    def reset_modes(self, context) -> tuple:
+        """Set the contact modes in ``context`` from its state (as the Simulator's
+        initialization does): a site within 1e-6 m and not separating is in contact,
+        sliding when its slip exceeds 1e-7 m/s, else sticking. Returns the modes."""
+        if self._mode_index is None:
+            return ()
+        ctx = self._find_context(context)
+        modes = uni.initial_modes(self, ctx)
+        ctx.set_abstract_state(self._mode_index, modes)
+        return modes
+
     # ------------------------------------------------------------------ conveniences
     def set_positions(self, context, q) -> None:
         """Set q (nq) in ``context`` (this system's or an enclosing diagram's)."""

@@ -123,7 +123,9 @@ class PointContactForce(ContinuousTimeConstraintForce):
         self.mu, self.restitution = float(mu), float(restitution)
         self.active_margin = float(active_margin)
         filt = collision_filter or CollisionFilter()
-        pc = {frozenset((j.parent, j.child)) for j in tree.joints}
+        # bodies joined by a joint are parent/child for the filter, except through a free
+        # joint (a floating body touches the world it floats in)
+        pc = {frozenset((j.parent, j.child)) for j in tree.joints if j.type != "free"}
         geoms = [g for b in tree.bodies for g in b.collision_geometries
                  if type(g.shape).__name__ != "Mesh"]
         self.pairs = []
