@@ -173,3 +173,45 @@ def test_joint_limit_stops_swinging_link():
     assert vs[k + 1] == pytest.approx(0.0, abs=1e-9)   # ... then stopped (inelastic)
     assert np.all(vs[k + 1:] <= 1e-9)
     assert qs[-1] < upper - 0.05              # and swung back under gravity
+
+
+def test_quadruped_stands_under_pd_control():
+    from actuators import Actuator
+    from multibody import RigidBodyTree
+    from multibody.geometry import CollisionFilter, Halfspace
+    from multibody.urdf import model_path
+    from solvers import ops
+
+    class LegPD(Actuator):
+        """PD on the 12 leg joints toward fixed angles (command unused)."""
+
+        def __init__(self, tree, q_des, kp=300.0, kd=8.0):
+            super().__init__(tree, 1, name="pd")
+            self.q_des, self.kp, self.kd = q_des, kp, kd
+
+        def generalized_force(self, context, q, v, command):
+            return ops.vertcat(np.zeros(6), self.kp * (self.q_des - q[7:]) - self.kd * v[6:])
+
+    tree = RigidBodyTree.from_urdf(str(model_path("quadruped")), floating_base=True)
+    tree.add_collision_geometry("world", Halfspace(), name="ground")
+    robot = CollisionFilter()
+    robot.add_filter_group("robot", [b.name for b in tree.bodies if b.name != "world"])
+    legs = np.tile([0.0, 0.6, -1.2], 4)
+    q = tree.neutral_configuration()
+    q[7:] = legs
+    feet = [b.name for b in tree.bodies if b.name.endswith("_foot")]
+    q[6] = 0.02 - min(tree.body_pose(f, q)[2, 3] for f in feet)     # feet on the ground
+    contact = PointContactConstraint(tree, mu=0.8, collision_filter=robot, name="contact")
+    s = TimeSteppingRigidBodySystem(tree, 1e-3, actuators=[LegPD(tree, legs)],
+                                    constraints=[contact])
+    ctx = s.create_default_context()
+    s.set_positions(ctx, q)
+    s.get_input_port("pd").fix_value(ctx, [0.0])
+    s.advance(ctx, 800)
+    res = s.get_output_port("contact_results").eval(ctx)
+    assert sorted(c.body_b for c in res) == sorted(feet)
+    mg = tree.total_mass() * G
+    assert res.normal_forces().sum() == pytest.approx(mg, rel=1e-2)
+    qn = s.get_positions(ctx)
+    assert abs(qn[6] - q[6]) < 0.03                       # the trunk sags a little, stands
+    assert np.abs(s.get_velocities(ctx)).max() < 0.05
