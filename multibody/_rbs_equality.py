@@ -112,6 +112,8 @@ def redundant_rows(parts: ca.Function, tree, names: List[str], rng_seed: int = 0
         J = np.asarray(parts(qc, np.zeros(tree.nv))[2])
         if J.shape[0] == 0:
             return [], 0
+        if not np.all(np.isfinite(J)):
+            continue  # e.g. a distance closure with coincident points at this configuration
         _, R, piv = sla.qr(J.T, mode="economic", pivoting=True)
         d = np.abs(np.diag(R))
         scale = max(1.0, float(d[0])) if d.size else 1.0
@@ -120,6 +122,8 @@ def redundant_rows(parts: ca.Function, tree, names: List[str], rng_seed: int = 0
             return [], m
         if best is None or rank > best[0]:
             best = (rank, piv)
+    if best is None:
+        return [], m
     rank, piv = best
     return [names[i] for i in sorted(piv[rank:])], rank
 

@@ -196,8 +196,7 @@ def solve_accelerations(sys, ctx, q, v, tau, modes):
     """Accelerations, forces and contact results with unilateral rows (numbers)."""
     from .rigid_body_system import RigidBodySolution
     t = float(ctx.time)
-    H, c, Jeq, beq, _ = (np.asarray(a) for a in sys._parts_num(q, v))
-    c, beq = c.ravel(), beq.ravel()
+    H, c, Jeq, beq, _ = sys.parts(q, v)
     Minv = _cho_inv(sys, H, t)
     rhs = tau - c
     meq = Jeq.shape[0]
@@ -266,6 +265,26 @@ def _contact_mode(blk, pts):
     return ("stick", None)
 
 
+class _Time:
+    def __init__(self, t):
+        self.time = t
+
+
+def _pushes(sys, t, q, v, tau, modes, k, mode) -> bool:
+    """Whether site ``k`` in ``mode`` carries a positive normal force at ``(q, v)`` (else
+    it separates right away and is better left separated, its touchdown guard armed)."""
+    trial = list(modes)
+    trial[k] = mode
+    try:
+        sol = solve_accelerations(sys, _Time(t), q, v, tau, tuple(trial))
+    except PainleveError:
+        return True
+    for s in sol.sites:
+        if s.index == k:
+            return float(np.sum(s.fn)) > 1e-12
+    return False
+
+
 def initial_modes(sys, ctx) -> tuple:
     """Modes from the state: touching (gap within ``GAP_TOLERANCE``) and not separating."""
     x = np.asarray(ctx.continuous_state, float)
@@ -278,7 +297,16 @@ def initial_modes(sys, ctx) -> tuple:
             if pts and max(p.vn for p in pts) <= REST_VELOCITY:
                 mode = _contact_mode(blk, pts)
         out.append(mode)
+    tau = _tau(sys, ctx, x)
+    for k, mode in enumerate(out):
+        if mode is not None and not _pushes(sys, float(ctx.time), q, v, tau, out, k, mode):
+            out[k] = None
     return tuple(out)
+
+
+def _tau(sys, ctx, x):
+    tau = sys._actuation(ctx, x)
+    return np.zeros(sys.nv) if tau is None else np.asarray(tau, float).ravel()
 
 
 def _qv(sys, ctx):
@@ -309,7 +337,7 @@ def _project_slip(sys, q, v, pts, t):
 def _project_rows(sys, q, v, J, t):
     """``v`` with ``J v = 0`` (and the equality rows kept), changed least in the
     kinetic-energy metric: ``v - M^{-1} J^T (J M^{-1} J^T)^+ J v``."""
-    H, _, Jeq, _, _ = (np.asarray(a) for a in sys._parts_num(q, v))
+    H, _, Jeq, _, _ = sys.parts(q, v)
     Minv = _cho_inv(sys, H, t)
     J = np.vstack([Jeq, J])
     dv = -Minv @ J.T @ np.linalg.pinv(J @ Minv @ J.T, rcond=1e-10) @ (J @ v)
@@ -322,7 +350,7 @@ def impact(sys, ctx, state, k: int) -> None:
     t = float(ctx.time)
     blk, i = sys._sites[k]
     modes = sys.modes(ctx)
-    H, _, Jeq, _, _ = (np.asarray(a) for a in sys._parts_num(q, v))
+    H, _, Jeq, _, _ = sys.parts(q, v)
     Minv = _cho_inv(sys, H, t)
     rows, bvec, lo, hi, fi = [Jeq], [Jeq @ v], [np.full(Jeq.shape[0], -np.inf)], \
         [np.full(Jeq.shape[0], np.inf)], [np.full(Jeq.shape[0], -1)]
@@ -358,6 +386,8 @@ def impact(sys, ctx, state, k: int) -> None:
         if mode[0] == "stick":
             rows += [p.Jt for p in pts]
         v_new = _project_rows(sys, q, v_new, np.vstack(rows), t)
+    if mode is not None and not _pushes(sys, t, q, v_new, _tau(sys, ctx, x), modes, k, mode):
+        mode = None
     # The event is isolated just after the crossing (a tiny penetration): move the site's
     # points back to the surface (in contact) or just above it (separating, so that the
     # touchdown guard starts positive again), by a minimum-norm position step.

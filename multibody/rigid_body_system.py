@@ -379,14 +379,22 @@ class RigidBodySystem(LeafSystem):
         """v (nv) in ``context``."""
         return np.array(self._find_context(context).continuous_state[self.nq:self.nq + self.nv], float)
 
+    def parts(self, q, v):
+        """``(H, c, J, b, phi)`` at ``(q, v)`` (numbers): mass matrix (nv x nv),
+        ``C - tau_passive`` (nv,), equality rows ``J`` (m x nv), ``b`` (m,) and ``phi`` (m,)."""
+        H, c, J, b, phi = self._parts_num(np.asarray(q, float), np.asarray(v, float))
+        m = len(self._row_names)
+        return (np.asarray(H, float).reshape(self.nv, self.nv), np.asarray(c, float).ravel(),
+                np.asarray(J, float).reshape(m, self.nv), np.asarray(b, float).ravel(),
+                np.asarray(phi, float).ravel())
+
     def constraint_violation(self, q) -> np.ndarray:
         """Position errors ``phi(q)`` of the equality rows (m,)."""
-        return np.asarray(self._parts_num(np.asarray(q, float), np.zeros(self.nv))[4]).ravel()
+        return self.parts(q, np.zeros(self.nv))[4]
 
     def velocity_violation(self, q, v) -> np.ndarray:
         """``J(q) v`` of the equality rows (m,)."""
-        J = np.asarray(self._parts_num(np.asarray(q, float), np.asarray(v, float))[2])
-        return J @ np.asarray(v, float)
+        return self.parts(q, v)[2] @ np.asarray(v, float)
 
     def project_state(self, q, v, *, tol: float = 1e-13, max_iter: int = 50):
         """A consistent state near ``(q, v)``: Gauss-Newton on ``phi(q) = 0`` (minimum-norm
@@ -399,16 +407,15 @@ class RigidBodySystem(LeafSystem):
         if not self._row_names:
             return q, v
         for _ in range(max_iter):
-            _, _, J, _, phi = self._parts_num(q, np.zeros(self.nv))
-            phi = np.asarray(phi).ravel()
+            _, _, J, _, phi = self.parts(q, np.zeros(self.nv))
             if np.max(np.abs(phi)) < tol:
                 break
-            dq = -np.linalg.lstsq(np.asarray(J), phi, rcond=1e-12)[0]
+            dq = -np.linalg.lstsq(J, phi, rcond=1e-12)[0]
             q = np.asarray(self.tree.integrate(q, dq, 1.0), float).ravel()
         else:
             raise RuntimeError(f"RigidBodySystem '{self.name}': project_state did not reach "
                                f"|phi| < {tol} (last {np.max(np.abs(phi)):.3g})")
-        J = np.asarray(self._parts_num(q, v)[2])
+        J = self.parts(q, v)[2]
         v = v - np.linalg.pinv(J, rcond=1e-12) @ (J @ v)
         return q, v
 
