@@ -175,3 +175,29 @@ def test_softening_parameters():
         BallConstraint(tree, "link", "link")
     with pytest.raises(ValueError, match="mu must be finite and >= 0"):
         PointContactConstraint(tree, mu=-1)
+
+
+def test_contact_filtering_free_joints_and_fixed_bodies():
+    from multibody import Weld
+    from multibody.geometry import Box, Halfspace, Sphere
+    t = RigidBodyTree("scene")
+    t.add_body("table", 5.0, inertia=np.eye(3) * 0.1)
+    X = np.eye(4)
+    X[2, 3] = 0.05
+    t.add_joint(Weld("bolt", "world", "table", origin=X))     # fixed to the world
+    t.add_collision_geometry("table", Box((1, 1, 0.1)), name="table_top")
+    t.add_body("ball", 1.0, inertia=np.eye(3) * 0.004)
+    t.add_joint(Free("float", "world", "ball"))
+    t.add_collision_geometry("ball", Sphere(0.1), name="ball_geom")
+    t.add_collision_geometry("world", Halfspace(), name="ground")
+    q = t.neutral_configuration()
+    q[6] = 0.2                                   # resting on the table top (z = 0.1)
+    rows, _ = _rows(t, PointContactConstraint(t, name="c"), q, np.zeros(6))
+    pairs = {(ga.name, gb.name) for ga, gb in rows.info["geometries"]}
+    # table-ground (both fixed) skipped; ball-table found; ball-ground across the free
+    # joint is tested (0.2 m apart: out of the margin)
+    assert pairs == {("table_top", "ball_geom")}
+    q[6] = -0.5                                  # below the ground: ball-ground found too
+    rows, _ = _rows(t, PointContactConstraint(t, name="c"), q, np.zeros(6))
+    assert ("ground", "ball_geom") in {(ga.name, gb.name) for ga, gb in rows.info["geometries"]} \
+        or ("ball_geom", "ground") in {(ga.name, gb.name) for ga, gb in rows.info["geometries"]}

@@ -70,7 +70,10 @@ class PointContactConstraint(TimeSteppingConstraintForce):
     pairs : sequence of (str, str), optional
         Geometry name pairs to test; default every pair the ``collision_filter`` allows.
     collision_filter : CollisionFilter, optional
-        Default ``CollisionFilter()`` (same body and parent/child pairs skipped).
+        Default ``CollisionFilter()``: pairs on the same body and on bodies joined by a
+        joint are skipped, except across a ``Free`` joint (a floating body does touch the
+        world's ground); add a filter group to skip a robot's self-collisions. Pairs of
+        bodies that are both fixed to the world are skipped too.
     num_directions : int
         ``k`` directions of the polyhedral cone (``friction="cone"``; >= 3, default 4).
     friction : {"cone", "box"}
@@ -177,7 +180,12 @@ class PointContactConstraint(TimeSteppingConstraintForce):
         """Contact points at the start of the step: arrays ``point`` (n, 3), ``normal``,
         ``distance`` (n,), ``body_a``/``body_b`` (n,) body indices and geometry names."""
         pts, nrm, dist, ba, bb, names = [], [], [], [], [], []
+        moving = kin.cache.get("moving")
+        if moving is None:
+            moving = kin.cache["moving"] = kin.mask.any(axis=1)
         for ga, gb, Xa, Xb in self._candidates(kin):
+            if not (moving[self._index[ga.body]] or moving[self._index[gb.body]]):
+                continue              # two bodies fixed to the world: no row can act
             for c in contact_points(ga.shape, Xa, gb.shape, Xb, self.margin):
                 pts.append(0.5 * (c.point_a + c.point_b))
                 nrm.append(c.normal)
