@@ -215,3 +215,61 @@ def test_quadruped_stands_under_pd_control():
     qn = s.get_positions(ctx)
     assert abs(qn[6] - q[6]) < 0.03                       # the trunk sags a little, stands
     assert np.abs(s.get_velocities(ctx)).max() < 0.05
+
+
+@pytest.mark.parametrize("formulation, remaining", [("stewart_trinkle", 0.0),
+                                                     ("anitescu_potra", 0.8)])
+def test_penetration_recovery_by_formulation(formulation, remaining):
+    # 1 cm initial penetration, no gravity: Stewart-Trinkle removes it in one step (phi / h),
+    # Anitescu-Potra removes the fraction erp = 0.2 per step (erp phi / h)
+    tree = free_spheres(1, radius=0.1)
+    tree.gravity = (0, 0, 0)
+    s, ctx = _system(tree, [PointContactConstraint(tree, formulation=formulation, cfm=0.0,
+                                                   name="contact")])
+    q = tree.neutral_configuration()
+    q[6] = 0.09
+    s.set_positions(ctx, q)
+    s.advance(ctx, 1)
+    assert s.get_positions(ctx)[6] - 0.1 == pytest.approx(-0.01 * remaining, abs=1e-12)
+
+
+def test_distance_constraint_pendulum_matches_revolute():
+    from multibody import RigidBodyTree, Translational
+    from multibody.constraints import DistanceConstraint
+    L, m, theta0 = 0.7, 1.3, 0.5
+    rev = RigidBodyTree("rev")
+    rev.add_body("bob", m, com=(0, 0, -L), inertia=np.zeros((3, 3)))
+    from multibody import Revolute
+    rev.add_joint(Revolute("hinge", "world", "bob", axis=(0, 1, 0)))
+    s1, c1 = _system(rev, [])
+    s1.set_positions(c1, [theta0])
+    pt = RigidBodyTree("point")
+    pt.add_body("bob", m, inertia=np.zeros((3, 3)))
+    pt.add_joint(Translational("xyz", "world", "bob"))
+    s2, c2 = _system(pt, [DistanceConstraint(pt, "world", "bob", L, name="rod")])
+    s2.set_positions(c2, [-L * np.sin(theta0), 0.0, -L * np.cos(theta0)])
+    worst = 0.0
+    for _ in range(30):
+        s1.advance(c1, 100)
+        s2.advance(c2, 100)
+        x = s2.get_positions(c2)
+        assert np.linalg.norm(x) == pytest.approx(L, abs=1e-9)
+        worst = max(worst, abs(np.arctan2(-x[0], -x[2]) - s1.get_positions(c1)[0]))
+    assert worst < 1e-3
+
+
+def test_weld_constraint_holds_a_free_body():
+    from multibody.constraints import WeldConstraint
+    tree = free_boxes(1, ground=False)
+    X = np.eye(4)
+    X[:3, 3] = (0.1, -0.2, 0.5)
+    tree.add_frame("anchor", "world", X)
+    s, ctx = _system(tree, [WeldConstraint(tree, "anchor", "box0", name="weld")])
+    q = tree.neutral_configuration()
+    q[4:] = X[:3, 3]
+    s.set_positions(ctx, q)
+    s.set_velocities(ctx, [0.3, 0, 0, 0, 0.1, 0])      # violates the weld: removed at once
+    s.advance(ctx, 100)
+    np.testing.assert_allclose(s.get_positions(ctx), q, atol=1e-9)
+    step = s.get_output_port("step").eval(ctx)
+    np.testing.assert_allclose(step.tau_constraint, [0, 0, 0, 0, 0, G], atol=1e-9)
