@@ -448,7 +448,7 @@ class TimeSteppingRigidBodySystem(LeafSystem):
                 f"system '{self.name}' at t={t:.6g}", self.lcp_failure, warm,
                 self.lcp_tolerance)
             self._warm = (dict(zip(keys, p.tolist())),
-                          {} if lam is None else {k: x for k, x in zip(keys, lam.tolist()) if x})
+                          {} if lam is None else {k: s for k, s in zip(keys, lam.tolist()) if s})
             vn = v_free + MinvJT @ p
             tau_c = J.T @ p / h
             impulses = np.split(p, np.cumsum(sizes)[:-1])
