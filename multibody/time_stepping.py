@@ -12,8 +12,9 @@ and the constraint impulses ``p`` together,
 with every constraint row ``w = J v_n + b + cfm/h p`` complementary to ``p``
 (:mod:`multibody.constraints.base`; ``D`` the joint damping, taken implicitly), as an LCP
 or boxed LCP over the Delassus operator ``J (H + h D)^{-1} J^T + diag(cfm/h)``
-(:mod:`multibody._time_stepping_solve`); then ``q_n = q (+) h v_n`` with
-``tree.integrate`` (exponential map on quaternions). With ``project_positions`` (default),
+(:mod:`multibody._time_stepping_solve`); then ``q_n = q (+) h N(q) v_n``
+(:meth:`TimeSteppingRigidBodySystem.integrate`: exponential map on quaternions, a free
+body's position along ``h R v``). With ``project_positions`` (default),
 the position errors of the rigid bilateral blocks (closures, welds without CFM or
 spring softening) are then removed by up to three Gauss-Newton steps ``dq = -H^{-1} J^T (J H^{-1} J^T)^+ phi(q_n)`` (post-
 stabilization, Cline & Pai 2003), so loop closures do not drift.
@@ -69,7 +70,8 @@ from systems.events import PeriodicEvent
 
 from . import kinematics as kin
 from ._time_stepping_solve import SolveReport, TimeSteppingWarning, solve_impulses
-from .constraints.base import ConstraintRows, StepKinematics, TimeSteppingConstraintForce
+from .constraints.base import (ConstraintRows, StepKinematics, TimeSteppingConstraintForce,
+                               cross_rows)
 from .contact_results import ContactResults
 
 __all__ = ["TimeSteppingRigidBodySystem", "StepSolution", "TimeSteppingWarning"]
@@ -156,6 +158,22 @@ def _fused_function(tree, include_passive: bool) -> ca.Function:
     return ca.Function(f"{tree.name}_time_stepping_kinematics", [q, v],
                        [ca.densify(ca.SX(H)), ca.densify(ca.SX(c)), ca.densify(ca.vertcat(*parts)),
                         ca.densify(ca.SX(Smat))], ["q", "v"], ["H", "c", "P", "S"])
+
+
+def _quat_to_rot(Q: np.ndarray) -> np.ndarray:
+    """Rotation matrices (k, 3, 3) of unit quaternions ``[w, x, y, z]`` (k, 4)."""
+    w, x, y, z = Q[:, 0], Q[:, 1], Q[:, 2], Q[:, 3]
+    R = np.empty((Q.shape[0], 3, 3))
+    R[:, 0, 0] = 1 - 2 * (y * y + z * z)
+    R[:, 0, 1] = 2 * (x * y - w * z)
+    R[:, 0, 2] = 2 * (x * z + w * y)
+    R[:, 1, 0] = 2 * (x * y + w * z)
+    R[:, 1, 1] = 1 - 2 * (x * x + z * z)
+    R[:, 1, 2] = 2 * (y * z - w * x)
+    R[:, 2, 0] = 2 * (x * z - w * y)
+    R[:, 2, 1] = 2 * (y * z + w * x)
+    R[:, 2, 2] = 1 - 2 * (x * x + y * y)
+    return R
 
 
 def _ancestor_mask(tree) -> np.ndarray:
@@ -280,6 +298,9 @@ class TimeSteppingRigidBodySystem(LeafSystem):
                     damping[j.v_start:j.v_start + j.nv] = np.broadcast_to(
                         np.asarray(getattr(j, "damping", 0.0), float), (j.nv,))
         self._hD = h * np.diag(damping)
+        free = [j for j in tree.joints if j.type == "free"]
+        self._free_q = np.array([j.q_start for j in free], int)
+        self._free_v = np.array([j.v_start for j in free], int)
         # decoupled velocity blocks: one per subtree hanging from the world (DFS order makes
         # each a contiguous range); grouped by size for batched inversion
         starts = [j.v_start for j in tree.joints if j.parent == "world"] + [nv]
@@ -375,6 +396,56 @@ class TimeSteppingRigidBodySystem(LeafSystem):
                               self._mask)
         return H, c, kinm
 
+    def _frame_rate_term(self, v: np.ndarray) -> np.ndarray:
+        """``(0, w_b x v_b)`` at each free joint (zeros elsewhere).
+
+        A free joint's velocity is expressed in its moving body frame, so ``C(q, v)`` holds
+        the rotating-frame term ``-w x v``. The step is taken in world-aligned coordinates
+        ``v' = T(q) v`` (``T = diag(R, R)`` per free joint, as Drake does for free bodies):
+        with ``T^{-1} dT/dt v = (0, w x v)`` the update becomes
+        ``v_free = v + h H^{-1}(tau - C) + h (0, w x v)`` in frame-n coordinates, and the
+        result is re-expressed in the frame at ``t + h`` (:meth:`_to_new_frames`). Taking
+        ``-w x v`` explicitly in the body frame instead makes a spinning body gain speed
+        (a rolling ball accelerates by ``h w^2`` per step)."""
+        a = np.zeros_like(v)
+        fv = self._free_v
+        if fv.shape[0]:
+            w = v[fv[:, None] + np.arange(3)]
+            u = v[fv[:, None] + np.arange(3, 6)]
+            a[fv[:, None] + np.arange(3, 6)] = cross_rows(w, u)
+        return a
+
+    def _to_new_frames(self, q: np.ndarray, qn: np.ndarray, vn: np.ndarray) -> np.ndarray:
+        """Free joints' velocities (computed in the body frames at ``t``) re-expressed in
+        the body frames at ``t + h``: ``R_{n+1}^T R_n`` on the angular and linear parts."""
+        fq, fv = self._free_q, self._free_v
+        if not fq.shape[0]:
+            return vn
+        R0 = _quat_to_rot(q[fq[:, None] + np.arange(4)])
+        R1 = _quat_to_rot(qn[fq[:, None] + np.arange(4)])
+        Rrel = np.einsum("kji,kjl->kil", R1, R0)
+        out = vn.copy()
+        for part in (np.arange(3), np.arange(3, 6)):
+            idx = fv[:, None] + part
+            out[idx] = np.einsum("kij,kj->ki", Rrel, vn[idx])
+        return out
+
+    def integrate(self, q: np.ndarray, v: np.ndarray, h: float) -> np.ndarray:
+        """``q (+) h N(q) v``: ``tree.integrate`` (exponential map of the rotations, so
+        quaternions stay unit), except that a free joint's position moves along the straight
+        line ``p + h R(q) v_lin`` (rotation and translation integrated separately, SO(3) x
+        R^3, as ``q_{n+1} = q + h N(q) v_{n+1}`` asks) rather than along the screw of
+        ``exp_se3`` -- the screw's curvature would move a rolling ball's centre off the
+        plane its contact rows linearize about."""
+        qn = self.tree.integrate(q, v, h)
+        fq, fv = self._free_q, self._free_v
+        if fq.shape[0]:
+            R = _quat_to_rot(q[fq[:, None] + np.arange(4)])
+            vl = v[fv[:, None] + np.arange(3, 6)]
+            qn[fq[:, None] + np.arange(4, 7)] = (q[fq[:, None] + np.arange(4, 7)]
+                                                 + h * np.einsum("kij,kj->ki", R, vl))
+        return qn
+
     def _inverse(self, M: np.ndarray) -> np.ndarray:
         """Inverse of the (block-diagonal) mass matrix: the subtrees hanging from the world
         are decoupled, so equal-sized blocks are inverted together (one batched call)."""
@@ -423,7 +494,7 @@ class TimeSteppingRigidBodySystem(LeafSystem):
                              f"'{self.tree.name}' is not positive definite (a massless body "
                              "without inertia on a moving joint?)") from None
         Minv = self._inverse(Meff)
-        v_free = v + Minv @ (h * (tau - c))
+        v_free = v + Minv @ (h * (tau - c)) + h * self._frame_rate_term(v)
         sizes = [r.m for r in rows]
         m = sum(sizes)
         if m:
@@ -455,7 +526,7 @@ class TimeSteppingRigidBodySystem(LeafSystem):
         else:
             vn, tau_c, impulses = v_free, np.zeros(nv), [np.zeros(0) for _ in rows]
             report = SolveReport("no_rows", "none", 0.0, 0)
-        qn = self.tree.integrate(q, vn, h)
+        qn = self.integrate(q, vn, h)
         if self.project_positions:
             qn = self._project(context, xd, qn, vn, Minv, t)
         constraints = self.constraints
@@ -466,6 +537,7 @@ class TimeSteppingRigidBodySystem(LeafSystem):
                 if r.m:
                     contacts.extend(cblk.results(r, pi, vn, kinm))
             return ContactResults(t, tuple(contacts))
+        vn = self._to_new_frames(q, qn, vn)
         xd_next = np.array(xd, dtype=float)
         xd_next[:nq], xd_next[nq:nq + nv] = qn, vn
         sol = StepSolution(t, qn, vn, xd_next, tau, tau_c, impulses, rows, report)
@@ -504,7 +576,7 @@ class TimeSteppingRigidBodySystem(LeafSystem):
                                     check_finite=False)
             except (np.linalg.LinAlgError, ValueError):
                 lam = np.linalg.lstsq(G, phi, rcond=1e-12)[0]
-            qn = self.tree.integrate(qn, -MinvJT @ lam, 1.0)
+            qn = self.integrate(qn, -MinvJT @ lam, 1.0)
             if err < 1e-6:
                 break
         return qn

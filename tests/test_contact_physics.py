@@ -273,3 +273,26 @@ def test_weld_constraint_holds_a_free_body():
     np.testing.assert_allclose(s.get_positions(ctx), q, atol=1e-9)
     step = s.get_output_port("step").eval(ctx)
     np.testing.assert_allclose(step.tau_constraint, [0, 0, 0, 0, 0, G], atol=1e-9)
+
+
+def test_sliding_sphere_ends_rolling_at_five_sevenths():
+    # a solid sphere launched sliding without spin: friction mu m g decelerates it until
+    # v = r w; angular momentum about the contact point gives v_roll = 5/7 v0, reached at
+    # t* = 2 v0 / (7 mu g)
+    r, m, mu, v0 = 0.1, 1.0, 0.4, 2.0
+    tree = free_spheres(1, radius=r, mass=m)
+    s, ctx = _system(tree, [PointContactConstraint(tree, mu=mu, name="contact")])
+    q = tree.neutral_configuration()
+    q[6] = r
+    s.set_positions(ctx, q)
+    s.set_velocities(ctx, [0, 0, 0, v0, 0, 0])
+    t_star = 2 * v0 / (7 * mu * G)
+    s.advance(ctx, int(round(t_star / 1e-3)) - 20)
+    R = tree.body_pose("ball0", s.get_positions(ctx))[:3, :3]
+    assert (R @ s.get_velocities(ctx)[3:])[0] > 5 / 7 * v0 + 0.01   # still sliding (world x)
+    s.advance(ctx, 300)
+    v = s.get_velocities(ctx)
+    R = tree.body_pose("ball0", s.get_positions(ctx))[:3, :3]
+    vx, wy = (R @ v[3:])[0], (R @ v[:3])[1]
+    assert vx == pytest.approx(5 / 7 * v0, rel=1e-4)
+    assert wy * r == pytest.approx(vx, rel=1e-6)                  # rolling without slip
