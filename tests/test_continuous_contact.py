@@ -3,6 +3,7 @@ functions and touchdown impulses): analytic bouncing, sliding and resting."""
 import numpy as np
 import pytest
 
+from actuators import Actuator
 from multibody._rbs_models import G, ball_on_ground, box_on_ground, leaning_rod
 from multibody.continuous_constraints import PointContactForce
 from multibody.rigid_body_system import PainleveError, RigidBodySystem
@@ -157,3 +158,66 @@ def test_bad_contact_arguments():
     from multibody import RigidBodyTree
     with pytest.raises(ValueError, match="no pair"):
         PointContactForce(RigidBodyTree("empty"))
+
+
+class _LagForce(Actuator):
+    """A force along one velocity DOF that follows its command with a first-order lag:
+    f' = (command - f) / T (one continuous state)."""
+
+    def __init__(self, tree, index, T, name):
+        super().__init__(tree, 1, name)
+        self.index, self.T = index, T
+        self.declare_continuous_state(1)
+
+    def time_derivatives(self, context):
+        return (self.command_port.eval(context) - context.continuous_state) / self.T
+
+    def generalized_force(self, context, q, v, command):
+        B = np.zeros((self.nv, 1))
+        B[self.index, 0] = 1.0
+        return B @ context.continuous_state
+
+
+def _lagged_box(index, F, T=0.1, mu=0.5):
+    t = box_on_ground(mass=2.0)
+    act = _LagForce(t, index, T, "push")
+    s = RigidBodySystem(t, actuators=[act], constraints=[PointContactForce(t, mu=mu, name="contact")])
+    ctx = s.create_default_context()
+    s.set_positions(ctx, [1, 0, 0, 0, 0, 0, 0.1])
+    s.get_input_port("push").fix_value(ctx, [F])
+    return s, ctx
+
+
+def _first_change(s, ctx, T_end):
+    sim = Simulator(s, ctx, integrator="RK45", accuracy=1e-10, max_step=0.02)
+    sim.initialize()
+    m0, seen = s.modes(ctx)[0], []
+    sim.set_monitor(lambda c: seen.append(float(ctx.time)) if not seen and s.modes(ctx)[0] != m0 else None)
+    sim.advance_to(T_end)
+    return m0, seen[0] if seen else None
+
+
+def test_liftoff_when_a_lagged_upward_force_exceeds_the_weight():
+    """F(t) = 2 m g (1 - exp(-t/T)) upward: the normal force m g - F(t) reaches zero at
+    t = T ln 2 (liftoff witness), then the box rises."""
+    m, T = 2.0, 0.1
+    s, ctx = _lagged_box(5, 2 * m * G, T)
+    assert s.num_continuous_states() == 7 + 6 + 1
+    m0, t_off = _first_change(s, ctx, 0.12)
+    assert m0 == ("stick", None)
+    assert abs(t_off - T * np.log(2)) < 1e-8
+    assert s.modes(ctx)[0] is None
+    assert s.get_positions(ctx)[6] > 0.1 + 1e-6
+
+
+def test_stick_to_slide_when_a_lagged_push_exceeds_friction():
+    """F_x(t) = 2 mu m g (1 - exp(-t/T)): the box sticks until F_x = mu m g at t = T ln 2
+    (slip witness), then slides along +x."""
+    m, T, mu = 2.0, 0.1, 0.5
+    s, ctx = _lagged_box(3, 2 * mu * m * G, T, mu)
+    m0, t_slip = _first_change(s, ctx, 0.075)
+    assert m0 == ("stick", None)
+    assert abs(t_slip - T * np.log(2)) < 1e-8
+    mode = s.modes(ctx)[0]
+    assert mode[0] == "slide" and np.allclose(mode[1], [1, 0, 0])
+    assert s.get_velocities(ctx)[3] > 0
