@@ -5,12 +5,13 @@ import warnings
 import numpy as np
 import pytest
 
-from actuators import GeneralizedForceActuator
+from actuators import Actuator, GeneralizedForceActuator
 from multibody._rbs_models import (four_bar_frequency, parallelogram_four_bar, slider_crank,
                                    slider_crank_guess)
 from multibody.continuous_constraints import BallClosure
 from multibody.rigid_body_system import RedundantConstraintWarning, RigidBodySystem
 from sensors import FullStateSensor
+from sensors.base import Sensor
 from systems import SymbolicEvaluationError
 from systems.analysis import Simulator, linearize
 from systems.symbolic import to_casadi
@@ -220,3 +221,58 @@ def test_unilateral_system_refuses_symbols():
     s = RigidBodySystem(t, constraints=[JointLimitForce(t, "j1", lower=-0.3, name="lim")])
     with pytest.raises(SymbolicEvaluationError, match="lim"):
         to_casadi(s)
+
+
+class _AccelSensor(Sensor):
+    """Reads the generalized acceleration (as an IMU would)."""
+
+    def __init__(self, tree, name):
+        super().__init__(tree, needs_acceleration=True, name=name)
+        self.declare_output_port("vdot", self.nv, lambda c: self.acceleration_port.eval(c),
+                                 feedthrough=True, prerequisites=())
+
+
+class _LagTorque(Actuator):
+    """Torque on the first joint following its command with a lag (one continuous state)."""
+
+    def __init__(self, tree, T, name):
+        super().__init__(tree, 1, name)
+        self.T = T
+        self.declare_continuous_state(1)
+
+    def time_derivatives(self, context):
+        return (self.command_port.eval(context) - context.continuous_state) / self.T
+
+    def generalized_force(self, context, q, v, command):
+        B = np.zeros((self.nv, 1))
+        B[0, 0] = 1.0
+        return B @ context.continuous_state
+
+
+def test_blocks_with_state_and_acceleration_sensor_numeric_and_symbolic():
+    t = parallelogram_four_bar()
+    act = _LagTorque(t, 0.2, "motor")
+    sen = _AccelSensor(t, "imu")
+    s = RigidBodySystem(t, actuators=[act], sensors=[sen],
+                        constraints=[BallClosure(t, "pivot_b", "tip", axes=XZ, name="closure")])
+    assert s.num_continuous_states() == 3 + 3 + 1
+    ctx = s.create_default_context()
+    s.get_input_port("motor").fix_value(ctx, [3.0])
+    x = np.array([0.2, -0.2, 0.2, 0.1, -0.1, 0.1, 1.5])
+    ctx.set_continuous_state(x)
+    xdot = s.eval_time_derivatives(ctx)
+    assert xdot[-1] == pytest.approx((3.0 - 1.5) / 0.2)
+    a = s.get_output_port("generalized_acceleration").eval(ctx)
+    assert np.allclose(s.get_output_port("imu").eval(ctx), a)
+    assert np.allclose(xdot[3:6], a)
+    # the lagged torque 1.5 N m acts: H a + C = tau + J^T f
+    sol = s.solve(ctx)
+    H = np.asarray(t.mass_matrix(x[:3]))
+    C = np.asarray(t.bias_forces(x[:3], x[3:6])).ravel()
+    assert np.allclose(H @ a + C, np.array([1.5, 0, 0]) + sol.tau_constraint, atol=1e-10)
+    # the same on CasADi symbols (state with the actuator's, outputs with the sensor's)
+    cs = to_casadi(s)
+    xs = np.asarray(cs.f(0.0, x, np.zeros(0), [3.0], np.zeros(0))).ravel()
+    assert np.allclose(xs, xdot, atol=1e-12)
+    y = np.asarray(cs.g(0.0, x, np.zeros(0), [3.0], np.zeros(0))).ravel()
+    assert np.allclose(y[-3:], a, atol=1e-12)
