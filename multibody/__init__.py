@@ -28,14 +28,21 @@ _LAZY = {"Shape": "geometry", "Sphere": "geometry", "Box": "geometry", "Cylinder
          "ContactPoint": "geometry", "contact_points": "geometry",
          "CollisionFilter": "geometry", "CandidatePair": "geometry",
          "parse_urdf": "urdf", "model_path": "urdf", "URDFError": "urdf",
-         "RigidBodyPlant": "plant"}
+         "RigidBodyPlant": "plant",
+         "RigidBodySystem": "rigid_body_system", "RigidBodySolution": "rigid_body_system",
+         "PainleveError": "rigid_body_system", "RedundantConstraintWarning": "rigid_body_system",
+         "ContinuousTimeConstraintForce": "continuous_constraints",
+         "BallClosure": "continuous_constraints", "WeldClosure": "continuous_constraints",
+         "DistanceClosure": "continuous_constraints", "JointLimitForce": "continuous_constraints",
+         "PointContactForce": "continuous_constraints"}
 __all__ += sorted(_LAZY)
 
 
 def __getattr__(name: str):
-    """Geometry (``multibody.geometry``), the URDF parser (``multibody.urdf``) and
-    ``RigidBodyPlant`` (``multibody.plant``, which builds on ``systems``) are imported on first
-    use, so the core (spatial, joints, tree, algorithms) depends on none of them."""
+    """Geometry (``multibody.geometry``), the URDF parser (``multibody.urdf``) and the
+    System-making modules (``plant``, ``rigid_body_system``, ``continuous_constraints``, which
+    build on ``systems``) are imported on first use, so the core (spatial, joints, tree,
+    algorithms) depends on none of them."""
     mod = _LAZY.get(name)
     if mod is None:
         raise AttributeError(f"module 'multibody' has no attribute {name!r}")
