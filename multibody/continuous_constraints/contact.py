@@ -149,6 +149,7 @@ class PointContactForce(ContinuousTimeConstraintForce):
         return len(self.pairs)
 
     def site_names(self) -> list:
+        """One name per contact site (geometry pair), ``"block[geometry_a|geometry_b]"``."""
         return [f"{self.name}[{a.name}|{b.name}]" for a, b in self.pairs]
 
     def _poses(self, q, i):

@@ -79,9 +79,11 @@ class JointLimitForce(ContinuousTimeConstraintForce):
         return len(self._sides)
 
     def site_names(self) -> list:
+        """One name per limit side, ``"block[lower]"`` / ``"block[upper]"``."""
         return [f"{self.name}[{'lower' if s > 0 else 'upper'}]" for s in self._sides]
 
     def gap(self, q, i: int) -> float:
+        """Distance (rad or m) of the joint from limit side ``i``; negative past the limit."""
         s = self._sides[i]
         return float(q[self._qi] - self.lower) if s > 0 else float(self.upper - q[self._qi])
 
