@@ -208,8 +208,8 @@ def solve_impulses(A: np.ndarray, b: np.ndarray, kind: np.ndarray, lo: np.ndarra
     and time in warnings and errors; ``on_failure`` is "fallback" or "raise"; ``warm``
     a warm start ``(p, lambda)`` (m,) each, e.g. the previous step's values mapped onto
     these rows; it only changes the pivoting path, never the acceptance test of the
-    solution, and a warm start that fails is retried cold; ``tol`` the acceptance of the natural-map residual (velocity
-    units, relative to ``max(1, ||b||_inf)``).
+    solution, and a warm start that fails is retried cold; ``tol`` the acceptance of
+    the natural-map residual (velocity units, relative to ``max(1, ||b||_inf)``).
     """
     m = b.shape[0]
     if m == 0:

@@ -16,7 +16,8 @@ or boxed LCP over the Delassus operator ``J (H + h D)^{-1} J^T + diag(cfm/h)``
 (:meth:`TimeSteppingRigidBodySystem.integrate`: exponential map on quaternions, a free
 body's position along ``h R v``). With ``project_positions`` (default),
 the position errors of the rigid bilateral blocks (closures, welds without CFM or
-spring softening) are then removed by up to three Gauss-Newton steps ``dq = -H^{-1} J^T (J H^{-1} J^T)^+ phi(q_n)`` (post-
+spring softening) are then removed by up to three Gauss-Newton steps
+``dq = -H^{-1} J^T (J H^{-1} J^T)^+ phi(q_n)`` (post-
 stabilization, Cline & Pai 2003), so loop closures do not drift.
 
 Ports
@@ -57,7 +58,7 @@ system, the time and the residual (or raises :class:`~solvers.lcp.LCPSolveError`
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import Optional, Sequence
 
 import casadi as ca
 import numpy as np
@@ -161,19 +162,14 @@ def _fused_function(tree, include_passive: bool) -> ca.Function:
 
 
 def _quat_to_rot(Q: np.ndarray) -> np.ndarray:
-    """Rotation matrices (k, 3, 3) of unit quaternions ``[w, x, y, z]`` (k, 4)."""
-    w, x, y, z = Q[:, 0], Q[:, 1], Q[:, 2], Q[:, 3]
-    R = np.empty((Q.shape[0], 3, 3))
-    R[:, 0, 0] = 1 - 2 * (y * y + z * z)
-    R[:, 0, 1] = 2 * (x * y - w * z)
-    R[:, 0, 2] = 2 * (x * z + w * y)
-    R[:, 1, 0] = 2 * (x * y + w * z)
-    R[:, 1, 1] = 1 - 2 * (x * x + z * z)
-    R[:, 1, 2] = 2 * (y * z - w * x)
-    R[:, 2, 0] = 2 * (x * z - w * y)
-    R[:, 2, 1] = 2 * (y * z + w * x)
-    R[:, 2, 2] = 1 - 2 * (x * x + y * y)
-    return R
+    """Rotation matrices (k, 3, 3) of unit quaternions ``[w, x, y, z]`` (k, 4) (scalar
+    arithmetic: k is the number of free bodies, small, and numpy's per-call cost dominates)."""
+    out = []
+    for w, x, y, z in Q.tolist():
+        out.append(((1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)),
+                    (2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)),
+                    (2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y))))
+    return np.array(out).reshape(-1, 3, 3)
 
 
 def _ancestor_mask(tree) -> np.ndarray:
@@ -238,7 +234,8 @@ class TimeSteppingRigidBodySystem(LeafSystem):
         if not (np.isfinite(h) and h > 0):
             raise ValueError(f"{nm}: time_step must be finite and > 0, got {time_step!r}")
         if lcp_failure not in ("fallback", "raise"):
-            raise ValueError(f"{nm}: lcp_failure must be 'fallback' or 'raise', got {lcp_failure!r}")
+            raise ValueError(f"{nm}: lcp_failure must be 'fallback' or 'raise', got "
+                             f"{lcp_failure!r}")
         tree.finalize()
         self.tree, self.time_step = tree, h
         self.nq, self.nv = nq, nv = tree.nq, tree.nv
@@ -301,6 +298,10 @@ class TimeSteppingRigidBodySystem(LeafSystem):
         free = [j for j in tree.joints if j.type == "free"]
         self._free_q = np.array([j.q_start for j in free], int)
         self._free_v = np.array([j.v_start for j in free], int)
+        self._fq_quat = self._free_q[:, None] + np.arange(4)
+        self._fq_pos = self._free_q[:, None] + np.arange(4, 7)
+        self._fv_ang = self._free_v[:, None] + np.arange(3)
+        self._fv_lin = self._free_v[:, None] + np.arange(3, 6)
         # decoupled velocity blocks: one per subtree hanging from the world (DFS order makes
         # each a contiguous range); grouped by size for batched inversion
         starts = [j.v_start for j in tree.joints if j.parent == "world"] + [nv]
@@ -334,7 +335,8 @@ class TimeSteppingRigidBodySystem(LeafSystem):
                     raise ValueError(f"{nm}: {role} '{blk.name}' has continuous state, which a "
                                      "time-stepping system cannot integrate")
                 if blk.num_abstract_states():
-                    raise ValueError(f"{nm}: {role} '{blk.name}' has abstract state (not supported)")
+                    raise ValueError(f"{nm}: {role} '{blk.name}' has abstract state (not "
+                                     "supported)")
                 for ev in blk.events():
                     if not (isinstance(ev, PeriodicEvent) and ev.kind == "discrete"
                             and abs(ev.period - self.time_step) <= 1e-12 * ev.period
@@ -408,26 +410,21 @@ class TimeSteppingRigidBodySystem(LeafSystem):
         ``-w x v`` explicitly in the body frame instead makes a spinning body gain speed
         (a rolling ball accelerates by ``h w^2`` per step)."""
         a = np.zeros_like(v)
-        fv = self._free_v
-        if fv.shape[0]:
-            w = v[fv[:, None] + np.arange(3)]
-            u = v[fv[:, None] + np.arange(3, 6)]
-            a[fv[:, None] + np.arange(3, 6)] = cross_rows(w, u)
+        if self._free_v.shape[0]:
+            a[self._fv_lin] = cross_rows(v[self._fv_ang], v[self._fv_lin])
         return a
 
     def _to_new_frames(self, q: np.ndarray, qn: np.ndarray, vn: np.ndarray) -> np.ndarray:
         """Free joints' velocities (computed in the body frames at ``t``) re-expressed in
         the body frames at ``t + h``: ``R_{n+1}^T R_n`` on the angular and linear parts."""
-        fq, fv = self._free_q, self._free_v
-        if not fq.shape[0]:
+        if not self._free_q.shape[0]:
             return vn
-        R0 = _quat_to_rot(q[fq[:, None] + np.arange(4)])
-        R1 = _quat_to_rot(qn[fq[:, None] + np.arange(4)])
-        Rrel = np.einsum("kji,kjl->kil", R1, R0)
+        R0 = _quat_to_rot(q[self._fq_quat])
+        R1 = _quat_to_rot(qn[self._fq_quat])
+        Rrel = np.matmul(R1.transpose(0, 2, 1), R0)
         out = vn.copy()
-        for part in (np.arange(3), np.arange(3, 6)):
-            idx = fv[:, None] + part
-            out[idx] = np.einsum("kij,kj->ki", Rrel, vn[idx])
+        for idx in (self._fv_ang, self._fv_lin):
+            out[idx] = np.matmul(Rrel, vn[idx][:, :, None])[:, :, 0]
         return out
 
     def integrate(self, q: np.ndarray, v: np.ndarray, h: float) -> np.ndarray:
@@ -438,12 +435,10 @@ class TimeSteppingRigidBodySystem(LeafSystem):
         ``exp_se3`` -- the screw's curvature would move a rolling ball's centre off the
         plane its contact rows linearize about."""
         qn = self.tree.integrate(q, v, h)
-        fq, fv = self._free_q, self._free_v
-        if fq.shape[0]:
-            R = _quat_to_rot(q[fq[:, None] + np.arange(4)])
-            vl = v[fv[:, None] + np.arange(3, 6)]
-            qn[fq[:, None] + np.arange(4, 7)] = (q[fq[:, None] + np.arange(4, 7)]
-                                                 + h * np.einsum("kij,kj->ki", R, vl))
+        if self._free_q.shape[0]:
+            R = _quat_to_rot(q[self._fq_quat])
+            dp = np.matmul(R, v[self._fv_lin][:, :, None])[:, :, 0]
+            qn[self._fq_pos] = q[self._fq_pos] + h * dp
         return qn
 
     def _inverse(self, M: np.ndarray) -> np.ndarray:
@@ -556,7 +551,8 @@ class TimeSteppingRigidBodySystem(LeafSystem):
         the error is below 1e-11 or after a step from an error below 1e-6 (Newton's
         quadratic convergence leaves ~1e-12), at most three steps."""
         blocks = [c for c in self.constraints if c.is_bilateral()
-                  and not c.spring and self._block_context(c, context, xd).get_parameter("cfm")[0] == 0]
+                  and not c.spring
+                  and self._block_context(c, context, xd).get_parameter("cfm")[0] == 0]
         if not blocks:
             return qn
         for _ in range(3):
@@ -584,7 +580,8 @@ class TimeSteppingRigidBodySystem(LeafSystem):
     def _fix_block_inputs(self, blk, ctx, x, sol) -> None:
         blk.get_input_port("state").fix_value(ctx, x) if blk.has_input_port("state") else None
         if blk.has_input_port("generalized_acceleration"):
-            blk.get_input_port("generalized_acceleration").fix_value(ctx, sol.generalized_acceleration)
+            blk.get_input_port("generalized_acceleration").fix_value(
+                ctx, sol.generalized_acceleration)
         if blk.has_input_port("contact_results"):
             blk.get_input_port("contact_results").fix_value(ctx, sol.contact_results)
 

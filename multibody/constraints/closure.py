@@ -157,6 +157,7 @@ class DistanceConstraint(_TwoFrameConstraint):
         d = xb - xa
         r = float(np.linalg.norm(d))
         u = d / r if r > 1e-12 else np.array([0.0, 0.0, 1.0])
-        J = kin.point_rows([self._b], xb[None], u[None]) - kin.point_rows([self._a], xa[None], u[None])
+        J = (kin.point_rows([self._b], xb[None], u[None])
+             - kin.point_rows([self._a], xa[None], u[None]))
         phi = np.array([r - float(context.get_parameter("distance")[0])])
         return self._finish(context, kin, J, phi)

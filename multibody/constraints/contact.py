@@ -32,14 +32,14 @@ linear complementarity problems", Nonlinear Dynamics 14 (1997).
 """
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 
 from ..contact_results import PointContactResult
 from ..geometry import CollisionFilter, Halfspace, Mesh, contact_points
-from .base import (FRICTION_BOX, FRICTION_CONE, UNILATERAL, ConstraintRows, StepKinematics, cross_rows,
-                   TimeSteppingConstraintForce)
+from .base import (FRICTION_BOX, FRICTION_CONE, UNILATERAL, ConstraintRows, StepKinematics,
+                   TimeSteppingConstraintForce, cross_rows)
 
 __all__ = ["PointContactConstraint", "tangent_basis"]
 

@@ -92,4 +92,5 @@ class JointLimitConstraint(TimeSteppingConstraintForce):
         phi = np.concatenate([phi_l[al], phi_u[au]])
         bias = np.where(phi > 0, phi / h, erp * phi / h)
         return ConstraintRows.make(J, bias, UNILATERAL, cfm=cfm, lo=0.0, phi=phi,
-                                   info={"coordinates": np.concatenate([self._qi[al], self._qi[au]])})
+                                   info={"coordinates": np.concatenate([self._qi[al],
+                                                                        self._qi[au]])})
