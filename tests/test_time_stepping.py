@@ -288,3 +288,21 @@ def test_spinning_free_body_keeps_its_world_velocity():
     np.testing.assert_allclose(R @ v[3:], v_world, atol=1e-12)
     np.testing.assert_allclose(q[4:], v_world * 1.0, atol=1e-12)
     assert np.linalg.norm(q[:4]) == pytest.approx(1.0, abs=1e-12)
+
+
+def test_soft_joint_limit_deflects_as_its_spring():
+    # a constant 2 N m torque presses a link into a limit softened by (kp, kd): at rest the
+    # limit is passed by tau / kp
+    from multibody import Revolute
+    from multibody.constraints import JointLimitConstraint
+    tree = RigidBodyTree("arm", gravity=(0, 0, 0))
+    tree.add_body("link", 1.0, com=(0.3, 0, 0), inertia=np.eye(3) * 0.01)
+    tree.add_joint(Revolute("shoulder", "world", "link", axis=(0, 0, 1), upper=0.5))
+    act = GeneralizedForceActuator(tree, ["shoulder"], name="motor")
+    lim = JointLimitConstraint(tree, kp=200.0, kd=5.0, name="limit")
+    sys = TimeSteppingRigidBodySystem(tree, 1e-3, actuators=[act], constraints=[lim])
+    ctx = sys.create_default_context()
+    sys.set_positions(ctx, [0.45])
+    sys.get_input_port("motor").fix_value(ctx, [2.0])
+    sys.advance(ctx, 3000)
+    assert sys.get_positions(ctx)[0] == pytest.approx(0.5 + 2.0 / 200.0, rel=1e-6)
