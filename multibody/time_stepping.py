@@ -373,6 +373,10 @@ class TimeSteppingRigidBodySystem(LeafSystem):
                 "which has no symbolic form")
 
     def _block_context(self, blk, context, xd):
+        """The block's scratch context loaded with the time, the block's slice of the
+        discrete state and its parameters (``"<block>.<name>"``) from ``context``.
+        Parameters are copied only when they changed (the stored arrays are read-only and
+        replaced on every set, so identity tells)."""
         ctx = self._scratch[blk]
         t = context.time
         if ctx.time != t:
@@ -383,8 +387,8 @@ class TimeSteppingRigidBodySystem(LeafSystem):
         for full, pname in self._params.get(blk, ()):
             val = context.get_parameter(full)
             if ctx.get_parameter(pname) is not val:
-                ctx.set_parameter(pname, val)
-                ctx._p[blk._parameter_index(pname)] = val
+                ctx.set_parameter(pname, val)                     # checks and invalidates
+                ctx._p[blk._parameter_index(pname)] = val         # keep identity for the test
         return ctx
 
     def kinematics(self, q: np.ndarray, v: np.ndarray, time: float = 0.0):
