@@ -487,12 +487,13 @@ class TimeSteppingRigidBodySystem(LeafSystem):
         rows = self._rows(context, xd, kinm)
         Meff = H + self._hD
         try:
-            np.linalg.cholesky(Meff)
+            Minv = self._inverse(Meff)
         except np.linalg.LinAlgError:
+            Minv = None
+        if Minv is None or not np.all(np.isfinite(Minv)) or np.any(np.diagonal(Minv) <= 0):
             raise ValueError(f"system '{self.name}' at t={t:.6g}: the mass matrix of tree "
-                             f"'{self.tree.name}' is not positive definite (a massless body "
-                             "without inertia on a moving joint?)") from None
-        Minv = self._inverse(Meff)
+                             f"'{self.tree.name}' is singular (a massless body without inertia "
+                             "on a moving joint?)")
         v_free = v + Minv @ (h * (tau - c)) + h * self._frame_rate_term(v)
         sizes = [r.m for r in rows]
         m = sum(sizes)

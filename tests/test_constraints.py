@@ -1,6 +1,8 @@
-"""The time-stepping constraint blocks on their own: row Jacobians against finite
-differences of their position errors, row layout and kinds, softening parameters, and
-their argument checks."""
+"""The time-stepping constraint blocks: row Jacobians against finite differences of their
+position errors, row layout and kinds, softening parameters and argument checks; and the
+physical checks of the non-contact blocks (issue 6, "must show 2"; h = 1e-3): a ball-joint
+loop-closure pendulum against a revolute one, a distance-constraint pendulum, a weld, a
+four-bar linkage's loop closure over 10 s, and a joint limit stopping a swinging link."""
 from __future__ import annotations
 
 import numpy as np
@@ -201,3 +203,109 @@ def test_contact_filtering_free_joints_and_fixed_bodies():
     rows, _ = _rows(t, PointContactConstraint(t, name="c"), q, np.zeros(6))
     assert ("ground", "ball_geom") in {(ga.name, gb.name) for ga, gb in rows.info["geometries"]} \
         or ("ball_geom", "ground") in {(ga.name, gb.name) for ga, gb in rows.info["geometries"]}
+
+
+# ----------------------------------------------------------------------------- physics
+G = 9.81
+
+
+def _system(tree, constraints, h=1e-3, **kw):
+    s = TimeSteppingRigidBodySystem(tree, h, constraints=constraints, **kw)
+    return s, s.create_default_context()
+
+
+def test_ball_closure_pendulum_matches_revolute():
+    theta0, L = 0.8, 0.5
+    tr = pendulum("revolute", L)
+    s1, c1 = _system(tr, [])
+    s1.set_positions(c1, [theta0])
+    tf = pendulum("free", L)
+    s2, c2 = _system(tf, [BallConstraint(tf, "world", "link", name="pivot")])
+    s2.set_positions(c2, np.concatenate([quat_y(theta0), np.zeros(3)]))
+    worst = 0.0
+    for _ in range(50):
+        s1.advance(c1, 100)
+        s2.advance(c2, 100)
+        R = tf.body_pose("link", s2.get_positions(c2))[:3, :3]
+        th2 = np.arctan2(R[0, 2], R[2, 2])
+        worst = max(worst, abs(th2 - s1.get_positions(c1)[0]))
+        assert np.linalg.norm(s2.get_positions(c2)[4:]) < 1e-9     # pivot stays put
+    assert worst < 1e-3
+    assert abs(s1.get_positions(c1)[0]) <= theta0 + 1e-3         # it did swing
+
+
+def test_four_bar_loop_stays_closed_for_10_s():
+    tree, q0 = four_bar()
+    s, ctx = _system(tree, [BallConstraint(tree, "coupler_end", "rocker_end", name="closure")])
+    s.set_positions(ctx, q0)
+    err, qs = 0.0, []
+    for _ in range(100):
+        s.advance(ctx, 100)
+        q = s.get_positions(ctx)
+        qs.append(q)
+        err = max(err, np.linalg.norm(tree.relative_transform("coupler_end", "rocker_end",
+                                                              q)[:3, 3]))
+    assert err < 1e-6
+    assert np.ptp(np.array(qs)[:, 0]) > 0.5        # the crank really moved
+
+
+def test_joint_limit_stops_swinging_link():
+    upper = 0.3
+    tree = pendulum("revolute", 0.5, upper=upper)
+    s, ctx = _system(tree, [JointLimitConstraint(tree, name="limits")])
+    s.set_velocities(ctx, [4.0])     # would swing to ~1.3 rad without the limit
+    qs, vs = [], []
+    for _ in range(400):
+        s.advance(ctx, 1)
+        qs.append(s.get_positions(ctx)[0])
+        vs.append(s.get_velocities(ctx)[0])
+    qs, vs = np.array(qs), np.array(vs)
+    assert qs.max() <= upper + 1e-3
+    assert qs.max() == pytest.approx(upper, abs=1e-6)
+    k = int(np.argmax(qs > upper - 1e-9))     # the step that lands on the limit (phi / h)
+    assert vs[k] > 1.0                        # arrives with its closing speed ...
+    assert vs[k + 1] == pytest.approx(0.0, abs=1e-9)   # ... then stopped (inelastic)
+    assert np.all(vs[k + 1:] <= 1e-9)
+    assert qs[-1] < upper - 0.05              # and swung back under gravity
+
+
+def test_distance_constraint_pendulum_matches_revolute():
+    from multibody import RigidBodyTree, Translational
+    from multibody.constraints import DistanceConstraint
+    L, m, theta0 = 0.7, 1.3, 0.5
+    rev = RigidBodyTree("rev")
+    rev.add_body("bob", m, com=(0, 0, -L), inertia=np.zeros((3, 3)))
+    from multibody import Revolute
+    rev.add_joint(Revolute("hinge", "world", "bob", axis=(0, 1, 0)))
+    s1, c1 = _system(rev, [])
+    s1.set_positions(c1, [theta0])
+    pt = RigidBodyTree("point")
+    pt.add_body("bob", m, inertia=np.zeros((3, 3)))
+    pt.add_joint(Translational("xyz", "world", "bob"))
+    s2, c2 = _system(pt, [DistanceConstraint(pt, "world", "bob", L, name="rod")])
+    s2.set_positions(c2, [-L * np.sin(theta0), 0.0, -L * np.cos(theta0)])
+    worst = 0.0
+    for _ in range(30):
+        s1.advance(c1, 100)
+        s2.advance(c2, 100)
+        x = s2.get_positions(c2)
+        assert np.linalg.norm(x) == pytest.approx(L, abs=1e-9)
+        worst = max(worst, abs(np.arctan2(-x[0], -x[2]) - s1.get_positions(c1)[0]))
+    assert worst < 1e-3
+
+
+def test_weld_constraint_holds_a_free_body():
+    from multibody.constraints import WeldConstraint
+    tree = free_boxes(1, ground=False)
+    X = np.eye(4)
+    X[:3, 3] = (0.1, -0.2, 0.5)
+    tree.add_frame("anchor", "world", X)
+    s, ctx = _system(tree, [WeldConstraint(tree, "anchor", "box0", name="weld")])
+    q = tree.neutral_configuration()
+    q[4:] = X[:3, 3]
+    s.set_positions(ctx, q)
+    s.set_velocities(ctx, [0.3, 0, 0, 0, 0.1, 0])      # violates the weld: removed at once
+    s.advance(ctx, 100)
+    np.testing.assert_allclose(s.get_positions(ctx), q, atol=1e-9)
+    step = s.get_output_port("step").eval(ctx)
+    np.testing.assert_allclose(step.tau_constraint, [0, 0, 0, 0, 0, G], atol=1e-9)

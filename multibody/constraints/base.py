@@ -181,13 +181,9 @@ class StepKinematics:
     def point_jacobian(self, body: int, x: np.ndarray) -> np.ndarray:
         """Translational Jacobian (3, nv) of the world point ``x`` moving with ``body``:
         ``U - [x]_x W`` on the body's ancestor columns."""
-        x0, x1, x2 = float(x[0]), float(x[1]), float(x[2])
-        W, U = self.W, self.U
-        J = np.empty_like(U)
-        J[0] = U[0] - (x1 * W[2] - x2 * W[1])
-        J[1] = U[1] - (x2 * W[0] - x0 * W[2])
-        J[2] = U[2] - (x0 * W[1] - x1 * W[0])
-        return J * self.mask[body]
+        x0, x1, x2 = x.tolist()
+        S = np.array(((0.0, -x2, x1), (x2, 0.0, -x0), (-x1, x0, 0.0)))
+        return (self.U - S @ self.W) * self.mask[body]
 
     def angular_rows(self, bodies: np.ndarray, directions: np.ndarray) -> np.ndarray:
         """Rows (m, nv) of ``d_k . w_b``: body angular velocity along ``directions[k]``."""
