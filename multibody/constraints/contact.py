@@ -79,8 +79,10 @@ class PointContactConstraint(TimeSteppingConstraintForce):
     friction : {"cone", "box"}
     formulation : {"anitescu_potra", "stewart_trinkle"}
     margin : float
-        Contacts with signed distance ``<= margin`` (m) are included (default 5 mm), so
-        contacts that may happen within the step are seen by the solve.
+        Contacts with signed distance ``<= margin + h (s1 + s2)`` (m) are included
+        (default 5 mm; ``s1``, ``s2`` the two largest body speed bounds, see
+        :meth:`step_margin`), so contacts that may happen within the step are seen by
+        the solve (no tunnelling of fast bodies).
     erp, cfm, kp, kd
         Softening (see :class:`TimeSteppingConstraintForce`); default ``erp = 0.2`` and a
         small ``cfm = 1e-8`` regularizing redundant contacts.
@@ -150,6 +152,15 @@ class PointContactConstraint(TimeSteppingConstraintForce):
                     raise ValueError(f"{nm}: pair ('{a}', '{b}') is two halfspaces")
                 checked.append((ga, gb))
             self.pairs = checked
+        # bodies carrying finite geometry and their reach (for the speed-dependent margin)
+        reach: dict = {}
+        for g in self._geoms:
+            r = float(getattr(g.shape, "bounding_radius", np.inf))
+            if np.isfinite(r):
+                i = self._index[g.body]
+                reach[i] = max(reach.get(i, 0.0), r + float(np.linalg.norm(g.pose[:3, 3])))
+        self._reach_idx = np.array(sorted(reach), int)
+        self._reach = np.array([reach[i] for i in sorted(reach)])
         # precomputed polyhedral-cone angles
         ang = 2.0 * np.pi * np.arange(self.k) / self.k
         self._cs = np.cos(ang), np.sin(ang)
@@ -174,7 +185,23 @@ class PointContactConstraint(TimeSteppingConstraintForce):
                 body_poses[g.body] = X
         pc = self._parent_child
         return self.filter.candidate_pairs(self._geoms, body_poses,
-                                           lambda a, b: frozenset((a, b)) in pc, self.margin)
+                                           lambda a, b: frozenset((a, b)) in pc,
+                                           self.step_margin(kin))
+
+    def step_margin(self, kin: StepKinematics) -> float:
+        """``margin + h * (s1 + s2)``: ``s1``, ``s2`` the two largest speed bounds
+        ``|v_origin| + |w| reach`` of the bodies carrying geometry, so that any contact
+        that can close within the step is seen (speculative contact: its row lets the gap
+        close exactly and acts only then)."""
+        idx = self._reach_idx
+        if idx.shape[0] == 0:
+            return self.margin
+        mv = kin.mask[idx] * kin.v
+        w, u = mv @ kin.W.T, mv @ kin.U.T
+        vo = u + cross_rows(w, kin.p[idx])
+        s = np.sqrt(np.sum(vo * vo, axis=1)) + np.sqrt(np.sum(w * w, axis=1)) * self._reach
+        top = np.sort(s)[-2:]
+        return self.margin + kin.h * float(np.sum(top))
 
     def detect(self, kin: StepKinematics) -> dict:
         """Contact points at the start of the step: arrays ``point`` (n, 3), ``normal``,
@@ -183,10 +210,11 @@ class PointContactConstraint(TimeSteppingConstraintForce):
         moving = kin.cache.get("moving")
         if moving is None:
             moving = kin.cache["moving"] = kin.mask.any(axis=1)
+        margin = self.step_margin(kin)
         for ga, gb, Xa, Xb in self._candidates(kin):
             if not (moving[self._index[ga.body]] or moving[self._index[gb.body]]):
                 continue              # two bodies fixed to the world: no row can act
-            for c in contact_points(ga.shape, Xa, gb.shape, Xb, self.margin):
+            for c in contact_points(ga.shape, Xa, gb.shape, Xb, margin):
                 pts.append(0.5 * (c.point_a + c.point_b))
                 nrm.append(c.normal)
                 dist.append(c.distance)
