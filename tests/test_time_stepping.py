@@ -331,3 +331,30 @@ def test_state_feedback_in_a_diagram_has_no_algebraic_loop():
         x = x + h * v
     np.testing.assert_allclose(plant.get_positions(ctx), [x], rtol=1e-12)
     assert abs(x) < 0.05
+
+
+def test_failed_boxed_solve_falls_back_to_pgs(monkeypatch):
+    import multibody._time_stepping_solve as tss
+    from solvers.lcp import LCPResult
+    real = tss.solve_boxed_lcp
+
+    def dantzig_broken(A, b, lo, hi, fi=None, *, method="dantzig", **kw):
+        if method == "dantzig":
+            return LCPResult(np.zeros(len(b)), np.asarray(b), "singular", 1.0, 0, "dantzig",
+                             "forced")
+        return real(A, b, lo, hi, fi, method=method, **kw)
+    monkeypatch.setattr(tss, "solve_boxed_lcp", dantzig_broken)
+    tree = free_boxes(1)
+    sys = TimeSteppingRigidBodySystem(tree, 1e-3, constraints=[PointContactConstraint(
+        tree, friction="box", cfm=1e-6)], name="plant")
+    ctx = sys.create_default_context()
+    q = tree.neutral_configuration()
+    q[6] = 0.1
+    sys.set_positions(ctx, q)
+    with pytest.warns(TimeSteppingWarning, match=r"system 'plant' at t=0: the Dantzig boxed-LCP "
+                                                 r"solve failed \(status 'singular'"):
+        sys.advance(ctx, 1)
+    with pytest.warns(TimeSteppingWarning):
+        step = sys.get_output_port("step").eval(ctx)
+    assert step.report.status == "fallback" and step.report.method == "pgs"
+    assert step.contact_results.normal_forces().sum() == pytest.approx(G, rel=1e-4)
