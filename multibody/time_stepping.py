@@ -14,11 +14,20 @@ with every constraint row ``w = J v_n + b + cfm/h p`` complementary to ``p``
 or boxed LCP over the Delassus operator ``J (H + h D)^{-1} J^T + diag(cfm/h)``
 (:mod:`multibody._time_stepping_solve`); then ``q_n = q (+) h N(q) v_n``
 (:meth:`TimeSteppingRigidBodySystem.integrate`: exponential map on quaternions, a free
-body's position along ``h R v``). With ``project_positions`` (default),
-the position errors of the rigid bilateral blocks (closures, welds without CFM or
-spring softening) are then removed by up to three Gauss-Newton steps
-``dq = -H^{-1} J^T (J H^{-1} J^T)^+ phi(q_n)`` (post-
-stabilization, Cline & Pai 2003), so loop closures do not drift.
+body's position along ``h R v``). With ``project_positions`` (default), the position
+errors of the rigid bilateral blocks (closures, welds without CFM or spring softening)
+are then removed by up to three Gauss-Newton steps
+``dq = -H^{-1} J^T (J H^{-1} J^T)^+ phi(q_n)`` (post-stabilization, Cline & Pai 2003), so
+loop closures do not drift.
+
+Free bodies: their velocities are body-frame (the tree's convention); the step is taken
+in world-aligned coordinates, as Drake does for free bodies (the rotating-frame term of
+``C`` is removed and ``v_n`` is re-expressed in the body frame at ``t + h``), so a
+tumbling body keeps its world velocity and a rolling ball keeps its speed.
+
+Warm start: the previous step's impulses, by row key (contacts: geometry pair and point),
+seed the pivoting solvers. It is kept on the system object, not in the context, because it
+is only a hint: every solution is verified and a failed warm start is retried cold.
 
 Ports
 -----
