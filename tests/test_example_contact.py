@@ -1,0 +1,43 @@
+"""examples/contact_spheres_boxes.py and examples/quadruped_standing.py (time-stepping contact):
+short runs checked against analytic numbers."""
+import os
+
+import numpy as np
+import pytest
+
+from _examples import load_example
+
+pytest.importorskip("multibody.time_stepping",
+                    reason="multibody.time_stepping (TimeSteppingRigidBodySystem) not available")
+
+
+def test_contact_spheres_boxes(tmp_path):
+    r = load_example("contact_spheres_boxes").main(["--out", str(tmp_path), "--duration", "0.6"])
+    # a dropped ball at rest carries its weight: contact force = m g (1 %)
+    assert r["rest_force_ratio"] == pytest.approx(1.0, abs=0.01)
+    assert r["final"]["ball_drop"]["position"][2] == pytest.approx(0.08, abs=1e-3)
+    # Coulomb friction stops a box launched at v0 after v0^2 / (2 mu g) (2 %)
+    assert r["box_stop_distance"] == pytest.approx(r["box_stop_expected"], rel=0.02)
+    assert np.linalg.norm(r["final"]["box_slide"]["velocity"]) < 1e-6
+    # a ball launched without spin rolls on at 5/7 v0 (solid sphere), rolling without slip
+    assert r["roll_speed_ratio"] == pytest.approx(5 / 7, rel=0.01)
+    ball = r["final"]["ball_roll"]
+    assert ball["omega"][1] * 0.05 == pytest.approx(ball["velocity"][0], rel=1e-3)
+    # the small ball rests on the tilted-then-settled box (no penetration beyond 1 mm)
+    assert abs(r["ball_on_box_gap"]) < 1e-3
+    assert r["plot"] is not None and os.path.getsize(r["plot"]) > 1000
+
+
+def test_quadruped_standing(tmp_path):
+    r = load_example("quadruped_standing").main(["--out", str(tmp_path), "--duration", "0.6"])
+    assert r["standing"]
+    # the trunk stays within 1 cm of the stance height after the 1 cm drop, barely tilting
+    assert r["z_nominal"] - 0.01 < r["z_min"] <= r["z_max"] < r["z_nominal"] + 0.01
+    assert r["max_tilt"] < np.radians(2.0)
+    # the four feet carry the whole weight (3 %), split front/rear as statics says (10 %)
+    assert r["force_ratio"] == pytest.approx(1.0, abs=0.03)
+    f = r["foot_forces"]
+    assert f[0] == pytest.approx(f[1], rel=0.05) and f[2] == pytest.approx(f[3], rel=0.05)
+    np.testing.assert_allclose(f, r["foot_forces_static"], rtol=0.1)
+    assert f[2] > 1.1 * f[0]  # the centre of mass is behind the trunk origin
+    assert r["plot"] is not None and os.path.getsize(r["plot"]) > 1000
