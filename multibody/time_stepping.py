@@ -69,7 +69,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional, Sequence
 
-import casadi as ca
 import numpy as np
 import scipy.linalg as sla
 
@@ -78,7 +77,7 @@ from solvers.compiled import CompiledFunction
 from systems import LeafSystem, SymbolicEvaluationError
 from systems.events import PeriodicEvent
 
-from . import kinematics as kin
+from ._time_stepping_kinematics import ancestor_mask, fused_function, quat_to_rot
 from ._time_stepping_solve import SolveReport, TimeSteppingWarning, solve_impulses
 from .constraints.base import (ConstraintRows, StepKinematics, TimeSteppingConstraintForce,
                                cross_rows)
@@ -138,59 +137,6 @@ class StepSolution:
     def _set_lazy(self, accel: np.ndarray, make_contacts) -> None:
         object.__setattr__(self, "_accel", accel)
         object.__setattr__(self, "_make_contacts", make_contacts)
-
-
-def _fused_function(tree, include_passive: bool) -> ca.Function:
-    """``(q, v) -> (H, c, P, S)``: mass matrix, ``C - tau_passive``, body poses (12 per body:
-    R row-major then p) and the world-origin spatial motion columns ``S = [W; U]`` (6 x nv)."""
-    nq, nv = tree.nq, tree.nv
-    q, v = ca.SX.sym("q", nq), ca.SX.sym("v", nv)
-    H = tree.mass_matrix(q)
-    c = tree.bias_forces(q, v)
-    if include_passive:
-        c = c - tree.joint_passive_forces(q, v)
-    poses = kin.world_poses(tree, q)
-    parts = []
-    for R, p in poses:
-        parts.append(ca.reshape(ca.SX(R).T, 9, 1))
-        parts.append(ca.SX(p) if not isinstance(p, ca.SX) else p)
-    cols = []
-    for i, j in enumerate(tree.joints, start=1):
-        if j.nv == 0:
-            continue
-        S = j._motion_subspace(q[j.q_start:j.q_start + j.nq])
-        R, p = poses[i]
-        for k in range(j.nv):
-            w = R @ S[0:3, k]
-            u = R @ S[3:6, k] + ops.cross(p, w)
-            cols.append(ops.vertcat(w, u))
-    Smat = ca.horzcat(*cols) if cols else ca.SX(6, 0)
-    return ca.Function(f"{tree.name}_time_stepping_kinematics", [q, v],
-                       [ca.densify(ca.SX(H)), ca.densify(ca.SX(c)), ca.densify(ca.vertcat(*parts)),
-                        ca.densify(ca.SX(Smat))], ["q", "v"], ["H", "c", "P", "S"])
-
-
-def _quat_to_rot(Q: np.ndarray) -> np.ndarray:
-    """Rotation matrices (k, 3, 3) of unit quaternions ``[w, x, y, z]`` (k, 4) (scalar
-    arithmetic: k is the number of free bodies, small, and numpy's per-call cost dominates)."""
-    out = []
-    for w, x, y, z in Q.tolist():
-        out.append(((1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)),
-                    (2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)),
-                    (2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y))))
-    return np.array(out).reshape(-1, 3, 3)
-
-
-def _ancestor_mask(tree) -> np.ndarray:
-    bodies = tree.bodies
-    mask = np.zeros((len(bodies), tree.nv))
-    for b in bodies[1:]:
-        i = b.index
-        while i > 0:
-            j = tree.joints[i - 1]
-            mask[b.index, j.v_start:j.v_start + j.nv] = 1.0
-            i = tree._parent_index[i]
-    return mask
 
 
 class TimeSteppingRigidBodySystem(LeafSystem):
@@ -294,9 +240,9 @@ class TimeSteppingRigidBodySystem(LeafSystem):
                     self.declare_output_port(pname, port.size, calc, feedthrough=needs_step)
                 self.sensor_ports[pname] = (s, port)
         self.declare_periodic_discrete_update(h, 0.0, self._update)
-        self._fun = _fused_function(tree, include_passive_forces)
+        self._fun = fused_function(tree, include_passive_forces)
         self._fnum = CompiledFunction(self._fun, backend=backend)
-        self._mask = _ancestor_mask(tree)
+        self._mask = ancestor_mask(tree)
         damping = np.zeros(nv)
         if include_passive_forces:
             for j in tree.joints:
@@ -432,8 +378,8 @@ class TimeSteppingRigidBodySystem(LeafSystem):
         the body frames at ``t + h``: ``R_{n+1}^T R_n`` on the angular and linear parts."""
         if not self._free_q.shape[0]:
             return vn
-        R0 = _quat_to_rot(q[self._fq_quat])
-        R1 = _quat_to_rot(qn[self._fq_quat])
+        R0 = quat_to_rot(q[self._fq_quat])
+        R1 = quat_to_rot(qn[self._fq_quat])
         Rrel = np.matmul(R1.transpose(0, 2, 1), R0)
         out = vn.copy()
         for idx in (self._fv_ang, self._fv_lin):
@@ -449,7 +395,7 @@ class TimeSteppingRigidBodySystem(LeafSystem):
         plane its contact rows linearize about."""
         qn = self.tree.integrate(q, v, h)
         if self._free_q.shape[0]:
-            R = _quat_to_rot(q[self._fq_quat])
+            R = quat_to_rot(q[self._fq_quat])
             dp = np.matmul(R, v[self._fv_lin][:, :, None])[:, :, 0]
             qn[self._fq_pos] = q[self._fq_pos] + h * dp
         return qn

@@ -1,0 +1,65 @@
+"""Kinematics helpers of :mod:`multibody.time_stepping` (private): the fused CasADi
+function of a step, the ancestor mask of the velocity columns, quaternions to rotations."""
+from __future__ import annotations
+
+import casadi as ca
+import numpy as np
+
+from solvers import ops
+
+from . import kinematics as kin
+
+__all__ = ["fused_function", "ancestor_mask", "quat_to_rot"]
+
+
+def fused_function(tree, include_passive: bool) -> ca.Function:
+    """``(q, v) -> (H, c, P, S)``: mass matrix, ``C - tau_passive``, body poses (12 per body:
+    R row-major then p) and the world-origin spatial motion columns ``S = [W; U]`` (6 x nv)."""
+    nq, nv = tree.nq, tree.nv
+    q, v = ca.SX.sym("q", nq), ca.SX.sym("v", nv)
+    H = tree.mass_matrix(q)
+    c = tree.bias_forces(q, v)
+    if include_passive:
+        c = c - tree.joint_passive_forces(q, v)
+    poses = kin.world_poses(tree, q)
+    parts = []
+    for R, p in poses:
+        parts.append(ca.reshape(ca.SX(R).T, 9, 1))
+        parts.append(ca.SX(p) if not isinstance(p, ca.SX) else p)
+    cols = []
+    for i, j in enumerate(tree.joints, start=1):
+        if j.nv == 0:
+            continue
+        S = j._motion_subspace(q[j.q_start:j.q_start + j.nq])
+        R, p = poses[i]
+        for k in range(j.nv):
+            w = R @ S[0:3, k]
+            u = R @ S[3:6, k] + ops.cross(p, w)
+            cols.append(ops.vertcat(w, u))
+    Smat = ca.horzcat(*cols) if cols else ca.SX(6, 0)
+    return ca.Function(f"{tree.name}_time_stepping_kinematics", [q, v],
+                       [ca.densify(ca.SX(H)), ca.densify(ca.SX(c)), ca.densify(ca.vertcat(*parts)),
+                        ca.densify(ca.SX(Smat))], ["q", "v"], ["H", "c", "P", "S"])
+
+
+def quat_to_rot(Q: np.ndarray) -> np.ndarray:
+    """Rotation matrices (k, 3, 3) of unit quaternions ``[w, x, y, z]`` (k, 4) (scalar
+    arithmetic: k is the number of free bodies, small, and numpy's per-call cost dominates)."""
+    out = []
+    for w, x, y, z in Q.tolist():
+        out.append(((1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)),
+                    (2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)),
+                    (2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y))))
+    return np.array(out).reshape(-1, 3, 3)
+
+
+def ancestor_mask(tree) -> np.ndarray:
+    bodies = tree.bodies
+    mask = np.zeros((len(bodies), tree.nv))
+    for b in bodies[1:]:
+        i = b.index
+        while i > 0:
+            j = tree.joints[i - 1]
+            mask[b.index, j.v_start:j.v_start + j.nv] = 1.0
+            i = tree._parent_index[i]
+    return mask
