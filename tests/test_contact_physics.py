@@ -218,3 +218,31 @@ def test_fast_sphere_does_not_tunnel():
     assert min(zs) > 0.1 - 1e-6                 # never (noticeably: CFM) below the surface
     assert zs[-1] == pytest.approx(0.1, abs=1e-6)
     assert abs(s.get_velocities(ctx)[5]) < 0.1  # stopped (inelastic impact)
+
+
+def test_pinned_rod_resting_on_a_support_carries_half_its_weight():
+    # contact rows together with bilateral closure rows (eliminated by a Schur complement):
+    # a uniform rod pinned at one end by a ball closure, its other end resting on the
+    # ground: moments about the pin give N = m g / 2 at the tip
+    from multibody import Free, RigidBodyTree
+    from multibody.constraints import BallConstraint
+    from multibody.geometry import Halfspace, Sphere
+    L, m, r = 0.8, 2.0, 0.02
+    t = RigidBodyTree("rod")
+    t.add_body("rod", m, com=(L / 2, 0, 0), inertia=np.diag([1e-4, m * L * L / 12,
+                                                                m * L * L / 12]))
+    t.add_joint(Free("float", "world", "rod"))
+    t.add_collision_geometry("rod", Sphere(r), pose=np.array(
+        [[1, 0, 0, L], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1.0]]), name="tip")
+    X = np.eye(4)
+    X[2, 3] = -r
+    t.add_collision_geometry("world", Halfspace(), pose=X, name="ground")
+    s, ctx = _system(t, [BallConstraint(t, "world", "rod", name="pin"),
+                         PointContactConstraint(t, mu=0.5, name="contact")])
+    s.advance(ctx, 300)
+    res = s.get_output_port("contact_results").eval(ctx)
+    assert len(res) == 1 and res[0].geometry_b == "tip"
+    assert res[0].normal_force == pytest.approx(m * G / 2, rel=1e-6)
+    step = s.get_output_port("step").eval(ctx)
+    np.testing.assert_allclose(step.impulses[0] / 1e-3, [0, 0, m * G / 2], atol=1e-6)  # pin
+    assert np.linalg.norm(s.get_positions(ctx)[4:]) < 1e-9
