@@ -33,7 +33,8 @@ class Actuator(LeafSystem):
         self.nq, self.nv = tree.nq, tree.nv
         self.state_port = self.declare_input_port("state", self.nq + self.nv)
         self.command_port = self.declare_input_port("command", command_size)
-        self.declare_output_port("generalized_force", self.nv, self._calc_force)
+        # Declared (not inferred) so that numeric-only actuators need no symbolic evaluation.
+        self.declare_output_port("generalized_force", self.nv, self._calc_force, feedthrough=True)
 
     def _calc_force(self, context):
         x = self.state_port.eval(context)

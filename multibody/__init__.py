@@ -34,14 +34,21 @@ _LAZY = {"Shape": "geometry", "Sphere": "geometry", "Box": "geometry", "Cylinder
          "ContinuousTimeConstraintForce": "continuous_constraints",
          "BallClosure": "continuous_constraints", "WeldClosure": "continuous_constraints",
          "DistanceClosure": "continuous_constraints", "JointLimitForce": "continuous_constraints",
-         "PointContactForce": "continuous_constraints"}
+         "PointContactForce": "continuous_constraints",
+         "TimeSteppingRigidBodySystem": "time_stepping", "StepSolution": "time_stepping",
+         "TimeSteppingWarning": "time_stepping",
+         "ContactResults": "contact_results", "PointContactResult": "contact_results",
+         "TimeSteppingConstraintForce": "constraints", "PointContactConstraint": "constraints",
+         "JointLimitConstraint": "constraints", "JointFrictionConstraint": "constraints",
+         "BallConstraint": "constraints", "WeldConstraint": "constraints",
+         "DistanceConstraint": "constraints"}
 __all__ += sorted(_LAZY)
 
 
 def __getattr__(name: str):
     """Geometry (``multibody.geometry``), the URDF parser (``multibody.urdf``) and the
-    System-making modules (``plant``, ``rigid_body_system``, ``continuous_constraints``, which
-    build on ``systems``) are imported on first use, so the core (spatial, joints, tree,
+    System-making modules (``plant``, ``rigid_body_system``, ``continuous_constraints``,
+    ``time_stepping``, ``constraints``, ``contact_results``, which build on ``systems``) are imported on first use, so the core (spatial, joints, tree,
     algorithms) depends on none of them."""
     mod = _LAZY.get(name)
     if mod is None:

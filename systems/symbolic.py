@@ -60,6 +60,10 @@ class CasadiSystem:
         ``"leaf[i]"`` per state entry and ``"leaf.param[i]"`` per parameter entry.
     update_period, update_offset : float or None
         Period and offset of the discrete update (None without discrete updates).
+    unconverted_events : list of str
+        Events that none of the functions represents (unrestricted updates, witness
+        functions, publishes), as ``"system: kind EventType"``; the compiled simulator
+        refuses systems that have any besides log sinks.
     """
 
     system: System
@@ -78,6 +82,7 @@ class CasadiSystem:
     parameter_names: List[str]
     update_period: Optional[float] = None
     update_offset: Optional[float] = None
+    unconverted_events: List[str] = field(default_factory=list)
     symbols: Dict[str, ca.SX] = field(default_factory=dict, repr=False)
 
     # ------------------------------------------------------------------ context mapping
@@ -272,5 +277,7 @@ def to_casadi(system: System) -> CasadiSystem:
         input_slices=input_slices, output_slices=output_slices,
         state_names=_leaf_names(system, "x"), discrete_state_names=_leaf_names(system, "xd"),
         parameter_names=param_names, update_period=period, update_offset=offset,
+        unconverted_events=[f"{ev.system.name}: {getattr(ev, 'kind', 'witness')} {type(ev).__name__}"
+                            for ev in system.events() if getattr(ev, "kind", None) != "discrete"],
         symbols={"t": t, "x": x, "xd": xd, "u": u, "p": p},
     )

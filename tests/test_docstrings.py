@@ -6,7 +6,9 @@ import pytest
 
 MODULES = ["systems", "systems.primitives", "systems.analysis", "systems.controllers",
            "systems.symbolic", "systems.drawing", "multibody", "multibody.geometry",
-           "multibody.spatial", "multibody.urdf", "solvers.ops", "solvers.lcp", "solvers.compiled",
+           "multibody.spatial", "multibody.urdf", "multibody.constraints",
+           "multibody.continuous_constraints", "multibody.time_stepping", "multibody.contact_results",
+           "multibody.rigid_body_system", "multibody.plant", "solvers.ops", "solvers.lcp", "solvers.compiled",
            "actuators", "sensors"]
 
 
