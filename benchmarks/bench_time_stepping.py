@@ -41,10 +41,8 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from multibody import RigidBodyTree
-from multibody.constraints import PointContactConstraint
-from multibody.geometry import Halfspace
-from multibody.time_stepping import TimeSteppingRigidBodySystem
+from multibody import (Halfspace, PointContactConstraint, RigidBodyTree,
+                       TimeSteppingRigidBodySystem)
 from multibody.urdf import model_path
 from systems import DiagramBuilder
 from systems.analysis import Simulator

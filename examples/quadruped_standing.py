@@ -20,7 +20,7 @@ about the centre of mass, :func:`stance_feedforward`). The robot starts 1 cm abo
 0.8 rad, knees -1.6 rad: each foot under its hip), drops, and should stand still. The
 script prints whether it stays standing (base height within a band, small tilt), the mean
 total foot normal force against ``m g``, and saves a plot of the base height, the joint
-angles and the foot contact forces.
+angles (as deviations from the stance) and the foot contact forces.
 
 Run: ``python examples/quadruped_standing.py [--duration 2] [--time-step 1e-3] [--out DIR]``
 """
@@ -33,11 +33,8 @@ from typing import Optional, Sequence
 import numpy as np
 
 from actuators import GeneralizedForceActuator
-from multibody import RigidBodyTree
-from multibody.constraints import PointContactConstraint
-from multibody.contact_results import ContactResults
-from multibody.geometry import Halfspace
-from multibody.time_stepping import TimeSteppingRigidBodySystem
+from multibody import (ContactResults, Halfspace, PointContactConstraint, RigidBodyTree,
+                       TimeSteppingRigidBodySystem)
 from multibody.urdf import model_path
 from systems import DiagramBuilder, LeafSystem
 from systems.analysis import Simulator
@@ -257,8 +254,9 @@ def main(argv=None) -> dict:
     ax[0].set_ylabel("trunk z [m]")
     ax[0].legend(fontsize=8)
     for name in joint_names():
-        ax[1].plot(t, x[tree.get_joint(name).q_start], label=name.replace("_joint", ""), lw=1)
-    ax[1].set_ylabel("joint angle [rad]")
+        qi = tree.get_joint(name).q_start
+        ax[1].plot(t, 1e3 * (x[qi] - sc["q_stance"][qi]), label=name.replace("_joint", ""), lw=1)
+    ax[1].set_ylabel("joint angle - stance [mrad]")
     ax[1].legend(fontsize=6, ncol=4)
     for i, leg in enumerate(LEGS):
         ax[2].plot(tf, f[i], label=f"{leg} foot", lw=1)

@@ -18,6 +18,8 @@ def test_contact_spheres_boxes(tmp_path):
     assert r["final"]["ball_drop"]["position"][2] == pytest.approx(0.08, abs=1e-3)
     # Coulomb friction stops a box launched at v0 after v0^2 / (2 mu g) (2 %)
     assert r["box_stop_distance"] == pytest.approx(r["box_stop_expected"], rel=0.02)
+    # ... and exactly where the implicit recurrence v_{k+1} = v_k - mu g h says (0.1 %)
+    assert r["box_stop_distance"] == pytest.approx(r["box_stop_discrete"], rel=1e-3)
     assert np.linalg.norm(r["final"]["box_slide"]["velocity"]) < 1e-6
     # a ball launched without spin rolls on at 5/7 v0 (solid sphere), rolling without slip
     assert r["roll_speed_ratio"] == pytest.approx(5 / 7, rel=0.01)
