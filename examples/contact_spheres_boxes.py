@@ -120,9 +120,10 @@ def build_scene(time_step: float = 1e-3, mu: float = MU, bodies: Optional[dict] 
     builder = DiagramBuilder("spheres_boxes")
     builder.add_system(plant)
     forces = builder.add_system(BodyContactForces(list(bodies)))
-    builder.connect(plant.get_output_port("contact_results"), forces.get_input_port("contact_results"))
-    state_log = LogVectorOutput(plant.get_output_port("state"), builder, publish_period=log_period)
-    force_log = LogVectorOutput(forces.get_output_port("forces"), builder, publish_period=log_period)
+    builder.connect(plant.get_output_port("contact_results"),
+                    forces.get_input_port("contact_results"))
+    state_log = LogVectorOutput(plant.get_output_port("state"), builder, log_period)
+    force_log = LogVectorOutput(forces.get_output_port("forces"), builder, log_period)
     diagram = builder.build()
     context = diagram.create_default_context()
     q = tree.neutral_configuration()

@@ -16,11 +16,13 @@ on the 12 joints, with ``tau_ff`` the joint torques that hold the nominal stance
 equilibrium on its four feet, ``tau_ff = g(q_d)[6:] - sum_i J_i(q_d)[:, 6:]^T f_i``
 (gravity compensation with the contact forces accounted for; ``J_i`` the translational
 Jacobian of foot ``i``; ``f_i`` vertical, the least-norm forces that balance the weight
-about the centre of mass, :func:`stance_feedforward`). The robot starts 1 cm above the ground in the stance posture (hips 0, thighs
-0.8 rad, knees -1.6 rad: each foot under its hip), drops, and should stand still. The
-script prints whether it stays standing (base height within a band, small tilt), the mean
-total foot normal force against ``m g``, and saves a plot of the base height, the joint
-angles (as deviations from the stance) and the foot contact forces.
+about the centre of mass, :func:`stance_feedforward`). The robot starts 1 cm above the
+ground in the stance posture (hips 0, thighs 0.8 rad, knees -1.6 rad: each foot under its
+hip), drops, and should stand still. Where the feet land splayed, static friction holds
+them and the hip PD keeps a small steady error (about 9 mrad). The script prints whether
+it stays standing (base height within a band, small tilt), the mean total foot normal
+force against ``m g``, and saves a plot of the base height, the joint angles (as
+deviations from the stance) and the foot contact forces.
 
 Run: ``python examples/quadruped_standing.py [--duration 2] [--time-step 1e-3] [--out DIR]``
 """
@@ -237,7 +239,8 @@ def main(argv=None) -> dict:
     result = {"standing": standing, "z_min": z_min, "z_max": z_max, "z_nominal": z_nominal,
               "max_tilt": float(tilt.max()), "force_ratio": force_ratio,
               "foot_forces": f[:, late].mean(axis=1),
-              "foot_forces_static": sc["foot_forces_static"], "joint_error": joint_err, "plot": None}
+              "foot_forces_static": sc["foot_forces_static"], "joint_error": joint_err,
+              "plot": None}
     if args.no_plot:
         return result
     try:
