@@ -43,3 +43,23 @@ def test_quadruped_standing(tmp_path):
     np.testing.assert_allclose(f, r["foot_forces_static"], rtol=0.1)
     assert f[2] > 1.1 * f[0]  # the centre of mass is behind the trunk origin
     assert r["plot"] is not None and os.path.getsize(r["plot"]) > 1000
+
+
+def test_bench_time_stepping_scenes_run():
+    """benchmarks/bench_time_stepping.py builds and steps its three scenes (no timing checked)."""
+    import importlib.util
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                        "benchmarks", "bench_time_stepping.py")
+    spec = importlib.util.spec_from_file_location("bench_time_stepping", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    # the pile's spheres just touch: neighbours 2 r + gap apart, the top one 2 layers up
+    p = bench.pile_positions()
+    d = np.linalg.norm(p[:, None] - p[None], axis=2)
+    assert np.isclose(np.sort(d[np.triu_indices(10, 1)])[0], 2 * bench.BALL_R + 1e-4)
+    res = bench.main(["--steps", "5", "--repeats", "1", "--no-drake"])
+    assert set(res) == {"box", "pile", "quadruped"}
+    assert res["box"]["dynablocks_height"] == pytest.approx(bench.BOX_SIZE / 2, abs=1e-4)
+    assert res["quadruped"]["dynablocks_height"] == pytest.approx(
+        load_example("quadruped_standing").stance_height(), abs=2e-3)
+    assert all(r["dynablocks"] > 0 for r in res.values())
