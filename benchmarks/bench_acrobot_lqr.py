@@ -26,6 +26,8 @@ Q, R = np.diag([10.0, 10.0, 1.0, 1.0]), 1.0
 
 
 def _load_example():
+    import sys
+    sys.path.insert(0, os.path.join(HERE, "..", "examples"))  # for examples/_plotting.py
     spec = importlib.util.spec_from_file_location("acrobot_lqr", os.path.join(HERE, "..", "examples", "acrobot_lqr.py"))
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)

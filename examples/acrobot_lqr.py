@@ -22,6 +22,7 @@ from systems.analysis import Simulator
 from systems.analysis.compiled import CompiledSimulator
 from systems.controllers.lqr import LinearQuadraticRegulator
 from systems.primitives import LogVectorOutput
+from _plotting import pyplot, save_figure
 
 SPONG = dict(m1=1.0, m2=1.0, l1=1.0, lc1=0.5, lc2=1.0, I1=0.083, I2=0.33, b1=0.1, b2=0.1, g=9.81)
 
@@ -120,12 +121,8 @@ def main(argv=None) -> dict:
     print(f"acrobot under LQR, {args.duration} s from a {args.perturbation} rad perturbation: "
           f"final distance to upright {final_error:.2e}; interpreted vs compiled max gap {gap:.2e}")
     result = {"final_error": final_error, "gap": gap, "plot": None}
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib is not installed: no plot (pip install matplotlib)")
+    plt = pyplot()
+    if plt is None:
         return result
     fig, ax = plt.subplots(2, 1, figsize=(7, 5), sharex=True)
     for i, name in enumerate(["theta1 - pi", "theta2"]):
@@ -139,9 +136,7 @@ def main(argv=None) -> dict:
     ax[1].legend()
     fig.suptitle("Acrobot balanced by LQR")
     path = os.path.join(args.out, "acrobot_lqr.png")
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    print(f"wrote {path}")
+    save_figure(fig, path)
     result["plot"] = path
     return result
 

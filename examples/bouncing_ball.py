@@ -21,6 +21,7 @@ import numpy as np
 from systems import DiagramBuilder, LeafSystem
 from systems.analysis import EventStatus, Simulator
 from systems.primitives import LogVectorOutput
+from _plotting import pyplot, save_figure
 
 DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "output")
 GRAVITY = 9.81
@@ -71,12 +72,8 @@ def analytic_impacts(n: int, restitution: float, height: float) -> np.ndarray:
 
 def save_plot(path: str, t, z, impacts, restitution: float) -> Optional[str]:
     """Plot the height and mark the impacts; returns the path, or None without matplotlib."""
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib is not installed: skipping the plot")
+    plt = pyplot()
+    if plt is None:
         return None
     fig, ax = plt.subplots(figsize=(7, 3.5))
     ax.plot(t, z, label="height z [m]")
@@ -86,8 +83,7 @@ def save_plot(path: str, t, z, impacts, restitution: float) -> Optional[str]:
     ax.legend(loc="upper right")
     ax.set_title(f"bouncing ball, restitution {restitution:g}")
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save_figure(fig, path)
     return path
 
 

@@ -21,6 +21,7 @@ from multibody._rbs_models import G, ball_on_ground
 from multibody.continuous_constraints import PointContactForce
 from multibody.rigid_body_system import RigidBodySystem
 from systems.analysis import Simulator
+from _plotting import pyplot, save_figure
 
 DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "output")
 
@@ -35,12 +36,8 @@ def analytic_impacts(n: int, e: float, h: float) -> np.ndarray:
 
 
 def save_plot(path, t, z, fn, impacts) -> Optional[str]:
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib is not installed: skipping the plot")
+    plt = pyplot()
+    if plt is None:
         return None
     fig, ax = plt.subplots(2, 1, figsize=(7, 5), sharex=True)
     ax[0].plot(t, z)
@@ -54,8 +51,7 @@ def save_plot(path, t, z, fn, impacts) -> Optional[str]:
         a.grid(True)
     ax[0].set_title("bouncing ball, RigidBodySystem with point contact")
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save_figure(fig, path)
     return path
 
 

@@ -36,6 +36,7 @@ from multibody import (Box, ContactResults, Free, Halfspace, PointContactConstra
 from systems import DiagramBuilder, LeafSystem
 from systems.analysis import Simulator
 from systems.primitives import LogVectorOutput
+from _plotting import pyplot, save_figure
 
 __all__ = ["BodyContactForces", "add_ball", "add_box", "build_scene", "main"]
 
@@ -216,12 +217,8 @@ def main(argv=None) -> dict:
               "ball_on_box_gap": on_box_z - 0.05 - box_top, "final": final, "plot": None}
     if args.no_plot:
         return result
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib is not installed: no plot (pip install matplotlib)")
+    plt = pyplot()
+    if plt is None:
         return result
     os.makedirs(args.out, exist_ok=True)
     fig, ax = plt.subplots(3, 1, figsize=(8, 8), sharex=True)
@@ -241,9 +238,7 @@ def main(argv=None) -> dict:
                  f"mu = {MU})")
     fig.tight_layout()
     path = os.path.join(args.out, "contact_spheres_boxes.png")
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    print(f"wrote {path}")
+    save_figure(fig, path)
     result["plot"] = path
     return result
 

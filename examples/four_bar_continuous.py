@@ -23,6 +23,7 @@ from multibody._rbs_models import four_bar_frequency, parallelogram_four_bar
 from multibody.continuous_constraints import BallClosure
 from multibody.rigid_body_system import RigidBodySystem
 from systems.analysis import Simulator, linearize
+from _plotting import pyplot, save_figure
 
 DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "output")
 
@@ -37,12 +38,8 @@ def build(time_constant: Optional[float] = 0.1) -> RigidBodySystem:
 
 def save_plot(path, t, q, err, drift) -> Optional[str]:
     """Joint angles, closure error and energy drift; None without matplotlib."""
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib is not installed: skipping the plot")
+    plt = pyplot()
+    if plt is None:
         return None
     fig, ax = plt.subplots(3, 1, figsize=(7, 7), sharex=True)
     for i, name in enumerate(("crank 1", "coupler", "crank 2")):
@@ -58,8 +55,7 @@ def save_plot(path, t, q, err, drift) -> Optional[str]:
         a.grid(True)
     ax[0].set_title("four-bar linkage, continuous time (RK45, rtol 1e-10)")
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save_figure(fig, path)
     return path
 
 

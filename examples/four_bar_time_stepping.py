@@ -24,6 +24,7 @@ from multibody.time_stepping import TimeSteppingRigidBodySystem
 from systems import DiagramBuilder
 from systems.analysis import Simulator
 from systems.primitives import LogVectorOutput
+from _plotting import pyplot, save_figure
 
 
 def _rod(tree, name, mass, length):
@@ -90,12 +91,8 @@ def main(argv=None) -> dict:
     print(f"four-bar, {args.duration} s at h = {args.dt}: largest loop-closure error "
           f"{err.max():.2e} m; crank angle range {np.ptp(x[0]):.3f} rad")
     result = {"max_error": float(err.max()), "crank_range": float(np.ptp(x[0])), "plot": None}
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib is not installed: no plot (pip install matplotlib)")
+    plt = pyplot()
+    if plt is None:
         return result
     fig, ax = plt.subplots(2, 1, figsize=(7, 5), sharex=True)
     for j in tree.joints:
@@ -107,9 +104,7 @@ def main(argv=None) -> dict:
     ax[1].set_xlabel("time [s]")
     fig.suptitle("Four-bar linkage: tree + ball loop closure, time stepping")
     path = os.path.join(args.out, "four_bar_time_stepping.png")
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    print(f"wrote {path}")
+    save_figure(fig, path)
     result["plot"] = path
     return result
 

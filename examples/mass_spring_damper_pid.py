@@ -21,6 +21,7 @@ from systems import DiagramBuilder, LeafSystem
 from systems.analysis import Simulator
 from systems.controllers import PidController
 from systems.primitives import LogVectorOutput, Step
+from _plotting import pyplot, save_figure
 
 DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "output")
 
@@ -72,12 +73,8 @@ def exact_position(t: float, step_time: float, kp=10.0, ki=5.0, kd=2.0, m=1.0, c
 
 def save_plot(path: str, t, x, tu, u, step_time: float) -> Optional[str]:
     """Plot position/velocity and control; returns the path, or None without matplotlib."""
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib is not installed: skipping the plot")
+    plt = pyplot()
+    if plt is None:
         return None
     fig, (ax1, ax2) = plt.subplots(2, 1, sharex=True, figsize=(7, 5))
     ax1.plot(t, x[0], label="position q [m]")
@@ -92,8 +89,7 @@ def save_plot(path: str, t, x, tu, u, step_time: float) -> Optional[str]:
     ax2.grid(True)
     fig.suptitle("mass-spring-damper under PID (kp=10, ki=5, kd=2)")
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save_figure(fig, path)
     return path
 
 

@@ -41,6 +41,7 @@ from multibody.urdf import model_path
 from systems import DiagramBuilder, LeafSystem
 from systems.analysis import Simulator
 from systems.primitives import LogVectorOutput
+from _plotting import pyplot, save_figure
 
 __all__ = ["LEGS", "STANCE", "FOOT_RADIUS", "StandingPdController", "FootForces",
            "stance_configuration", "stance_feedforward", "build_quadruped", "main"]
@@ -243,12 +244,8 @@ def main(argv=None) -> dict:
               "plot": None}
     if args.no_plot:
         return result
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib is not installed: no plot (pip install matplotlib)")
+    plt = pyplot()
+    if plt is None:
         return result
     os.makedirs(args.out, exist_ok=True)
     fig, ax = plt.subplots(3, 1, figsize=(8, 9), sharex=True)
@@ -272,9 +269,7 @@ def main(argv=None) -> dict:
     fig.suptitle(f"Quadruped standing under PD control (time stepping, h = {args.time_step} s)")
     fig.tight_layout()
     path = os.path.join(args.out, "quadruped_standing.png")
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    print(f"wrote {path}")
+    save_figure(fig, path)
     result["plot"] = path
     return result
 

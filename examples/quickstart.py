@@ -12,6 +12,7 @@ import numpy as np
 from systems import DiagramBuilder, Simulator
 from systems.controllers import PidController
 from systems.primitives import LinearSystem, LogVectorOutput, Step
+from _plotting import pyplot, save_figure
 
 
 def main(argv=None) -> dict:
@@ -38,12 +39,8 @@ def main(argv=None) -> dict:
     final = float(data.data()[0, -1])
     print(f"position at t = 10 s: {final:.6f} (reference 1.0)")
     result = {"final_position": final, "plot": None}
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib is not installed: no plot (pip install matplotlib)")
+    plt = pyplot()
+    if plt is None:
         return result
     plt.figure(figsize=(6, 3.5))
     plt.plot(data.sample_times(), data.data()[0], label="position")

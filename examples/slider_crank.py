@@ -21,6 +21,7 @@ from multibody._rbs_models import slider_crank, slider_crank_guess
 from multibody.continuous_constraints import BallClosure
 from multibody.rigid_body_system import RigidBodySystem
 from systems.analysis import Simulator
+from _plotting import pyplot, save_figure
 
 DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "output")
 
@@ -34,12 +35,8 @@ def build() -> RigidBodySystem:
 
 
 def save_plot(path, t, q, f) -> Optional[str]:
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib is not installed: skipping the plot")
+    plt = pyplot()
+    if plt is None:
         return None
     fig, ax = plt.subplots(3, 1, figsize=(7, 7), sharex=True)
     ax[0].plot(t, q[:, 0])
@@ -55,8 +52,7 @@ def save_plot(path, t, q, f) -> Optional[str]:
         a.grid(True)
     ax[0].set_title("slider-crank, continuous time (RK45, rtol 1e-10)")
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save_figure(fig, path)
     return path
 
 

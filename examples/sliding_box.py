@@ -19,17 +19,14 @@ from multibody._rbs_models import G, box_on_ground
 from multibody.continuous_constraints import PointContactForce
 from multibody.rigid_body_system import RigidBodySystem
 from systems.analysis import Simulator
+from _plotting import pyplot, save_figure
 
 DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "output")
 
 
 def save_plot(path, t, x, vx, fx) -> Optional[str]:
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib is not installed: skipping the plot")
+    plt = pyplot()
+    if plt is None:
         return None
     fig, ax = plt.subplots(3, 1, figsize=(7, 6), sharex=True)
     ax[0].plot(t, x)
@@ -43,8 +40,7 @@ def save_plot(path, t, x, vx, fx) -> Optional[str]:
         a.grid(True)
     ax[0].set_title("box sliding to rest (continuous time, Coulomb friction)")
     fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save_figure(fig, path)
     return path
 
 

@@ -20,6 +20,7 @@ from multibody.urdf import model_path
 from systems import DiagramBuilder
 from systems.analysis import Simulator
 from systems.primitives import ConstantVectorSource, LogVectorOutput
+from _plotting import pyplot, save_figure
 
 
 def main(argv=None) -> dict:
@@ -51,12 +52,8 @@ def main(argv=None) -> dict:
           f"energy {e0:.6f} J -> {e1:.6f} J (relative drift {drift:.1e}) over {args.duration} s")
 
     result = {"drift": drift, "plot": None}
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        print("matplotlib is not installed: no plot (pip install matplotlib)")
+    plt = pyplot()
+    if plt is None:
         return result
     data = log.find_log(context)
     t, x = data.sample_times(), data.data()
@@ -75,9 +72,7 @@ def main(argv=None) -> dict:
     ax[1].set_xlabel("time [s]")
     fig.suptitle(f"Passive swing of '{args.model}' (URDF)")
     path = os.path.join(args.out, f"{args.model}_swing.png")
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    print(f"wrote {path}")
+    save_figure(fig, path)
     result["plot"] = path
     return result
 

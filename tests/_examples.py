@@ -2,7 +2,11 @@
 import importlib.util
 import os
 
+import sys
+
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples")
+if EXAMPLES not in sys.path:  # examples import their shared helpers (examples/_plotting.py)
+    sys.path.insert(0, EXAMPLES)
 
 
 def load_example(name: str):
