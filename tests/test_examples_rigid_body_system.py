@@ -58,3 +58,9 @@ def test_sliding_box_example(tmp_path, capsys):
     assert abs(r["stop_time"] - r["analytic_time"]) < 1e-8
     assert r["analytic_distance"] == pytest.approx(1 / (2 * 0.5 * 9.81))
     _png(r, tmp_path)
+
+
+def test_ball_closure_pendulum_example(tmp_path):
+    result = load_example("ball_closure_pendulum").main(["--out", str(tmp_path), "--duration", "1.5"])
+    assert result["gap"] < 1e-6
+    assert result["closure_error"] < 1e-8
