@@ -12,7 +12,7 @@ import numpy as np
 from systems import DiagramBuilder, Simulator
 from systems.controllers import PidController
 from systems.primitives import LinearSystem, LogVectorOutput, Step
-from _plotting import pyplot, save_figure
+from _plotting import pyplot
 
 
 def main(argv=None) -> dict:

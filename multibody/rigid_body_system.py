@@ -37,7 +37,7 @@ state, commands and solution).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional, Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 
@@ -49,6 +49,7 @@ from ._rbs_equality import (RedundantConstraintWarning, equality_functions, redu
                             warn_redundant)
 from . import _rbs_unilateral as uni
 from ._rbs_unilateral import PainleveError
+from ._block_host import check_blocks, declare_sensor_outputs
 from .contact_results import ContactResults
 from .continuous_constraints.base import ContinuousTimeConstraintForce
 
@@ -165,55 +166,22 @@ class RigidBodySystem(LeafSystem):
         self.declare_abstract_output_port("contact_results",
                                           lambda c: self.solve(c).contact_results,
                                           model_value=ContactResults(), feedthrough=True)
-        self.sensor_ports: dict = {}
-        for s in self.sensors:
-            needs = s.has_input_port("generalized_acceleration") or s.has_input_port("contact_results")
-            for port in s.output_ports:
-                pname = s.name if len(s.output_ports) == 1 else f"{s.name}_{port.name}"
-                calc = (lambda c, s=s, port=port: self._calc_sensor(c, s, port))
-                if port.size is None:
-                    self.declare_abstract_output_port(pname, calc, feedthrough=needs)
-                else:
-                    self.declare_output_port(pname, port.size, calc, feedthrough=needs)
-                self.sensor_ports[pname] = (s, port)
+        self.sensor_ports = declare_sensor_outputs(self, self.sensors, self._calc_sensor)
 
     # ------------------------------------------------------------------ validation
     def _check_blocks(self) -> None:
         nm = f"RigidBodySystem '{self.name}'"
-        names = {"state", "generalized_acceleration", "generalized_constraint_force",
-                 "contact_results"}
-        for role, blocks in (("actuator", self.actuators), ("sensor", self.sensors),
-                             ("constraint", self.constraints)):
+        groups = (("actuator", self.actuators), ("sensor", self.sensors),
+                  ("constraint", self.constraints))
+        check_blocks(nm, self.tree, groups, {"state", "generalized_acceleration",
+                                             "generalized_constraint_force", "contact_results"},
+                     ContinuousTimeConstraintForce)
+        for role, blocks in groups:
             for blk in blocks:
-                if not isinstance(blk, LeafSystem):
-                    raise TypeError(f"{nm}: {role} {blk!r} is not a LeafSystem block")
-                if getattr(blk, "tree", None) is not self.tree:
-                    raise ValueError(f"{nm}: {role} '{blk.name}' was built on another tree, not "
-                                     f"on '{self.tree.name}'")
-                if blk.name in names:
-                    raise ValueError(f"{nm}: duplicate block or port name '{blk.name}'")
-                names.add(blk.name)
                 if blk.num_discrete_states() or blk.num_abstract_states() or \
                         (role != "constraint" and blk.events()):
                     raise ValueError(f"{nm}: {role} '{blk.name}' has discrete/abstract state or "
                                      "events, which a continuous RigidBodySystem does not support")
-                if role == "constraint":
-                    if not isinstance(blk, ContinuousTimeConstraintForce):
-                        raise TypeError(f"{nm}: constraint '{blk.name}' is not a "
-                                        "ContinuousTimeConstraintForce")
-                    continue
-                n = blk.get_input_port("state").size
-                if n != self.nq + self.nv:
-                    raise ValueError(f"{nm}: {role} '{blk.name}' input 'state' has size {n}, "
-                                     f"expected nq + nv = {self.nq + self.nv}")
-                if role == "actuator":
-                    if not (blk.has_output_port("generalized_force") and blk.has_input_port("command")):
-                        raise ValueError(f"{nm}: actuator '{blk.name}' needs a 'command' input and "
-                                         "a 'generalized_force' output")
-                    if blk.get_output_port("generalized_force").size != self.nv:
-                        raise ValueError(f"{nm}: actuator '{blk.name}' output 'generalized_force' "
-                                         f"has size {blk.get_output_port('generalized_force').size}, "
-                                         f"expected nv = {self.nv}")
 
     # ------------------------------------------------------------------ blocks
     def _block_context(self, blk, context, x):

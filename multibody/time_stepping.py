@@ -81,6 +81,7 @@ from ._time_stepping_kinematics import ancestor_mask, fused_function, quat_to_ro
 from ._time_stepping_solve import SolveReport, TimeSteppingWarning, solve_impulses
 from .constraints.base import (ConstraintRows, StepKinematics, TimeSteppingConstraintForce,
                                cross_rows)
+from ._block_host import check_blocks, declare_sensor_outputs
 from .contact_results import ContactResults
 
 __all__ = ["TimeSteppingRigidBodySystem", "StepSolution", "TimeSteppingWarning"]
@@ -227,18 +228,7 @@ class TimeSteppingRigidBodySystem(LeafSystem):
                                           feedthrough=True)
         self.declare_abstract_output_port("contact_results", self._calc_contacts,
                                           model_value=ContactResults(), feedthrough=True)
-        self.sensor_ports: dict = {}
-        for s in self.sensors:
-            needs_step = (s.has_input_port("generalized_acceleration")
-                          or s.has_input_port("contact_results"))
-            for port in s.output_ports:
-                pname = s.name if len(s.output_ports) == 1 else f"{s.name}_{port.name}"
-                calc = (lambda c, s=s, port=port: self._calc_sensor(c, s, port))
-                if port.size is None:
-                    self.declare_abstract_output_port(pname, calc, feedthrough=needs_step)
-                else:
-                    self.declare_output_port(pname, port.size, calc, feedthrough=needs_step)
-                self.sensor_ports[pname] = (s, port)
+        self.sensor_ports = declare_sensor_outputs(self, self.sensors, self._calc_sensor)
         self.declare_periodic_discrete_update(h, 0.0, self._update)
         self._fun = fused_function(tree, include_passive_forces)
         self._fnum = CompiledFunction(self._fun, backend=backend)
@@ -272,20 +262,12 @@ class TimeSteppingRigidBodySystem(LeafSystem):
 
     # ------------------------------------------------------------------ validation
     def _check_blocks(self, nm: str) -> None:
-        tree, nq, nv = self.tree, self.nq, self.nv
-        names = {"state", "step", "contact_results"}
-        for role, blocks in (("actuator", self.actuators), ("sensor", self.sensors),
-                             ("constraint", self.constraints)):
+        groups = (("actuator", self.actuators), ("sensor", self.sensors),
+                  ("constraint", self.constraints))
+        check_blocks(nm, self.tree, groups, {"state", "step", "contact_results"},
+                     TimeSteppingConstraintForce)
+        for role, blocks in groups:
             for blk in blocks:
-                if not isinstance(blk, LeafSystem):
-                    raise TypeError(f"{nm}: {role} {blk!r} is not a LeafSystem block")
-                if getattr(blk, "tree", None) is not tree:
-                    raise ValueError(f"{nm}: {role} '{blk.name}' was built on tree "
-                                     f"'{getattr(getattr(blk, 'tree', None), 'name', None)}', not "
-                                     f"on this system's tree '{tree.name}'")
-                if blk.name in names:
-                    raise ValueError(f"{nm}: duplicate block or port name '{blk.name}'")
-                names.add(blk.name)
                 if blk.num_continuous_states():
                     raise ValueError(f"{nm}: {role} '{blk.name}' has continuous state, which a "
                                      "time-stepping system cannot integrate")
@@ -299,24 +281,6 @@ class TimeSteppingRigidBodySystem(LeafSystem):
                         raise ValueError(f"{nm}: {role} '{blk.name}' has a {type(ev).__name__} "
                                          f"({ev.kind}); only periodic discrete updates with period "
                                          f"time_step = {self.time_step} and offset 0 are supported")
-                if role != "constraint" and blk.get_input_port("state").size != nq + nv:
-                    raise ValueError(f"{nm}: {role} '{blk.name}' input 'state' has size "
-                                     f"{blk.get_input_port('state').size}, expected nq + nv = "
-                                     f"{nq + nv}")
-            if role == "actuator":
-                for a in blocks:
-                    if not (a.has_output_port("generalized_force") and a.has_input_port("command")):
-                        raise ValueError(f"{nm}: actuator '{a.name}' needs a 'command' input and a "
-                                         "'generalized_force' output")
-                    n = a.get_output_port("generalized_force").size
-                    if n != nv:
-                        raise ValueError(f"{nm}: actuator '{a.name}' output 'generalized_force' "
-                                         f"has size {n} but tree '{tree.name}' has nv = {nv}")
-            if role == "constraint":
-                for c in blocks:
-                    if not isinstance(c, TimeSteppingConstraintForce):
-                        raise TypeError(f"{nm}: constraint '{c.name}' is not a "
-                                        "TimeSteppingConstraintForce")
 
     # ------------------------------------------------------------------ helpers
     def _numeric(self, context, what: str) -> None:

@@ -21,7 +21,7 @@ True
 """
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any
 
 import casadi as ca
 import numpy as np

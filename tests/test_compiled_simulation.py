@@ -2,7 +2,6 @@
 import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
-from scipy.linalg import expm
 
 from systems import DiagramBuilder, LeafSystem, SymbolicEvaluationError
 from systems.analysis.compiled import CompiledSimulator

@@ -2,7 +2,6 @@
 import importlib
 import inspect
 
-import pytest
 
 MODULES = ["systems", "systems.primitives", "systems.analysis", "systems.controllers",
            "systems.symbolic", "systems.drawing", "multibody", "multibody.geometry",

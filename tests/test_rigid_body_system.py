@@ -1,6 +1,5 @@
 """RigidBodySystem with equality constraints: closed loops, energy, inverse dynamics,
 linearization, symbolic conversion, redundant constraints, blocks and ports."""
-import warnings
 
 import numpy as np
 import pytest

@@ -5,7 +5,7 @@ import pytest
 
 from solvers import ops
 from systems import DiagramBuilder, LeafSystem, SymbolicEvaluationError
-from systems.primitives import (Adder, ConstantVectorSource, Gain, Integrator, LinearSystem,
+from systems.primitives import (Adder, ConstantVectorSource, Integrator, LinearSystem,
                                 LogVectorOutput, Sine, ZeroOrderHold)
 from systems.symbolic import to_casadi
 

@@ -292,7 +292,6 @@ class Simulator(_EventDispatch):
         bar = ProgressBar(t_start, t_final, enabled=self._progress)
         status_reason, message = "reached_boundary_time", ""
         stats = self._stats
-        timed = self._timed
         try:
             while ctx._time < t_final:
                 t = ctx._time

@@ -12,7 +12,7 @@ from the discrete Riccati equation. Riccati equations are solved by scipy.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Optional, Tuple, Union
+from typing import Callable, Optional, Tuple
 
 import casadi as ca
 import numpy as np

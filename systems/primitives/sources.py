@@ -4,7 +4,7 @@ Every source evaluates on a numeric or a symbolic (CasADi) time.
 """
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Optional
 
 import casadi as ca
 import numpy as np
