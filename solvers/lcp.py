@@ -211,7 +211,7 @@ def _verified(z: np.ndarray, w: np.ndarray, status: str, residual: float,
 # --------------------------------------------------------- standard LCP --
 
 def solve_lcp_lemke(M: Any, q: Any, *, max_pivots: int | None = None,
-                    tol: float = 1e-12, z0: Any = None, d: Any = None,
+                    tol: float = 1e-10, z0: Any = None, d: Any = None,
                     residual_tol: float = _RESIDUAL_TOL,
                     raise_on_failure: bool = False, context: str = "") -> LCPResult:
     """Solve the standard LCP ``(M, q)`` by Lemke's method.
