@@ -27,7 +27,9 @@ solution. Run: ``.venv/bin/python benchmarks/bench_simulator.py`` (a few seconds
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
+import sys
 import time
 from typing import Callable, Dict, List, Optional, Tuple
 
@@ -35,33 +37,20 @@ import numpy as np
 from scipy.integrate import solve_ivp
 from scipy.linalg import expm
 
-from systems import DiagramBuilder, LeafSystem
+from systems import DiagramBuilder
 from systems.analysis import Simulator
 from systems.controllers import PidController
 from systems.primitives import ConstantVectorSource, LinearSystem, LogVectorOutput
 
 M, C, K = 1.0, 0.5, 2.0
+
+# The plant of examples/mass_spring_damper_pid.py (one definition for both).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "examples"))
+from mass_spring_damper_pid import MassSpringDamper  # noqa: E402
 KP, KI, KD = 10.0, 5.0, 2.0
 T_END = 10.0
 RTOL, ATOL = 1e-6, 1e-9
-
-
-class MassSpringDamper(LeafSystem):
-    """m q'' + c q' + k q = u: state [q; v] (num_q = num_v = 1), input ``force``, output ``state``."""
-
-    def __init__(self, m: float, c: float, k: float, name: str = "plant"):
-        super().__init__(name)
-        self.m, self.c, self.k = float(m), float(c), float(k)
-        self.declare_continuous_state(2, num_q=1, num_v=1)
-        self._u = self.declare_input_port("force", 1)
-        self.declare_output_port("state", 2, lambda ctx: ctx.continuous_state, feedthrough=False,
-                                 prerequisites=["continuous_state"])
-
-    def time_derivatives(self, context):
-        x = context.continuous_state
-        q, v = x[0], x[1]
-        u = self._u.eval(context)[0]
-        return np.array([v, (u - self.c * v - self.k * q) / self.m])
 
 
 def build_diagram(log: bool, plant_kind: str = "leaf"):
