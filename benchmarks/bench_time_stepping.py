@@ -46,7 +46,7 @@ import numpy as np
 
 from multibody import (Halfspace, PointContactConstraint, RigidBodyTree,
                        TimeSteppingRigidBodySystem)
-from multibody.urdf import model_path
+from multibody.models import model_path
 from systems import DiagramBuilder
 from systems.analysis import Simulator
 

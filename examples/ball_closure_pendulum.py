@@ -15,9 +15,9 @@ import os
 
 import numpy as np
 
-from multibody._rbs_models import free_pendulum, free_pendulum_state, revolute_pendulum
+from multibody.models import free_pendulum, free_pendulum_state, revolute_pendulum
 from multibody.continuous_constraints import BallClosure
-from multibody.rigid_body_system import RigidBodySystem
+from multibody.plants import RigidBodySystem
 from systems import DiagramBuilder
 from systems.analysis import Simulator
 from systems.primitives import LogVectorOutput

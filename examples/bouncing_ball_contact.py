@@ -17,9 +17,9 @@ from typing import Optional
 
 import numpy as np
 
-from multibody._rbs_models import G, ball_on_ground
+from multibody.models import G, ball_on_ground
 from multibody.continuous_constraints import PointContactForce
-from multibody.rigid_body_system import RigidBodySystem
+from multibody.plants import RigidBodySystem
 from systems.analysis import Simulator
 from _plotting import pyplot, save_figure
 

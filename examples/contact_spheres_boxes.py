@@ -15,7 +15,7 @@ Five free bodies on a ground halfspace, each one a small textbook problem:
 The bodies are free joints of a :class:`~multibody.RigidBodyTree`; a
 :class:`~multibody.constraints.PointContactConstraint` (polyhedral friction cone,
 Anitescu-Potra velocity-level contact) and a
-:class:`~multibody.time_stepping.TimeSteppingRigidBodySystem` with ``h = 1 ms`` advance
+:class:`~multibody.plants.TimeSteppingRigidBodySystem` with ``h = 1 ms`` advance
 them. A small :class:`BodyContactForces` block turns the system's abstract
 ``contact_results`` output into a vector (net vertical contact force per body) that a
 ``VectorLogSink`` records. The script prints the analytic checks and saves a plot of the
@@ -47,7 +47,7 @@ MU = 0.4
 class BodyContactForces(LeafSystem):
     """Net contact force along world z on each of the given bodies.
 
-    Input ``contact_results`` (abstract :class:`~multibody.contact_results.ContactResults`);
+    Input ``contact_results`` (abstract :class:`~multibody.constraints.ContactResults`);
     output ``forces`` (one entry per body): ``results.total_force(body)[2]`` (N).
     """
 

@@ -19,9 +19,9 @@ from typing import Optional
 
 import numpy as np
 
-from multibody._rbs_models import four_bar_frequency, parallelogram_four_bar
+from multibody.models import four_bar_frequency, parallelogram_four_bar
 from multibody.continuous_constraints import BallClosure
-from multibody.rigid_body_system import RigidBodySystem
+from multibody.plants import RigidBodySystem
 from systems.analysis import Simulator, linearize
 from _plotting import pyplot, save_figure
 

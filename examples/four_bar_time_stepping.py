@@ -4,7 +4,7 @@ The planar four-bar (ground, crank, coupler, rocker; revolute axes along y) is m
 a kinematic tree -- the crank and the rocker hinged to the ground, the coupler hinged to
 the crank -- and the loop is closed by a :class:`~multibody.constraints.BallConstraint`
 between the coupler's free end and the rocker's tip. A
-:class:`~multibody.time_stepping.TimeSteppingRigidBodySystem` solves the velocity step
+:class:`~multibody.plants.TimeSteppingRigidBodySystem` solves the velocity step
 with the closure rows (Baumgarte/ERP stabilization plus position post-stabilization), and
 the Simulator runs it under gravity from a non-equilibrium start. The script prints the
 largest loop-closure error and saves a plot of the joint angles and of the error.
@@ -20,7 +20,7 @@ import numpy as np
 
 from multibody import Revolute, RigidBodyTree
 from multibody.constraints import BallConstraint
-from multibody.time_stepping import TimeSteppingRigidBodySystem
+from multibody.plants import TimeSteppingRigidBodySystem
 from systems import DiagramBuilder
 from systems.analysis import Simulator
 from systems.primitives import LogVectorOutput

@@ -5,7 +5,7 @@ sphere feet) is loaded with a floating base (nq = 19, nv = 18). One
 :class:`~actuators.GeneralizedForceActuator` drives its 12 joints (URDF effort limits), a
 :class:`~multibody.constraints.PointContactConstraint` gives the feet (and the trunk, should
 it fall) frictional contact with a ground halfspace, and a
-:class:`~multibody.time_stepping.TimeSteppingRigidBodySystem` (h = 1 ms) advances it. The
+:class:`~multibody.plants.TimeSteppingRigidBodySystem` (h = 1 ms) advances it. The
 controller, :class:`StandingPdController`, is a LeafSystem written here:
 
 .. math::
@@ -37,7 +37,7 @@ import numpy as np
 from actuators import GeneralizedForceActuator
 from multibody import (ContactResults, Halfspace, PointContactConstraint, RigidBodyTree,
                        TimeSteppingRigidBodySystem)
-from multibody.urdf import model_path
+from multibody.models import model_path
 from systems import DiagramBuilder, LeafSystem
 from systems.analysis import Simulator
 from systems.primitives import LogVectorOutput

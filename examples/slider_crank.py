@@ -17,9 +17,9 @@ from typing import Optional
 import numpy as np
 
 from actuators import GeneralizedForceActuator
-from multibody._rbs_models import slider_crank, slider_crank_guess
+from multibody.models import slider_crank, slider_crank_guess
 from multibody.continuous_constraints import BallClosure
-from multibody.rigid_body_system import RigidBodySystem
+from multibody.plants import RigidBodySystem
 from systems.analysis import Simulator
 from _plotting import pyplot, save_figure
 

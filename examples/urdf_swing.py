@@ -15,8 +15,8 @@ import os
 import numpy as np
 
 from multibody import RigidBodyTree
-from multibody.plant import RigidBodyPlant
-from multibody.urdf import model_path
+from multibody.plants import RigidBodyPlant
+from multibody.models import model_path
 from systems import DiagramBuilder
 from systems.analysis import Simulator
 from systems.primitives import ConstantVectorSource, LogVectorOutput

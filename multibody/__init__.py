@@ -1,57 +1,79 @@
-"""Rigid-body modelling: spatial algebra, joints, trees, parsing, dynamics algorithms and plants.
+"""Rigid-body modelling: the tree, its geometry, model files, constraints and plants.
 
-Public names (curated): :class:`RigidBodyTree` and its parts (:class:`Body`, :class:`Frame`,
-:class:`GeometryInstance`), the joint types, the error classes, and the ``spatial``,
-``kinematics`` and ``dynamics`` modules. Geometry shapes (``multibody.geometry``) and the
-URDF parser (``multibody.urdf``) are re-exported when those modules are present.
+Package map (each sub-package's docstring says what lives there and what it may import)::
+
+    multibody.tree         spatial algebra, joints, RigidBodyTree, kinematics and dynamics
+    multibody.geometry     shapes, signed distance, contact manifolds, collision filters
+    multibody.parsing      URDF (and future model formats) -> RigidBodyTree
+    multibody.models       shipped URDF files (model_path) and small model builders
+    multibody.constraints  one constraint vocabulary for both plants (contact, limits, closures)
+    multibody.plants       RigidBodyPlant, RigidBodySystem, TimeSteppingRigidBodySystem
+
+Layers, lowest first: ``errors`` < ``tree`` < ``geometry`` < ``parsing`` < ``models`` <
+``constraints`` < ``plants``. The first five never import ``systems``. The most used names
+are re-exported here (``from multibody import RigidBodyTree, RigidBodySystem``); the
+System-making ones (constraints, plants) are imported on first use.
 """
 from __future__ import annotations
 
-from . import dynamics, kinematics, spatial
+import importlib
+
+from . import geometry, parsing, tree
 from .errors import (BodyError, FrameError, InputSizeError, JointError, MultibodyError,
                      TreeError)
-from .joints import (JOINT_TYPES, Ball, Euler, Free, Joint, Planar, Prismatic, Revolute, Screw,
-                     Translational, Universal, Weld)
-from .tree import Body, Frame, GeometryInstance, RigidBodyTree
+from .tree import (JOINT_TYPES, Ball, Body, Euler, Frame, Free, GeometryInstance, Joint, Planar,
+                   Prismatic, RigidBodyTree, Revolute, Screw, Translational, Universal, Weld,
+                   dynamics, kinematics, spatial)
 
-__all__ = [
+_EAGER = [
     "RigidBodyTree", "Body", "Frame", "GeometryInstance",
     "Joint", "Weld", "Revolute", "Prismatic", "Screw", "Universal", "Euler", "Ball", "Planar",
     "Translational", "Free", "JOINT_TYPES",
     "MultibodyError", "JointError", "BodyError", "FrameError", "TreeError", "InputSizeError",
-    "spatial", "kinematics", "dynamics",
+    "spatial", "kinematics", "dynamics", "tree", "geometry", "parsing",
 ]
 
-_LAZY = {"Shape": "geometry", "Sphere": "geometry", "Box": "geometry", "Cylinder": "geometry",
-         "Capsule": "geometry", "Halfspace": "geometry", "Mesh": "geometry",
-         "DistanceResult": "geometry", "signed_distance": "geometry",
-         "ContactPoint": "geometry", "contact_points": "geometry",
-         "CollisionFilter": "geometry", "CandidatePair": "geometry",
-         "parse_urdf": "urdf", "model_path": "urdf", "URDFError": "urdf",
-         "RigidBodyPlant": "plant",
-         "RigidBodySystem": "rigid_body_system", "RigidBodySolution": "rigid_body_system",
-         "PainleveError": "rigid_body_system", "RedundantConstraintWarning": "rigid_body_system",
-         "ContinuousTimeConstraintForce": "continuous_constraints",
-         "BallClosure": "continuous_constraints", "WeldClosure": "continuous_constraints",
-         "DistanceClosure": "continuous_constraints", "JointLimitForce": "continuous_constraints",
-         "PointContactForce": "continuous_constraints",
-         "TimeSteppingRigidBodySystem": "time_stepping", "StepSolution": "time_stepping",
-         "TimeSteppingWarning": "time_stepping",
-         "ContactResults": "contact_results", "PointContactResult": "contact_results",
-         "TimeSteppingConstraintForce": "constraints", "PointContactConstraint": "constraints",
-         "JointLimitConstraint": "constraints", "JointFrictionConstraint": "constraints",
-         "BallConstraint": "constraints", "WeldConstraint": "constraints",
-         "DistanceConstraint": "constraints"}
-__all__ += sorted(_LAZY)
+_LAZY = {
+    # geometry
+    "Shape": "geometry", "Sphere": "geometry", "Box": "geometry", "Cylinder": "geometry",
+    "Capsule": "geometry", "Halfspace": "geometry", "Mesh": "geometry",
+    "DistanceResult": "geometry", "signed_distance": "geometry",
+    "ContactPoint": "geometry", "contact_points": "geometry",
+    "CollisionFilter": "geometry", "CandidatePair": "geometry",
+    # parsing and models
+    "parse_urdf": "parsing", "URDFError": "parsing",
+    "model_path": "models", "available_models": "models", "models": None,
+    # plants
+    "RigidBodyPlant": "plants", "RigidBodySystem": "plants", "RigidBodySolution": "plants",
+    "PainleveError": "plants", "RedundantConstraintWarning": "plants",
+    "TimeSteppingRigidBodySystem": "plants", "StepSolution": "plants",
+    "TimeSteppingWarning": "plants", "plants": None,
+    # constraints
+    "constraints": None,
+    "ContactResults": "constraints", "PointContactResult": "constraints",
+    "TimeSteppingConstraintForce": "constraints", "PointContactConstraint": "constraints",
+    "JointLimitConstraint": "constraints", "JointFrictionConstraint": "constraints",
+    "BallConstraint": "constraints", "WeldConstraint": "constraints",
+    "DistanceConstraint": "constraints",
+    "ContinuousTimeConstraintForce": "continuous_constraints",
+    "BallClosure": "continuous_constraints", "WeldClosure": "continuous_constraints",
+    "DistanceClosure": "continuous_constraints", "JointLimitForce": "continuous_constraints",
+    "PointContactForce": "continuous_constraints",
+}
+
+__all__ = _EAGER + sorted(_LAZY)
 
 
 def __getattr__(name: str):
-    """Geometry (``multibody.geometry``), the URDF parser (``multibody.urdf``) and the
-    System-making modules (``plant``, ``rigid_body_system``, ``continuous_constraints``,
-    ``time_stepping``, ``constraints``, ``contact_results``, which build on ``systems``) are imported on first use, so the core (spatial, joints, tree,
-    algorithms) depends on none of them."""
-    mod = _LAZY.get(name)
-    if mod is None:
+    """Import the constraint and plant layers (which build on ``systems``) on first use, so
+    the tree, geometry and parsers depend on none of them."""
+    if name not in _LAZY:
         raise AttributeError(f"module 'multibody' has no attribute {name!r}")
-    import importlib
+    mod = _LAZY[name]
+    if mod is None:
+        return importlib.import_module(f"multibody.{name}")
     return getattr(importlib.import_module(f"multibody.{mod}"), name)
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

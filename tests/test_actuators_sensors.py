@@ -4,8 +4,8 @@ import pytest
 
 from actuators import GeneralizedForceActuator
 from multibody import RigidBodyTree
-from multibody.plant import RigidBodyPlant
-from multibody.urdf import model_path
+from multibody.plants import RigidBodyPlant
+from multibody.models import model_path
 from sensors import FullStateSensor, JointStateSensor
 from systems import DiagramBuilder
 from systems.analysis import Simulator

@@ -14,7 +14,7 @@ from multibody.constraints import (BILATERAL, BOUNDED, FRICTION_BOX, FRICTION_CO
                                    BallConstraint, DistanceConstraint, JointFrictionConstraint,
                                    JointLimitConstraint, PointContactConstraint, WeldConstraint,
                                    softening_from_spring, tangent_basis)
-from multibody.time_stepping import TimeSteppingRigidBodySystem
+from multibody.plants import TimeSteppingRigidBodySystem
 
 
 def _rows(tree, block, q, v, h=1e-3):

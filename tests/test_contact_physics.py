@@ -11,7 +11,7 @@ import pytest
 
 from _time_stepping_models import free_boxes, free_spheres
 from multibody.constraints import PointContactConstraint
-from multibody.time_stepping import TimeSteppingRigidBodySystem
+from multibody.plants import TimeSteppingRigidBodySystem
 
 G = 9.81
 
@@ -125,7 +125,7 @@ def test_quadruped_stands_under_pd_control():
     from actuators import Actuator
     from multibody import RigidBodyTree
     from multibody.geometry import CollisionFilter, Halfspace
-    from multibody.urdf import model_path
+    from multibody.models import model_path
     from solvers import ops
 
     class LegPD(Actuator):

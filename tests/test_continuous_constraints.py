@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 
 from multibody import Free, RigidBodyTree
-from multibody._rbs_models import (G, free_pendulum, free_pendulum_state, parallelogram_four_bar,
+from multibody.models import (G, free_pendulum, free_pendulum_state, parallelogram_four_bar,
                                    revolute_pendulum)
 from multibody.continuous_constraints import (BallClosure, DistanceClosure, JointLimitForce,
                                               WeldClosure, baumgarte_gains)
-from multibody.rigid_body_system import RigidBodySystem
+from multibody.plants import RigidBodySystem
 from systems.analysis import Simulator
 
 

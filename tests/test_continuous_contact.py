@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 from actuators import Actuator
-from multibody._rbs_models import G, ball_on_ground, box_on_ground, leaning_rod
+from multibody.models import G, ball_on_ground, box_on_ground, leaning_rod
 from multibody.continuous_constraints import PointContactForce
-from multibody.rigid_body_system import PainleveError, RigidBodySystem
+from multibody.plants import PainleveError, RigidBodySystem
 from systems.analysis import Simulator
 
 

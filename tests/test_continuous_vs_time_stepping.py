@@ -3,11 +3,11 @@ the stopping distance of a sliding box within 1 % and a four-bar trajectory with
 over 2 s (issue 7, item 4)."""
 import numpy as np
 
-from multibody._rbs_models import box_on_ground, four_bar_frequency, parallelogram_four_bar
+from multibody.models import box_on_ground, four_bar_frequency, parallelogram_four_bar
 from multibody.constraints import BallConstraint, PointContactConstraint
 from multibody.continuous_constraints import BallClosure, PointContactForce
-from multibody.rigid_body_system import RigidBodySystem
-from multibody.time_stepping import TimeSteppingRigidBodySystem
+from multibody.plants import RigidBodySystem
+from multibody.plants import TimeSteppingRigidBodySystem
 from systems.analysis import Simulator
 
 H = 1e-3

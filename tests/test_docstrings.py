@@ -5,9 +5,9 @@ import inspect
 
 MODULES = ["systems", "systems.primitives", "systems.analysis", "systems.controllers",
            "systems.symbolic", "systems.drawing", "multibody", "multibody.geometry",
-           "multibody.spatial", "multibody.urdf", "multibody.constraints",
-           "multibody.continuous_constraints", "multibody.time_stepping", "multibody.contact_results",
-           "multibody.rigid_body_system", "multibody.plant", "solvers.ops", "solvers.lcp", "solvers.compiled",
+           "multibody.tree", "multibody.tree.spatial", "multibody.parsing", "multibody.models",
+           "multibody.constraints", "multibody.continuous_constraints", "multibody.plants",
+           "solvers.ops", "solvers.lcp", "solvers.compiled",
            "actuators", "sensors"]
 
 

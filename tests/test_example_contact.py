@@ -7,8 +7,8 @@ import pytest
 
 from _examples import load_example
 
-pytest.importorskip("multibody.time_stepping",
-                    reason="multibody.time_stepping (TimeSteppingRigidBodySystem) not available")
+pytest.importorskip("multibody.plants",
+                    reason="multibody.plants (TimeSteppingRigidBodySystem) not available")
 
 
 def test_contact_spheres_boxes(tmp_path):

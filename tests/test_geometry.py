@@ -12,7 +12,7 @@ from multibody.geometry import (
     Box, CandidatePair, Capsule, CollisionFilter, ContactPoint, Cylinder, DistanceResult,
     Halfspace, Mesh, Sphere, contact_points, signed_distance,
 )
-from multibody._geometry_gjk import gjk_epa
+from multibody.geometry._gjk import gjk_epa
 
 CONVEX = ("sphere", "box", "capsule", "cylinder")
 
@@ -569,10 +569,10 @@ def test_shapes_compare_by_value():
 def test_docstring_examples():
     import doctest
 
-    import multibody._geometry_filter
+    import multibody.geometry._filter
     import multibody.geometry
 
-    for module in (multibody.geometry, multibody._geometry_filter):
+    for module in (multibody.geometry, multibody.geometry._filter):
         failures, tried = doctest.testmod(module)
         assert tried > 0 and failures == 0
 

@@ -4,7 +4,7 @@ import sys
 
 
 def test_multibody_core_does_not_import_systems():
-    code = ("import sys, multibody, multibody.geometry, multibody.urdf, solvers.lcp, solvers.compiled\n"
+    code = ("import sys, multibody, multibody.geometry, multibody.parsing, solvers.lcp, solvers.compiled\n"
             "t = multibody.RigidBodyTree.from_urdf(str(multibody.model_path('acrobot')))\n"
             "t.mass_matrix([0.1, 0.2])\n"
             "bad = sorted(m for m in sys.modules if m == 'systems' or m.startswith('systems.'))\n"

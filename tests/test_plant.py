@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 
 from multibody import RigidBodyTree
-from multibody.plant import RigidBodyPlant
-from multibody.urdf import model_path
+from multibody.plants import RigidBodyPlant
+from multibody.models import model_path
 from systems import DiagramBuilder
 from systems.analysis import Simulator
 from systems.analysis.linearize import linearize

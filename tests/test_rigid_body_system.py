@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 
 from actuators import Actuator, GeneralizedForceActuator
-from multibody._rbs_models import (four_bar_frequency, parallelogram_four_bar, slider_crank,
+from multibody.models import (four_bar_frequency, parallelogram_four_bar, slider_crank,
                                    slider_crank_guess)
 from multibody.continuous_constraints import BallClosure
-from multibody.rigid_body_system import RedundantConstraintWarning, RigidBodySystem
+from multibody.plants import RedundantConstraintWarning, RigidBodySystem
 from sensors import FullStateSensor
 from sensors.base import Sensor
 from systems import SymbolicEvaluationError

@@ -1,4 +1,4 @@
-"""Tests of multibody.spatial: rotations, quaternions, exponential maps, Plucker transforms,
+"""Tests of multibody.tree.spatial: rotations, quaternions, exponential maps, Plucker transforms,
 cross products and spatial inertias, numerically and symbolically."""
 import casadi as ca
 import numpy as np

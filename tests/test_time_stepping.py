@@ -15,8 +15,8 @@ from multibody import Prismatic, RigidBodyTree, Translational
 from multibody.constraints import (BallConstraint, DistanceConstraint, JointFrictionConstraint,
                                    PointContactConstraint, WeldConstraint,
                                    softening_from_spring)
-from multibody.contact_results import ContactResults
-from multibody.time_stepping import TimeSteppingRigidBodySystem, TimeSteppingWarning
+from multibody.constraints import ContactResults
+from multibody.plants import TimeSteppingRigidBodySystem, TimeSteppingWarning
 from sensors import FullStateSensor, JointStateSensor, Sensor
 from systems import DiagramBuilder, SymbolicEvaluationError
 from systems.analysis.simulator import Simulator
@@ -215,7 +215,7 @@ def test_soft_row_is_the_implicit_spring_damper():
 
 
 def test_failed_solve_is_reported_with_fallback(monkeypatch):
-    import multibody._time_stepping_solve as tss
+    import multibody.plants._time_stepping_solve as tss
     from solvers.lcp import LCPResult, LCPSolveError
 
     def broken(M, q, *a, **k):
@@ -334,7 +334,7 @@ def test_state_feedback_in_a_diagram_has_no_algebraic_loop():
 
 
 def test_failed_boxed_solve_falls_back_to_pgs(monkeypatch):
-    import multibody._time_stepping_solve as tss
+    import multibody.plants._time_stepping_solve as tss
     from solvers.lcp import LCPResult
     real = tss.solve_boxed_lcp
 

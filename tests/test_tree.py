@@ -178,7 +178,7 @@ def test_center_of_mass_and_momentum_consistency():
 
 
 def test_from_urdf_delegates_to_parser():
-    pytest.importorskip("multibody.urdf")
+    pytest.importorskip("multibody.parsing")
     urdf = """<robot name="r"><link name="base"><inertial><mass value="1"/>
       <inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="0.1"/></inertial></link>
       <link name="l1"><inertial><mass value="2"/>

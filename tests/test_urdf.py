@@ -1,4 +1,4 @@
-"""Tests of multibody.urdf: URDF parsing, error reporting, shipped models.
+"""Tests of multibody.parsing: URDF parsing, error reporting, shipped models.
 
 Cross-checks: hand-computed inertia rotations, the acrobot's closed-form mass matrix
 (Spong 1995) and Pinocchio's mass matrix for the same URDF text.
@@ -10,7 +10,8 @@ import math
 import numpy as np
 import pytest
 
-from multibody.urdf import URDFError, available_models, model_path, parse_urdf, read_urdf_model
+from multibody.models import available_models, model_path
+from multibody.parsing import URDFError, parse_urdf, read_urdf_model
 
 try:  # the tree is written by another helper; its tests are skipped until it exists
     from multibody.tree import RigidBodyTree  # noqa: F401
@@ -562,7 +563,7 @@ def acrobot_closed_form(q2):
 
 
 def acrobot_in_code():
-    from multibody.joints import Revolute, Weld
+    from multibody.tree.joints import Revolute, Weld
 
     tree = RigidBodyTree(name="acrobot")
     tree.add_body("base", 0.0)

@@ -260,7 +260,7 @@ class TimeSteppingConstraintForce(LeafSystem):
     def results(self, rows: ConstraintRows, impulses: np.ndarray, v_next: np.ndarray,
                 kin: StepKinematics) -> list:
         """Reports of the solved rows (default none); contact blocks return
-        :class:`~multibody.contact_results.PointContactResult` objects."""
+        :class:`~multibody.constraints.PointContactResult` objects."""
         return []
 
     def is_bilateral(self) -> bool:

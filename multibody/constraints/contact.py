@@ -36,7 +36,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from ..contact_results import PointContactResult
+from .contact_results import PointContactResult
 from ..geometry import CollisionFilter, Halfspace, Mesh, contact_points
 from .base import (FRICTION_BOX, FRICTION_CONE, UNILATERAL, ConstraintRows, StepKinematics,
                    TimeSteppingConstraintForce, cross_rows)

@@ -1,5 +1,5 @@
 """Continuous-time (acceleration-level) constraint force blocks for
-:class:`~multibody.rigid_body_system.RigidBodySystem`: loop closures between frames,
+:class:`~multibody.plants.RigidBodySystem`: loop closures between frames,
 joint limits and frictional point contact."""
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Base of the continuous-time (acceleration-level) constraint blocks.
 
 A :class:`ContinuousTimeConstraintForce` contributes rows to the acceleration-level
-problem that :class:`~multibody.rigid_body_system.RigidBodySystem` solves at every
+problem that :class:`~multibody.plants.RigidBodySystem` solves at every
 evaluation of its time derivatives:
 
 .. math::
@@ -81,7 +81,7 @@ def baumgarte_gains(time_constant: Optional[float] = 0.1, damping_ratio: float =
 
 
 class ContinuousTimeConstraintForce(LeafSystem):
-    """A constraint force block for :class:`~multibody.rigid_body_system.RigidBodySystem`.
+    """A constraint force block for :class:`~multibody.plants.RigidBodySystem`.
 
     Subclasses are either equality blocks (``unilateral = False``; implement
     :meth:`equality_terms` and :meth:`row_names`) or unilateral blocks

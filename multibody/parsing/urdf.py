@@ -45,48 +45,11 @@ from ._urdf_model import WORLD, GeometrySpec, JointSpec, URDFModel, read_model
 from ._urdf_xml import Reader, URDFError, parse_xml
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .tree import RigidBodyTree
+    from ..tree import RigidBodyTree
 
-__all__ = ["URDFError", "parse_urdf", "model_path", "available_models"]
-
-_MODELS_DIR = pathlib.Path(__file__).resolve().parent / "models"
+__all__ = ["URDFError", "parse_urdf", "read_urdf_model"]
 
 PathOrString = Union[str, bytes, os.PathLike]
-
-
-def available_models() -> list[str]:
-    """Names of the URDF models shipped in ``multibody/models`` (sorted)."""
-    return sorted(p.stem for p in _MODELS_DIR.glob("*.urdf"))
-
-
-def model_path(name: str) -> pathlib.Path:
-    """Path of a shipped URDF model.
-
-    Parameters
-    ----------
-    name : str
-        Model name, e.g. ``"acrobot"`` (a trailing ``".urdf"`` is accepted).
-
-    Returns
-    -------
-    pathlib.Path
-
-    Raises
-    ------
-    ValueError
-        If there is no such model; the message lists the available names.
-
-    Examples
-    --------
-    >>> from multibody.urdf import model_path
-    >>> model_path("acrobot").name
-    'acrobot.urdf'
-    """
-    stem = name[:-5] if name.endswith(".urdf") else name
-    path = _MODELS_DIR / f"{stem}.urdf"
-    if not path.is_file():
-        raise ValueError(f"no shipped URDF model named '{name}'; available: {', '.join(available_models())}")
-    return path
 
 
 def _read_source(path_or_string: PathOrString) -> tuple[str | bytes, str, str | None]:
@@ -143,7 +106,7 @@ def parse_urdf(path_or_string: PathOrString, floating_base: bool = False, *,
 
     Examples
     --------
-    >>> from multibody.urdf import parse_urdf, model_path
+    >>> from multibody.parsing import parse_urdf, model_path
     >>> tree = parse_urdf(model_path("acrobot"))
     >>> tree.nq, tree.nv
     (2, 2)
@@ -166,8 +129,8 @@ def _unique_name(base: str, taken: set[str]) -> str:
 
 
 def _build_tree(model: URDFModel, rd: Reader, floating_base: bool) -> "RigidBodyTree":
-    from . import joints as J
-    from .tree import RigidBodyTree
+    from ..tree import joints as J
+    from ..tree import RigidBodyTree
 
     tree = RigidBodyTree(name=model.name)
     for link in model.links:
@@ -214,7 +177,7 @@ def _make_joint(J, s: JointSpec):
 
 
 def _make_shape(g: GeometrySpec):
-    from . import geometry as G
+    from .. import geometry as G
 
     p = g.params
     if g.kind == "box":

@@ -7,13 +7,13 @@ from typing import Callable
 
 import numpy as np
 
-from ._geometry_analytic import (
+from ._analytic import (
     box_sphere, capsule_capsule, cylinder_sphere, halfspace_box, halfspace_convex,
     halfspace_sphere, sphere_capsule, sphere_sphere,
 )
-from ._geometry_boxbox import box_box
-from ._geometry_gjk import gjk_epa
-from ._geometry_shapes import Box, Capsule, Cylinder, Halfspace, Mesh, Shape, Sphere
+from ._boxbox import box_box
+from ._gjk import gjk_epa
+from ._shapes import Box, Capsule, Cylinder, Halfspace, Mesh, Shape, Sphere
 
 __all__ = ["DistanceResult", "signed_distance", "as_pose", "pair_function"]
 

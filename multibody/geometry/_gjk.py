@@ -46,7 +46,7 @@ import math
 
 import numpy as np
 
-from ._geometry_shapes import Capsule, Cylinder, Shape
+from ._shapes import Capsule, Cylinder, Shape
 
 __all__ = ["gjk_epa"]
 

@@ -1,4 +1,4 @@
-"""Equality-constraint part of :class:`~multibody.rigid_body_system.RigidBodySystem`:
+"""Equality-constraint part of :class:`~multibody.plants.RigidBodySystem`:
 the fused CasADi functions and the rank (redundancy) analysis.
 
 For the equality rows ``J vdot + b = 0`` (Baumgarte-stabilized, see

@@ -27,7 +27,7 @@ Ports
 * inputs: one per actuator, named after the actuator (its ``command``);
 * ``state`` (nq + nv), ``generalized_acceleration`` (nv), ``generalized_constraint_force``
   (nv, ``J^T f``) and ``contact_results`` (abstract
-  :class:`~multibody.contact_results.ContactResults`, forces at the context's state);
+  :class:`~multibody.constraints.ContactResults`, forces at the context's state);
 * one per sensor output port: named after the sensor when it has one output port, else
   ``"<sensor>_<port>"``.
 
@@ -50,8 +50,8 @@ from ._rbs_equality import (RedundantConstraintWarning, equality_functions, redu
 from . import _rbs_unilateral as uni
 from ._rbs_unilateral import PainleveError
 from ._block_host import check_blocks, declare_sensor_outputs
-from .contact_results import ContactResults
-from .continuous_constraints.base import ContinuousTimeConstraintForce
+from ..constraints.contact_results import ContactResults
+from ..continuous_constraints.base import ContinuousTimeConstraintForce
 
 __all__ = ["RigidBodySystem", "RigidBodySolution", "PainleveError", "RedundantConstraintWarning"]
 

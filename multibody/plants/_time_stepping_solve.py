@@ -1,5 +1,5 @@
 """The constraint-impulse solve of one time step (private part of
-:mod:`multibody.time_stepping`).
+:mod:`multibody.plants`).
 
 Given the Delassus operator ``A = J M^-1 J^T + diag(cfm / h)`` and ``b = J v_free + bias``
 (rows as in :mod:`multibody.constraints.base`), find the impulses ``p`` with
@@ -28,7 +28,7 @@ import scipy.linalg as sla
 
 from solvers.lcp import LCPResult, LCPSolveError, solve_boxed_lcp, solve_lcp
 
-from .constraints.base import BILATERAL, BOUNDED, FRICTION_BOX, FRICTION_CONE, UNILATERAL
+from ..constraints.base import BILATERAL, BOUNDED, FRICTION_BOX, FRICTION_CONE, UNILATERAL
 
 __all__ = ["TimeSteppingWarning", "SolveReport", "solve_impulses"]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .joints import Free, Prismatic, Revolute
-from .tree import RigidBodyTree
+from ..tree.joints import Free, Prismatic, Revolute
+from ..tree import RigidBodyTree
 
 G = 9.81
 
@@ -105,7 +105,7 @@ def free_pendulum_state(theta, l=0.7):
 
 def ball_on_ground(radius=0.1, mass=1.0):
     """A free sphere (solid-sphere inertia) above a ground halfspace (z <= 0)."""
-    from .geometry import Halfspace, Sphere
+    from ..geometry import Halfspace, Sphere
     t = RigidBodyTree("ball")
     t.add_body("ball", mass, inertia=0.4 * mass * radius ** 2 * np.eye(3))
     t.add_joint(Free("float", "world", "ball"))
@@ -116,7 +116,7 @@ def ball_on_ground(radius=0.1, mass=1.0):
 
 def box_on_ground(size=(0.4, 0.3, 0.2), mass=2.0):
     """A free box (solid-box inertia) above a ground halfspace."""
-    from .geometry import Box, Halfspace
+    from ..geometry import Box, Halfspace
     lx, ly, lz = size
     I = mass / 12.0 * np.diag([ly ** 2 + lz ** 2, lx ** 2 + lz ** 2, lx ** 2 + ly ** 2])
     t = RigidBodyTree("box")
@@ -130,7 +130,7 @@ def box_on_ground(size=(0.4, 0.3, 0.2), mass=2.0):
 def leaning_rod(theta=np.pi / 6, half_length=0.5, mass=1.0):
     """A thin free rod (a 2L x 0.01 x 0.01 box) tilted by ``theta`` about y over the ground;
     place it with :func:`place_on_ground`. Its lower end is at +x."""
-    from .geometry import Box, Halfspace
+    from ..geometry import Box, Halfspace
     L = half_length
     t = RigidBodyTree("rod")
     t.add_body("rod", mass, inertia=np.diag([1e-5, mass * L ** 2 / 3, mass * L ** 2 / 3]))

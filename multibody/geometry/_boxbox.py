@@ -14,9 +14,9 @@ import math
 
 import numpy as np
 
-from ._geometry_analytic import closest_points_segments
-from ._geometry_gjk import gjk_epa
-from ._geometry_shapes import Box
+from ._analytic import closest_points_segments
+from ._gjk import gjk_epa
+from ._shapes import Box
 
 __all__ = ["box_box_sat", "box_face_clip", "box_box", "box_box_manifold"]
 

@@ -12,7 +12,7 @@ and the constraint impulses ``p`` together,
 with every constraint row ``w = J v_n + b + cfm/h p`` complementary to ``p``
 (:mod:`multibody.constraints.base`; ``D`` the joint damping, taken implicitly), as an LCP
 or boxed LCP over the Delassus operator ``J (H + h D)^{-1} J^T + diag(cfm/h)``
-(:mod:`multibody._time_stepping_solve`); then ``q_n = q (+) h N(q) v_n``
+(:mod:`multibody.plants._time_stepping_solve`); then ``q_n = q (+) h N(q) v_n``
 (:meth:`TimeSteppingRigidBodySystem.integrate`: exponential map on quaternions, a free
 body's position along ``h R v``). With ``project_positions`` (default), the position
 errors of the rigid bilateral blocks (closures, welds without CFM or spring softening)
@@ -33,7 +33,7 @@ Ports
 -----
 * inputs: one per actuator, named after the actuator (its ``command``);
 * ``state`` (nq + nv): ``[q; v]``;
-* ``contact_results`` (abstract :class:`~multibody.contact_results.ContactResults`): the
+* ``contact_results`` (abstract :class:`~multibody.constraints.ContactResults`): the
   contacts of the step that starts at the context's time (forces = impulses / h); it
   depends on the commands (direct feedthrough);
 * ``step`` (abstract :class:`StepSolution`): the whole solution of that step (cached: the
@@ -60,7 +60,7 @@ the period ``time_step``. Their numeric parameters become this system's paramete
 Not symbolic: the LCP solve pivots, so every callback raises
 :class:`~systems.SymbolicEvaluationError` on CasADi symbols (``to_casadi`` names this
 system). A failed LCP solve falls back as documented in
-:mod:`multibody._time_stepping_solve` with a :class:`TimeSteppingWarning` naming the
+:mod:`multibody.plants._time_stepping_solve` with a :class:`TimeSteppingWarning` naming the
 system, the time and the residual (or raises :class:`~solvers.lcp.LCPSolveError` with
 ``lcp_failure="raise"``).
 """
@@ -79,10 +79,10 @@ from systems.events import PeriodicEvent
 
 from ._time_stepping_kinematics import ancestor_mask, fused_function, quat_to_rot
 from ._time_stepping_solve import SolveReport, TimeSteppingWarning, solve_impulses
-from .constraints.base import (ConstraintRows, StepKinematics, TimeSteppingConstraintForce,
+from ..constraints.base import (ConstraintRows, StepKinematics, TimeSteppingConstraintForce,
                                cross_rows)
 from ._block_host import check_blocks, declare_sensor_outputs
-from .contact_results import ContactResults
+from ..constraints.contact_results import ContactResults
 
 __all__ = ["TimeSteppingRigidBodySystem", "StepSolution", "TimeSteppingWarning"]
 

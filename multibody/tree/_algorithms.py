@@ -1,7 +1,7 @@
 """Public algorithm methods of :class:`~multibody.tree.RigidBodyTree`.
 
-Each method traces its algorithm (:mod:`multibody.kinematics`, :mod:`multibody.dynamics`)
-once per tree into a CasADi Function (``multibody._functions``). Numeric arguments (numpy
+Each method traces its algorithm (:mod:`multibody.tree.kinematics`, :mod:`multibody.tree.dynamics`)
+once per tree into a CasADi Function (``multibody.tree._functions``). Numeric arguments (numpy
 arrays, lists, numbers) give numpy results (1-D for vectors, 2-D for matrices, float for
 scalars); any CasADi ``SX``/``MX`` argument gives a CasADi expression.
 """
@@ -17,7 +17,7 @@ from solvers import ops
 from . import dynamics as dyn
 from . import kinematics as kin
 from ._functions import FunctionCache
-from .errors import InputSizeError
+from ..errors import InputSizeError
 
 __all__ = ["AlgorithmsMixin"]
 
@@ -182,7 +182,7 @@ class AlgorithmsMixin:
                        expressed_in: str = "world"):
         """``[w; v]`` (6,) of ``frame`` relative to ``relative_to`` in ``expressed_in`` axes:
         angular velocity of A relative to B and the velocity of A's origin observed in B
-        (DART-style semantics, see :mod:`multibody.kinematics`)."""
+        (DART-style semantics, see :mod:`multibody.tree.kinematics`)."""
         f, r, x = frame, relative_to, expressed_in
 
         def build():

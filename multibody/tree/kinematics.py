@@ -1,7 +1,7 @@
 """Kinematics of a :class:`~multibody.tree.RigidBodyTree`, written once for numpy and CasADi.
 
 Each function takes a finalized tree and numeric or symbolic ``q``, ``v``, ``vdot``; the tree
-builds CasADi Functions from them (``multibody._functions``). Internally a rigid transform is
+builds CasADi Functions from them (``multibody.tree._functions``). Internally a rigid transform is
 a pair ``(R, p)`` (rotation and position of a child frame in a parent frame), body spatial
 velocities/accelerations are 6-vectors ``[angular; linear]`` in body coordinates
 (Featherstone 2008, chapter 2 and section 5.3; accelerations are spatial, i.e. the linear
@@ -338,7 +338,7 @@ def center_of_mass(tree, q: Any, poses: list | None = None):
     """World position (3,) of the center of mass of all bodies."""
     M = tree.total_mass()
     if M <= 0:
-        from .errors import TreeError
+        from ..errors import TreeError
         raise TreeError(f"tree '{tree.name}' has zero total mass: no center of mass")
     poses = world_poses(tree, q) if poses is None else poses
     acc = None

@@ -1,7 +1,7 @@
 """What the rigid-body systems share about hosting actuator, sensor and constraint blocks.
 
-Both :class:`~multibody.time_stepping.TimeSteppingRigidBodySystem` and
-:class:`~multibody.rigid_body_system.RigidBodySystem` take blocks built on their tree, check
+Both :class:`~multibody.plants.TimeSteppingRigidBodySystem` and
+:class:`~multibody.plants.RigidBodySystem` take blocks built on their tree, check
 them the same way, and expose each sensor output port as one of their own outputs.
 """
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Unilateral part of :class:`~multibody.rigid_body_system.RigidBodySystem`: the
+"""Unilateral part of :class:`~multibody.plants.RigidBodySystem`: the
 acceleration-level LCP, contact modes, witness functions and touchdown impulses.
 
 Acceleration problem (Baraff 1994)
@@ -44,7 +44,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from solvers.lcp import LCPFallbackWarning, solve_boxed_lcp
-from .contact_results import ContactResults, PointContactResult
+from ..constraints.contact_results import ContactResults, PointContactResult
 
 __all__ = ["PainleveError", "SiteSolution", "solve_accelerations", "declare_witnesses",
            "initial_modes", "REST_VELOCITY", "SLIP_VELOCITY"]

@@ -15,7 +15,7 @@ from xml.parsers import expat
 
 import numpy as np
 
-from .errors import MultibodyError
+from ..errors import MultibodyError
 
 __all__ = ["URDFError", "XmlNode", "Reader", "parse_xml", "rpy_to_matrix", "pose_matrix"]
 
@@ -44,7 +44,7 @@ class URDFError(MultibodyError):
         super().__init__(f"{where}: {element}: {message}")
 
 
-URDFError.__module__ = "multibody.urdf"
+URDFError.__module__ = "multibody.parsing"
 
 
 class XmlNode:

@@ -1,7 +1,7 @@
 """Contact results: the forces found by a time-stepping contact solve, per contact point.
 
 :class:`ContactResults` is the abstract value of the ``contact_results`` output port of
-:class:`~multibody.time_stepping.TimeSteppingRigidBodySystem` (and the value a sensor
+:class:`~multibody.plants.TimeSteppingRigidBodySystem` (and the value a sensor
 with a ``contact_results`` input receives). Each entry is a :class:`PointContactResult`:
 the two bodies and geometries, the world contact point, the unit normal from A to B, the
 signed distance at the start of the step, and the force on B (the force on A is its

@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from ._geometry_shapes import Box, Capsule, Cylinder, Shape, Sphere
+from ._shapes import Box, Capsule, Cylinder, Shape, Sphere
 
 __all__ = [
     "closest_points_segments", "sphere_sphere", "sphere_capsule", "capsule_capsule",

@@ -6,10 +6,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._geometry_boxbox import box_box_manifold
-from ._geometry_distance import as_pose, pair_function
-from ._geometry_gjk import _cross
-from ._geometry_shapes import Box, Capsule, Cylinder, Halfspace, Shape
+from ._boxbox import box_box_manifold
+from ._distance import as_pose, pair_function
+from ._gjk import _cross
+from ._shapes import Box, Capsule, Cylinder, Halfspace, Shape
 
 __all__ = ["ContactPoint", "contact_points"]
 

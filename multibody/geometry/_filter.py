@@ -11,7 +11,7 @@ from typing import Any, Callable, Iterable, Mapping, NamedTuple, Union
 
 import numpy as np
 
-from ._geometry_shapes import Mesh
+from ._shapes import Mesh
 
 __all__ = ["CollisionFilter", "CandidatePair"]
 

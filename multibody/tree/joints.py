@@ -23,7 +23,7 @@ from solvers import ops
 
 from . import spatial
 from ._joint_base import Joint, _unit_axis
-from .errors import JointError
+from ..errors import JointError
 
 __all__ = ["Joint", "Weld", "Revolute", "Prismatic", "Screw", "Universal", "Euler", "Ball",
            "Planar", "Translational", "Free", "JOINT_TYPES"]

@@ -14,7 +14,7 @@ import numpy as np
 from solvers import ops
 
 from . import spatial
-from .errors import JointError
+from ..errors import JointError
 
 __all__ = ["Joint"]
 

@@ -1,4 +1,4 @@
-"""Kinematics helpers of :mod:`multibody.time_stepping` (private): the fused CasADi
+"""Kinematics helpers of :mod:`multibody.plants` (private): the fused CasADi
 function of a step, the ancestor mask of the velocity columns, quaternions to rotations."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import numpy as np
 
 from solvers import ops
 
-from . import kinematics as kin
+from ..tree import kinematics as kin
 
 __all__ = ["fused_function", "ancestor_mask", "quat_to_rot"]
 

@@ -1,5 +1,5 @@
 """``RigidBodyTree``: bodies, joints, frames and geometry of a kinematic tree, and its
-kinematics/dynamics algorithms (the methods live in :mod:`multibody._tree_algorithms`).
+kinematics/dynamics algorithms (the methods live in :mod:`multibody.tree._algorithms`).
 
 Building
 --------
@@ -37,10 +37,19 @@ import numpy as np
 
 from . import spatial
 from ._joint_base import Joint
-from ._tree_algorithms import AlgorithmsMixin
-from .errors import BodyError, FrameError, JointError, TreeError
+from ._algorithms import AlgorithmsMixin
+from ..errors import BodyError, FrameError, JointError, TreeError
 
-__all__ = ["RigidBodyTree", "Body", "Frame", "GeometryInstance"]
+__all__ = ["RigidBodyTree", "Body", "Frame", "GeometryInstance", "register_file_loader"]
+
+_FILE_LOADERS: dict = {}
+
+
+def register_file_loader(kind: str, loader) -> None:
+    """Register ``loader(path_or_string, floating_base=...) -> RigidBodyTree`` for the file
+    kind ``kind`` (``"urdf"``), used by :meth:`RigidBodyTree.from_urdf`. The parsers register
+    themselves on import, so the tree layer needs no import of the layer above it."""
+    _FILE_LOADERS[str(kind)] = loader
 
 
 @dataclass(eq=False)
@@ -104,7 +113,7 @@ class RigidBodyTree(AlgorithmsMixin):
     gravity : (3,) array_like
         Gravitational acceleration in the world frame (default (0, 0, -9.81)).
     backend : {"auto", "c", "casadi"}
-        Numeric evaluation path of the algorithms (see :mod:`multibody._functions`):
+        Numeric evaluation path of the algorithms (see :mod:`multibody.tree._functions`):
         ``"auto"`` evaluates with CasADi's virtual machine for the first
         ``compile_after`` calls of each function and then compiles it to C (falling back
         to CasADi without a compiler); ``"c"`` compiles at the first call; ``"casadi"``
@@ -137,7 +146,7 @@ class RigidBodyTree(AlgorithmsMixin):
         self._finalized = False
         self._joint_order: list[Joint] = []
         self._body_order: list[Body] = []
-        self._functions = None  # multibody._functions.FunctionCache, built lazily
+        self._functions = None  # multibody.tree._functions.FunctionCache, built lazily
 
     @property
     def gravity(self) -> np.ndarray:
@@ -245,9 +254,19 @@ class RigidBodyTree(AlgorithmsMixin):
 
     @classmethod
     def from_urdf(cls, path_or_string: str, floating_base: bool = False) -> "RigidBodyTree":
-        """Parse a URDF file or string (delegates to :func:`multibody.urdf.parse_urdf`)."""
-        from .urdf import parse_urdf
-        return parse_urdf(path_or_string, floating_base=floating_base)
+        """Parse a URDF file or string with the registered URDF loader
+        (:func:`multibody.parsing.parse_urdf`, registered when :mod:`multibody` is imported;
+        the tree layer does not import the parsers, which sit above it).
+
+        Raises
+        ------
+        TreeError
+            When no URDF loader is registered.
+        """
+        loader = _FILE_LOADERS.get("urdf")
+        if loader is None:
+            raise TreeError("no URDF loader is registered: import multibody.parsing first")
+        return loader(path_or_string, floating_base=floating_base)
 
     # ------------------------------------------------------------------ topology
     def finalize(self) -> "RigidBodyTree":

@@ -1,6 +1,6 @@
 """Per-tree cache of CasADi Functions and their numeric evaluators.
 
-Every algorithm of :mod:`multibody.kinematics`/:mod:`multibody.dynamics` is traced once per
+Every algorithm of :mod:`multibody.tree.kinematics`/:mod:`multibody.tree.dynamics` is traced once per
 tree (and per frame arguments) with ``SX`` symbols into a ``casadi.Function``. A numeric call
 goes through :class:`_Numeric`: CasADi's virtual machine for the first ``compile_after``
 calls of a function (backend "auto"), then the compiled C code of

@@ -20,7 +20,7 @@ import numpy as np
 from solvers import ops
 from solvers.compiled import CompiledFunction
 from systems import LeafSystem
-from .tree import RigidBodyTree
+from ..tree import RigidBodyTree
 
 __all__ = ["RigidBodyPlant"]
 

@@ -3,7 +3,7 @@
 :func:`read_model` turns the XML tree of a URDF file into plain dataclasses
 (:class:`LinkSpec`, :class:`JointSpec`, :class:`GeometrySpec`), checking every
 value and the kinematic topology.  Nothing here depends on the model classes;
-``multibody.urdf`` builds the :class:`~multibody.tree.RigidBodyTree` from the
+``multibody.parsing`` builds the :class:`~multibody.tree.RigidBodyTree` from the
 result.
 
 Reference: the URDF XML specification, http://wiki.ros.org/urdf/XML (link,

@@ -42,10 +42,10 @@ Examples
 """
 from __future__ import annotations
 
-from ._geometry_contacts import ContactPoint, contact_points
-from ._geometry_distance import DistanceResult, signed_distance
-from ._geometry_filter import CandidatePair, CollisionFilter
-from ._geometry_shapes import Box, Capsule, Cylinder, Halfspace, Mesh, Shape, Sphere
+from ._contacts import ContactPoint, contact_points
+from ._distance import DistanceResult, signed_distance
+from ._filter import CandidatePair, CollisionFilter
+from ._shapes import Box, Capsule, Cylinder, Halfspace, Mesh, Shape, Sphere
 
 __all__ = [
     "Shape", "Sphere", "Box", "Cylinder", "Capsule", "Halfspace", "Mesh",

@@ -1,0 +1,18 @@
+"""Rigid-body plants: a tree with actuator, sensor and constraint blocks as one System.
+
+Lives here: :class:`RigidBodyPlant` (continuous, no constraints: ``vdot`` by ABA),
+:class:`RigidBodySystem` (continuous: accelerations and constraint forces solved together,
+contact events by witness functions) and :class:`TimeSteppingRigidBodySystem` (discrete:
+next velocities and impulses solved together). They may import the tree, geometry,
+constraints, ``systems``, ``actuators``'s and ``sensors``'s base classes and ``solvers``.
+"""
+from __future__ import annotations
+
+from .rigid_body_plant import RigidBodyPlant
+from .rigid_body_system import (PainleveError, RedundantConstraintWarning, RigidBodySolution,
+                                RigidBodySystem)
+from .time_stepping import StepSolution, TimeSteppingRigidBodySystem, TimeSteppingWarning
+
+__all__ = ["RigidBodyPlant", "RigidBodySystem", "RigidBodySolution", "PainleveError",
+           "RedundantConstraintWarning", "TimeSteppingRigidBodySystem", "StepSolution",
+           "TimeSteppingWarning"]
