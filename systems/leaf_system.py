@@ -242,6 +242,32 @@ class LeafSystem(System):
             raise IndexError(f"system '{self.name}' has no parameter {key}; it has {len(self._param_names)}")
         return int(key)
 
+    def default_continuous_state(self) -> np.ndarray:
+        """Copy of the declared initial continuous state, shape (n,)."""
+        return np.array(self._xc0, dtype=float)
+
+    def default_discrete_state(self) -> np.ndarray:
+        """Copy of the declared initial discrete state (all groups concatenated), shape (n,)."""
+        return np.array(self._xd0, dtype=float)
+
+    def parameter_names(self) -> List[str]:
+        """Names of the numeric parameters, in declaration order."""
+        return list(self._param_names)
+
+    def default_parameters(self) -> List[np.ndarray]:
+        """Copies of the declared default numeric parameters, one array per parameter."""
+        return [np.array(p, dtype=float) for p in self._p0]
+
+    def parameter_index(self, name_or_index) -> int:
+        """Index of a numeric parameter given its name (or checked index).
+
+        Raises
+        ------
+        KeyError, IndexError
+            Naming this system, the parameter asked for and the ones it has.
+        """
+        return self._parameter_index(name_or_index)
+
     def num_continuous_states(self) -> int:
         return int(self._xc0.shape[0])
 
