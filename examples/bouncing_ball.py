@@ -56,7 +56,7 @@ class BouncingBall(LeafSystem):
 
     def impact_times(self, context) -> List[float]:
         """Impact times recorded in ``context`` (this system's or an enclosing one)."""
-        return list(self._find_context(context).abstract_state[self._impacts])
+        return list(self.get_my_context_from_root(context).abstract_state[self._impacts])
 
 
 def analytic_impacts(n: int, restitution: float, height: float) -> np.ndarray:

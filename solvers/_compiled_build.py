@@ -96,7 +96,7 @@ def _renamed(fun: ca.Function, cname: str) -> ca.Function:
     return ca.Function(cname, mx, fun.call(mx), names["name_in"], names["name_out"])
 
 
-def _offsets(sizes: Sequence[int]) -> list[int]:
+def offsets(sizes: Sequence[int]) -> list[int]:
     out, acc = [], 0
     for s in sizes:
         out.append(acc)
@@ -107,7 +107,7 @@ def _offsets(sizes: Sequence[int]) -> list[int]:
 def _runtime_source(cname: str, nnz_in: Sequence[int], nnz_out: Sequence[int]) -> str:
     """C runtime appended to the generated code (see the module docstring)."""
     n_in, n_out = len(nnz_in), len(nnz_out)
-    off_in, off_out = _offsets(nnz_in), _offsets(nnz_out)
+    off_in, off_out = offsets(nnz_in), offsets(nnz_out)
     set_arg = "\n".join(
         f"  dynablocks_rt_arg[{i}] = dynablocks_rt_in_buf + {o};" for i, o in enumerate(off_in))
     set_res = "\n".join(

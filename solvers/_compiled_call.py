@@ -13,13 +13,11 @@ Functions whose inputs are all scalars pack all arguments with one ``struct.pack
 from __future__ import annotations
 
 import struct
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 import casadi as ca
 import numpy as np
 
-if TYPE_CHECKING:
-    from solvers.compiled import CompiledFunction
 
 __all__: list[str] = []  # private module
 
@@ -28,20 +26,20 @@ _ND = np.ndarray
 _NEVER = object()  # a shape that no argument has: forces the validating path
 
 
-def _input_label(cf: "CompiledFunction", i: int) -> str:
+def _input_label(cf: Any, i: int) -> str:
     r, c = cf.shape_in[i]
     return (f"input {i} ('{cf.name_in[i]}') of function '{cf.name}' expects shape "
             f"({r}, {c}), i.e. {r * c} values")
 
 
-def _count_error(cf: "CompiledFunction", args: tuple) -> ValueError:
+def _count_error(cf: Any, args: tuple) -> ValueError:
     return ValueError(f"function '{cf.name}' takes {cf.n_in} inputs "
                       f"({', '.join(cf.name_in)}), got {len(args)}")
 
 
-def _write_input(cf: "CompiledFunction", i: int, a: Any, region: np.ndarray) -> None:
+def _write_input(cf: Any, i: int, a: Any, region: np.ndarray) -> None:
     """Validate argument ``a`` for input ``i`` and write its nonzeros into ``region``."""
-    sp = cf._sp_in[i]
+    sp = cf.sparsities_in[i]
     r, c = sp.shape
     if isinstance(a, (ca.SX, ca.MX)):
         raise TypeError(f"{_input_label(cf, i)}; got a symbolic {type(a).__name__}: call "
@@ -67,12 +65,12 @@ def _write_input(cf: "CompiledFunction", i: int, a: Any, region: np.ndarray) -> 
         region[:] = flat[np.asarray(sp.find(), dtype=np.intp)]
 
 
-def _output_views(cf: "CompiledFunction", out_buf: np.ndarray
+def _output_views(cf: Any, out_buf: np.ndarray
                   ) -> list[tuple[np.ndarray, Callable[[], np.ndarray] | None]]:
     """Per output: (read-only dense view, filler for sparse outputs or None)."""
     views = []
     off = 0
-    for sp in cf._sp_out:
+    for sp in cf.sparsities_out:
         r, c = sp.shape
         nnz = sp.nnz()
         region = out_buf[off:off + nnz]
@@ -114,13 +112,13 @@ def _view_getter(view: np.ndarray, fill: Callable[[], np.ndarray] | None
     return get
 
 
-def make_call_paths(cf: "CompiledFunction", in_buf: np.ndarray, out_buf: np.ndarray,
+def make_call_paths(cf: Any, in_buf: np.ndarray, out_buf: np.ndarray,
                     evaluate: Callable[[], int]) -> tuple[Callable[..., Any], Callable[..., Any]]:
     """Closures ``(call, call_view)`` evaluating ``cf`` through the given buffers."""
     n_in = cf.n_in
     regions = []
     off = 0
-    for nnz in cf._nnz_in:
+    for nnz in cf.nnz_in:
         regions.append(in_buf[off:off + nnz])
         off += nnz
 
@@ -131,7 +129,7 @@ def make_call_paths(cf: "CompiledFunction", in_buf: np.ndarray, out_buf: np.ndar
         for i, a in enumerate(args):
             _write_input(cf, i, a, regions[i])
 
-    all_scalar = all(sp.is_dense() and sp.numel() == 1 for sp in cf._sp_in)
+    all_scalar = all(sp.is_dense() and sp.numel() == 1 for sp in cf.sparsities_in)
     if all_scalar:
         pack_into = struct.Struct(f"={n_in}d").pack_into
         in_mem = memoryview(in_buf)  # packing into a memoryview is a little faster
@@ -143,7 +141,7 @@ def make_call_paths(cf: "CompiledFunction", in_buf: np.ndarray, out_buf: np.ndar
                 pack_slow(args)
     else:
         table = []
-        for i, sp in enumerate(cf._sp_in):
+        for i, sp in enumerate(cf.sparsities_in):
             r, c = sp.shape
             region = regions[i]
             if not sp.is_dense():

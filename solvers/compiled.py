@@ -162,12 +162,12 @@ class CompiledFunction:
         self.n_out: int = fun.n_out()
         self.name_in: tuple[str, ...] = tuple(fun.name_in())
         self.name_out: tuple[str, ...] = tuple(fun.name_out())
-        self._sp_in = [fun.sparsity_in(i) for i in range(self.n_in)]
-        self._sp_out = [fun.sparsity_out(i) for i in range(self.n_out)]
-        self.shape_in: tuple[tuple[int, int], ...] = tuple(s.shape for s in self._sp_in)
-        self.shape_out: tuple[tuple[int, int], ...] = tuple(s.shape for s in self._sp_out)
-        self._nnz_in = [s.nnz() for s in self._sp_in]
-        self._nnz_out = [s.nnz() for s in self._sp_out]
+        self.sparsities_in = [fun.sparsity_in(i) for i in range(self.n_in)]
+        self.sparsities_out = [fun.sparsity_out(i) for i in range(self.n_out)]
+        self.shape_in: tuple[tuple[int, int], ...] = tuple(s.shape for s in self.sparsities_in)
+        self.shape_out: tuple[tuple[int, int], ...] = tuple(s.shape for s in self.sparsities_out)
+        self.nnz_in = [s.nnz() for s in self.sparsities_in]
+        self.nnz_out = [s.nnz() for s in self.sparsities_out]
         self._requested = backend
         self._cache_dir = Path(cache_dir) if cache_dir is not None else None
         self._compiler_arg = compiler
@@ -288,7 +288,7 @@ class CompiledFunction:
             raise _build.CompileError(prefix + _FAILED[key])
         cache_dir = self._cache_dir or _build.default_cache_dir()
         path = _build.library_path(cache_dir, self.name, key)
-        n_in, n_out = sum(self._nnz_in), sum(self._nnz_out)
+        n_in, n_out = sum(self.nnz_in), sum(self.nnz_out)
         try:
             if path.exists():
                 try:
@@ -304,29 +304,29 @@ class CompiledFunction:
     def _setup_c(self, rt: _build.Runtime, compiler: list[str]) -> None:
         self.library_path = rt.path
         self._install(rt.in_buf, rt.out_buf, rt.call, "c")
-        if all(sp.is_dense() for sp in self._sp_in + self._sp_out) and self.n_out > 0:
+        if all(sp.is_dense() for sp in self.sparsities_in + self.sparsities_out) and self.n_out > 0:
             from solvers._compiled_ext import caller_type
             caller = caller_type(rt.path.parent, compiler)
             if caller is not None:
                 self._fastcall = True
                 self._impl = caller(
                     ctypes.cast(rt.call, ctypes.c_void_p).value, rt.in_buf.ctypes.data,
-                    rt.out_buf.ctypes.data, self._nnz_in, _build._offsets(self._nnz_in),
+                    rt.out_buf.ctypes.data, self.nnz_in, _build.offsets(self.nnz_in),
                     [r for r, _ in self.shape_out], [c for _, c in self.shape_out],
-                    _build._offsets(self._nnz_out), [int(c == 1) for _, c in self.shape_out],
+                    _build.offsets(self.nnz_out), [int(c == 1) for _, c in self.shape_out],
                     self._impl, self._fail)
 
     def _setup_casadi(self) -> None:
-        in_buf = np.zeros(sum(self._nnz_in))
-        out_buf = np.zeros(sum(self._nnz_out))
+        in_buf = np.zeros(sum(self.nnz_in))
+        out_buf = np.zeros(sum(self.nnz_out))
         fbuf, feval = self.function.buffer()
         keep = []
-        for i, o in enumerate(_build._offsets(self._nnz_in)):
-            mv = memoryview(in_buf[o:o + self._nnz_in[i]])
+        for i, o in enumerate(_build.offsets(self.nnz_in)):
+            mv = memoryview(in_buf[o:o + self.nnz_in[i]])
             keep.append(mv)
             fbuf.set_arg(i, mv)
-        for i, o in enumerate(_build._offsets(self._nnz_out)):
-            mv = memoryview(out_buf[o:o + self._nnz_out[i]])
+        for i, o in enumerate(_build.offsets(self.nnz_out)):
+            mv = memoryview(out_buf[o:o + self.nnz_out[i]])
             keep.append(mv)
             fbuf.set_res(i, mv)
         self._casadi_buffer = (fbuf, feval, keep)

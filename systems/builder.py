@@ -42,7 +42,7 @@ class DiagramBuilder:
         self._names: Dict[str, System] = {}
         self._connections: List[Tuple[OutputPort, InputPort]] = []
         self._input_owner: Dict[Tuple[int, int], str] = {}
-        self._exported_inputs: List[Tuple[str, List[InputPort]]] = []
+        self.exported_input_ports: List[Tuple[str, List[InputPort]]] = []
         self._exported_outputs: List[Tuple[str, OutputPort]] = []
         self._built = False
 
@@ -52,12 +52,12 @@ class DiagramBuilder:
         self._check_open()
         if not isinstance(system, System):
             raise TypeError(f"add_system expects a System, got {type(system).__name__}")
-        if system._parent_diagram is not None or system._in_builder is not None:
-            owner = system._parent_diagram.name if system._parent_diagram else "another builder"
+        if system.parent_diagram is not None or system.in_builder is not None:
+            owner = system.parent_diagram.name if system.parent_diagram else "another builder"
             raise DiagramBuildError(f"system '{system.name}' is already part of {owner!s}; "
                                     f"a system can be added to one diagram only")
         if system.name in self._names:
-            if not system._name_is_default:
+            if not system.name_is_default:
                 raise DiagramBuildError(f"duplicate system name '{system.name}': names in a "
                                         f"diagram must be unique (set system.name)")
             k = 1
@@ -66,7 +66,7 @@ class DiagramBuilder:
             system._name = f"{system.name}_{k}"
         self._systems.append(system)
         self._names[system.name] = system
-        system._in_builder = self
+        system.in_builder = self
         return system
 
     def add_named_system(self, name: str, system: System) -> System:
@@ -74,7 +74,9 @@ class DiagramBuilder:
         system.name = name
         return self.add_system(system)
 
-    def _rename(self, system: System, new: str) -> None:
+    def rename_system(self, system: System, new: str) -> None:
+        """Rename ``system`` inside this builder (called by the ``System.name`` setter; refuses a
+        name another system of the builder has)."""
         if new in self._names and self._names[new] is not system:
             raise DiagramBuildError(f"duplicate system name '{new}': names in a diagram must be unique")
         self._names.pop(system.name, None)
@@ -120,7 +122,7 @@ class DiagramBuilder:
         self._check_added(input_port.system, input_port)
         name = name or f"{input_port.system.name}_{input_port.name}"
         self._claim_input(input_port, f"exported as diagram input '{name}'")
-        for ename, targets in self._exported_inputs:
+        for ename, targets in self.exported_input_ports:
             if ename == name:
                 first = targets[0]
                 if first.size != input_port.size:
@@ -129,7 +131,7 @@ class DiagramBuilder:
                                         f"(size {input_port.size})")
                 targets.append(input_port)
                 return input_port
-        self._exported_inputs.append((name, [input_port]))
+        self.exported_input_ports.append((name, [input_port]))
         return input_port
 
     def export_output(self, output_port: OutputPort, name: Optional[str] = None) -> OutputPort:
@@ -150,7 +152,7 @@ class DiagramBuilder:
         self._input_owner[key] = how
 
     def _check_added(self, system: System, port) -> None:
-        if system._in_builder is not self:
+        if system.in_builder is not self:
             raise DiagramBuildError(f"port '{port.full_name()}' belongs to system '{system.name}', "
                                     f"which was not added to this builder (call add_system first)")
 
@@ -163,7 +165,7 @@ class DiagramBuilder:
     def _find_algebraic_loop(self) -> Optional[List[str]]:
         g = nx.DiGraph()
         for s in self._systems:
-            for (i, j) in s._feedthrough_pairs():
+            for (i, j) in s.feedthrough_pairs():
                 g.add_edge(("in", id(s), i), ("out", id(s), j))
         for out, inp in self._connections:
             g.add_edge(("out", id(out.system), out.index), ("in", id(inp.system), inp.index))
@@ -197,4 +199,4 @@ class DiagramBuilder:
                                      "or a ZeroOrderHold), or declare feedthrough=False where true")
         self._built = True
         return Diagram(name or self._name, self._systems, self._connections,
-                       self._exported_inputs, self._exported_outputs)
+                       self.exported_input_ports, self._exported_outputs)

@@ -18,7 +18,7 @@ dependency table built once per root context).
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable, List, Sequence, Union
+from typing import Any, Callable, Iterable, List, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -26,8 +26,6 @@ from solvers import ops
 from .errors import InputNotConnectedError, PortValueError, SystemCallbackError
 from .ports import normalize_vector
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .system import System
 
 __all__ = ["Context", "LeafContext", "DiagramContext", "PREREQUISITES"]
 
@@ -115,7 +113,9 @@ class Context:
         root._invalidate("time")
 
     # ------------------------------------------------------------------ inputs
-    def _fix_input(self, index: int, value) -> None:
+    def fix_input(self, index: int, value) -> None:
+        """Fix input port ``index`` of this context's system to ``value`` (already checked by
+        :meth:`InputPort.fix_value`, the public way to fix a value)."""
         self._fixed[index] = value
         self._root._invalidate_all()
 
@@ -128,20 +128,26 @@ class Context:
                 f"input port '{port.name}' of system '{self._system.name}' is not connected, "
                 f"exported or fixed; connect it in a DiagramBuilder or call "
                 f"get_input_port('{port.name}').fix_value(context, value)")
-        kind, a, b = parent._system._input_sources[self._sub_index][index]
+        kind, a, b = parent._system.input_sources[self._sub_index][index]
         if kind == "out":
-            return parent._subs[a]._eval_output(b)
+            return parent._subs[a].eval_output(b)
         if kind == "in":
-            return parent._eval_input(a)
+            return parent.eval_input(a)
         raise InputNotConnectedError(
             f"input port '{port.name}' of system '{self._system.name}' (in diagram "
             f"'{parent._system.name}') is not connected, exported or fixed")
 
-    def _eval_input(self, index: int):
+    def eval_input(self, index: int):
+        """Value of input port ``index``: its fixed value, else the value feeding it in the
+        enclosing diagram (raises :class:`InputNotConnectedError` when there is none)."""
         value = self._fixed.get(index, _INVALID)
         if value is not _INVALID:
             return value
         return self._upstream_input(index)
+
+    def is_input_fixed(self, index: int) -> bool:
+        """Whether a value is fixed for input port ``index`` of this context's system."""
+        return index in self._fixed
 
     # ------------------------------------------------------------------ helpers
     def clone(self) -> "Context":
@@ -151,8 +157,16 @@ class Context:
         new._copy_values_from(self)
         return new
 
+    def state_loader(self) -> "StateLoader":
+        """A fast, checked-once path that loads ``(t, x)`` into this (root) context: the
+        integrators' way in (see :class:`StateLoader`)."""
+        if self._parent is not None:
+            raise ValueError(f"state_loader: the context of '{self._system.name}' is not a root "
+                             "context; ask the root (the one create_default_context returned)")
+        return StateLoader(self)
+
     # subclasses implement: continuous_state, discrete_state, abstract_state, parameters,
-    # set_* methods, _eval_output, _copy_values_from, _invalidate, _invalidate_all
+    # set_* methods, eval_output, _copy_values_from, _invalidate, _invalidate_all
 
 
 class LeafContext(Context):
@@ -162,11 +176,13 @@ class LeafContext(Context):
 
     def __init__(self, system):
         super().__init__(system)
-        self._xc = _store(system._xc0, system.num_continuous_states(), self._what("continuous state"))
-        self._xd = _store(system._xd0, system.num_discrete_states(), self._what("discrete state"))
-        self._xa = [_copy_abstract(v) for v in system._xa0]
+        self._xc = _store(system.default_continuous_state(), system.num_continuous_states(),
+                          self._what("continuous state"))
+        self._xd = _store(system.default_discrete_state(), system.num_discrete_states(),
+                          self._what("discrete state"))
+        self._xa = [_copy_abstract(v) for v in system.default_abstract_state()]
         self._p = [_store(v, len(v), self._what(f"parameter '{n}'"))
-                   for n, v in zip(system._param_names, system._p0)]
+                   for n, v in zip(system.parameter_names(), system.default_parameters())]
         self._cache = [_INVALID] * len(system.output_ports)
         self._inv = None  # kind -> list of (cache list, index), set by the root
 
@@ -197,7 +213,7 @@ class LeafContext(Context):
         """The whole discrete state, or one declared group of it."""
         if group is None:
             return self._xd
-        sl = self._system._xd_groups[group]
+        sl = self._system.discrete_state_groups[group]
         return self._xd[sl]
 
     def set_discrete_state(self, xd) -> None:
@@ -227,27 +243,30 @@ class LeafContext(Context):
 
     def get_parameter(self, name_or_index: Union[str, int]):
         """One numeric parameter vector, by name or declaration index."""
-        return self._p[self._system._parameter_index(name_or_index)]
+        return self._p[self._system.parameter_index(name_or_index)]
 
     def set_parameter(self, name_or_index: Union[str, int], value) -> None:
         """Set one numeric parameter vector (size checked)."""
-        i = self._system._parameter_index(name_or_index)
-        name = self._system._param_names[i]
+        i = self._system.parameter_index(name_or_index)
+        name = self._system.parameter_names()[i]
         self._p[i] = _store(value, self._p[i].shape[0], self._what(f"parameter '{name}'"))
         self._root._invalidate("parameters", self)
 
     def set_parameters(self, p) -> None:
         """Set all numeric parameters from one concatenated vector."""
         sizes = [v.shape[0] for v in self._p]
+        names = self._system.parameter_names()
         p = normalize_vector(p, sum(sizes), self._what("parameters"))
         k = 0
         for i, n in enumerate(sizes):
-            self._p[i] = _store(p[k:k + n], n, self._what(f"parameter '{self._system._param_names[i]}'"))
+            self._p[i] = _store(p[k:k + n], n, self._what(f"parameter '{names[i]}'"))
             k += n
         self._root._invalidate("parameters", self)
 
     # ------------------------------------------------------------------ outputs
-    def _eval_output(self, index: int):
+    def eval_output(self, index: int):
+        """Value of output port ``index``, computed by its calc function and cached until a
+        prerequisite changes."""
         value = self._cache[index]
         if value is _INVALID:
             port = self._system.output_ports[index]
@@ -265,8 +284,27 @@ class LeafContext(Context):
             self._cache[index] = value
         return value
 
+    def load_symbols(self, t, x, xd, parameters: Sequence, inputs: dict) -> None:
+        """Fill this (standalone) leaf context with CasADi symbols: time ``t``, continuous
+        state ``x``, discrete state ``xd``, one symbol per numeric parameter and
+        ``{input index: value}`` fixed inputs. Used to trace a system's callbacks into CasADi
+        expressions (:meth:`LeafSystem.symbolic_context`); no checks, no caching."""
+        if self._parent is not None:
+            raise ValueError(f"load_symbols: the context of '{self._system.name}' belongs to a "
+                             "diagram context; use a standalone leaf context")
+        self._time = t
+        self._xc, self._xd = x, xd
+        self._p = list(parameters)
+        self._fixed = dict(inputs)
+
+    def cached_output_values(self) -> List[Tuple[int, Any]]:
+        """``(output index, value)`` of every output whose value is cached (for diagnostics,
+        e.g. naming the output that went non-finite)."""
+        return [(j, v) for j, v in enumerate(self._cache) if v is not _INVALID]
+
     # ------------------------------------------------------------------ invalidation
-    def _leaf_contexts(self) -> List["LeafContext"]:
+    def leaf_contexts(self) -> List["LeafContext"]:
+        """``[self]``: a leaf context is its own only leaf."""
         return [self]
 
     def _invalidate(self, kind: str, leaf: "LeafContext | None" = None) -> None:
@@ -278,7 +316,7 @@ class LeafContext(Context):
             cache[i] = _INVALID
 
     def _invalidate_all(self) -> None:
-        for leaf in self._leaf_contexts():
+        for leaf in self.leaf_contexts():
             leaf._cache[:] = [_INVALID] * len(leaf._cache)
 
     def _copy_values_from(self, other: "LeafContext") -> None:
@@ -301,22 +339,27 @@ class DiagramContext(Context):
         for k, sub in enumerate(subcontexts):
             sub._parent = self
             sub._sub_index = k
-        self._leaves = [leaf for sub in subcontexts for leaf in sub._leaf_contexts()]
+        self._leaves = [leaf for sub in subcontexts for leaf in sub.leaf_contexts()]
 
-    def _set_root(self, root: Context) -> None:
+    def set_root(self, root: Context) -> None:
+        """Make ``root`` the root of this context and of all its subcontexts (done once by
+        ``create_default_context``)."""
         self._root = root
         for sub in self._subs:
             if isinstance(sub, DiagramContext):
-                sub._set_root(root)
+                sub.set_root(root)
             else:
                 sub._root = root
 
-    def _leaf_contexts(self) -> List[LeafContext]:
+    def leaf_contexts(self) -> List[LeafContext]:
+        """Contexts of every leaf system, in the order of ``system.leaf_systems()`` (the
+        context's own list: do not modify it)."""
         return self._leaves
 
-    def leaf_contexts(self) -> List[LeafContext]:
-        """Contexts of every leaf system, in the order of ``system.leaf_systems()``."""
-        return list(self._leaves)
+    @property
+    def subcontexts(self) -> List[Context]:
+        """The subsystems' contexts, in the diagram's subsystem order (do not modify)."""
+        return self._subs
 
     def get_subsystem_context(self, system: "System") -> Context:
         """The context of ``system`` (a subsystem at any depth) inside this context."""
@@ -379,9 +422,10 @@ class DiagramContext(Context):
                 k += m
 
     # ------------------------------------------------------------------ outputs
-    def _eval_output(self, index: int):
-        sub_index, out_index = self._system._output_sources[index]
-        return self._subs[sub_index]._eval_output(out_index)
+    def eval_output(self, index: int):
+        """Value of exported output port ``index`` (evaluated in the subsystem feeding it)."""
+        sub_index, out_index = self._system.output_sources[index]
+        return self._subs[sub_index].eval_output(out_index)
 
     # ------------------------------------------------------------------ invalidation
     def _invalidate(self, kind: str, ctx: "Context | None" = None) -> None:
@@ -420,12 +464,12 @@ def _build_tables(root: Context) -> dict:
     Keys: ``"time"`` and ``(id(leaf_context), prerequisite)``; values: the cache cells
     (leaf cache list, output index) to clear, downstream closure included.
     """
-    leaves = root._leaf_contexts()
+    leaves = root.leaf_contexts()
     # Output nodes (leaf, j) and downstream edges through direct feedthrough.
     downstream: dict = {}
     for leaf in leaves:
         system = leaf._system
-        pairs = system._feedthrough_pairs()
+        pairs = system.feedthrough_pairs()
         for i, port in enumerate(system.input_ports):
             src = _resolve_upstream(leaf, i)
             if src is None:
@@ -452,7 +496,7 @@ def _build_tables(root: Context) -> dict:
         system = leaf._system
         for prereq in PREREQUISITES:
             nodes = [(id(leaf), j) for j, port in enumerate(system.output_ports)
-                     if prereq in system._output_prerequisites(j)]
+                     if prereq in system.output_prerequisites(j)]
             if prereq == "time":
                 time_nodes.extend(nodes)
             else:
@@ -469,15 +513,84 @@ def _resolve_upstream(leaf: LeafContext, index: int):
         parent = ctx._parent
         if parent is None:
             return None
-        kind, a, b = parent._system._input_sources[ctx._sub_index][i]
+        kind, a, b = parent._system.input_sources[ctx._sub_index][i]
         if kind == "out":
             sub = parent._subs[a]
             j = b
             while isinstance(sub, DiagramContext):
-                sa, sb = sub._system._output_sources[j]
+                sa, sb = sub._system.output_sources[j]
                 sub, j = sub._subs[sa], sb
             return (id(sub), j)
         if kind == "in":
             ctx, i = parent, a
             continue
         return None
+
+
+class StateLoader:
+    """Loads time and continuous state into a root context without per-leaf copies.
+
+    The Simulator evaluates time derivatives many thousand times per simulated second; this
+    is the Context's own fast path for that: ``load(t, x)`` copies ``x`` once (read-only),
+    sets the root time, points every leaf's continuous state at its slice, and clears exactly
+    the cached outputs that depend on time or continuous state (from the context's
+    invalidation tables). ``set_time(t)`` changes only the time. Neither checks finiteness
+    (the Simulator checks states itself); use :meth:`Context.set_time` and
+    :meth:`Context.set_continuous_state` everywhere else.
+
+    Attributes
+    ----------
+    size : int
+        Length of ``x`` (the diagram's continuous state).
+    slots : list of (LeafContext, int, int)
+        Each leaf with continuous state and its ``[start, stop)`` in ``x``.
+    """
+
+    __slots__ = ("_root", "slots", "size", "_cells", "_time_cells")
+
+    def __init__(self, root: Context):
+        self._root = root
+        self.slots = []
+        k = 0
+        for leaf in root.leaf_contexts():
+            m = leaf._xc.shape[0]
+            if m:
+                self.slots.append((leaf, k, k + m))
+                k += m
+        self.size = k
+        if root._tables is None:
+            root._tables = _build_tables(root)
+        tables = root._tables
+        seen, cells = set(), []
+        keys = ["time"] + [(id(leaf), "continuous_state") for leaf, _, _ in self.slots]
+        for key in keys:
+            for cache, i in tables.get(key, ()):
+                if (id(cache), i) not in seen:
+                    seen.add((id(cache), i))
+                    cells.append((cache, i))
+        self._cells = cells
+        self._time_cells = list(tables.get("time", ()))
+
+    def load(self, t: float, x: np.ndarray) -> None:
+        """Set time ``t`` and continuous state ``x`` (shape (size,), copied once, read-only)."""
+        x = np.array(x, dtype=float)
+        x.setflags(write=False)
+        self._root._time = t
+        for leaf, a, b in self.slots:
+            leaf._xc = x[a:b]
+        for cache, i in self._cells:
+            cache[i] = _INVALID
+
+    def load_readonly(self, t: float, x: np.ndarray) -> None:
+        """As :meth:`load` for an ``x`` the caller already owns and made read-only (no copy)."""
+        self._root._time = t
+        for leaf, a, b in self.slots:
+            leaf._xc = x[a:b]
+        for cache, i in self._cells:
+            cache[i] = _INVALID
+
+    def set_time(self, t: float) -> None:
+        """Set only the time (clears the outputs that depend on time)."""
+        self._root._time = t
+        for cache, i in self._time_cells:
+            cache[i] = _INVALID

@@ -38,26 +38,26 @@ class Diagram(System):
         self.connections = list(connections)
         index = {id(s): k for k, s in enumerate(self.subsystems)}
         for k, s in enumerate(self.subsystems):
-            s._parent_diagram = self
-            s._index_in_parent = k
-            s._in_builder = None
+            s.parent_diagram = self
+            s.index_in_parent = k
+            s.in_builder = None
         # Input sources of every subsystem input: ("out", k, j) / ("in", e, None) / ("none", ...)
-        self._input_sources = [[("none", None, None)] * len(s.input_ports) for s in self.subsystems]
+        self.input_sources = [[("none", None, None)] * len(s.input_ports) for s in self.subsystems]
         for out, inp in self.connections:
-            self._input_sources[index[id(inp.system)]][inp.index] = ("out", index[id(out.system)], out.index)
-        self._exported_inputs = []
+            self.input_sources[index[id(inp.system)]][inp.index] = ("out", index[id(out.system)], out.index)
+        self.exported_input_ports = []
         for e, (name_e, targets) in enumerate(exported_inputs):
             first = targets[0]
             port = InputPort(self, e, name_e, first.size, first.model_value)
             self.input_ports.append(port)
-            self._exported_inputs.append(list(targets))
+            self.exported_input_ports.append(list(targets))
             for t in targets:
-                self._input_sources[index[id(t.system)]][t.index] = ("in", e, None)
-        self._output_sources: List[Tuple[int, int]] = []
+                self.input_sources[index[id(t.system)]][t.index] = ("in", e, None)
+        self.output_sources: List[Tuple[int, int]] = []
         for j, (name_j, src) in enumerate(exported_outputs):
             self.output_ports.append(OutputPort(self, j, name_j, src.size, source=src,
                                                 model_value=src.model_value))
-            self._output_sources.append((index[id(src.system)], src.index))
+            self.output_sources.append((index[id(src.system)], src.index))
         self._leaves = [leaf for s in self.subsystems for leaf in s.leaf_systems()]
         self._ft_cache: Optional[Set[Tuple[int, int]]] = None
         self._leaf_offsets = self._offsets()
@@ -89,9 +89,9 @@ class Diagram(System):
 
     def get_subsystem_context(self, system: System, context: DiagramContext):
         """The context of ``system`` (a subsystem at any depth) inside this diagram's ``context``."""
-        if context._system is not self:
-            context = self._find_context(context)
-        return system._find_context(context)
+        if context.system is not self:
+            context = self.get_my_context_from_root(context)
+        return system.get_my_context_from_root(context)
 
     def events(self) -> list:
         return [e for leaf in self._leaves for e in leaf.events()]
@@ -117,18 +117,24 @@ class Diagram(System):
         return tuple(np.concatenate(p).astype(int) if p else np.zeros(0, int) for p in parts)
 
     # ------------------------------------------------------------------ evaluation
-    def _make_context(self) -> DiagramContext:
-        return DiagramContext(self, [s._make_context() for s in self.subsystems])
+    def is_diagram(self) -> bool:
+        """True: a diagram holds subsystems."""
+        return True
+
+    def allocate_context(self) -> DiagramContext:
+        """A new diagram context holding one new context per subsystem (not yet a root; use
+        :meth:`create_default_context`)."""
+        return DiagramContext(self, [s.allocate_context() for s in self.subsystems])
 
     def time_derivatives(self, context: DiagramContext):
         """Every leaf's time derivatives, concatenated (shape (nx,))."""
         return self.eval_time_derivatives(context)
 
     def eval_time_derivatives(self, context: DiagramContext):
-        if context._system is not self:
-            context = self._find_context(context)
-        parts = [leaf._system.eval_time_derivatives(leaf) for leaf in context._leaves
-                 if leaf._xc.shape[0]]
+        if context.system is not self:
+            context = self.get_my_context_from_root(context)
+        parts = [leaf.system.eval_time_derivatives(leaf) for leaf in context.leaf_contexts()
+                 if leaf.continuous_state.shape[0]]
         if not parts:
             return np.zeros(0)
         if len(parts) == 1:
@@ -139,18 +145,21 @@ class Diagram(System):
 
     def map_velocity_to_qdot(self, context: DiagramContext, v):
         """qdot = N(q) v for every leaf, with v and qdot stacked in leaf order."""
-        if context._system is not self:
-            context = self._find_context(context)
+        if context.system is not self:
+            context = self.get_my_context_from_root(context)
         out, k = [], 0
-        for leaf in context._leaves:
-            nv = leaf._system._num_v if hasattr(leaf._system, "_num_v") else 0
-            if leaf._xc.shape[0] and (nv or leaf._system._num_q):
-                out.append(ops.vector(leaf._system.map_velocity_to_qdot(leaf, v[k:k + nv])))
+        for leaf in context.leaf_contexts():
+            q_idx, v_idx, _ = leaf.system.continuous_state_partition()
+            nv = len(v_idx)
+            if leaf.continuous_state.shape[0] and (nv or len(q_idx)):
+                out.append(ops.vector(leaf.system.map_velocity_to_qdot(leaf, v[k:k + nv])))
                 k += nv
         return ops.vertcat(*out) if out else np.zeros(0)
 
     # ------------------------------------------------------------------ feedthrough
-    def _feedthrough_pairs(self) -> Set[Tuple[int, int]]:
+    def feedthrough_pairs(self) -> Set[Tuple[int, int]]:
+        """``(input index, output index)`` pairs of the diagram's exported ports with a direct
+        feedthrough path between them."""
         if self._ft_cache is None:
             self._ft_cache = self._compute_feedthrough()
         return self._ft_cache
@@ -162,12 +171,12 @@ class Diagram(System):
         for out, inp in self.connections:
             consumers.setdefault((index[id(out.system)], out.index), []).append(
                 (index[id(inp.system)], inp.index))
-        ft = [s._feedthrough_pairs() for s in self.subsystems]
+        ft = [s.feedthrough_pairs() for s in self.subsystems]
         out_lookup: Dict[Tuple[int, int], List[int]] = {}
-        for j, src in enumerate(self._output_sources):
+        for j, src in enumerate(self.output_sources):
             out_lookup.setdefault(src, []).append(j)
         pairs = set()
-        for e, targets in enumerate(self._exported_inputs):
+        for e, targets in enumerate(self.exported_input_ports):
             stack = [(index[id(t.system)], t.index) for t in targets]
             seen = set()
             while stack:

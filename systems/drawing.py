@@ -39,8 +39,7 @@ class _Writer:
 
     # Each call returns (input endpoints, output endpoints): lists of Graphviz endpoint ids.
     def system(self, system, indent: str):
-        from .diagram import Diagram
-        if isinstance(system, Diagram):
+        if system.is_diagram():
             return self.diagram(system, indent, top=False)
         return self.leaf(system, indent)
 
@@ -77,10 +76,10 @@ class _Writer:
             a = ends[index[id(out.system)]][1][out.index]
             b = ends[index[id(inp.system)]][0][inp.index]
             self.lines.append(f"{inner}{a} -> {b};")
-        for e, targets in enumerate(diagram._exported_inputs):
+        for e, targets in enumerate(diagram.exported_input_ports):
             for t in targets:
                 self.lines.append(f"{inner}{in_nodes[e]} -> {ends[index[id(t.system)]][0][t.index]};")
-        for j, (k, b) in enumerate(diagram._output_sources):
+        for j, (k, b) in enumerate(diagram.output_sources):
             self.lines.append(f"{inner}{ends[k][1][b]} -> {out_nodes[j]};")
         if not top:
             self.lines.append(f"{indent}}}")
@@ -101,12 +100,11 @@ def to_dot(system, *, rankdir: str = "LR") -> str:
     str
         DOT source, e.g. for ``graphviz.Source(text)``.
     """
-    from .diagram import Diagram
     w = _Writer()
     header = [f'digraph "{_html_esc(system.name)}" {{',
               f"  rankdir={rankdir}; fontname=Helvetica; node [fontname=Helvetica, fontsize=11];",
               f'  label="{_html_esc(system.name)}"; labelloc=t;']
-    if isinstance(system, Diagram):
+    if system.is_diagram():
         w.diagram(system, "  ", top=True)
     else:
         w.leaf(system, "  ")

@@ -59,7 +59,7 @@ class LeafSystem(System):
         self._num_q = 0
         self._num_v = 0
         self._xd0 = np.zeros(0)
-        self._xd_groups: List[slice] = []
+        self.discrete_state_groups: List[slice] = []
         self._xa0: list = []
         self._param_names: List[str] = []
         self._param_lookup: dict = {}
@@ -156,7 +156,7 @@ class LeafSystem(System):
         return prerequisites
 
     def _add_port(self, ports, port, kind):
-        if self._parent_diagram is not None:
+        if self.parent_diagram is not None:
             raise RuntimeError(f"system '{self.name}' is already part of a diagram; declare ports in __init__")
         if any(p.name == port.name for p in ports):
             raise ValueError(f"system '{self.name}' already has an {kind} port named '{port.name}'")
@@ -204,8 +204,8 @@ class LeafSystem(System):
             init = self._initial(size_or_initial, None, "discrete state")
         start = self._xd0.shape[0]
         self._xd0 = np.concatenate([self._xd0, init])
-        self._xd_groups.append(slice(start, start + init.shape[0]))
-        return len(self._xd_groups) - 1
+        self.discrete_state_groups.append(slice(start, start + init.shape[0]))
+        return len(self.discrete_state_groups) - 1
 
     def declare_abstract_state(self, model_value: Any) -> int:
         """Declare one abstract state value (any Python object, deep-copied per context)."""
@@ -249,6 +249,11 @@ class LeafSystem(System):
     def default_discrete_state(self) -> np.ndarray:
         """Copy of the declared initial discrete state (all groups concatenated), shape (n,)."""
         return np.array(self._xd0, dtype=float)
+
+    def default_abstract_state(self) -> list:
+        """The declared model values of the abstract state (not copies: the context deep-copies
+        them)."""
+        return list(self._xa0)
 
     def parameter_names(self) -> List[str]:
         """Names of the numeric parameters, in declaration order."""
@@ -373,10 +378,13 @@ class LeafSystem(System):
         return list(self._events)
 
     # ================================================================== contexts and feedthrough
-    def _make_context(self) -> LeafContext:
+    def allocate_context(self) -> LeafContext:
+        """A new leaf context holding the declared defaults (use :meth:`create_default_context`)."""
         return LeafContext(self)
 
-    def _output_prerequisites(self, index: int):
+    def output_prerequisites(self, index: int):
+        """What output port ``index`` depends on: a set of ``"time"``, ``"continuous_state"``,
+        ``"discrete_state"``, ``"abstract_state"``, ``"parameters"`` and ``("input", i)``."""
         return self.output_ports[index].prerequisites
 
     def symbolic_context(self) -> Tuple[LeafContext, dict]:
@@ -393,27 +401,23 @@ class LeafSystem(System):
         t = ca.SX.sym("t")
         x = ca.SX.sym("x", self.num_continuous_states())
         xd = ca.SX.sym("xd", self.num_discrete_states())
-        ctx._time = t
-        ctx._xc = x
-        ctx._xd = xd
-        p_parts = []
-        for i, (n, v) in enumerate(zip(self._param_names, self._p0)):
-            s = ca.SX.sym(f"p_{n}", v.shape[0])
-            ctx._p[i] = s
-            p_parts.append(s)
-        u = []
+        p_parts = [ca.SX.sym(f"p_{n}", v.shape[0])
+                   for n, v in zip(self._param_names, self._p0)]
+        u, fixed = [], {}
         for port in self.input_ports:
             if port.size is None:
-                ctx._fixed[port.index] = port.model_value
+                fixed[port.index] = port.model_value
                 u.append(None)
             else:
                 s = ca.SX.sym(f"u_{port.name}", port.size)
-                ctx._fixed[port.index] = s
+                fixed[port.index] = s
                 u.append(s)
+        ctx.load_symbols(t, x, xd, p_parts, fixed)
         p = ca.vertcat(*p_parts) if p_parts else ca.SX(0, 1)
         return ctx, {"t": t, "x": x, "xd": xd, "p": p, "u": u}
 
-    def _feedthrough_pairs(self) -> Set[Tuple[int, int]]:
+    def feedthrough_pairs(self) -> Set[Tuple[int, int]]:
+        """``(input index, output index)`` pairs with direct feedthrough (declared or inferred)."""
         if self._ft_cache is None:
             self._ft_cache = self._compute_feedthrough()
         return self._ft_cache

@@ -8,7 +8,7 @@ evaluation and CasADi columns ``(size, 1)`` in symbolic evaluation.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import Any, Callable, Optional
 
 import casadi as ca
 import numpy as np
@@ -16,9 +16,6 @@ import numpy as np
 from solvers import ops
 from .errors import PortValueError
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .context import Context
-    from .system import System
 
 __all__ = ["InputPort", "OutputPort", "normalize_vector"]
 
@@ -80,8 +77,8 @@ class InputPort(_Port):
         InputNotConnectedError
             When the port is neither connected, exported nor fixed.
         """
-        ctx = context if context._system is self.system else self.system._find_context(context)
-        return ctx._eval_input(self.index)
+        ctx = context if context.system is self.system else self.system.get_my_context_from_root(context)
+        return ctx.eval_input(self.index)
 
     def fix_value(self, context: "Context", value: Any):
         """Fix this input to ``value`` in ``context`` (the system's context or an enclosing one).
@@ -89,7 +86,7 @@ class InputPort(_Port):
         Vector ports check the size and refuse non-finite numbers; abstract ports take any
         object. Returns the stored value.
         """
-        ctx = context if context._system is self.system else self.system._find_context(context)
+        ctx = context if context.system is self.system else self.system.get_my_context_from_root(context)
         what = f"input port '{self.full_name()}'"
         if self.size is None:
             stored = value
@@ -99,13 +96,13 @@ class InputPort(_Port):
                 if not np.all(np.isfinite(stored)):
                     raise PortValueError(f"{what}: fixed value must be finite, got {stored}")
                 stored = stored.copy()
-        ctx._fix_input(self.index, stored)
+        ctx.fix_input(self.index, stored)
         return stored
 
     def is_fixed(self, context: "Context") -> bool:
         """Whether a value is fixed for this port in ``context``."""
-        ctx = context if context._system is self.system else self.system._find_context(context)
-        return self.index in ctx._fixed
+        ctx = context if context.system is self.system else self.system.get_my_context_from_root(context)
+        return ctx.is_input_fixed(self.index)
 
 
 class OutputPort(_Port):
@@ -132,8 +129,8 @@ class OutputPort(_Port):
         (time, state, parameters, or an upstream value) changed. The returned array must not
         be modified in place.
         """
-        ctx = context if context._system is self.system else self.system._find_context(context)
-        return ctx._eval_output(self.index)
+        ctx = context if context.system is self.system else self.system.get_my_context_from_root(context)
+        return ctx.eval_output(self.index)
 
 
 def _is_finite_number(x: Any) -> bool:

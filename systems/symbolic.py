@@ -92,14 +92,14 @@ class CasadiSystem:
         Inputs are read from their fixed values; an input that is not fixed raises
         :class:`~systems.errors.InputNotConnectedError`.
         """
-        ctx = context if context.system is self.system else self.system._find_context(context)
+        ctx = context if context.system is self.system else self.system.get_my_context_from_root(context)
         u = [np.asarray(port.eval(ctx), float) for port in self.system.input_ports]
         return (float(ctx.time), np.array(ctx.continuous_state, float), np.array(ctx.discrete_state, float),
                 np.concatenate(u) if u else np.zeros(0), np.array(ctx.parameters, float))
 
     def to_context(self, context, *, t=None, x=None, xd=None, u=None, p=None) -> None:
         """Write the given parts into ``context`` (inputs are fixed, port by port)."""
-        ctx = context if context.system is self.system else self.system._find_context(context)
+        ctx = context if context.system is self.system else self.system.get_my_context_from_root(context)
         if t is not None:
             ctx.set_time(t)
         if x is not None:
@@ -206,7 +206,7 @@ def to_casadi(system: System) -> CasadiSystem:
     for port, s in zip(system.input_ports, u_parts):
         port.fix_value(ctx, s)
 
-    leaves = ctx._leaf_contexts()
+    leaves = ctx.leaf_contexts()
     # Continuous dynamics, leaf by leaf so that a failure names its block.
     xdot_parts = []
     for leaf_ctx in leaves:

@@ -8,15 +8,12 @@ subsystems together. Both are Systems, so diagrams nest.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Iterable, List, Optional, Set, Tuple, Union
+from typing import Iterable, List, Optional, Set, Tuple, Union
 
 import numpy as np
 
 from .ports import InputPort, OutputPort
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .context import Context
-    from .diagram import Diagram
 
 __all__ = ["System"]
 
@@ -43,12 +40,12 @@ class System:
 
     def __init__(self, name: Optional[str] = None):
         self._name = _default_name(self) if name is None else self._check_name(name)
-        self._name_is_default = name is None
+        self.name_is_default = name is None
         self.input_ports: List[InputPort] = []
         self.output_ports: List[OutputPort] = []
-        self._parent_diagram: Optional["Diagram"] = None
-        self._index_in_parent = -1
-        self._in_builder = None
+        self.parent_diagram: Optional["Diagram"] = None
+        self.index_in_parent = -1
+        self.in_builder = None
 
     # ------------------------------------------------------------------ names
     @staticmethod
@@ -64,13 +61,26 @@ class System:
 
     @name.setter
     def name(self, value: str) -> None:
-        if self._parent_diagram is not None:
+        if self.parent_diagram is not None:
             raise ValueError(f"system '{self._name}' is part of diagram "
-                             f"'{self._parent_diagram.name}'; it cannot be renamed")
-        if self._in_builder is not None:
-            self._in_builder._rename(self, self._check_name(value))
+                             f"'{self.parent_diagram.name}'; it cannot be renamed")
+        if self.in_builder is not None:
+            self.in_builder.rename_system(self, self._check_name(value))
         self._name = self._check_name(value)
-        self._name_is_default = False
+        self.name_is_default = False
+
+    def is_diagram(self) -> bool:
+        """Whether this system is a :class:`~systems.Diagram` (holds subsystems)."""
+        return False
+
+    def set_default_name(self, name: str) -> None:
+        """Replace the automatic name before the system is added to a builder (the name still
+        counts as a default one: the builder makes it unique instead of refusing a clash)."""
+        if self.in_builder is not None or self.parent_diagram is not None:
+            raise ValueError(f"system '{self._name}' is already in a builder or diagram; "
+                             "set_default_name must come before add_system")
+        self._name = self._check_name(name)
+        self.name_is_default = True
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} '{self._name}'>"
@@ -148,27 +158,29 @@ class System:
     # ------------------------------------------------------------------ contexts
     def create_default_context(self) -> "Context":
         """A new root context holding the declared default values (time 0)."""
-        ctx = self._make_context()
-        if hasattr(ctx, "_set_root"):
-            ctx._set_root(ctx)
+        ctx = self.allocate_context()
+        if hasattr(ctx, "set_root"):
+            ctx.set_root(ctx)
         return ctx
 
-    def _make_context(self) -> "Context":
+    def allocate_context(self) -> "Context":
+        """Override: a new, non-root context of this system (``create_default_context`` makes
+        it a root)."""
         raise NotImplementedError
 
-    def _find_context(self, context: "Context") -> "Context":
+    def get_my_context_from_root(self, context: "Context") -> "Context":
         """This system's context inside ``context`` (its own or an enclosing diagram's)."""
         path = []
         s: System = self
-        while s is not context._system:
-            if s._parent_diagram is None:
-                raise ValueError(f"the context given belongs to system '{context._system.name}', "
+        while s is not context.system:
+            if s.parent_diagram is None:
+                raise ValueError(f"the context given belongs to system '{context.system.name}', "
                                  f"which does not contain system '{self.name}'")
-            path.append(s._index_in_parent)
-            s = s._parent_diagram
+            path.append(s.index_in_parent)
+            s = s.parent_diagram
         ctx = context
         for k in reversed(path):
-            ctx = ctx._subs[k]
+            ctx = ctx.subcontexts[k]
         return ctx
 
     # ------------------------------------------------------------------ evaluation
@@ -189,7 +201,8 @@ class System:
         return []
 
     # ------------------------------------------------------------------ feedthrough
-    def _feedthrough_pairs(self) -> Set[Tuple[int, int]]:
+    def feedthrough_pairs(self) -> Set[Tuple[int, int]]:
+        """Override: ``(input index, output index)`` pairs with direct feedthrough."""
         raise NotImplementedError
 
     def has_direct_feedthrough(self, input_port: Union[str, int, None] = None,
@@ -199,7 +212,7 @@ class System:
         With no arguments: whether any output depends on any input. Ports are given by
         name or index.
         """
-        pairs = self._feedthrough_pairs()
+        pairs = self.feedthrough_pairs()
         i = None if input_port is None else self.get_input_port(input_port).index
         j = None if output_port is None else self.get_output_port(output_port).index
         return any((i is None or a == i) and (j is None or b == j) for a, b in pairs)

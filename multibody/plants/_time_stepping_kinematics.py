@@ -30,7 +30,7 @@ def fused_function(tree, include_passive: bool) -> ca.Function:
     for i, j in enumerate(tree.joints, start=1):
         if j.nv == 0:
             continue
-        S = j._motion_subspace(q[j.q_start:j.q_start + j.nq])
+        S = j.calc_motion_subspace(q[j.q_start:j.q_start + j.nq])
         R, p = poses[i]
         for k in range(j.nv):
             w = R @ S[0:3, k]
@@ -61,5 +61,5 @@ def ancestor_mask(tree) -> np.ndarray:
         while i > 0:
             j = tree.joints[i - 1]
             mask[b.index, j.v_start:j.v_start + j.nv] = 1.0
-            i = tree._parent_index[i]
+            i = tree.parent_indices[i]
     return mask

@@ -79,20 +79,20 @@ class RigidBodyPlant(LeafSystem):
 
     def set_positions(self, context, q) -> None:
         """Set q (nq) in ``context`` (this plant's or an enclosing diagram's)."""
-        ctx = self._find_context(context)
+        ctx = self.get_my_context_from_root(context)
         x = np.array(ctx.continuous_state)
         x[:self._nq] = q
         ctx.set_continuous_state(x)
 
     def set_velocities(self, context, v) -> None:
         """Set v (nv) in ``context``."""
-        ctx = self._find_context(context)
+        ctx = self.get_my_context_from_root(context)
         x = np.array(ctx.continuous_state)
         x[self._nq:] = v
         ctx.set_continuous_state(x)
 
     def total_energy(self, context) -> float:
         """Kinetic plus potential energy at the state in ``context``."""
-        x = np.asarray(self._find_context(context).continuous_state)
+        x = np.asarray(self.get_my_context_from_root(context).continuous_state)
         q, v = x[:self._nq], x[self._nq:]
         return float(self.tree.kinetic_energy(q, v) + self.tree.potential_energy(q))

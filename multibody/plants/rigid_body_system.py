@@ -220,12 +220,12 @@ class RigidBodySystem(LeafSystem):
         ``("slide", direction)`` for contacts, ``("active", None)`` for joint limits."""
         if self._mode_index is None:
             return ()
-        return self._find_context(context).abstract_state[self._mode_index]
+        return self.get_my_context_from_root(context).abstract_state[self._mode_index]
 
     def solve(self, context) -> RigidBodySolution:
         """Accelerations and constraint forces at the state (and commands) of ``context``
         (numbers only; cached per state)."""
-        ctx = self._find_context(context)
+        ctx = self.get_my_context_from_root(context)
         x = ctx.continuous_state
         if ops.is_symbolic(x):
             raise SymbolicEvaluationError(f"RigidBodySystem '{self.name}': solve() is numeric; "
@@ -319,7 +319,7 @@ class RigidBodySystem(LeafSystem):
         sliding when its slip exceeds 1e-7 m/s, else sticking. Returns the modes."""
         if self._mode_index is None:
             return ()
-        ctx = self._find_context(context)
+        ctx = self.get_my_context_from_root(context)
         modes = uni.initial_modes(self, ctx)
         ctx.set_abstract_state(self._mode_index, modes)
         return modes
@@ -327,25 +327,25 @@ class RigidBodySystem(LeafSystem):
     # ------------------------------------------------------------------ conveniences
     def set_positions(self, context, q) -> None:
         """Set q (nq) in ``context`` (this system's or an enclosing diagram's)."""
-        ctx = self._find_context(context)
+        ctx = self.get_my_context_from_root(context)
         x = np.array(ctx.continuous_state, float)
         x[:self.nq] = np.asarray(q, float).ravel()
         ctx.set_continuous_state(x)
 
     def set_velocities(self, context, v) -> None:
         """Set v (nv) in ``context``."""
-        ctx = self._find_context(context)
+        ctx = self.get_my_context_from_root(context)
         x = np.array(ctx.continuous_state, float)
         x[self.nq:self.nq + self.nv] = np.asarray(v, float).ravel()
         ctx.set_continuous_state(x)
 
     def get_positions(self, context) -> np.ndarray:
         """q (nq) in ``context``."""
-        return np.array(self._find_context(context).continuous_state[:self.nq], float)
+        return np.array(self.get_my_context_from_root(context).continuous_state[:self.nq], float)
 
     def get_velocities(self, context) -> np.ndarray:
         """v (nv) in ``context``."""
-        return np.array(self._find_context(context).continuous_state[self.nq:self.nq + self.nv], float)
+        return np.array(self.get_my_context_from_root(context).continuous_state[self.nq:self.nq + self.nv], float)
 
     def parts(self, q, v):
         """``(H, c, J, b, phi)`` at ``(q, v)`` (numbers): mass matrix (nv x nv),

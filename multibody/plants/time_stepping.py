@@ -535,31 +535,31 @@ class TimeSteppingRigidBodySystem(LeafSystem):
     # ------------------------------------------------------------------ conveniences
     def set_positions(self, context, q) -> None:
         """Set q (nq) in ``context`` (this system's or an enclosing diagram's)."""
-        ctx = self._find_context(context)
+        ctx = self.get_my_context_from_root(context)
         xd = np.array(ctx.discrete_state)
         xd[:self.nq] = np.asarray(q, float).ravel()
         ctx.set_discrete_state(xd)
 
     def set_velocities(self, context, v) -> None:
         """Set v (nv) in ``context``."""
-        ctx = self._find_context(context)
+        ctx = self.get_my_context_from_root(context)
         xd = np.array(ctx.discrete_state)
         xd[self.nq:self.nq + self.nv] = np.asarray(v, float).ravel()
         ctx.set_discrete_state(xd)
 
     def get_positions(self, context) -> np.ndarray:
         """q (nq) in ``context``."""
-        return np.array(self._find_context(context).discrete_state[:self.nq])
+        return np.array(self.get_my_context_from_root(context).discrete_state[:self.nq])
 
     def get_velocities(self, context) -> np.ndarray:
         """v (nv) in ``context``."""
-        return np.array(self._find_context(context).discrete_state[self.nq:self.nq + self.nv])
+        return np.array(self.get_my_context_from_root(context).discrete_state[self.nq:self.nq + self.nv])
 
     def advance(self, context, num_steps: int) -> None:
         """Apply ``num_steps`` discrete updates to ``context`` directly (time advances by
         ``num_steps * time_step``); a lightweight alternative to the Simulator for a
         system used on its own, with the same update."""
-        ctx = self._find_context(context)
+        ctx = self.get_my_context_from_root(context)
         t0 = float(ctx.time)
         for k in range(int(num_steps)):
             xd = self._update(ctx)

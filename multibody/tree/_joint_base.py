@@ -53,8 +53,8 @@ class Joint:
 
     Subclasses set ``type``, ``nq``, ``nv`` and implement:
 
-    * ``_rotation_translation(q)`` -> ``(R, p)`` of ``X_J(q)`` (``R`` may be a numpy constant);
-    * ``_motion_subspace(q)`` -> ``S`` (6 x nv): the joint velocity of the child relative to
+    * ``calc_rotation_translation(q)`` -> ``(R, p)`` of ``X_J(q)`` (``R`` may be a numpy constant);
+    * ``calc_motion_subspace(q)`` -> ``S`` (6 x nv): the joint velocity of the child relative to
       the parent, expressed in the child frame, is ``S v`` (Featherstone 2008, eq. 4.5);
     * ``_bias(q, v)`` -> ``c_J`` (6,), the apparent derivative of ``S`` times ``v``, or
       ``None`` when ``S`` is constant (Featherstone eq. 4.10);
@@ -139,28 +139,37 @@ class Joint:
                 f"child={self.child!r}, nq={self.nq}, nv={self.nv})")
 
     # ------------------------------------------------------------------ contract
-    def _rotation_translation(self, q: Any) -> tuple[Any, Any]:
-        raise NotImplementedError
+    def calc_rotation_translation(self, q: Any) -> tuple[Any, Any]:
+        """Subclass hook: ``(R, p)`` of the child frame in the joint frame for a vector ``q``
+        (nq,), numbers or CasADi. The algorithms call it with ``q`` already a vector; users call
+        :meth:`joint_transform`."""
+        raise NotImplementedError(f"joint type {type(self).__name__} must implement "
+                                  "calc_rotation_translation")
 
-    def _motion_subspace(self, q: Any) -> Any:
-        raise NotImplementedError
+    def calc_motion_subspace(self, q: Any) -> Any:
+        """Subclass hook: motion subspace ``S(q)`` (6 x nv, child frame) for a vector ``q``;
+        users call :meth:`motion_subspace`."""
+        raise NotImplementedError(f"joint type {type(self).__name__} must implement "
+                                  "calc_motion_subspace")
 
-    def _bias(self, q: Any, v: Any) -> Any:
+    def calc_bias(self, q: Any, v: Any) -> Any:
+        """Subclass hook: ``c_J = dS/dt v`` (6,) or ``None`` when it is zero (constant ``S``);
+        users call :meth:`bias_acceleration`."""
         return None
 
     # ------------------------------------------------------------------ public API
     def joint_transform(self, q: Any):
         """Pose ``X_J(q)`` (4 x 4) of the child frame in the joint frame."""
-        R, p = self._rotation_translation(ops.vector(q) if self.nq else q)
+        R, p = self.calc_rotation_translation(ops.vector(q) if self.nq else q)
         return spatial.pose(R, p)
 
     def motion_subspace(self, q: Any):
         """Motion subspace ``S(q)`` (6 x nv), expressed in the child frame."""
-        return self._motion_subspace(ops.vector(q) if self.nq else q)
+        return self.calc_motion_subspace(ops.vector(q) if self.nq else q)
 
     def bias_acceleration(self, q: Any, v: Any):
         """``c_J = dS/dt v`` (6,), apparent derivative in the child frame (eq. 4.10)."""
-        c = self._bias(ops.vector(q), ops.vector(v)) if self.nv else None
+        c = self.calc_bias(ops.vector(q), ops.vector(v)) if self.nv else None
         if c is None:
             return ops.zeros(6, like=q if ops.is_symbolic(q) else v)
         return c

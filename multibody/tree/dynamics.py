@@ -29,7 +29,7 @@ import numpy as np
 
 from solvers import ops
 
-from .kinematics import (_cross_motion, body_velocities, force_to_parent, joint_placements,
+from .kinematics import (cross_motion, body_velocities, force_to_parent, joint_placements,
                          joint_placements_split, motion_to_child, world_poses)
 from .spatial import skew
 
@@ -167,7 +167,7 @@ def _body_wrenches(tree, q: Any, external_wrenches: list | None, X: list) -> lis
 
 
 def _gravity_acceleration(tree) -> np.ndarray:
-    return np.concatenate([np.zeros(3), -tree._gravity])
+    return np.concatenate([np.zeros(3), -tree.gravity])
 
 
 def inverse_dynamics(tree, q: Any, v: Any, vdot: Any, external_wrenches: list | None = None,
@@ -185,18 +185,18 @@ def inverse_dynamics(tree, q: Any, v: Any, vdot: Any, external_wrenches: list | 
     n = len(X)
     F: list = [None] * n
     for i in range(1, n):
-        b = tree._body_order[i]
+        b = tree.bodies[i]
         f = _body_inertia_times(b, A[i]) + _cross_force(V[i], _body_inertia_times(b, V[i]))
         if fext is not None and fext[i] is not None:
             f = f - fext[i]
         F[i] = f
-    tau: list = [None] * len(tree._joint_order)
+    tau: list = [None] * len(tree.joints)
     for i in range(n - 1, 0, -1):
-        j = tree._joint_order[i - 1]
+        j = tree.joints[i - 1]
         if j.nv:
-            S = j._motion_subspace(q[j.q_start:j.q_start + j.nq])
+            S = j.calc_motion_subspace(q[j.q_start:j.q_start + j.nq])
             tau[i - 1] = S.T @ F[i]
-        lam = tree._parent_index[i]
+        lam = tree.parent_indices[i]
         if lam:
             R, p = X[i]
             F[lam] = F[lam] + force_to_parent(R, p, F[i])
@@ -216,10 +216,10 @@ def world_composite_inertias(tree, q: Any, poses: list | None = None) -> list:
     rotational inertia, i.e. the spatial inertia ``[[I_o, [h]x], [[h]x^T, m 1]]``
     (Featherstone eq. 2.63; summed over subtrees as in table 6.2)."""
     poses = world_poses(tree, q) if poses is None else poses
-    n = len(tree._body_order)
+    n = len(tree.bodies)
     comp: list = [None] * n
     for i in range(1, n):
-        b = tree._body_order[i]
+        b = tree.bodies[i]
         R, p = poses[i]
         c0 = p + R @ b.com
         Ic = _symm(R @ b.inertia @ R.T) if b.inertia.any() else np.zeros((3, 3))
@@ -229,7 +229,7 @@ def world_composite_inertias(tree, q: Any, poses: list | None = None) -> list:
         comp[i] = [b.mass, b.mass * c0, Io]
     total = [0.0, np.zeros(3), np.zeros((3, 3))]
     for i in range(n - 1, 0, -1):
-        lam = tree._parent_index[i]
+        lam = tree.parent_indices[i]
         tgt = comp[lam] if lam else total
         tgt[0] = tgt[0] + comp[i][0]
         tgt[1] = tgt[1] + comp[i][1]
@@ -241,10 +241,10 @@ def world_composite_inertias(tree, q: Any, poses: list | None = None) -> list:
 def _world_columns(tree, q: Any, poses: list) -> dict:
     """World-frame motion subspace columns ``S^0`` (list of 6-vectors) per body index."""
     cols: dict = {}
-    for i, j in enumerate(tree._joint_order, start=1):
+    for i, j in enumerate(tree.joints, start=1):
         if not j.nv:
             continue
-        S = j._motion_subspace(q[j.q_start:j.q_start + j.nq])
+        S = j.calc_motion_subspace(q[j.q_start:j.q_start + j.nq])
         R, p = poses[i]
         out = []
         for c in range(j.nv):
@@ -268,22 +268,22 @@ def mass_matrix(tree, q: Any):
     poses = world_poses(tree, q)
     comp = world_composite_inertias(tree, q, poses)
     S0 = _world_columns(tree, q, poses)
-    nv = tree._nv
+    nv = tree.nv
     entries: dict = {}
     for i in S0:
         m, h, Io = comp[i]
         F = [_inertia_times(m, h, Io, s) for s in S0[i]]
-        vi = tree._joint_order[i - 1].v_start
+        vi = tree.joints[i - 1].v_start
         k = i
         while k:
             if k in S0:
-                vk = tree._joint_order[k - 1].v_start
+                vk = tree.joints[k - 1].v_start
                 for a, sk in enumerate(S0[k]):
                     for b, f in enumerate(F):
                         if k == i and a > b:
                             continue
                         entries[(vk + a, vi + b)] = ops.dot(sk, f)
-            k = tree._parent_index[k]
+            k = tree.parent_indices[k]
     if _sym(q):
         H = ca.SX.zeros(nv, nv) if not isinstance(q, ca.MX) else ca.MX.zeros(nv, nv)
         for (r, c), val in entries.items():
@@ -304,29 +304,29 @@ def forward_dynamics(tree, q: Any, v: Any, tau: Any, external_wrenches: list | N
     V = body_velocities(tree, q, v, X)
     fext = _body_wrenches(tree, q, external_wrenches, X)
     n = len(X)
-    IA = list(tree._inertias)
+    IA = tree.spatial_inertias
     pA: list = [None] * n
     c: list = [None] * n
     S_all: list = [None] * n
     for i in range(1, n):
-        j = tree._joint_order[i - 1]
-        pA[i] = _cross_force(V[i], _body_inertia_times(tree._body_order[i], V[i]))
+        j = tree.joints[i - 1]
+        pA[i] = _cross_force(V[i], _body_inertia_times(tree.bodies[i], V[i]))
         if fext is not None and fext[i] is not None:
             pA[i] = pA[i] - fext[i]
         if j.nv:
             qj = q[j.q_start:j.q_start + j.nq]
             vj = v[j.v_start:j.v_start + j.nv]
-            S = j._motion_subspace(qj)
+            S = j.calc_motion_subspace(qj)
             S_all[i] = S
-            ci = _cross_motion(V[i], S @ vj)
-            cJ = j._bias(qj, vj)
+            ci = cross_motion(V[i], S @ vj)
+            cJ = j.calc_bias(qj, vj)
             c[i] = ci if cJ is None else ci + cJ
     U: list = [None] * n
     Dinv_u: list = [None] * n
     Dinv_UT: list = [None] * n
     for i in range(n - 1, 0, -1):
-        j = tree._joint_order[i - 1]
-        lam = tree._parent_index[i]
+        j = tree.joints[i - 1]
+        lam = tree.parent_indices[i]
         if j.nv:
             S = S_all[i]
             Ui = IA[i] @ S
@@ -348,9 +348,9 @@ def forward_dynamics(tree, q: Any, v: Any, tau: Any, external_wrenches: list | N
     a: list = [_gravity_acceleration(tree)] + [None] * (n - 1)
     qdd: list = []
     for i in range(1, n):
-        j = tree._joint_order[i - 1]
+        j = tree.joints[i - 1]
         R, p = X[i]
-        ai = motion_to_child(R, p, a[tree._parent_index[i]])
+        ai = motion_to_child(R, p, a[tree.parent_indices[i]])
         if j.nv:
             ai = ai + c[i]
             qddi = Dinv_u[i] - Dinv_UT[i] @ ai
@@ -365,7 +365,7 @@ def kinetic_energy(tree, q: Any, v: Any):
     V = body_velocities(tree, q, v)
     T = 0
     for i in range(1, len(V)):
-        T = T + 0.5 * ops.dot(V[i], _body_inertia_times(tree._body_order[i], V[i]))
+        T = T + 0.5 * ops.dot(V[i], _body_inertia_times(tree.bodies[i], V[i]))
     return T
 
 
@@ -373,10 +373,10 @@ def potential_energy(tree, q: Any):
     """Gravitational potential ``-sum_b m_b g . c_b`` (zero at the world origin)."""
     poses = world_poses(tree, q)
     U = 0
-    for b in tree._body_order[1:]:
+    for b in tree.bodies[1:]:
         if b.mass:
             R, p = poses[b.index]
-            U = U - b.mass * ops.dot(tree._gravity, p + R @ b.com)
+            U = U - b.mass * ops.dot(tree.gravity, p + R @ b.com)
     return U
 
 
@@ -390,7 +390,7 @@ def centroidal_momentum_matrix(tree, q: Any):
     M = comp[0][0]
     com = comp[0][1] / M
     cols = []
-    for i, j in enumerate(tree._joint_order, start=1):
+    for i, j in enumerate(tree.joints, start=1):
         if not j.nv:
             continue
         m, h, Io = comp[i]
@@ -403,26 +403,26 @@ def centroidal_momentum_matrix(tree, q: Any):
 def qdot(tree, q: Any, v: Any):
     """``qdot = N(q) v`` (nq,)."""
     parts = [j.qdot(q[j.q_start:j.q_start + j.nq], v[j.v_start:j.v_start + j.nv])
-             for j in tree._joint_order if j.nq]
+             for j in tree.joints if j.nq]
     return ops.vertcat(*parts) if parts else np.zeros(0)
 
 
 def integrate(tree, q: Any, v: Any, dt: Any):
     """Configuration after moving with constant ``v`` for ``dt`` (nq,), on the manifold."""
     parts = [j.integrate(q[j.q_start:j.q_start + j.nq], v[j.v_start:j.v_start + j.nv], dt)
-             for j in tree._joint_order if j.nq]
+             for j in tree.joints if j.nq]
     return ops.vertcat(*parts) if parts else np.zeros(0)
 
 
 def difference(tree, q0: Any, q1: Any):
     """Velocity (nv,) with ``integrate(q0, v, 1) = q1``."""
     parts = [j.difference(q0[j.q_start:j.q_start + j.nq], q1[j.q_start:j.q_start + j.nq])
-             for j in tree._joint_order if j.nv]
+             for j in tree.joints if j.nv]
     return ops.vertcat(*parts) if parts else np.zeros(0)
 
 
 def joint_passive_forces(tree, q: Any, v: Any):
     """``-damping * v - stiffness * difference(rest, q)`` per joint (nv,)."""
     parts = [j.passive_force(q[j.q_start:j.q_start + j.nq], v[j.v_start:j.v_start + j.nv])
-             for j in tree._joint_order if j.nv]
+             for j in tree.joints if j.nv]
     return ops.vertcat(*parts) if parts else np.zeros(0)

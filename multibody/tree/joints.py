@@ -51,10 +51,10 @@ class Weld(Joint):
     nq = 0
     nv = 0
 
-    def _rotation_translation(self, q):
+    def calc_rotation_translation(self, q):
         return np.eye(3), np.zeros(3)
 
-    def _motion_subspace(self, q):
+    def calc_motion_subspace(self, q):
         return np.zeros((6, 0))
 
 
@@ -71,10 +71,10 @@ class Revolute(Joint):
         self.axis = _unit_axis(axis, name)
         super().__init__(name, parent, child, **kwargs)
 
-    def _rotation_translation(self, q):
+    def calc_rotation_translation(self, q):
         return spatial.axis_angle_to_rotation(self.axis, q[0]), np.zeros(3)
 
-    def _motion_subspace(self, q):
+    def calc_motion_subspace(self, q):
         return np.concatenate([self.axis, np.zeros(3)]).reshape(6, 1)
 
 
@@ -90,10 +90,10 @@ class Prismatic(Joint):
         self.axis = _unit_axis(axis, name)
         super().__init__(name, parent, child, **kwargs)
 
-    def _rotation_translation(self, q):
+    def calc_rotation_translation(self, q):
         return np.eye(3), self.axis * q[0] if not ops.is_symbolic(q) else ca.DM(self.axis) * q[0]
 
-    def _motion_subspace(self, q):
+    def calc_motion_subspace(self, q):
         return np.concatenate([np.zeros(3), self.axis]).reshape(6, 1)
 
     def _is_angle(self, i):
@@ -116,12 +116,12 @@ class Screw(Joint):
             raise JointError(f"joint '{name}': pitch must be finite, got {pitch!r}")
         super().__init__(name, parent, child, **kwargs)
 
-    def _rotation_translation(self, q):
+    def calc_rotation_translation(self, q):
         t = self.pitch * q[0]
         p = self.axis * t if not ops.is_symbolic(q) else ca.DM(self.axis) * t
         return spatial.axis_angle_to_rotation(self.axis, q[0]), p
 
-    def _motion_subspace(self, q):
+    def calc_motion_subspace(self, q):
         return np.concatenate([self.axis, self.pitch * self.axis]).reshape(6, 1)
 
 
@@ -135,7 +135,7 @@ class _RotationChain(Joint):
 
     _chain_axes: list[np.ndarray]
 
-    def _rotation_translation(self, q):
+    def calc_rotation_translation(self, q):
         R = None
         for k, a in enumerate(self._chain_axes):
             Rk = spatial.axis_angle_to_rotation(a, q[k])
@@ -153,10 +153,10 @@ class _RotationChain(Joint):
             Rtail = Rk if Rtail is None else Rk @ Rtail
         return cols[::-1]
 
-    def _motion_subspace(self, q):
+    def calc_motion_subspace(self, q):
         return _S([_col6(s, np.zeros(3)) for s in self._columns(q)])
 
-    def _bias(self, q, v):
+    def calc_bias(self, q, v):
         cols = self._columns(q)
         n = len(cols)
         w_after = None
@@ -222,10 +222,10 @@ class Ball(Joint):
     nq = 4
     nv = 3
 
-    def _rotation_translation(self, q):
+    def calc_rotation_translation(self, q):
         return spatial.quaternion_to_rotation(q), np.zeros(3)
 
-    def _motion_subspace(self, q):
+    def calc_motion_subspace(self, q):
         return np.vstack([np.eye(3), np.zeros((3, 3))])
 
     def qdot(self, q, v):
@@ -275,18 +275,18 @@ class Planar(Joint):
         self.e1, self.e2 = _plane_axes(self.axis)
         super().__init__(name, parent, child, **kwargs)
 
-    def _rotation_translation(self, q):
+    def calc_rotation_translation(self, q):
         R = spatial.axis_angle_to_rotation(self.axis, q[2])
         if ops.is_symbolic(q):
             return R, ca.DM(self.e1) * q[0] + ca.DM(self.e2) * q[1]
         return R, self.e1 * q[0] + self.e2 * q[1]
 
-    def _motion_subspace(self, q):
+    def calc_motion_subspace(self, q):
         R = spatial.axis_angle_to_rotation(self.axis, q[2])
         z = np.zeros(3)
         return _S([_col6(z, R.T @ self.e1), _col6(z, R.T @ self.e2), _col6(self.axis, z)])
 
-    def _bias(self, q, v):
+    def calc_bias(self, q, v):
         R = spatial.axis_angle_to_rotation(self.axis, q[2])
         lin = R.T @ (ca.DM(self.e1) * v[0] + ca.DM(self.e2) * v[1]) if ops.is_symbolic(v) \
             else R.T @ (self.e1 * v[0] + self.e2 * v[1])
@@ -303,10 +303,10 @@ class Translational(Joint):
     nq = 3
     nv = 3
 
-    def _rotation_translation(self, q):
+    def calc_rotation_translation(self, q):
         return np.eye(3), q
 
-    def _motion_subspace(self, q):
+    def calc_motion_subspace(self, q):
         return np.vstack([np.zeros((3, 3)), np.eye(3)])
 
     def _is_angle(self, i):
@@ -323,10 +323,10 @@ class Free(Joint):
     nq = 7
     nv = 6
 
-    def _rotation_translation(self, q):
+    def calc_rotation_translation(self, q):
         return spatial.quaternion_to_rotation(q[0:4]), q[4:7]
 
-    def _motion_subspace(self, q):
+    def calc_motion_subspace(self, q):
         return np.eye(6)
 
     def qdot(self, q, v):

@@ -24,7 +24,7 @@ import numpy as np
 
 from solvers import ops
 
-__all__ = ["joint_placements", "joint_placements_split", "world_poses", "body_velocities", "body_accelerations",
+__all__ = ["cross_motion", "joint_placements", "joint_placements_split", "world_poses", "body_velocities", "body_accelerations",
            "frame_in_body", "frame_world_pose", "relative_transform", "body_jacobian_columns",
            "point_jacobian", "frame_velocity", "frame_acceleration", "point_acceleration", "motion_to_child",
            "force_to_parent", "center_of_mass", "center_of_mass_velocity"]
@@ -57,23 +57,23 @@ def ancestors(tree, bodies) -> list[int]:
     for b in bodies:
         while b > 0 and b not in out:
             out.add(b)
-            b = tree._parent_index[b]
+            b = tree.parent_indices[b]
     return sorted(out)
 
 
 def _indices(tree, needed):
-    return range(1, len(tree._body_order)) if needed is None else needed
+    return range(1, len(tree.bodies)) if needed is None else needed
 
 
 def joint_placements_split(tree, q: Any, needed: list | None = None) -> list:
     """``(R_J, p_J, R_0, p_0)`` per body (entry 0 is None): the joint motion ``X_J(q)`` and
     the constant joint origin, so that the body pose in its parent is ``origin @ X_J``.
     ``needed``: ancestor-closed sorted body indices to compute (default all)."""
-    out: list = [None] * len(tree._body_order)
+    out: list = [None] * len(tree.bodies)
     for i in _indices(tree, needed):
-        j = tree._joint_order[i - 1]
+        j = tree.joints[i - 1]
         qj = q[j.q_start:j.q_start + j.nq] if j.nq else None
-        Rj, pj = j._rotation_translation(qj)
+        Rj, pj = j.calc_rotation_translation(qj)
         out[i] = (Rj, pj, j.origin[:3, :3], j.origin[:3, 3])
     return out
 
@@ -97,7 +97,7 @@ def world_poses(tree, q: Any, X: list | None = None, needed: list | None = None)
     X = joint_placements(tree, q, needed=needed) if X is None else X
     poses: list = [(np.eye(3), np.zeros(3))] + [None] * (len(X) - 1)
     for i in _indices(tree, needed):
-        lam = tree._parent_index[i]
+        lam = tree.parent_indices[i]
         R, p = X[i]
         if lam == 0:
             poses[i] = (R, p)
@@ -148,7 +148,7 @@ def _joint_velocity(j, q, v):
     if j.nv == 0:
         return None, None
     qj = q[j.q_start:j.q_start + j.nq]
-    S = j._motion_subspace(qj)
+    S = j.calc_motion_subspace(qj)
     return S, S @ v[j.v_start:j.v_start + j.nv]
 
 
@@ -158,9 +158,9 @@ def body_velocities(tree, q: Any, v: Any, X: list | None = None,
     X = joint_placements(tree, q, needed=needed) if X is None else X
     V: list = [np.zeros(6)] + [None] * (len(X) - 1)
     for i in _indices(tree, needed):
-        j = tree._joint_order[i - 1]
+        j = tree.joints[i - 1]
         R, p = X[i]
-        lam = tree._parent_index[i]
+        lam = tree.parent_indices[i]
         Vi = motion_to_child(R, p, V[lam]) if lam else None
         _, vJ = _joint_velocity(j, q, v)
         if vJ is not None:
@@ -179,24 +179,26 @@ def body_accelerations(tree, q: Any, v: Any, vdot: Any, X: list | None = None,
     V = body_velocities(tree, q, v, X, needed) if V is None else V
     A: list = [np.zeros(6) if a0 is None else a0] + [None] * (len(X) - 1)
     for i in _indices(tree, needed):
-        j = tree._joint_order[i - 1]
+        j = tree.joints[i - 1]
         R, p = X[i]
-        lam = tree._parent_index[i]
+        lam = tree.parent_indices[i]
         ai = motion_to_child(R, p, A[lam])
         if j.nv:
             qj = q[j.q_start:j.q_start + j.nq]
             vj = v[j.v_start:j.v_start + j.nv]
-            S = j._motion_subspace(qj)
+            S = j.calc_motion_subspace(qj)
             vJ = S @ vj
-            ai = ai + S @ vdot[j.v_start:j.v_start + j.nv] + _cross_motion(V[i], vJ)
-            cJ = j._bias(qj, vj)
+            ai = ai + S @ vdot[j.v_start:j.v_start + j.nv] + cross_motion(V[i], vJ)
+            cJ = j.calc_bias(qj, vj)
             if cJ is not None:
                 ai = ai + cJ
         A[i] = ai
     return A
 
 
-def _cross_motion(m, u):
+def cross_motion(m, u):
+    """Spatial motion cross product ``m x u`` (6,) of motion vectors [angular; linear]
+    (Featherstone 2008, eq. 2.31): ``[w x a; w x b + v x a]``."""
     w, v, a, b = m[0:3], m[3:6], u[0:3], u[3:6]
     return _cat(ops.cross(w, a), ops.cross(w, b) + ops.cross(v, a))
 
@@ -209,15 +211,15 @@ def body_jacobian_columns(tree, q: Any, body: int, X: list | None = None) -> dic
     i = body
     while i > 0:
         path.append(i)
-        i = tree._parent_index[i]
+        i = tree.parent_indices[i]
     cols: dict = {}
     for i in reversed(path):
         R, p = X[i]
         for k in list(cols):
             cols[k] = [motion_to_child(R, p, c) for c in cols[k]]
-        j = tree._joint_order[i - 1]
+        j = tree.joints[i - 1]
         if j.nv:
-            S = j._motion_subspace(q[j.q_start:j.q_start + j.nq])
+            S = j.calc_motion_subspace(q[j.q_start:j.q_start + j.nq])
             cols[j] = [S[:, c] for c in range(j.nv)]
     return cols
 
@@ -247,13 +249,13 @@ def point_jacobian(tree, q: Any, frame: str, point: Any, expressed_in: str = "wo
     if expressed_in != "world":
         Re, _ = frame_world_pose(tree, q, expressed_in, poses)
     columns = []
-    for i, j in enumerate(tree._joint_order, start=1):
+    for i, j in enumerate(tree.joints, start=1):
         if j.nv == 0:
             continue
         if i not in path:
             columns.extend([np.zeros(6)] * j.nv)
             continue
-        S = j._motion_subspace(q[j.q_start:j.q_start + j.nq])
+        S = j.calc_motion_subspace(q[j.q_start:j.q_start + j.nq])
         R, p = poses[i]
         for c in range(j.nv):
             w = R @ S[0:3, c]
@@ -342,7 +344,7 @@ def center_of_mass(tree, q: Any, poses: list | None = None):
         raise TreeError(f"tree '{tree.name}' has zero total mass: no center of mass")
     poses = world_poses(tree, q) if poses is None else poses
     acc = None
-    for b in tree._body_order[1:]:
+    for b in tree.bodies[1:]:
         if b.mass == 0:
             continue
         R, p = poses[b.index]
@@ -357,7 +359,7 @@ def center_of_mass_velocity(tree, q: Any, v: Any):
     poses = world_poses(tree, q, X)
     V = body_velocities(tree, q, v, X)
     acc = None
-    for b in tree._body_order[1:]:
+    for b in tree.bodies[1:]:
         if b.mass == 0:
             continue
         R, _ = poses[b.index]

@@ -166,6 +166,7 @@ class RigidBodyTree(AlgorithmsMixin):
                  inertia: Any = None) -> Body:
         """Add a body; ``inertia`` is the 3 x 3 rotational inertia about the COM in the body
         frame (symmetric, positive semidefinite, triangle inequality)."""
+        self._check_not_frozen(f"add_body('{name}')")
         if not isinstance(name, str) or not name:
             raise BodyError(f"tree '{self.name}': body name must be a non-empty string, "
                             f"got {name!r}")
@@ -202,6 +203,7 @@ class RigidBodyTree(AlgorithmsMixin):
         if not isinstance(joint, Joint):
             raise TypeError(f"tree '{self.name}': add_joint expects a Joint, got "
                             f"{type(joint).__name__}")
+        self._check_not_frozen(f"add_joint('{joint.name}')")
         if joint.name in self._joints:
             raise JointError(f"tree '{self.name}': duplicate joint name '{joint.name}'")
         for role in ("parent", "child"):
@@ -269,8 +271,26 @@ class RigidBodyTree(AlgorithmsMixin):
         return loader(path_or_string, floating_base=floating_base)
 
     # ------------------------------------------------------------------ topology
+    def _check_not_frozen(self, what: str) -> None:
+        if self._finalized:
+            raise TreeError(f"tree '{self.name}': {what} after the topology was frozen (by "
+                            "finalize(), the first algorithm call, or a plant or constraint "
+                            "built on the tree); add every body and joint first, or build a "
+                            "new tree")
+
+    @property
+    def is_finalized(self) -> bool:
+        """Whether the topology is frozen (bodies and joints can no longer be added; frames
+        and geometry still can)."""
+        return self._finalized
+
     def finalize(self) -> "RigidBodyTree":
-        """Check the topology and order joints depth-first from the world.
+        """Check the topology, order joints depth-first from the world and freeze it.
+
+        Called explicitly, or implicitly by the first algorithm call (``nq``, ``mass_matrix``,
+        ...) and by every plant or constraint built on the tree. Afterwards
+        :meth:`add_body` and :meth:`add_joint` raise :class:`TreeError`; frames and
+        collision/visual geometry may still be added.
 
         Raises
         ------
@@ -351,6 +371,17 @@ class RigidBodyTree(AlgorithmsMixin):
     def nv(self) -> int:
         """Number of velocity coordinates."""
         return self.finalize()._nv
+
+    @property
+    def parent_indices(self) -> list[int]:
+        """Index of the parent body of every body, in body-index order (``-1`` for the world)."""
+        return list(self.finalize()._parent_index)
+
+    @property
+    def spatial_inertias(self) -> list[np.ndarray]:
+        """Spatial inertia (6 x 6, body frame, [angular; linear]) of every body, in body-index
+        order."""
+        return [b.spatial_inertia() for b in self.finalize()._body_order]
 
     @property
     def joints(self) -> list[Joint]:

@@ -165,7 +165,7 @@ class _EventDispatch:
             xd = self._call(e, c, t, what + " (discrete)")
             if type(xd) is not np.ndarray or xd.dtype != np.float64 or xd.ndim != 1:
                 xd = np.asarray(xd.full() if hasattr(xd, "full") else xd, dtype=float).reshape(-1)
-            n = c._xd.shape[0]
+            n = c.discrete_state.shape[0]
             if xd.shape[0] != n:
                 raise PortValueError(f"system '{e.system.name}': discrete update at t={t!r} "
                                      f"returned {xd.shape[0]} values, expected {n}")
@@ -173,26 +173,18 @@ class _EventDispatch:
             xds.append((c, xd))
         root = self._context
         for c, state in states:
-            if c._xc.shape[0]:
+            if c.continuous_state.shape[0]:
                 c.set_continuous_state(state.continuous_state)
-            if c._xd.shape[0]:
-                self._set_xd(root, c, state.discrete_state)
+            if c.discrete_state.shape[0]:
+                c.set_discrete_state(state.discrete_state)
             for i, v in enumerate(state.abstract_state):
-                if v is not c._xa[i]:
+                if v is not c.abstract_state[i]:
                     c.set_abstract_state(i, v)
         for c, xd in xds:
-            self._set_xd(root, c, xd)
+            c.set_discrete_state(xd)
         stats = self._stats
         stats["unrestricted_updates"] += len(states)
         stats["discrete_updates"] += len(xds)
-
-    @staticmethod
-    def _set_xd(root, c, xd) -> None:
-        # Checked above (size, finite): store a read-only copy and invalidate dependents.
-        xd = np.array(xd, dtype=float)
-        xd.flags.writeable = False
-        c._xd = xd
-        root._invalidate("discrete_state", c)
 
     def _call(self, event, ctx, t, what, callback=None, *extra):
         cb = event.callback if callback is None else callback
@@ -235,7 +227,7 @@ class _EventDispatch:
     def _locate(self, index: int):
         for leaf, a, b in self._slots:
             if a <= index < b:
-                return leaf._system, index - a
+                return leaf.system, index - a
         return self._system, index  # pragma: no cover
 
     def _check_finite_state(self, t1, x, t0) -> None:
@@ -265,13 +257,13 @@ class _EventDispatch:
         bad = int(np.flatnonzero(~np.isfinite(xdot))[0])
         system, local = self._locate(bad)
         culprit = ""
-        leaves = self._context._leaf_contexts()
+        leaves = self._context.leaf_contexts()
         for leaf in leaves:
-            for j, value in enumerate(leaf._cache):
+            for j, value in leaf.cached_output_values():
                 if isinstance(value, np.ndarray) and value.dtype.kind == "f" and \
                         not np.all(np.isfinite(value)):
-                    port = leaf._system.output_ports[j]
-                    culprit = (f"; output port '{port.name}' of system '{leaf._system.name}' "
+                    port = leaf.system.output_ports[j]
+                    culprit = (f"; output port '{port.name}' of system '{leaf.system.name}' "
                                f"is not finite")
                     break
             if culprit:

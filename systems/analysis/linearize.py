@@ -40,7 +40,7 @@ def _jacobians(cs: CasadiSystem, which: str):
 
 def _operating_point(system: System, context, cs: CasadiSystem):
     for port in system.input_ports:
-        ctx = context if context.system is system else system._find_context(context)
+        ctx = context if context.system is system else system.get_my_context_from_root(context)
         if port.size and not port.is_fixed(ctx):
             raise ValueError(f"linearize: input port '{port.full_name()}' must be fixed in the context "
                              f"(the operating point u0); call port.fix_value(context, u0)")

@@ -64,7 +64,6 @@ from typing import Any, Callable, List, Optional, Tuple
 
 import numpy as np
 
-from ..context import _INVALID
 from ..diagram import Diagram
 from ..errors import InputNotConnectedError, SystemCallbackError
 from ..events import InitializationEvent, PeriodicEvent, PerStepEvent, WitnessFunction
@@ -293,8 +292,8 @@ class Simulator(_EventDispatch):
         status_reason, message = "reached_boundary_time", ""
         stats = self._stats
         try:
-            while ctx._time < t_final:
-                t = ctx._time
+            while ctx.time < t_final:
+                t = ctx.time
                 t_event = self._t_event
                 boundary = t_event if t_event < t_final else t_final
                 hits: Tuple = ()
@@ -328,7 +327,7 @@ class Simulator(_EventDispatch):
     def _collect_events(self) -> None:
         ctx = self._context
         leaf_ctx = {}
-        for system, c in zip(self._system.leaf_systems(), ctx._leaf_contexts()):
+        for system, c in zip(self._system.leaf_systems(), ctx.leaf_contexts()):
             leaf_ctx[id(system)] = c
         self._timed: List[_Timed] = []
         self._per_step = {"publish": [], "discrete": [], "unrestricted": []}
@@ -353,33 +352,12 @@ class Simulator(_EventDispatch):
         self._any_per_step = bool(self._per_step_pub or self._per_step_disc or self._per_step_unres)
 
     def _setup_fast_path(self) -> None:
-        """Precompute how to load (t, x) into the context without copies per leaf.
-
-        The derivative function sets the root time and the leaves' continuous states to
-        read-only views of one copy of ``x``, and clears exactly the cached outputs that
-        depend on time or continuous state (the context's own invalidation tables).
-        """
-        ctx = self._context
-        leaves = ctx._leaf_contexts()
-        self._slots = []
-        k = 0
-        for leaf in leaves:
-            m = leaf._xc.shape[0]
-            if m:
-                self._slots.append((leaf, k, k + m))
-                k += m
-        self._nx = k
-        ctx._invalidate("time")  # builds the tables
-        tables = ctx._root._tables
-        seen, cells = set(), []
-        keys = ["time"] + [(id(leaf), "continuous_state") for leaf, _, _ in self._slots]
-        for key in keys:
-            for cache, i in tables.get(key, ()):
-                if (id(cache), i) not in seen:
-                    seen.add((id(cache), i))
-                    cells.append((cache, i))
-        self._time_cells = [(c, i) for c, i in tables.get("time", ())]
-        self._cells = cells
+        """The context's fast path for loading (t, x): :class:`~systems.context.StateLoader`
+        (one read-only copy of ``x`` shared by the leaves, exactly the dependent cached
+        outputs cleared)."""
+        self._loader = self._context.state_loader()
+        self._slots = self._loader.slots
+        self._nx = self._loader.size
 
     def _reset_statistics(self) -> None:
         self._stats = {"steps": 0, "discrete_updates": 0, "unrestricted_updates": 0,
@@ -389,19 +367,10 @@ class Simulator(_EventDispatch):
 
     def _load(self, t: float, x: np.ndarray) -> None:
         """Put (t, x) into the context (x is copied once and shared read-only by the leaves)."""
-        x = np.array(x, dtype=float)
-        x.setflags(write=False)
-        root = self._context
-        root._time = t
-        for leaf, a, b in self._slots:
-            leaf._xc = x[a:b]
-        for cache, i in self._cells:
-            cache[i] = _INVALID
+        self._loader.load(t, x)
 
     def _set_time(self, t: float) -> None:
-        self._context._time = t
-        for cache, i in self._time_cells:
-            cache[i] = _INVALID
+        self._loader.set_time(t)
 
     def _make_derivative_function(self) -> Callable[[float, np.ndarray], np.ndarray]:
         """``f(t, x) -> xdot`` over the context: the place a compiled mode plugs in.
@@ -411,10 +380,10 @@ class Simulator(_EventDispatch):
         :class:`NonFiniteStateError` naming the system and the index.
         """
         root = self._context
-        slots, cells = self._slots, self._cells
+        slots = self._slots
+        load_readonly = self._loader.load_readonly
         nfev = self._nfev
         report = self._report_nonfinite_derivative
-        invalid = _INVALID
         isfinite = math.isfinite
         array, concatenate = np.array, np.concatenate
         system = self._system
@@ -422,7 +391,7 @@ class Simulator(_EventDispatch):
                                                           LeafSystem.eval_time_derivatives)
         if generic and slots:
             # Each leaf with continuous state, directly (what Diagram.eval_time_derivatives does).
-            evals = [(leaf._system.eval_time_derivatives, leaf) for leaf, _, _ in slots]
+            evals = [(leaf.system.eval_time_derivatives, leaf) for leaf, _, _ in slots]
         else:
             evals = [(lambda c, _s=system: _s.eval_time_derivatives(c), root)]
         single = evals[0] if len(evals) == 1 else None
@@ -434,11 +403,7 @@ class Simulator(_EventDispatch):
         def f(t, x):
             x = x.copy() if type(x) is ndarray and x.dtype == float64 else array(x, dtype=float)
             x.setflags(write=False)
-            root._time = t
-            for leaf, a, b in slots:
-                leaf._xc = x[a:b]
-            for cache, i in cells:
-                cache[i] = invalid
+            load_readonly(t, x)
             nfev[0] += 1
             if single is not None:
                 xdot = single[0](single[1])

@@ -181,7 +181,7 @@ def FiniteHorizonLinearQuadraticRegulator(system: System, context, t0: float, tf
     cs = to_casadi(system)
     if cs.nxd:
         raise ValueError(f"FiniteHorizonLinearQuadraticRegulator: system '{system.name}' has discrete state")
-    ctx = context if context.system is system else system._find_context(context)
+    ctx = context if context.system is system else system.get_my_context_from_root(context)
     x_ctx = np.asarray(ctx.continuous_state, float)
     u_ctx = np.concatenate([np.asarray(port.eval(ctx), float) if port.is_fixed(ctx) else np.zeros(port.size)
                             for port in system.input_ports]) if system.input_ports else np.zeros(0)

@@ -67,7 +67,7 @@ class PidController(LeafSystem):
 
     def set_integral_value(self, context, value) -> None:
         """Set the integral of the position error z in ``context``."""
-        self._find_context(context).set_continuous_state(value)
+        self.get_my_context_from_root(context).set_continuous_state(value)
 
     def _control(self, context):
         n = self.num_positions

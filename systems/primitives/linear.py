@@ -74,7 +74,7 @@ class Integrator(LeafSystem):
 
     def set_integral_value(self, context, value) -> None:
         """Set the integrator state in ``context``."""
-        self._find_context(context).set_continuous_state(value)
+        self.get_my_context_from_root(context).set_continuous_state(value)
 
 
 class LinearSystem(LeafSystem):

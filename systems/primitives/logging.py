@@ -99,7 +99,7 @@ class VectorLogSink(LeafSystem):
 
     def find_log(self, context) -> VectorLog:
         """The log of this sink in ``context`` (its own context or an enclosing one)."""
-        return self._find_context(context).abstract_state[self._log_index]
+        return self.get_my_context_from_root(context).abstract_state[self._log_index]
 
     get_log = find_log
 
@@ -110,7 +110,7 @@ def LogVectorOutput(output_port, builder, publish_period: float = 0.0) -> Vector
         raise ValueError(f"LogVectorOutput: output port '{output_port.full_name()}' is abstract; "
                          f"only vector ports can be logged")
     sink = VectorLogSink(output_port.size, publish_period)
-    sink._name = f"{output_port.system.name}_{output_port.name}_log"  # default: made unique on add
+    sink.set_default_name(f"{output_port.system.name}_{output_port.name}_log")  # unique on add
     builder.add_system(sink)
     builder.connect(output_port, sink.get_input_port())
     return sink

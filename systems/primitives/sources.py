@@ -38,11 +38,11 @@ class ConstantVectorSource(LeafSystem):
 
     def get_source_value(self, context):
         """The value in ``context``."""
-        return self._find_context(context).get_parameter(0)
+        return self.get_my_context_from_root(context).get_parameter(0)
 
     def set_source_value(self, context, value) -> None:
         """Change the value in ``context``."""
-        self._find_context(context).set_parameter(0, value)
+        self.get_my_context_from_root(context).set_parameter(0, value)
 
 
 def _broadcast(owner, size, **arrays):
