@@ -468,7 +468,7 @@ def _build_tables(root: Context) -> dict:
     # Output nodes (leaf, j) and downstream edges through direct feedthrough.
     downstream: dict = {}
     for leaf in leaves:
-        system = leaf._system
+        system = leaf.system
         pairs = system.feedthrough_pairs()
         for i, port in enumerate(system.input_ports):
             src = _resolve_upstream(leaf, i)
@@ -493,7 +493,7 @@ def _build_tables(root: Context) -> dict:
     tables: dict = {}
     time_nodes = []
     for leaf in leaves:
-        system = leaf._system
+        system = leaf.system
         for prereq in PREREQUISITES:
             nodes = [(id(leaf), j) for j, port in enumerate(system.output_ports)
                      if prereq in system.output_prerequisites(j)]
