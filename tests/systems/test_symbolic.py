@@ -8,26 +8,7 @@ from systems import DiagramBuilder, LeafSystem, SymbolicEvaluationError
 from systems.primitives import (Adder, ConstantVectorSource, Integrator, LinearSystem,
                                 LogVectorOutput, Sine, ZeroOrderHold)
 from systems.symbolic import to_casadi
-
-
-class Pendulum(LeafSystem):
-    def __init__(self, damping=0.1):
-        super().__init__("pendulum")
-        self.declare_continuous_state(2, num_q=1, num_v=1)
-        self.declare_numeric_parameter("g", [9.81])
-        self.declare_numeric_parameter("b", [damping])
-        self.u = self.declare_input_port("tau", 1)
-        self.declare_output_port("state", 2, lambda c: c.continuous_state)
-        self.declare_output_port("energy", 1, self._energy)
-
-    def _energy(self, c):
-        th, om = c.continuous_state[0], c.continuous_state[1]
-        return 0.5 * om**2 + c.get_parameter("g")[0] * (1 - ops.cos(th))
-
-    def time_derivatives(self, c):
-        th, om = c.continuous_state[0], c.continuous_state[1]
-        return ops.vertcat(om, -c.get_parameter("g")[0] * ops.sin(th) - c.get_parameter("b")[0] * om
-                           + self.u.eval(c)[0])
+from _systems_models import Pendulum
 
 
 def _loop():

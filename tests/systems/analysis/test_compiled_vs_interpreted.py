@@ -3,8 +3,7 @@ import numpy as np
 import pytest
 
 from systems.analysis import Simulator
-from test_compiled_simulation import X0, _sampled_data_loop
-from test_linearize_lqr import _closed_loop_lqr
+from _systems_models import X0, _closed_loop_lqr, _sampled_data_loop
 from _examples import load_example
 
 

@@ -7,9 +7,8 @@ from systems import DiagramBuilder, LeafSystem, SymbolicEvaluationError
 from systems.analysis.compiled import CompiledSimulator
 from systems.primitives import ConstantVectorSource, LinearSystem, LogVectorOutput, ZeroOrderHold
 from systems.symbolic import to_casadi
-from test_linearize_lqr import _closed_loop_lqr
+from _systems_models import X0, _closed_loop_lqr, _plant_context, _sampled_data_loop
 
-X0 = [np.pi - 0.3, 0.5]
 
 
 def _reference(diagram, x0, t_final):
@@ -37,7 +36,6 @@ def test_pendulum_under_lqr_matches_reference(integrator, max_step, tol):
 def test_logging_times_and_values_match_reference():
     d0, _ = _closed_loop_lqr()
     # Rebuild with log sinks (a system can be in one diagram only).
-    from test_linearize_lqr import _plant_context
     from systems.controllers.lqr import LinearQuadraticRegulator
     plant, pctx = _plant_context(np.pi)
     ctrl = LinearQuadraticRegulator(plant, pctx, np.diag([10.0, 1.0]), np.array([[1.0]]))
@@ -61,19 +59,6 @@ def test_logging_times_and_values_match_reference():
     np.testing.assert_allclose(plog.sample_times(), [0.0, 0.25, 0.5, 0.75, 1.0], atol=1e-12)
     states = ref(plog.sample_times())
     np.testing.assert_allclose(plog.data()[0], ctrl.u0[0] - (ctrl.K @ (states - ctrl.x0[:, None]))[0], atol=1e-6)
-
-
-def _sampled_data_loop(T=0.1):
-    b = DiagramBuilder("sampled_data")
-    plant = b.add_system(LinearSystem([[0.5]], [[1.0]], [[1.0]], [[0.0]], name="plant"))
-    zoh = b.add_system(ZeroOrderHold(T, 1))
-    ctrl = b.add_system(LinearSystem([[0.5]], [[1.0]], [[-0.8]], [[-0.3]], time_period=T, name="ctrl"))
-    b.connect(plant.get_output_port(), zoh.get_input_port())
-    b.connect(zoh.get_output_port(), ctrl.get_input_port())
-    b.connect(ctrl.get_output_port(), plant.get_input_port())
-    b.export_output(plant.get_output_port(), "y")
-    sink = LogVectorOutput(plant.get_output_port(), b, publish_period=T)
-    return b.build(), sink
 
 
 def _closed_form(T, n, x0):

@@ -757,7 +757,7 @@ def test_benchmark_script_quick_run(capsys, monkeypatch):
     import pathlib
     for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         monkeypatch.setenv(var, "1")             # restored after the test
-    path = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "bench_lcp.py"
+    path = pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "bench_lcp.py"
     spec = importlib.util.spec_from_file_location("bench_lcp", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)

@@ -12,17 +12,9 @@ from systems.controllers.lqr import (DiscreteTimeLinearQuadraticRegulator,
                                      FiniteHorizonLinearQuadraticRegulator, LinearQuadraticRegulator)
 from systems.primitives import LinearSystem
 from systems.symbolic import to_casadi
-from test_symbolic import Pendulum
+from _systems_models import B_DAMP, Pendulum, _closed_loop_lqr, _plant_context
 
-G, B_DAMP = 9.81, 0.1
-
-
-def _plant_context(theta, omega=0.0, tau=0.0):
-    p = Pendulum(damping=B_DAMP)
-    ctx = p.create_default_context()
-    ctx.set_continuous_state([theta, omega])
-    p.get_input_port().fix_value(ctx, [tau])
-    return p, ctx
+G = 9.81
 
 
 @pytest.mark.parametrize("theta, sign", [(0.0, -1.0), (np.pi, 1.0)])
@@ -107,18 +99,6 @@ def test_lqr_gains_match_scipy_and_python_control():
         LinearQuadraticRegulator(A, B, Q, np.zeros((2, 2)))
     with pytest.raises(ValueError, match=r"Q has shape \(3, 3\), expected \(4, 4\)"):
         LinearQuadraticRegulator(A, B, np.eye(3), R)
-
-
-def _closed_loop_lqr():
-    plant, ctx = _plant_context(np.pi)
-    ctrl = LinearQuadraticRegulator(plant, ctx, np.diag([10.0, 1.0]), np.array([[1.0]]))
-    b = DiagramBuilder("inverted")
-    b.add_system(plant)
-    b.add_system(ctrl)
-    b.connect(plant.get_output_port("state"), ctrl.get_input_port())
-    b.connect(ctrl.get_output_port(), plant.get_input_port())
-    b.export_output(plant.get_output_port("state"), "state")
-    return b.build(), ctrl
 
 
 def test_lqr_controller_stabilizes_the_inverted_pendulum():

@@ -1,0 +1,64 @@
+"""Test helper: small systems shared by the symbolic, linearization, LQR and compiled
+simulation tests (a damped pendulum LeafSystem, its LQR loop, a sampled-data loop)."""
+import numpy as np
+
+from solvers import ops
+from systems import DiagramBuilder, LeafSystem
+from systems.controllers.lqr import LinearQuadraticRegulator
+from systems.primitives import LinearSystem, LogVectorOutput, ZeroOrderHold
+
+G, B_DAMP = 9.81, 0.1
+X0 = [np.pi - 0.3, 0.5]
+
+
+class Pendulum(LeafSystem):
+    def __init__(self, damping=0.1):
+        super().__init__("pendulum")
+        self.declare_continuous_state(2, num_q=1, num_v=1)
+        self.declare_numeric_parameter("g", [9.81])
+        self.declare_numeric_parameter("b", [damping])
+        self.u = self.declare_input_port("tau", 1)
+        self.declare_output_port("state", 2, lambda c: c.continuous_state)
+        self.declare_output_port("energy", 1, self._energy)
+
+    def _energy(self, c):
+        th, om = c.continuous_state[0], c.continuous_state[1]
+        return 0.5 * om**2 + c.get_parameter("g")[0] * (1 - ops.cos(th))
+
+    def time_derivatives(self, c):
+        th, om = c.continuous_state[0], c.continuous_state[1]
+        return ops.vertcat(om, -c.get_parameter("g")[0] * ops.sin(th) - c.get_parameter("b")[0] * om
+                           + self.u.eval(c)[0])
+
+
+def _plant_context(theta, omega=0.0, tau=0.0):
+    p = Pendulum(damping=B_DAMP)
+    ctx = p.create_default_context()
+    ctx.set_continuous_state([theta, omega])
+    p.get_input_port().fix_value(ctx, [tau])
+    return p, ctx
+
+
+def _closed_loop_lqr():
+    plant, ctx = _plant_context(np.pi)
+    ctrl = LinearQuadraticRegulator(plant, ctx, np.diag([10.0, 1.0]), np.array([[1.0]]))
+    b = DiagramBuilder("inverted")
+    b.add_system(plant)
+    b.add_system(ctrl)
+    b.connect(plant.get_output_port("state"), ctrl.get_input_port())
+    b.connect(ctrl.get_output_port(), plant.get_input_port())
+    b.export_output(plant.get_output_port("state"), "state")
+    return b.build(), ctrl
+
+
+def _sampled_data_loop(T=0.1):
+    b = DiagramBuilder("sampled_data")
+    plant = b.add_system(LinearSystem([[0.5]], [[1.0]], [[1.0]], [[0.0]], name="plant"))
+    zoh = b.add_system(ZeroOrderHold(T, 1))
+    ctrl = b.add_system(LinearSystem([[0.5]], [[1.0]], [[-0.8]], [[-0.3]], time_period=T, name="ctrl"))
+    b.connect(plant.get_output_port(), zoh.get_input_port())
+    b.connect(zoh.get_output_port(), ctrl.get_input_port())
+    b.connect(ctrl.get_output_port(), plant.get_input_port())
+    b.export_output(plant.get_output_port(), "y")
+    sink = LogVectorOutput(plant.get_output_port(), b, publish_period=T)
+    return b.build(), sink
