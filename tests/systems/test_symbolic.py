@@ -3,7 +3,6 @@ import casadi as ca
 import numpy as np
 import pytest
 
-from solvers import ops
 from systems import DiagramBuilder, LeafSystem, SymbolicEvaluationError
 from systems.primitives import (Adder, ConstantVectorSource, Integrator, LinearSystem,
                                 LogVectorOutput, Sine, ZeroOrderHold)

@@ -5,7 +5,7 @@ from scipy.integrate import solve_ivp
 
 from systems import DiagramBuilder, LeafSystem, SymbolicEvaluationError
 from systems.analysis.compiled import CompiledSimulator
-from systems.primitives import ConstantVectorSource, LinearSystem, LogVectorOutput, ZeroOrderHold
+from systems.primitives import ConstantVectorSource, LogVectorOutput
 from systems.symbolic import to_casadi
 from _systems_models import X0, _closed_loop_lqr, _plant_context, _sampled_data_loop
 
