@@ -6,3 +6,15 @@ lower layers (``multibody``) can use ``solvers.ops`` without pulling in higher o
 """
 
 __all__ = ["ops", "compiled", "lcp"]
+
+
+def __getattr__(name: str):
+    """Import a submodule listed in ``__all__`` on first use."""
+    if name in __all__:
+        import importlib
+        return importlib.import_module(f"solvers.{name}")
+    raise AttributeError(f"module 'solvers' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

@@ -31,3 +31,7 @@ def __getattr__(name: str):
         from .analysis.simulator import Simulator
         return Simulator
     raise AttributeError(f"module 'systems' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))
