@@ -64,13 +64,19 @@ _EMPTY.flags.writeable = False
 
 
 class Context:
-    """Base class of leaf and diagram contexts (create them with ``system.create_default_context()``)."""
+    """Base class of leaf and diagram contexts (create them with ``system.create_default_context()``).
 
-    __slots__ = ("_system", "_parent", "_root", "_sub_index", "_fixed", "_time", "_tables",
+    Attributes
+    ----------
+    system : System
+        The system this context belongs to (set once; do not assign it).
+    """
+
+    __slots__ = ("system", "_parent", "_root", "_sub_index", "_fixed", "_time", "_tables",
                  "__weakref__")
 
     def __init__(self, system: "System"):
-        self._system = system
+        self.system = system
         self._parent = None
         self._root = self
         self._sub_index = -1
@@ -80,17 +86,12 @@ class Context:
 
     # ------------------------------------------------------------------ identity
     @property
-    def system(self) -> "System":
-        """The system this context belongs to."""
-        return self._system
-
-    @property
     def is_root(self) -> bool:
         """True for a top-level context (one not held by a diagram context)."""
         return self._parent is None
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} of '{self._system.name}' at t={self.time}>"
+        return f"<{type(self).__name__} of '{self.system.name}' at t={self.time}>"
 
     # ------------------------------------------------------------------ time
     @property
@@ -108,7 +109,7 @@ class Context:
         if not ops.is_symbolic(t):
             t = float(t)
             if not np.isfinite(t):
-                raise PortValueError(f"context of '{self._system.name}': time must be finite, got {t}")
+                raise PortValueError(f"context of '{self.system.name}': time must be finite, got {t}")
         root._time = t
         root._invalidate("time")
 
@@ -122,20 +123,20 @@ class Context:
     def _upstream_input(self, index: int):
         """Value feeding input ``index`` from the enclosing diagram (not the fixed value)."""
         parent = self._parent
-        port = self._system.input_ports[index]
+        port = self.system.input_ports[index]
         if parent is None:
             raise InputNotConnectedError(
-                f"input port '{port.name}' of system '{self._system.name}' is not connected, "
+                f"input port '{port.name}' of system '{self.system.name}' is not connected, "
                 f"exported or fixed; connect it in a DiagramBuilder or call "
                 f"get_input_port('{port.name}').fix_value(context, value)")
-        kind, a, b = parent._system.input_sources[self._sub_index][index]
+        kind, a, b = parent.system.input_sources[self._sub_index][index]
         if kind == "out":
             return parent._subs[a].eval_output(b)
         if kind == "in":
             return parent.eval_input(a)
         raise InputNotConnectedError(
-            f"input port '{port.name}' of system '{self._system.name}' (in diagram "
-            f"'{parent._system.name}') is not connected, exported or fixed")
+            f"input port '{port.name}' of system '{self.system.name}' (in diagram "
+            f"'{parent.system.name}') is not connected, exported or fixed")
 
     def eval_input(self, index: int):
         """Value of input port ``index``: its fixed value, else the value feeding it in the
@@ -152,7 +153,7 @@ class Context:
     # ------------------------------------------------------------------ helpers
     def clone(self) -> "Context":
         """A deep copy: a new root context of the same system holding the same values."""
-        new = self._system.create_default_context()
+        new = self.system.create_default_context()
         new.set_time(self.time) if not ops.is_symbolic(self.time) else None
         new._copy_values_from(self)
         return new
@@ -161,7 +162,7 @@ class Context:
         """A fast, checked-once path that loads ``(t, x)`` into this (root) context: the
         integrators' way in (see :class:`StateLoader`)."""
         if self._parent is not None:
-            raise ValueError(f"state_loader: the context of '{self._system.name}' is not a root "
+            raise ValueError(f"state_loader: the context of '{self.system.name}' is not a root "
                              "context; ask the root (the one create_default_context returned)")
         return StateLoader(self)
 
@@ -187,7 +188,7 @@ class LeafContext(Context):
         self._inv = None  # kind -> list of (cache list, index), set by the root
 
     def _what(self, thing: str) -> str:
-        return f"{thing} of system '{self._system.name}'"
+        return f"{thing} of system '{self.system.name}'"
 
     # ------------------------------------------------------------------ state access
     @property
@@ -213,7 +214,7 @@ class LeafContext(Context):
         """The whole discrete state, or one declared group of it."""
         if group is None:
             return self._xd
-        sl = self._system.discrete_state_groups[group]
+        sl = self.system.discrete_state_groups[group]
         return self._xd[sl]
 
     def set_discrete_state(self, xd) -> None:
@@ -243,19 +244,19 @@ class LeafContext(Context):
 
     def get_parameter(self, name_or_index: Union[str, int]):
         """One numeric parameter vector, by name or declaration index."""
-        return self._p[self._system.parameter_index(name_or_index)]
+        return self._p[self.system.parameter_index(name_or_index)]
 
     def set_parameter(self, name_or_index: Union[str, int], value) -> None:
         """Set one numeric parameter vector (size checked)."""
-        i = self._system.parameter_index(name_or_index)
-        name = self._system.parameter_names()[i]
+        i = self.system.parameter_index(name_or_index)
+        name = self.system.parameter_names()[i]
         self._p[i] = _store(value, self._p[i].shape[0], self._what(f"parameter '{name}'"))
         self._root._invalidate("parameters", self)
 
     def set_parameters(self, p) -> None:
         """Set all numeric parameters from one concatenated vector."""
         sizes = [v.shape[0] for v in self._p]
-        names = self._system.parameter_names()
+        names = self.system.parameter_names()
         p = normalize_vector(p, sum(sizes), self._what("parameters"))
         k = 0
         for i, n in enumerate(sizes):
@@ -269,18 +270,18 @@ class LeafContext(Context):
         prerequisite changes."""
         value = self._cache[index]
         if value is _INVALID:
-            port = self._system.output_ports[index]
+            port = self.system.output_ports[index]
             try:
                 value = port.calc(self)
             except (InputNotConnectedError, PortValueError, SystemCallbackError):
                 raise
             except Exception as exc:
                 raise SystemCallbackError(
-                    f"output port '{port.name}' of system '{self._system.name}': calc raised "
+                    f"output port '{port.name}' of system '{self.system.name}': calc raised "
                     f"{type(exc).__name__}: {exc}") from exc
             if port.size is not None:
                 value = normalize_vector(value, port.size,
-                                         f"output port '{port.name}' of system '{self._system.name}'")
+                                         f"output port '{port.name}' of system '{self.system.name}'")
             self._cache[index] = value
         return value
 
@@ -290,7 +291,7 @@ class LeafContext(Context):
         ``{input index: value}`` fixed inputs. Used to trace a system's callbacks into CasADi
         expressions (:meth:`LeafSystem.symbolic_context`); no checks, no caching."""
         if self._parent is not None:
-            raise ValueError(f"load_symbols: the context of '{self._system.name}' belongs to a "
+            raise ValueError(f"load_symbols: the context of '{self.system.name}' belongs to a "
                              "diagram context; use a standalone leaf context")
         self._time = t
         self._xc, self._xd = x, xd
@@ -363,7 +364,7 @@ class DiagramContext(Context):
 
     def get_subsystem_context(self, system: "System") -> Context:
         """The context of ``system`` (a subsystem at any depth) inside this context."""
-        return self._system.get_subsystem_context(system, self)
+        return self.system.get_subsystem_context(system, self)
 
     # ------------------------------------------------------------------ state access
     @property
@@ -377,7 +378,7 @@ class DiagramContext(Context):
 
     def set_continuous_state(self, x) -> None:
         """Set every leaf's continuous state from one concatenated vector."""
-        self._scatter(x, "_xc", "continuous state", self._system.num_continuous_states())
+        self._scatter(x, "_xc", "continuous state", self.system.num_continuous_states())
         self._root._invalidate("continuous_state", self)
 
     @property
@@ -387,12 +388,12 @@ class DiagramContext(Context):
 
     def set_discrete_state(self, xd) -> None:
         """Set every leaf's discrete state from one concatenated vector."""
-        self._scatter(xd, "_xd", "discrete state", self._system.num_discrete_states())
+        self._scatter(xd, "_xd", "discrete state", self.system.num_discrete_states())
         self._root._invalidate("discrete_state", self)
 
     def _scatter(self, value, attr: str, what: str, n: int) -> None:
         """Split a concatenated state vector into the leaves' ``attr`` slots."""
-        value = normalize_vector(value, n, f"{what} of diagram '{self._system.name}'")
+        value = normalize_vector(value, n, f"{what} of diagram '{self.system.name}'")
         k = 0
         for leaf in self._leaves:
             m = getattr(leaf, attr).shape[0]
@@ -412,8 +413,8 @@ class DiagramContext(Context):
 
     def set_parameters(self, p) -> None:
         """Set every leaf's numeric parameters from one concatenated vector."""
-        n = self._system.num_numeric_parameters()
-        p = normalize_vector(p, n, f"parameters of diagram '{self._system.name}'")
+        n = self.system.num_numeric_parameters()
+        p = normalize_vector(p, n, f"parameters of diagram '{self.system.name}'")
         k = 0
         for leaf in self._leaves:
             m = sum(v.shape[0] for v in leaf._p)
@@ -424,7 +425,7 @@ class DiagramContext(Context):
     # ------------------------------------------------------------------ outputs
     def eval_output(self, index: int):
         """Value of exported output port ``index`` (evaluated in the subsystem feeding it)."""
-        sub_index, out_index = self._system.output_sources[index]
+        sub_index, out_index = self.system.output_sources[index]
         return self._subs[sub_index].eval_output(out_index)
 
     # ------------------------------------------------------------------ invalidation
@@ -513,12 +514,12 @@ def _resolve_upstream(leaf: LeafContext, index: int):
         parent = ctx._parent
         if parent is None:
             return None
-        kind, a, b = parent._system.input_sources[ctx._sub_index][i]
+        kind, a, b = parent.system.input_sources[ctx._sub_index][i]
         if kind == "out":
             sub = parent._subs[a]
             j = b
             while isinstance(sub, DiagramContext):
-                sa, sb = sub._system.output_sources[j]
+                sa, sb = sub.system.output_sources[j]
                 sub, j = sub._subs[sa], sb
             return (id(sub), j)
         if kind == "in":
@@ -581,13 +582,19 @@ class StateLoader:
         for cache, i in self._cells:
             cache[i] = _INVALID
 
-    def load_readonly(self, t: float, x: np.ndarray) -> None:
-        """As :meth:`load` for an ``x`` the caller already owns and made read-only (no copy)."""
-        self._root._time = t
-        for leaf, a, b in self.slots:
-            leaf._xc = x[a:b]
-        for cache, i in self._cells:
-            cache[i] = _INVALID
+    def readonly_loader(self) -> Callable[[float, np.ndarray], None]:
+        """A function ``load(t, x)`` doing what :meth:`load` does for an ``x`` the caller
+        already owns and made read-only (no copy; everything it touches bound as locals, for
+        the integrators' inner loop)."""
+        root, slots, cells, invalid = self._root, tuple(self.slots), tuple(self._cells), _INVALID
+
+        def load(t, x):
+            root._time = t
+            for leaf, a, b in slots:
+                leaf._xc = x[a:b]
+            for cache, i in cells:
+                cache[i] = invalid
+        return load
 
     def set_time(self, t: float) -> None:
         """Set only the time (clears the outputs that depend on time)."""

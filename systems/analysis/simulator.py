@@ -381,7 +381,7 @@ class Simulator(_EventDispatch):
         """
         root = self._context
         slots = self._slots
-        load_readonly = self._loader.load_readonly
+        load_readonly = self._loader.readonly_loader()
         nfev = self._nfev
         report = self._report_nonfinite_derivative
         isfinite = math.isfinite
