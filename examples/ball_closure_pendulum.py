@@ -2,7 +2,7 @@
 
 The same bob (1.5 kg, 0.7 m) is modelled twice with the continuous-time RigidBodySystem: on
 a revolute joint, and as a free-floating body whose pivot frame is held at the world origin
-by a ``BallClosure`` (solved together with the accelerations, Baumgarte-stabilized). The two
+by a ``BallConstraint`` (solved together with the accelerations, Baumgarte-stabilized). The two
 swing angles must agree; the script prints the largest difference and the closure error and
 saves a plot.
 
@@ -16,7 +16,7 @@ import os
 import numpy as np
 
 from multibody.models import free_pendulum, free_pendulum_state, revolute_pendulum
-from multibody.continuous_constraints import BallClosure
+from multibody.constraints import BallConstraint
 from multibody.plants import RigidBodySystem
 from systems import DiagramBuilder
 from systems.analysis import Simulator
@@ -46,7 +46,7 @@ def main(argv=None) -> dict:
 
     t_rev, x_rev, _ = _simulate(RigidBodySystem(revolute_pendulum()), [args.theta0], args.duration)
     tree = free_pendulum()
-    free = RigidBodySystem(tree, constraints=[BallClosure(tree, "world", "pivot", name="pivot")])
+    free = RigidBodySystem(tree, constraints=[BallConstraint(tree, "world", "pivot", name="pivot")])
     t_free, x_free, violation = _simulate(free, free_pendulum_state(args.theta0), args.duration)
     angle_rev = x_rev[0]
     angle_free = 2 * np.arctan2(x_free[2], x_free[0])  # rotation about y of the quaternion

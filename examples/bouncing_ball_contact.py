@@ -1,5 +1,5 @@
 """A ball bouncing on the ground as a continuous-time RigidBodySystem with frictional point
-contact: a free body with a sphere, a ground halfspace, and a PointContactForce with
+contact: a free body with a sphere, a ground halfspace, and a PointContactConstraint with
 restitution. The touchdown witness (signed distance) isolates each impact; an impulse
 with Newton restitution and Coulomb friction resets the velocity; once the rebound speed
 falls below 1e-4 m/s the ball rests in contact (acceleration-level LCP, normal force m g).
@@ -18,7 +18,7 @@ from typing import Optional
 import numpy as np
 
 from multibody.models import G, ball_on_ground
-from multibody.continuous_constraints import PointContactForce
+from multibody.constraints import PointContactConstraint
 from multibody.plants import RigidBodySystem
 from systems.analysis import Simulator
 from _plotting import pyplot, save_figure
@@ -65,7 +65,7 @@ def main(argv=None) -> dict:
 
     r, m = 0.1, 1.0
     tree = ball_on_ground(radius=r, mass=m)
-    s = RigidBodySystem(tree, constraints=[PointContactForce(tree, mu=0.5, restitution=args.restitution,
+    s = RigidBodySystem(tree, constraints=[PointContactConstraint(tree, mu=0.5, restitution=args.restitution,
                                                             name="contact")], name="ball")
     ctx = s.create_default_context()
     s.set_positions(ctx, [1, 0, 0, 0, 0, 0, args.height + r])

@@ -20,7 +20,7 @@ from typing import Optional
 import numpy as np
 
 from multibody.models import four_bar_frequency, parallelogram_four_bar
-from multibody.continuous_constraints import BallClosure
+from multibody.constraints import BallConstraint
 from multibody.plants import RigidBodySystem
 from systems.analysis import Simulator, linearize
 from _plotting import pyplot, save_figure
@@ -31,7 +31,7 @@ DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "output")
 def build(time_constant: Optional[float] = 0.1) -> RigidBodySystem:
     """The parallelogram four-bar with its in-plane (x, z) ball closure."""
     tree = parallelogram_four_bar()
-    closure = BallClosure(tree, "pivot_b", "tip", axes=[[1, 0, 0], [0, 0, 1]],
+    closure = BallConstraint(tree, "pivot_b", "tip", axes=[[1, 0, 0], [0, 0, 1]],
                           time_constant=time_constant, name="closure")
     return RigidBodySystem(tree, constraints=[closure], name="four_bar")
 

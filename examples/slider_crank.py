@@ -18,7 +18,7 @@ import numpy as np
 
 from actuators import GeneralizedForceActuator
 from multibody.models import slider_crank, slider_crank_guess
-from multibody.continuous_constraints import BallClosure
+from multibody.constraints import BallConstraint
 from multibody.plants import RigidBodySystem
 from systems.analysis import Simulator
 from _plotting import pyplot, save_figure
@@ -30,7 +30,7 @@ def build() -> RigidBodySystem:
     """Slider-crank with a crank motor (input port ``motor``)."""
     tree = slider_crank()
     motor = GeneralizedForceActuator(tree, ["crank_joint"], name="motor")
-    closure = BallClosure(tree, "slider", "rod_tip", axes=[[1, 0, 0], [0, 0, 1]], name="closure")
+    closure = BallConstraint(tree, "slider", "rod_tip", axes=[[1, 0, 0], [0, 0, 1]], name="closure")
     return RigidBodySystem(tree, actuators=[motor], constraints=[closure], name="slider_crank")
 
 

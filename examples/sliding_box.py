@@ -16,7 +16,7 @@ from typing import Optional
 import numpy as np
 
 from multibody.models import G, box_on_ground
-from multibody.continuous_constraints import PointContactForce
+from multibody.constraints import PointContactConstraint
 from multibody.plants import RigidBodySystem
 from systems.analysis import Simulator
 from _plotting import pyplot, save_figure
@@ -54,7 +54,7 @@ def main(argv=None) -> dict:
 
     m = 2.0
     tree = box_on_ground(mass=m)
-    s = RigidBodySystem(tree, constraints=[PointContactForce(tree, mu=args.mu, name="contact")],
+    s = RigidBodySystem(tree, constraints=[PointContactConstraint(tree, mu=args.mu, name="contact")],
                         name="box")
     ctx = s.create_default_context()
     s.set_positions(ctx, [1, 0, 0, 0, 0, 0, 0.1])

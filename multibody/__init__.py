@@ -51,14 +51,11 @@ _LAZY = {
     # constraints
     "constraints": None,
     "ContactResults": "constraints", "PointContactResult": "constraints",
-    "TimeSteppingConstraintForce": "constraints", "PointContactConstraint": "constraints",
+    "ConstraintForce": "constraints", "PointContactConstraint": "constraints",
+    "PointOnLineConstraint": "constraints",
     "JointLimitConstraint": "constraints", "JointFrictionConstraint": "constraints",
     "BallConstraint": "constraints", "WeldConstraint": "constraints",
     "DistanceConstraint": "constraints",
-    "ContinuousTimeConstraintForce": "continuous_constraints",
-    "BallClosure": "continuous_constraints", "WeldClosure": "continuous_constraints",
-    "DistanceClosure": "continuous_constraints", "JointLimitForce": "continuous_constraints",
-    "PointContactForce": "continuous_constraints",
 }
 
 __all__ = _EAGER + sorted(_LAZY)

@@ -173,7 +173,7 @@ class Context:
 class LeafContext(Context):
     """Context of a :class:`~systems.LeafSystem`."""
 
-    __slots__ = ("_xc", "_xd", "_xa", "_p", "_cache", "_inv")
+    __slots__ = ("_xc", "_xd", "_xa", "_p", "_cache", "_inv", "_memory")
 
     def __init__(self, system):
         super().__init__(system)
@@ -185,6 +185,7 @@ class LeafContext(Context):
         self._p = [_store(v, len(v), self._what(f"parameter '{n}'"))
                    for n, v in zip(system.parameter_names(), system.default_parameters())]
         self._cache = [_INVALID] * len(system.output_ports)
+        self._memory: dict = {}
         self._inv = None  # kind -> list of (cache list, index), set by the root
 
     def _what(self, thing: str) -> str:
@@ -297,6 +298,17 @@ class LeafContext(Context):
         self._xc, self._xd = x, xd
         self._p = list(parameters)
         self._fixed = dict(inputs)
+
+    def get_memory(self) -> dict:
+        """This context's per-run memory of its system: a dict the system may keep between
+        evaluations (solver warm starts, memoized solves, scratch contexts of sub-blocks).
+
+        It belongs to the context, not to the system, so two contexts of one diagram run side
+        by side without sharing it; it is not state (the Simulator neither integrates nor
+        logs it) and holds only hints and caches that never change a result's meaning. A
+        clone, and a context made by ``create_default_context``, start with an empty memory,
+        so reruns from copies of one initial context are bitwise identical."""
+        return self._memory
 
     def cached_output_values(self) -> List[Tuple[int, Any]]:
         """``(output index, value)`` of every output whose value is cached (for diagnostics,

@@ -8,8 +8,8 @@ import pytest
 from multibody import Free, RigidBodyTree
 from multibody.models import (G, free_pendulum, free_pendulum_state, parallelogram_four_bar,
                                    revolute_pendulum)
-from multibody.continuous_constraints import (BallClosure, DistanceClosure, JointLimitForce,
-                                              WeldClosure, baumgarte_gains)
+from multibody.constraints import (BallConstraint, DistanceConstraint, JointLimitConstraint,
+                                              WeldConstraint, baumgarte_gains)
 from multibody.plants import RigidBodySystem
 from systems.analysis import Simulator
 
@@ -24,10 +24,10 @@ def _tree_with_frames():
 
 
 @pytest.mark.parametrize("make", [
-    lambda t: BallClosure(t, "pivot_b", "tip", name="b"),
-    lambda t: BallClosure(t, "offset", "crank1", axes=[[1, 0, 0], [0.6, 0, 0.8]], name="b2"),
-    lambda t: WeldClosure(t, "crank1", "offset", name="w"),
-    lambda t: DistanceClosure(t, "pivot_b", "offset", 0.9, name="d"),
+    lambda t: BallConstraint(t, "pivot_b", "tip", name="b"),
+    lambda t: BallConstraint(t, "offset", "crank1", axes=[[1, 0, 0], [0.6, 0, 0.8]], name="b2"),
+    lambda t: WeldConstraint(t, "crank1", "offset", name="w"),
+    lambda t: DistanceConstraint(t, "pivot_b", "offset", 0.9, name="d"),
 ])
 def test_rows_match_finite_differences_and_symbols(make):
     t = _tree_with_frames()
@@ -39,7 +39,7 @@ def test_rows_match_finite_differences_and_symbols(make):
     h = 1e-6
     dphi = (np.asarray(c.position_error(q + h * v)).ravel()
             - np.asarray(c.position_error(q - h * v)).ravel()) / (2 * h)
-    if isinstance(c, WeldClosure):
+    if isinstance(c, WeldConstraint):
         # the rotation rows are vee(skew(R_B R_A^T)): their rate equals w_B - w_A at R_B = R_A
         dphi, J_cmp = dphi[3:], J[3:]
     else:
@@ -69,18 +69,18 @@ def test_baumgarte_gains():
     with pytest.raises(ValueError, match="time constant"):
         baumgarte_gains(-1.0)
     t = parallelogram_four_bar()
-    c = BallClosure(t, "pivot_b", "tip", time_constant=None, name="c")
+    c = BallConstraint(t, "pivot_b", "tip", time_constant=None, name="c")
     assert (c.alpha, c.beta) == (0.0, 0.0)
 
 
 def test_closure_errors():
     t = parallelogram_four_bar()
-    with pytest.raises(ValueError, match="both on body"):
-        BallClosure(t, "crank1", "crank1")
+    with pytest.raises(ValueError, match="are on the same body 'crank1'"):
+        BallConstraint(t, "crank1", "crank1")
     with pytest.raises(ValueError, match="axes"):
-        BallClosure(t, "pivot_b", "tip", axes=[[1, 0]])
+        BallConstraint(t, "pivot_b", "tip", axes=[[1, 0]])
     with pytest.raises(ValueError, match="distance"):
-        DistanceClosure(t, "pivot_b", "tip", 0.0)
+        DistanceConstraint(t, "pivot_b", "tip", 0.0)
 
 
 def _angle_log(s, ctx, T, n, angle):
@@ -100,7 +100,7 @@ def test_free_body_with_ball_closure_matches_revolute_pendulum():
     rev.set_positions(c1, [th0])
     a_rev = _angle_log(rev, c1, 5.0, 50, lambda q: q[0])
     t = free_pendulum(l)
-    fre = RigidBodySystem(t, constraints=[BallClosure(t, "world", "pivot", name="pivot")])
+    fre = RigidBodySystem(t, constraints=[BallConstraint(t, "world", "pivot", name="pivot")])
     c2 = fre.create_default_context()
     fre.set_positions(c2, free_pendulum_state(th0, l))
     a_free = _angle_log(fre, c2, 5.0, 50, lambda q: 2 * np.arctan2(q[2], q[0]))
@@ -112,7 +112,7 @@ def test_weld_closure_holds_a_free_body():
     t = RigidBodyTree("welded")
     t.add_body("b", 2.0, com=(0.1, 0, 0), inertia=0.01 * np.eye(3))
     t.add_joint(Free("float", "world", "b"))
-    s = RigidBodySystem(t, constraints=[WeldClosure(t, "world", "b", name="weld")])
+    s = RigidBodySystem(t, constraints=[WeldConstraint(t, "world", "b", name="weld")])
     ctx = s.create_default_context()
     sol = s.solve(ctx)
     assert np.allclose(sol.vdot, 0.0, atol=1e-12)
@@ -128,7 +128,7 @@ def test_distance_closure_is_a_point_pendulum():
     t = RigidBodyTree("dist")
     t.add_body("bob", 1.0, inertia=0.02 * np.eye(3))
     t.add_joint(Free("float", "world", "bob"))
-    s = RigidBodySystem(t, constraints=[DistanceClosure(t, "world", "bob", l, name="rope")])
+    s = RigidBodySystem(t, constraints=[DistanceConstraint(t, "world", "bob", l, name="rope")])
     ctx = s.create_default_context()
     s.set_positions(ctx, [1, 0, 0, 0, -l * np.sin(th0), 0, -l * np.cos(th0)])
     ang = _angle_log(s, ctx, 2.0, 20, lambda q: np.arctan2(-q[4], -q[6]))
@@ -148,7 +148,7 @@ def test_joint_limit_stops_the_pendulum_and_holds_it():
     the limit torque balances gravity, m g l sin(0.3)."""
     m, l = 1.5, 0.7
     t = revolute_pendulum(l, m)
-    lim = JointLimitForce(t, "hinge", lower=0.3, name="stop")
+    lim = JointLimitConstraint(t, "hinge", lower=0.3, name="stop")
     s = RigidBodySystem(t, constraints=[lim])
     ctx = s.create_default_context()
     s.set_positions(ctx, [1.0])
@@ -166,7 +166,7 @@ def test_joint_limit_stops_the_pendulum_and_holds_it():
 def test_joint_limit_bounces_with_restitution():
     m, l, e = 1.5, 0.7, 0.5
     t = revolute_pendulum(l, m)
-    s = RigidBodySystem(t, constraints=[JointLimitForce(t, "hinge", upper=0.2, restitution=e,
+    s = RigidBodySystem(t, constraints=[JointLimitConstraint(t, "hinge", upper=0.2, restitution=e,
                                                         name="stop")])
     ctx = s.create_default_context()
     s.set_positions(ctx, [-0.6])
@@ -187,11 +187,11 @@ def test_joint_limit_bounces_with_restitution():
 def test_joint_limit_errors():
     t = revolute_pendulum()
     with pytest.raises(ValueError, match="no joint"):
-        JointLimitForce(t, "nope", lower=0.0)
+        JointLimitConstraint(t, "nope", lower=0.0)
     with pytest.raises(ValueError, match="no finite limit"):
-        JointLimitForce(t, "hinge")
+        JointLimitConstraint(t, "hinge")
     with pytest.raises(ValueError, match="lower"):
-        JointLimitForce(t, "hinge", lower=1.0, upper=0.0)
+        JointLimitConstraint(t, "hinge", lower=1.0, upper=0.0)
     t2 = free_pendulum()
-    with pytest.raises(ValueError, match="one"):
-        JointLimitForce(t2, "float", lower=0.0)
+    with pytest.raises(ValueError, match="quaternion coordinates"):
+        JointLimitConstraint(t2, "float", lower=0.0)

@@ -5,13 +5,13 @@ import pytest
 
 from actuators import Actuator
 from multibody.models import G, ball_on_ground, box_on_ground, leaning_rod
-from multibody.continuous_constraints import PointContactForce
+from multibody.constraints import PointContactConstraint
 from multibody.plants import PainleveError, RigidBodySystem
 from systems.analysis import Simulator
 
 
 def _system(tree, **kw):
-    return RigidBodySystem(tree, constraints=[PointContactForce(tree, name="contact", **kw)])
+    return RigidBodySystem(tree, constraints=[PointContactConstraint(tree, name="contact", **{"mu": 0.5, **kw})])
 
 
 def test_bouncing_ball_impact_times_match_the_analytic_sequence():
@@ -152,12 +152,12 @@ def test_painleve_configuration_is_reported():
 
 def test_bad_contact_arguments():
     with pytest.raises(ValueError, match="mu"):
-        PointContactForce(ball_on_ground(), mu=-1.0)
+        PointContactConstraint(ball_on_ground(), mu=-1.0)
     with pytest.raises(ValueError, match="restitution"):
-        PointContactForce(ball_on_ground(), restitution=1.5)
+        PointContactConstraint(ball_on_ground(), restitution=1.5)
     from multibody import RigidBodyTree
     with pytest.raises(ValueError, match="no pair"):
-        PointContactForce(RigidBodyTree("empty"))
+        PointContactConstraint(RigidBodyTree("empty"))
 
 
 class _LagForce(Actuator):
@@ -181,7 +181,7 @@ class _LagForce(Actuator):
 def _lagged_box(index, F, T=0.1, mu=0.5):
     t = box_on_ground(mass=2.0)
     act = _LagForce(t, index, T, "push")
-    s = RigidBodySystem(t, actuators=[act], constraints=[PointContactForce(t, mu=mu, name="contact")])
+    s = RigidBodySystem(t, actuators=[act], constraints=[PointContactConstraint(t, mu=mu, name="contact")])
     ctx = s.create_default_context()
     s.set_positions(ctx, [1, 0, 0, 0, 0, 0, 0.1])
     s.get_input_port("push").fix_value(ctx, [F])

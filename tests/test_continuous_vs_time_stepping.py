@@ -5,7 +5,6 @@ import numpy as np
 
 from multibody.models import box_on_ground, four_bar_frequency, parallelogram_four_bar
 from multibody.constraints import BallConstraint, PointContactConstraint
-from multibody.continuous_constraints import BallClosure, PointContactForce
 from multibody.plants import RigidBodySystem
 from multibody.plants import TimeSteppingRigidBodySystem
 from systems.analysis import Simulator
@@ -24,7 +23,7 @@ def test_sliding_box_stopping_distance_agrees():
     d_ts = ts.get_positions(c1)[4]
     assert np.max(np.abs(ts.get_velocities(c1))) < 1e-9
     t2 = box_on_ground()
-    rb = RigidBodySystem(t2, constraints=[PointContactForce(t2, mu=mu, name="contact")])
+    rb = RigidBodySystem(t2, constraints=[PointContactConstraint(t2, mu=mu, name="contact")])
     c2 = rb.create_default_context()
     rb.set_positions(c2, [1, 0, 0, 0, 0, 0, 0.1])
     rb.set_velocities(c2, [0, 0, 0, v0, 0, 0])
@@ -47,7 +46,7 @@ def test_four_bar_trajectories_agree():
     c1 = ts.create_default_context()
     ts.set_positions(c1, [th0, -th0, th0])
     t2 = parallelogram_four_bar()
-    rb = RigidBodySystem(t2, constraints=[BallClosure(t2, "pivot_b", "tip", axes=[[1, 0, 0], [0, 0, 1]],
+    rb = RigidBodySystem(t2, constraints=[BallConstraint(t2, "pivot_b", "tip", axes=[[1, 0, 0], [0, 0, 1]],
                                                       name="c")])
     c2 = rb.create_default_context()
     rb.set_positions(c2, [th0, -th0, th0])

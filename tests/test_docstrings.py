@@ -6,7 +6,7 @@ import inspect
 MODULES = ["systems", "systems.primitives", "systems.analysis", "systems.controllers",
            "systems.symbolic", "systems.drawing", "multibody", "multibody.geometry",
            "multibody.tree", "multibody.tree.spatial", "multibody.parsing", "multibody.models",
-           "multibody.constraints", "multibody.continuous_constraints", "multibody.plants",
+           "multibody.constraints", "multibody.constraints", "multibody.plants",
            "solvers.ops", "solvers.lcp", "solvers.compiled",
            "actuators", "sensors"]
 

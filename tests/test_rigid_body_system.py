@@ -7,7 +7,7 @@ import pytest
 from actuators import Actuator, GeneralizedForceActuator
 from multibody.models import (four_bar_frequency, parallelogram_four_bar, slider_crank,
                                    slider_crank_guess)
-from multibody.continuous_constraints import BallClosure
+from multibody.constraints import BallConstraint
 from multibody.plants import RedundantConstraintWarning, RigidBodySystem
 from sensors import FullStateSensor
 from sensors.base import Sensor
@@ -20,12 +20,12 @@ XZ = [[1, 0, 0], [0, 0, 1]]
 
 def four_bar_system(**kw):
     t = parallelogram_four_bar()
-    return RigidBodySystem(t, constraints=[BallClosure(t, "pivot_b", "tip", axes=XZ, name="closure", **kw)])
+    return RigidBodySystem(t, constraints=[BallConstraint(t, "pivot_b", "tip", axes=XZ, name="closure", **kw)])
 
 
 def slider_crank_system(**kw):
     t = slider_crank()
-    return RigidBodySystem(t, constraints=[BallClosure(t, "slider", "rod_tip", axes=XZ, name="closure", **kw)])
+    return RigidBodySystem(t, constraints=[BallConstraint(t, "slider", "rod_tip", axes=XZ, name="closure", **kw)])
 
 
 def _run(s, q0, T, n=50):
@@ -149,7 +149,7 @@ def test_kkt_solution_satisfies_rows_and_newton_euler():
 def test_redundant_constraint_warns_naming_rows_and_gives_least_squares():
     t = parallelogram_four_bar()
     with pytest.warns(RedundantConstraintWarning, match=r"ball3\[y\]"):
-        s = RigidBodySystem(t, constraints=[BallClosure(t, "pivot_b", "tip", name="ball3")])
+        s = RigidBodySystem(t, constraints=[BallConstraint(t, "pivot_b", "tip", name="ball3")])
     ctx = s.create_default_context()
     s.set_positions(ctx, [0.5, -0.5, 0.5])
     xdot = s.eval_time_derivatives(ctx)
@@ -161,8 +161,8 @@ def test_redundant_constraint_warns_naming_rows_and_gives_least_squares():
     # twice the same closure: duplicated rows, still finite and the same motion
     t2 = parallelogram_four_bar()
     with pytest.warns(RedundantConstraintWarning, match=r"again\[0\]"):
-        s2 = RigidBodySystem(t2, constraints=[BallClosure(t2, "pivot_b", "tip", axes=XZ, name="closure"),
-                                              BallClosure(t2, "pivot_b", "tip", axes=XZ, name="again")])
+        s2 = RigidBodySystem(t2, constraints=[BallConstraint(t2, "pivot_b", "tip", axes=XZ, name="closure"),
+                                              BallConstraint(t2, "pivot_b", "tip", axes=XZ, name="again")])
     c3 = s2.create_default_context()
     s2.set_positions(c3, [0.5, -0.5, 0.5])
     assert np.allclose(s2.eval_time_derivatives(c3), ref.eval_time_derivatives(c2), atol=1e-9)
@@ -175,8 +175,8 @@ def test_conflicting_constraints_least_squares_not_nan():
     X = np.eye(4); X[0, 3] = 0.81
     t.add_frame("elsewhere", "world", X)
     with pytest.warns(RedundantConstraintWarning):
-        s = RigidBodySystem(t, constraints=[BallClosure(t, "pivot_b", "tip", axes=XZ, name="a"),
-                                            BallClosure(t, "elsewhere", "tip", axes=XZ, name="b")])
+        s = RigidBodySystem(t, constraints=[BallConstraint(t, "pivot_b", "tip", axes=XZ, name="a"),
+                                            BallConstraint(t, "elsewhere", "tip", axes=XZ, name="b")])
     ctx = s.create_default_context()
     s.set_positions(ctx, [0.5, -0.5, 0.5])
     xdot = s.eval_time_derivatives(ctx)
@@ -188,7 +188,7 @@ def test_actuator_and_sensor_ports_and_symbolic_actuation():
     act = GeneralizedForceActuator(t, ["j1"], name="motor")
     sen = FullStateSensor(t, name="enc")
     s = RigidBodySystem(t, actuators=[act], sensors=[sen],
-                        constraints=[BallClosure(t, "pivot_b", "tip", axes=XZ, name="closure")])
+                        constraints=[BallConstraint(t, "pivot_b", "tip", axes=XZ, name="closure")])
     assert s.get_input_port("motor").size == 1
     ctx = s.create_default_context()
     s.get_input_port("motor").fix_value(ctx, [2.0])
@@ -207,17 +207,17 @@ def test_bad_blocks_raise():
     t = parallelogram_four_bar()
     other = parallelogram_four_bar()
     with pytest.raises(ValueError, match="another tree"):
-        RigidBodySystem(t, constraints=[BallClosure(other, "pivot_b", "tip", name="c")])
-    with pytest.raises(TypeError, match="ContinuousTimeConstraintForce"):
+        RigidBodySystem(t, constraints=[BallConstraint(other, "pivot_b", "tip", name="c")])
+    with pytest.raises(TypeError, match="ConstraintForce"):
         RigidBodySystem(t, constraints=[FullStateSensor(t, name="x")])
     with pytest.raises(ValueError, match="not a body or frame"):
-        BallClosure(t, "nowhere", "tip")
+        BallConstraint(t, "nowhere", "tip")
 
 
 def test_unilateral_system_refuses_symbols():
-    from multibody.continuous_constraints import JointLimitForce
+    from multibody.constraints import JointLimitConstraint
     t = parallelogram_four_bar()
-    s = RigidBodySystem(t, constraints=[JointLimitForce(t, "j1", lower=-0.3, name="lim")])
+    s = RigidBodySystem(t, constraints=[JointLimitConstraint(t, "j1", lower=-0.3, name="lim")])
     with pytest.raises(SymbolicEvaluationError, match="lim"):
         to_casadi(s)
 
@@ -253,7 +253,7 @@ def test_blocks_with_state_and_acceleration_sensor_numeric_and_symbolic():
     act = _LagTorque(t, 0.2, "motor")
     sen = _AccelSensor(t, "imu")
     s = RigidBodySystem(t, actuators=[act], sensors=[sen],
-                        constraints=[BallClosure(t, "pivot_b", "tip", axes=XZ, name="closure")])
+                        constraints=[BallConstraint(t, "pivot_b", "tip", axes=XZ, name="closure")])
     assert s.num_continuous_states() == 3 + 3 + 1
     ctx = s.create_default_context()
     s.get_input_port("motor").fix_value(ctx, [3.0])

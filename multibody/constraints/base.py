@@ -1,10 +1,20 @@
-"""Base of the time-stepping constraint blocks: rows, kinematics handed to them, softening.
+"""Base of the constraint-force blocks: one vocabulary for both rigid-body plants.
 
-A :class:`TimeSteppingConstraintForce` is a System block (a :class:`~systems.LeafSystem`
-whose numeric parameters hold its softening and model constants) that, for the state
-``(q, v)`` at the start of a step of length ``h``, gives constraint *rows*
-(:class:`ConstraintRows`): a Jacobian ``J`` (m x nv) so that the generalized constraint
-impulse is ``J^T p``, and for each row
+A :class:`ConstraintForce` is a System block (a :class:`~systems.LeafSystem` whose numeric
+parameters hold its softening and model constants) that gives each plant what it solves
+for, from one definition of its position error ``phi(q)`` and Jacobian ``J(q)``:
+
+* for :class:`~multibody.plants.TimeSteppingRigidBodySystem`, *velocity-level rows*
+  (:class:`ConstraintRows`, :meth:`ConstraintForce.calc_rows`) for the state ``(q, v)`` at
+  the start of a step of length ``h``;
+* for :class:`~multibody.plants.RigidBodySystem`, *acceleration-level rows*
+  ``J vdot + b`` (:meth:`ConstraintForce.equality_terms` for bilateral kinds, written so
+  that they evaluate on CasADi symbols; the site interface of the unilateral kinds, contact
+  and joint limits, for the acceleration-level complementarity problem).
+
+Velocity level (time stepping)
+------------------------------
+Each row is
 
 .. math::
 
@@ -34,31 +44,45 @@ soften any row. A row given as a spring-damper ``(kp, kd)`` uses ODE's mapping
 with which the row ``J v_{n+1} + erp phi / h + cfm f = 0`` (``f = p / h``) is exactly the
 implicit spring-damper ``f = -k_p phi_{n+1} - k_d J v_{n+1}``, ``phi_{n+1} = phi + h J
 v_{n+1}`` (R. Smith, *Open Dynamics Engine user guide*, section 3.8).
+
+Acceleration level (continuous time)
+------------------------------------
+A position-level constraint ``phi(q) = 0`` with ``dphi/dt = J v`` gives the row
+
+.. math::
+
+    J \\dot v + \\dot J v + 2 \\zeta \\omega\\, J v + \\omega^2 \\phi = 0 ,
+
+so a violation obeys ``phi'' + 2 zeta omega phi' + omega^2 phi = 0`` (Baumgarte 1972).
+The default is critically damped (``zeta = 1``) with time constant ``1/omega = 0.1 s``;
+``time_constant=None`` turns it off and explicit gains ``(alpha, beta)`` give ``b = Jdot v
++ alpha J v + beta phi``. Unilateral rows ``a >= 0, f >= 0, a f = 0`` with friction bounded
+by ``mu f`` follow Baraff (1994).
+
+References
+----------
+J. Baumgarte, "Stabilization of constraints and integrals of motion in dynamical
+systems", Computer Methods in Applied Mechanics and Engineering 1 (1972) 1-16.
+D. Baraff, "Fast contact force computation for nonpenetrating rigid bodies", SIGGRAPH 1994.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Optional
+from dataclasses import dataclass
+from typing import Any, Optional, Sequence, Tuple
 
 import numpy as np
 
 from systems import LeafSystem
 
 __all__ = ["BILATERAL", "UNILATERAL", "BOUNDED", "FRICTION_BOX", "FRICTION_CONE",
-           "ConstraintRows", "StepKinematics", "TimeSteppingConstraintForce",
-           "softening_from_spring", "cross_rows"]
+           "EQUALITY", "COMPLEMENTARITY", "ConstraintRows", "ConstraintForce",
+           "softening_from_spring", "baumgarte_gains"]
 
 BILATERAL, UNILATERAL, BOUNDED, FRICTION_BOX, FRICTION_CONE = 0, 1, 2, 3, 4
 """Row kinds of :class:`ConstraintRows` (see the module docstring)."""
 
-
-def cross_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Row-wise cross product of (m, 3) arrays (much cheaper than ``np.cross`` for small m)."""
-    out = np.empty_like(a)
-    out[:, 0] = a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1]
-    out[:, 1] = a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2]
-    out[:, 2] = a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]
-    return out
+EQUALITY, COMPLEMENTARITY = 0, 1
+"""Kinds of acceleration-level rows: bilateral ``a = 0`` and unilateral ``0 <= a _|_ f >= 0``."""
 
 
 def softening_from_spring(kp: float, kd: float, h: float) -> tuple[float, float]:
@@ -133,98 +157,69 @@ class ConstraintRows:
                    vec(phi), info)
 
 
-@dataclass
-class StepKinematics:
-    """Kinematics at the start of a step, shared by all constraint blocks.
+def baumgarte_gains(time_constant: Optional[float] = 0.1, damping_ratio: float = 1.0,
+                    gains: Optional[Sequence[float]] = None) -> Tuple[float, float]:
+    """Baumgarte gains ``(alpha, beta)`` with ``b = Jdot v + alpha J v + beta phi``.
 
-    Attributes
+    Parameters
     ----------
-    tree : RigidBodyTree
-    q, v : ndarray, shapes (nq,), (nv,)
-    h : float
-        Time step.
-    time : float
-    R : ndarray, shape (N, 3, 3)
-        World rotation of every body (index = ``body.index``; 0 is the world).
-    p : ndarray, shape (N, 3)
-        World position of every body origin.
-    W, U : ndarray, shape (3, nv)
-        World-axes spatial motion columns at the world origin: generalized velocity
-        column ``c`` moves body ``b`` (if joint ``c`` is an ancestor of ``b``) with angular
-        velocity ``W[:, c]`` and the velocity ``U[:, c] + W[:, c] x x`` of the point ``x``.
-    mask : ndarray, shape (N, nv)
-        1 where column ``c`` is on the path from the world to body ``b``, else 0.
+    time_constant : float or None
+        ``1/omega`` (s); ``None`` disables stabilization (``(0, 0)``).
+    damping_ratio : float
+        ``zeta`` (1: critically damped): ``alpha = 2 zeta omega``, ``beta = omega^2``.
+    gains : (alpha, beta), optional
+        Explicit gains (override the two above).
     """
-
-    tree: Any
-    q: np.ndarray
-    v: np.ndarray
-    h: float
-    time: float
-    R: np.ndarray
-    p: np.ndarray
-    W: np.ndarray
-    U: np.ndarray
-    mask: np.ndarray
-    cache: dict = field(default_factory=dict)
-
-    def point_rows(self, bodies: np.ndarray, points: np.ndarray,
-                   directions: np.ndarray) -> np.ndarray:
-        """Rows (m, nv) of ``d_k . v(x_k)``: the velocity along ``directions[k]`` of the world
-        point ``points[k]`` moving with body ``bodies[k]`` (vectorized;
-        ``d . (u + w x x) = d . u + (x x d) . w``)."""
-        d = np.asarray(directions, float).reshape(-1, 3)
-        x = np.asarray(points, float).reshape(-1, 3)
-        rows = d @ self.U + cross_rows(x, d) @ self.W
-        return rows * self.mask[np.asarray(bodies, int)]
-
-    def point_jacobian(self, body: int, x: np.ndarray) -> np.ndarray:
-        """Translational Jacobian (3, nv) of the world point ``x`` moving with ``body``:
-        ``U - [x]_x W`` on the body's ancestor columns."""
-        x0, x1, x2 = x.tolist()
-        S = np.array(((0.0, -x2, x1), (x2, 0.0, -x0), (-x1, x0, 0.0)))
-        return (self.U - S @ self.W) * self.mask[body]
-
-    def angular_rows(self, bodies: np.ndarray, directions: np.ndarray) -> np.ndarray:
-        """Rows (m, nv) of ``d_k . w_b``: body angular velocity along ``directions[k]``."""
-        d = np.asarray(directions, float).reshape(-1, 3)
-        return (d @ self.W) * self.mask[np.asarray(bodies, int)]
-
-    def frame_pose(self, body: int, X_BF: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """World ``(R, p)`` of a frame with pose ``X_BF`` (4 x 4) on body index ``body``."""
-        Rb, pb = self.R[body], self.p[body]
-        return Rb @ X_BF[:3, :3], pb + Rb @ X_BF[:3, 3]
-
-    def point_velocity(self, body: int, x: np.ndarray) -> np.ndarray:
-        """World velocity (3,) at ``v`` of the world point ``x`` moving with ``body``."""
-        mv = self.mask[body] * self.v
-        w, u = self.W @ mv, self.U @ mv
-        return u + np.cross(w, x)  # single point
+    if gains is not None:
+        a, b = (float(g) for g in gains)
+        if not (np.isfinite(a) and np.isfinite(b) and a >= 0 and b >= 0):
+            raise ValueError(f"Baumgarte gains must be finite and >= 0, got {gains}")
+        return a, b
+    if time_constant is None:
+        return 0.0, 0.0
+    tc = float(time_constant)
+    if not (np.isfinite(tc) and tc > 0):
+        raise ValueError(f"Baumgarte time constant must be finite and > 0 (or None), got {time_constant}")
+    w = 1.0 / tc
+    return 2.0 * float(damping_ratio) * w, w * w
 
 
-class TimeSteppingConstraintForce(LeafSystem):
-    """Base class of the time-stepping constraint blocks (module docstring).
+class ConstraintForce(LeafSystem):
+    """Base class of the constraint-force blocks (module docstring), usable in both plants.
 
-    Subclasses implement :meth:`calc_rows`; they may override :meth:`results` to turn the
-    solved impulses into reports (contact results). Every block has the numeric parameters
-    ``erp`` and ``cfm``, or, when built with a spring-damper, ``kp`` and ``kd`` (mapped to
-    ``(erp, cfm)`` per step, module docstring).
+    Subclasses give the time-stepping rows (:meth:`calc_rows`, optionally :meth:`results`)
+    and the continuous-time terms: bilateral kinds (``unilateral = False``) implement
+    :meth:`position_terms` (or :meth:`kinematic_terms`) and :meth:`row_names`; unilateral
+    kinds (``unilateral = True``: contact, joint limits) the site interface
+    (``num_sites``, ``site_names``, ``gap``, ``site_points``) that the continuous plant's
+    complementarity solve uses. A kind without an acceleration-level form sets
+    ``continuous = False`` (the continuous plant refuses it, naming it).
 
     Parameters
     ----------
     tree : RigidBodyTree
     erp : float
-        Error reduction parameter in [0, 1] (fraction of the position error removed per
-        step).
+        Time stepping: error reduction parameter in [0, 1] (fraction of the position error
+        removed per step).
     cfm : float
-        Constraint force mixing (>= 0, force units).
+        Time stepping: constraint force mixing (>= 0, force units).
     kp, kd : float, optional
-        Spring-damper softening instead of ``(erp, cfm)`` (give both or neither).
+        Time stepping: spring-damper softening instead of ``(erp, cfm)`` (give both or
+        neither).
+    time_constant, damping_ratio, gains
+        Continuous time: Baumgarte stabilization (:func:`baumgarte_gains`);
+        ``time_constant=None`` disables it.
     name : str, optional
     """
 
+    unilateral: bool = False
+    continuous: bool = True
+    time_stepping: bool = True
+
     def __init__(self, tree, *, erp: float = 0.2, cfm: float = 0.0, kp: Optional[float] = None,
-                 kd: Optional[float] = None, name: Optional[str] = None) -> None:
+                 kd: Optional[float] = None, time_constant: Optional[float] = 0.1,
+                 damping_ratio: float = 1.0, gains: Optional[Sequence[float]] = None,
+                 name: Optional[str] = None) -> None:
         super().__init__(name)
         tree.finalize()
         self.tree = tree
@@ -245,26 +240,73 @@ class TimeSteppingConstraintForce(LeafSystem):
                 raise ValueError(f"constraint '{self.name}': cfm must be >= 0, got {cfm}")
             self.declare_numeric_parameter("erp", erp)
             self.declare_numeric_parameter("cfm", cfm)
+        try:
+            self.alpha, self.beta = baumgarte_gains(time_constant, damping_ratio, gains)
+        except ValueError as exc:
+            raise ValueError(f"constraint '{self.name}': {exc}") from None
 
-    def softening(self, context, h: float) -> tuple[float, float]:
+    # ------------------------------------------------------------------ time stepping
+    def softening(self, context, h: float) -> Tuple[float, float]:
         """``(erp, cfm)`` for the step ``h`` from the parameters in ``context``."""
         if self.spring:
             return softening_from_spring(float(context.get_parameter("kp")[0]),
                                          float(context.get_parameter("kd")[0]), h)
         return float(context.get_parameter("erp")[0]), float(context.get_parameter("cfm")[0])
 
-    def calc_rows(self, context, kin: StepKinematics) -> ConstraintRows:
-        """Override: the rows of this block at the start of the step (``kin``)."""
+    def calc_rows(self, context, kin) -> ConstraintRows:
+        """Override: the rows of this block at the start of the step (``kin``, a
+        :class:`~multibody.constraints.kinematics.StepKinematics`)."""
         raise NotImplementedError(f"constraint '{self.name}' must implement calc_rows")
 
     def results(self, rows: ConstraintRows, impulses: np.ndarray, v_next: np.ndarray,
-                kin: StepKinematics) -> list:
+                kin) -> list:
         """Reports of the solved rows (default none); contact blocks return
         :class:`~multibody.constraints.PointContactResult` objects."""
         return []
 
     def is_bilateral(self) -> bool:
         """True for blocks whose rows are all bilateral position constraints (these are
-        projected back onto the constraint manifold after the step when the system's
+        projected back onto the constraint manifold after a time step when the system's
         ``project_positions`` is on)."""
         return False
+
+    # ------------------------------------------------------------------ continuous time
+    @property
+    def num_rows(self) -> int:
+        """Number of equality rows ``m`` (bilateral kinds)."""
+        return len(self.row_names())
+
+    def row_names(self) -> list:
+        """Names of the rows (``"<block>[<component>]"``), for reports and warnings."""
+        raise NotImplementedError(f"constraint '{self.name}' must implement row_names")
+
+    def position_error(self, q: Any):
+        """``phi(q)`` (m,), numbers or CasADi."""
+        return self.kinematic_terms(q, None)[0]
+
+    def kinematic_terms(self, q: Any, v: Any):
+        """``(phi, J, Jdot_v)``: position error (m,), Jacobian (m x nv) and ``Jdot v`` (m,),
+        numbers or CasADi (``v=None``: ``Jdot v`` not computed)."""
+        raise NotImplementedError(f"constraint '{self.name}' must implement kinematic_terms")
+
+    def equality_terms(self, q: Any, v: Any):
+        """``(J, b)`` of the rows ``J vdot + b = 0``, ``b = Jdot v + alpha J v + beta phi``
+        (module docstring). Works on numbers and CasADi symbols."""
+        phi, J, jdv = self.kinematic_terms(q, v)
+        b = jdv
+        if self.alpha:
+            b = b + self.alpha * (J @ v)
+        if self.beta:
+            b = b + self.beta * phi
+        return J, b
+
+    def residual(self, q: Any, v: Any, vdot: Any, f: Any = None):
+        """``phi(vdot, f)`` with the kinematics fixed at ``(q, v)``: the row values
+        ``J vdot + b`` (zero for a consistent equality solution; ``f`` is not used by
+        equality rows and accepted for the common signature)."""
+        J, b = self.equality_terms(q, v)
+        return J @ vdot + b
+
+    def kinds(self) -> np.ndarray:
+        """Acceleration-level row kinds (``EQUALITY`` for every row of a bilateral block)."""
+        return np.full(self.num_rows, EQUALITY, dtype=int)

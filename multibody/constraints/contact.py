@@ -1,4 +1,12 @@
-"""Point contact between collision geometries with Coulomb friction (time stepping).
+"""Point contact between collision geometries with Coulomb friction, for both plants.
+
+One block covers the tree's collision geometries: every pair the collision filter allows (or
+the ``pairs`` given) may touch. The contact points, their normals (from A to B) and tangent
+bases come from one place (:func:`multibody.geometry.contact_points` and
+:func:`tangent_basis`) for both plants.
+
+Time stepping
+-------------
 
 For every contact point ``x`` (normal ``n`` from A to B, signed distance ``phi``) found by
 :func:`multibody.geometry.contact_points` within ``margin``, the block gives one normal row
@@ -23,9 +31,21 @@ Non-penetration (velocity level, ``w = n . v_rel(t+h) + b >= 0``):
 With a spring-damper ``(kp, kd)`` the normal rows are soft: ``(erp, cfm)`` from ODE's
 mapping (see :mod:`multibody.constraints.base`).
 
+Continuous time (Baraff 1994)
+-----------------------------
+Every geometry pair is a *site*, separated or in contact. In contact, its points within
+``active_margin`` each give a normal row ``a_n = n^T (a_B - a_A) + alpha v_n + beta phi >= 0``
+complementary to ``f_n >= 0``; when sticking two tangent rows ``a_t = t^T (a_B - a_A) +
+alpha v_t`` with ``|f_t| <= mu f_n`` per direction; when sliding with unit slip ``s`` the
+friction ``-mu f_n s`` folded into the normal row's force Jacobian (an unsymmetric LCP that
+may have no solution: Painleve's paradox, which the plant reports). A touchdown applies an
+impulse with Newton's restitution ``e`` and Coulomb friction
+(:class:`~multibody.plants.RigidBodySystem`).
+
 References
 ----------
-D. E. Stewart and J. C. Trinkle, "An implicit time-stepping scheme for rigid body dynamics
+D. Baraff, "Fast contact force computation for nonpenetrating rigid bodies", SIGGRAPH
+1994. D. E. Stewart and J. C. Trinkle, "An implicit time-stepping scheme for rigid body dynamics
 with inelastic collisions and Coulomb friction", IJNME 39 (1996). M. Anitescu and F. A.
 Potra, "Formulating dynamic multi-rigid-body contact problems with friction as solvable
 linear complementarity problems", Nonlinear Dynamics 14 (1997).
@@ -36,10 +56,11 @@ from typing import Optional, Sequence
 
 import numpy as np
 
+from ..geometry import CollisionFilter, Halfspace, Mesh, Sphere, contact_points, signed_distance
+from .base import FRICTION_BOX, FRICTION_CONE, UNILATERAL, ConstraintForce, ConstraintRows
 from .contact_results import PointContactResult
-from ..geometry import CollisionFilter, Halfspace, Mesh, contact_points
-from .base import (FRICTION_BOX, FRICTION_CONE, UNILATERAL, ConstraintRows, StepKinematics,
-                   TimeSteppingConstraintForce, cross_rows)
+from .contact_rows import ContactPointRows
+from .kinematics import StepKinematics, cross_rows
 
 __all__ = ["PointContactConstraint", "tangent_basis"]
 
@@ -57,8 +78,10 @@ def tangent_basis(n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return t1, cross_rows(n, t1)
 
 
-class PointContactConstraint(TimeSteppingConstraintForce):
-    """Frictional point contact among the tree's collision geometries (module docstring).
+class PointContactConstraint(ConstraintForce):
+    """Frictional point contact among the tree's collision geometries, in either plant
+    (module docstring). The time-stepping plant reads the friction coefficient from the
+    parameter ``mu`` of its context; the continuous plant uses the value given here.
 
     Parameters
     ----------
@@ -84,8 +107,16 @@ class PointContactConstraint(TimeSteppingConstraintForce):
         :meth:`step_margin`), so contacts that may happen within the step are seen by
         the solve (no tunnelling of fast bodies).
     erp, cfm, kp, kd
-        Softening (see :class:`TimeSteppingConstraintForce`); default ``erp = 0.2`` and a
-        small ``cfm = 1e-8`` regularizing redundant contacts.
+        Time-stepping softening (see :class:`~multibody.constraints.ConstraintForce`);
+        default ``erp = 0.2`` and a small ``cfm = 1e-8`` regularizing redundant contacts.
+    restitution : float
+        Continuous time: Newton's coefficient of restitution ``e`` in [0, 1].
+    active_margin : float
+        Continuous time: points within this signed distance take part in a site in contact
+        (m).
+    time_constant, damping_ratio, gains
+        Continuous time: Baumgarte stabilization of the rows (default critically damped,
+        0.1 s).
     name : str, optional
 
     Raises
@@ -95,16 +126,25 @@ class PointContactConstraint(TimeSteppingConstraintForce):
         non-collidable shape (Mesh, Halfspace-Halfspace), bad ``mu``/``k``/``margin``.
     """
 
+    unilateral = True
+
     def __init__(self, tree, mu: float = 1.0, *, pairs: Optional[Sequence[tuple]] = None,
                  collision_filter: Optional[CollisionFilter] = None, num_directions: int = 4,
                  friction: str = "cone", formulation: str = "anitescu_potra",
                  margin: float = 5e-3, erp: float = 0.2, cfm: float = 1e-8,
                  kp: Optional[float] = None, kd: Optional[float] = None,
+                 restitution: float = 0.0, active_margin: float = 1e-5,
+                 time_constant: Optional[float] = 0.1, damping_ratio: float = 1.0, gains=None,
                  name: Optional[str] = None) -> None:
-        super().__init__(tree, erp=erp, cfm=cfm, kp=kp, kd=kd, name=name)
+        super().__init__(tree, erp=erp, cfm=cfm, kp=kp, kd=kd, time_constant=time_constant,
+                         damping_ratio=damping_ratio, gains=gains, name=name)
         nm = f"contact constraint '{self.name}'"
         if not (np.isfinite(mu) and mu >= 0):
             raise ValueError(f"{nm}: mu must be finite and >= 0, got {mu}")
+        if not (0.0 <= restitution <= 1.0):
+            raise ValueError(f"{nm}: restitution must be in [0, 1], got {restitution}")
+        self.mu, self.restitution = float(mu), float(restitution)
+        self.active_margin = float(active_margin)
         if friction not in ("cone", "box"):
             raise ValueError(f"{nm}: friction must be 'cone' or 'box', got {friction!r}")
         if formulation not in ("anitescu_potra", "stewart_trinkle"):
@@ -159,6 +199,9 @@ class PointContactConstraint(TimeSteppingConstraintForce):
             if np.isfinite(r):
                 i = self._index[g.body]
                 reach[i] = max(reach.get(i, 0.0), r + float(np.linalg.norm(g.pose[:3, 3])))
+        if self.pairs is None and not self.site_pairs:
+            raise ValueError(f"{nm}: tree '{tree.name}' has no pair of collision geometries that "
+                             "may touch")
         self._reach_idx = np.array(sorted(reach), int)
         self._reach = np.array([reach[i] for i in sorted(reach)])
         # precomputed polyhedral-cone angles
@@ -307,4 +350,87 @@ class PointContactConstraint(TimeSteppingConstraintForce):
                                           info["point"][i].copy(), info["normal"][i].copy(),
                                           float(info["distance"][i]), float(pn[i]), ft[i].copy(),
                                           slip[i].copy()))
+        return out
+
+    # ------------------------------------------------------------------ continuous time
+    @property
+    def site_pairs(self) -> list:
+        """Geometry pairs ``(ga, gb)`` that are the continuous plant's sites: the ``pairs``
+        given, else every pair the collision filter allows (not both on the world)."""
+        if self.pairs is not None:
+            return list(self.pairs)
+        pc = self._parent_child
+        out = []
+        for i, ga in enumerate(self._geoms):
+            for gb in self._geoms[i + 1:]:
+                if ga.body == gb.body or (ga.body == "world" and gb.body == "world"):
+                    continue
+                if self.filter.is_filtered(ga.body, gb.body, frozenset((ga.body, gb.body)) in pc):
+                    continue
+                out.append((ga, gb))
+        return out
+
+    @property
+    def num_sites(self) -> int:
+        """One site per geometry pair."""
+        return len(self._site_list())
+
+    def _site_list(self) -> list:
+        sites = self.__dict__.get("_sites_cache")
+        if sites is None:
+            sites = self.site_pairs
+            if not sites:
+                raise ValueError(f"contact constraint '{self.name}': tree '{self.tree.name}' has "
+                                 "no pair of collision geometries that may touch")
+            self.__dict__["_sites_cache"] = sites
+        return sites
+
+    def site_names(self) -> list:
+        """One name per site (geometry pair), ``"block[geometry_a|geometry_b]"``."""
+        return [f"{self.name}[{a.name}|{b.name}]" for a, b in self._site_list()]
+
+    def _site_poses(self, q, i):
+        ga, gb = self._site_list()[i]
+        Xa = np.asarray(self.tree.body_pose(ga.body, q), float)
+        Xb = np.asarray(self.tree.body_pose(gb.body, q), float)
+        return ga, gb, Xa, Xb
+
+    def gap(self, q, i: int) -> float:
+        """Signed distance of site ``i`` (m)."""
+        ga, gb, Xa, Xb = self._site_poses(q, i)
+        return float(signed_distance(ga.shape, Xa @ ga.pose, gb.shape, Xb @ gb.pose).distance)
+
+    def _point_terms(self, body, X, p, q, v, center=None):
+        """Linear Jacobian (3 x nv) and ``Jdot v`` (3,) of the world point ``p`` fixed on
+        ``body`` (``center``: the point used for ``Jdot v`` instead, e.g. a sphere's centre)."""
+        nv = self.tree.nv
+        if body == "world":
+            return np.zeros((3, nv)), np.zeros(3)
+        Xi = np.linalg.inv(X)
+        pb = Xi[:3, :3] @ p + Xi[:3, 3]
+        J = np.asarray(self.tree.jacobian(body, q, pb), float)[3:6]
+        pc = pb if center is None else Xi[:3, :3] @ center + Xi[:3, 3]
+        a = np.asarray(self.tree.jacobian_dot_times_v(body, q, v, pc), float).ravel()[3:6]
+        return J, a
+
+    def site_points(self, q, v, i: int) -> list:
+        """:class:`ContactPointRows` of the points of site ``i`` within ``active_margin``."""
+        ga, gb, Xa, Xb = self._site_poses(q, i)
+        Ga, Gb = Xa @ ga.pose, Xb @ gb.pose
+        out = []
+        for cp in contact_points(ga.shape, Ga, gb.shape, Gb, margin=self.active_margin):
+            n = np.asarray(cp.normal, float)
+            ca_ = Ga[:3, 3] if isinstance(ga.shape, Sphere) else None
+            cb_ = Gb[:3, 3] if isinstance(gb.shape, Sphere) else None
+            Ja, aa = self._point_terms(ga.body, Xa, cp.point_a, q, v, ca_)
+            Jb, ab = self._point_terms(gb.body, Xb, cp.point_b, q, v, cb_)
+            Jr, ar = Jb - Ja, ab - aa
+            Jn = n @ Jr
+            t1, t2 = tangent_basis(n)
+            T = np.vstack([t1, t2])
+            Jt = T @ Jr if self.mu > 0 else None
+            out.append(ContactPointRows(
+                Jn, float(n @ ar), float(Jn @ v), float(cp.distance), Jt,
+                T @ ar, (T @ Jr) @ v, T, 0.5 * (cp.point_a + cp.point_b), n,
+                ga.body, gb.body, ga.name, gb.name, self.mu))
         return out

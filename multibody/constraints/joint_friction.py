@@ -12,13 +12,16 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from .base import BOUNDED, ConstraintRows, StepKinematics, TimeSteppingConstraintForce
+from .base import BOUNDED, ConstraintForce, ConstraintRows
+from .kinematics import StepKinematics
 
 __all__ = ["JointFrictionConstraint"]
 
 
-class JointFrictionConstraint(TimeSteppingConstraintForce):
-    """Coulomb friction ``F`` (N or N m) on joint velocity coordinates.
+class JointFrictionConstraint(ConstraintForce):
+    """Coulomb friction ``F`` (N or N m) on joint velocity coordinates (time stepping only:
+    exact Coulomb friction needs the velocity-level bounds; a continuous-time model uses a
+    smoothed friction force on the joint instead).
 
     Parameters
     ----------
@@ -29,13 +32,15 @@ class JointFrictionConstraint(TimeSteppingConstraintForce):
         Per velocity coordinate of the listed joints (scalar broadcasts); default the
         joints' own ``friction``. Parameter ``friction``.
     cfm, name
-        See :class:`~multibody.constraints.base.TimeSteppingConstraintForce` (ERP is unused).
+        See :class:`~multibody.constraints.ConstraintForce` (ERP is unused).
 
     Raises
     ------
     ValueError
         Unknown joints, a negative friction or one whose size does not match.
     """
+
+    continuous = False
 
     def __init__(self, tree, joints: Optional[Sequence[str]] = None, friction=None, *,
                  cfm: float = 0.0, name: Optional[str] = None) -> None:

@@ -86,7 +86,7 @@ def revolute_pendulum(l=0.7, m=1.5):
 
 def free_pendulum(l=0.7, m=1.5):
     """The same pendulum as a free body (origin at its COM) with a frame ``pivot`` at
-    (0, 0, l): closed with ``BallClosure(tree, "world", "pivot")``."""
+    (0, 0, l): closed with ``BallConstraint(tree, "world", "pivot")``."""
     t = RigidBodyTree("free_pendulum")
     t.add_body("bob", m, inertia=_BALL_INERTIA)
     t.add_joint(Free("float", "world", "bob"))

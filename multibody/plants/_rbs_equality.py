@@ -2,7 +2,7 @@
 the fused CasADi functions and the rank (redundancy) analysis.
 
 For the equality rows ``J vdot + b = 0`` (Baumgarte-stabilized, see
-:mod:`multibody.continuous_constraints.base`) the accelerations and forces solve the KKT
+:mod:`multibody.constraints.base`) the accelerations and forces solve the KKT
 system (Featherstone 2008, section 8.2 for the closed-loop equations)
 
 .. math::

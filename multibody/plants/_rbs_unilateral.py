@@ -44,7 +44,8 @@ import numpy as np
 import scipy.linalg as sla
 
 from solvers.lcp import LCPFallbackWarning, solve_boxed_lcp
-from ..constraints.contact_results import ContactResults, PointContactResult
+from ..constraints import ContactResults, PointContactResult
+from .solutions import RigidBodySolution
 
 __all__ = ["PainleveError", "SiteSolution", "solve_accelerations", "declare_witnesses",
            "initial_modes", "REST_VELOCITY", "SLIP_VELOCITY"]
@@ -95,7 +96,7 @@ def _site_rows(sys, q, v, modes):
     """Gather the unilateral rows of the sites in contact."""
     Ja, Jf, b, lo, hi, fi, owners = [], [], [], [], [], [], []
     sites = []
-    for k, ((blk, i), mode) in enumerate(zip(sys._sites, modes)):
+    for k, ((blk, i), mode) in enumerate(zip(sys.sites, modes)):
         if mode is None:
             continue
         pts = blk.site_points(q, v, i)
@@ -218,7 +219,6 @@ def _polish(A, b, x, lo, hi, fi):
 
 def solve_accelerations(sys, ctx, q, v, tau, modes):
     """Accelerations, forces and contact results with unilateral rows (numbers)."""
-    from .rigid_body_system import RigidBodySolution
     t = float(ctx.time)
     H, c, Jeq, beq, _ = sys.parts(q, v)
     Minv = _cho_inv(sys, H, t)
@@ -316,7 +316,7 @@ def initial_modes(sys, ctx) -> tuple:
     x = np.asarray(ctx.continuous_state, float)
     q, v = x[:sys.nq], x[sys.nq:sys.nq + sys.nv]
     out = []
-    for blk, i in sys._sites:
+    for blk, i in sys.sites:
         mode = None
         if blk.gap(q, i) <= GAP_TOLERANCE:
             pts = blk.site_points(q, v, i)
@@ -331,7 +331,7 @@ def initial_modes(sys, ctx) -> tuple:
 
 
 def _tau(sys, ctx, x):
-    tau = sys._actuation(ctx, x)
+    tau = sys.actuation(ctx, x)
     return np.zeros(sys.nv) if tau is None else np.asarray(tau, float).ravel()
 
 
@@ -380,9 +380,9 @@ def _unclamped(sys, ctx, k):
 
 
 def _set(state, sys, k, mode, x=None):
-    modes = list(state.abstract_state[sys._mode_index])
+    modes = list(state.abstract_state[sys.mode_index])
     modes[k] = mode
-    state.set_abstract_state(sys._mode_index, tuple(modes))
+    state.set_abstract_state(sys.mode_index, tuple(modes))
     if x is not None:
         state.set_continuous_state(x)
 
@@ -406,7 +406,7 @@ def impact(sys, ctx, state, k: int) -> None:
     """Touchdown of site ``k``: impulse with restitution and friction (module docstring)."""
     x, q, v = _qv(sys, ctx)
     t = float(ctx.time)
-    blk, i = sys._sites[k]
+    blk, i = sys.sites[k]
     modes = sys.modes(ctx)
     H, _, Jeq, _, _ = sys.parts(q, v)
     Minv = _cho_inv(sys, H, t)
@@ -414,7 +414,7 @@ def impact(sys, ctx, state, k: int) -> None:
         [np.full(Jeq.shape[0], np.inf)], [np.full(Jeq.shape[0], -1)]
     m = Jeq.shape[0]
     own = []
-    for kk, ((b2, i2), mode) in enumerate(zip(sys._sites, modes)):
+    for kk, ((b2, i2), mode) in enumerate(zip(sys.sites, modes)):
         if kk != k and mode is None:
             continue
         for p in b2.site_points(q, v, i2):
@@ -464,7 +464,7 @@ def impact(sys, ctx, state, k: int) -> None:
 
 def declare_witnesses(sys) -> None:
     """Four witness functions per unilateral site (module docstring)."""
-    for k, ((blk, i), name) in enumerate(zip(sys._sites,
+    for k, ((blk, i), name) in enumerate(zip(sys.sites,
                                              [n for c in sys.unilateral_constraints
                                               for n in c.site_names()])):
         def touchdown(ctx, k=k, blk=blk, i=i):
@@ -506,7 +506,7 @@ def declare_witnesses(sys) -> None:
             ft = float(np.linalg.norm(ftv))
             if ft <= 1e-9 * max(1.0, abs(fn)):
                 return 1.0  # no friction needed: a vanishing normal force is a liftoff
-            return sys._sites[k][0].mu * fn - ft
+            return sys.sites[k][0].mu * fn - ft
 
         def on_slip(ctx, state, k=k):
             fn, ft = _unclamped(sys, ctx, k)

@@ -19,14 +19,16 @@ import numpy as np
 
 from solvers import ops
 from solvers.compiled import CompiledFunction
-from systems import LeafSystem
 from ..tree import RigidBodyTree
+from .base import RigidBodySystemBase
 
 __all__ = ["RigidBodyPlant"]
 
 
-class RigidBodyPlant(LeafSystem):
-    """A :class:`~multibody.tree.RigidBodyTree` as a continuous-time System.
+class RigidBodyPlant(RigidBodySystemBase):
+    """A :class:`~multibody.tree.RigidBodyTree` as a continuous-time System (no actuator,
+    sensor or constraint blocks: the generalized force comes in on one port; see
+    :class:`RigidBodySystem` for blocks and constraints).
 
     Parameters
     ----------
@@ -43,11 +45,9 @@ class RigidBodyPlant(LeafSystem):
 
     def __init__(self, tree: RigidBodyTree, *, include_passive_forces: bool = True,
                  backend: str = "auto", name: Optional[str] = None):
-        super().__init__(name or tree.name)
-        tree.finalize()
-        self.tree = tree
-        nq, nv = tree.nq, tree.nv
-        self._nq, self._nv_tree = nq, nv
+        super().__init__(tree, name=name or tree.name)
+        nq, nv = self.nq, self.nv
+        self._nq = nq
         x0 = np.concatenate([tree.neutral_configuration(), np.zeros(nv)])
         self.declare_continuous_state(nq + nv, num_q=nq, num_v=nv, initial=x0)
         self._tau = self.declare_input_port("generalized_force", nv)
@@ -77,22 +77,8 @@ class RigidBodyPlant(LeafSystem):
             return self._qdot(q, v)
         return self._qdot_num(q, v)
 
-    def set_positions(self, context, q) -> None:
-        """Set q (nq) in ``context`` (this plant's or an enclosing diagram's)."""
-        ctx = self.get_my_context_from_root(context)
-        x = np.array(ctx.continuous_state)
-        x[:self._nq] = q
-        ctx.set_continuous_state(x)
+    def _state_vector(self, ctx):
+        return ctx.continuous_state
 
-    def set_velocities(self, context, v) -> None:
-        """Set v (nv) in ``context``."""
-        ctx = self.get_my_context_from_root(context)
-        x = np.array(ctx.continuous_state)
-        x[self._nq:] = v
+    def _write_state(self, ctx, x) -> None:
         ctx.set_continuous_state(x)
-
-    def total_energy(self, context) -> float:
-        """Kinetic plus potential energy at the state in ``context``."""
-        x = np.asarray(self.get_my_context_from_root(context).continuous_state)
-        q, v = x[:self._nq], x[self._nq:]
-        return float(self.tree.kinetic_energy(q, v) + self.tree.potential_energy(q))

@@ -9,7 +9,7 @@ derivatives solve, for the accelerations ``vdot`` and the constraint forces ``f`
     H(q)\\,\\dot v + C(q, v) = \\tau_{act} + \\tau_{passive}(q, v) + J(q)^T f ,
     \\qquad \\dot q = N(q)\\, v ,
 
-with every constraint row ``a = J vdot + b`` (:mod:`multibody.continuous_constraints`)
+with every constraint row ``a = J vdot + b`` (:mod:`multibody.constraints`)
 
 * equality rows ``a = 0``: a KKT system (:mod:`multibody._rbs_equality`), one CasADi
   function ``(q, v, tau) -> (vdot, f)`` evaluated compiled for numbers and on symbols for
@@ -36,52 +36,26 @@ state, commands and solution).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
 import numpy as np
 
 from solvers import ops
 from solvers.compiled import CompiledFunction
-from systems import LeafSystem, SymbolicEvaluationError
+from systems import SymbolicEvaluationError
 
+from ..constraints import ContactResults
+from . import _rbs_unilateral as uni
 from ._rbs_equality import (RedundantConstraintWarning, equality_functions, redundant_rows,
                             warn_redundant)
-from . import _rbs_unilateral as uni
 from ._rbs_unilateral import PainleveError
-from ._block_host import check_blocks, declare_sensor_outputs
-from ..constraints.contact_results import ContactResults
-from ..continuous_constraints.base import ContinuousTimeConstraintForce
+from .base import RigidBodySystemBase
+from .solutions import RigidBodySolution
 
 __all__ = ["RigidBodySystem", "RigidBodySolution", "PainleveError", "RedundantConstraintWarning"]
 
 
-@dataclass(frozen=True, eq=False)
-class RigidBodySolution:
-    """Accelerations and forces at one state (returned by :meth:`RigidBodySystem.solve`).
-
-    Attributes
-    ----------
-    vdot : ndarray (nv,)
-    f : ndarray (m,)
-        Equality-row forces, in the order of :meth:`RigidBodySystem.equality_row_names`.
-    tau_constraint : ndarray (nv,)
-        ``J^T f`` of all rows (equality and unilateral).
-    tau_actuators : ndarray (nv,)
-    contact_results : ContactResults
-    sites : list
-        Per active unilateral site, its solved rows (:class:`multibody._rbs_unilateral.SiteSolution`).
-    """
-
-    vdot: np.ndarray
-    f: np.ndarray
-    tau_constraint: np.ndarray
-    tau_actuators: np.ndarray
-    contact_results: ContactResults
-    sites: list = field(default_factory=list)
-
-
-class RigidBodySystem(LeafSystem):
+class RigidBodySystem(RigidBodySystemBase):
     """Continuous-time rigid-body system (module docstring).
 
     Parameters
@@ -92,7 +66,8 @@ class RigidBodySystem(LeafSystem):
         continuous state.
     sensors : sequence of Sensor
         Input ``state`` (optionally ``generalized_acceleration``, ``contact_results``).
-    constraints : sequence of ContinuousTimeConstraintForce
+    constraints : sequence of ConstraintForce
+        Any kind with an acceleration-level form (every kind but joint friction).
     include_passive_forces : bool
         Joint damping and springs (default True).
     backend : {"auto", "c", "casadi"}
@@ -109,13 +84,11 @@ class RigidBodySystem(LeafSystem):
     def __init__(self, tree, actuators: Sequence = (), sensors: Sequence = (),
                  constraints: Sequence = (), *, include_passive_forces: bool = True,
                  backend: str = "auto", name: Optional[str] = None) -> None:
-        super().__init__(name or f"{tree.name}_system")
-        tree.finalize()
-        self.tree = tree
-        self.nq, self.nv = nq, nv = tree.nq, tree.nv
-        self.actuators, self.sensors = list(actuators), list(sensors)
-        self.constraints = list(constraints)
-        self._check_blocks()
+        super().__init__(tree, actuators, sensors, constraints,
+                         name=name or f"{tree.name}_system",
+                         reserved={"state", "generalized_acceleration",
+                                   "generalized_constraint_force", "contact_results"})
+        nq, nv = self.nq, self.nv
         self.equality_constraints = [c for c in self.constraints if not c.unilateral]
         self.unilateral_constraints = [c for c in self.constraints if c.unilateral]
         # continuous state [q; v; z]
@@ -126,12 +99,10 @@ class RigidBodySystem(LeafSystem):
             n = blk.num_continuous_states()
             if n:
                 self._z[blk] = slice(k, k + n)
-                x0.append(np.asarray(blk._xc0, float))
+                x0.append(blk.default_continuous_state())
                 k += n
         self.declare_continuous_state(k, num_q=nq, num_v=nv, initial=np.concatenate(x0))
-        self._scratch = {blk: blk.create_default_context() for blk in self.actuators + self.sensors}
-        self._command_ports = [self.declare_input_port(a.name, a.get_input_port("command").size)
-                               for a in self.actuators]
+        self._declare_command_ports()
         # equality rows: fused functions
         self._row_names = [n for c in self.equality_constraints for n in c.row_names()]
         dyn, parts, qd = equality_functions(tree, self.equality_constraints,
@@ -148,14 +119,12 @@ class RigidBodySystem(LeafSystem):
         self._parts_num = parts_num
         self._qdot_num = CompiledFunction(qd, backend=backend)
         # unilateral sites, modes (abstract state) and witness functions
-        self._sites = [(c, i) for c in self.unilateral_constraints for i in range(c.num_sites)]
-        self._mode_index = None
-        if self._sites:
-            self._mode_index = self.declare_abstract_state(tuple(None for _ in self._sites))
+        self.sites = [(c, i) for c in self.unilateral_constraints for i in range(c.num_sites)]
+        self.mode_index = None
+        if self.sites:
+            self.mode_index = self.declare_abstract_state(tuple(None for _ in self.sites))
             self.declare_initialization_unrestricted_update(self._init_modes)
             uni.declare_witnesses(self)
-        self._cache_key = None
-        self._cache_val = None
         # ports
         self.declare_output_port("state", nq + nv, lambda c: c.continuous_state[:nq + nv],
                                  feedthrough=False, prerequisites=["continuous_state"])
@@ -166,43 +135,37 @@ class RigidBodySystem(LeafSystem):
         self.declare_abstract_output_port("contact_results",
                                           lambda c: self.solve(c).contact_results,
                                           model_value=ContactResults(), feedthrough=True)
-        self.sensor_ports = declare_sensor_outputs(self, self.sensors, self._calc_sensor)
-
-    # ------------------------------------------------------------------ validation
-    def _check_blocks(self) -> None:
-        nm = f"RigidBodySystem '{self.name}'"
-        groups = (("actuator", self.actuators), ("sensor", self.sensors),
-                  ("constraint", self.constraints))
-        check_blocks(nm, self.tree, groups, {"state", "generalized_acceleration",
-                                             "generalized_constraint_force", "contact_results"},
-                     ContinuousTimeConstraintForce)
-        for role, blocks in groups:
-            for blk in blocks:
-                if blk.num_discrete_states() or blk.num_abstract_states() or \
-                        (role != "constraint" and blk.events()):
-                    raise ValueError(f"{nm}: {role} '{blk.name}' has discrete/abstract state or "
-                                     "events, which a continuous RigidBodySystem does not support")
+        self._declare_sensor_outputs(self._calc_sensor)
 
     # ------------------------------------------------------------------ blocks
-    def _block_context(self, blk, context, x):
-        sym = ops.is_symbolic(x) or ops.is_symbolic(context.time)
-        if sym:
-            ctx = blk.create_default_context()
-            ctx._time = context.time
-            if blk in self._z:
-                ctx._xc = x[self._z[blk]]
-            return ctx
-        ctx = self._scratch[blk]
-        if ctx.time != context.time:
-            ctx.set_time(context.time)
-        if blk in self._z:
-            ctx.set_continuous_state(np.asarray(x[self._z[blk]], float))
-        return ctx
+    def _check_block(self, role: str, blk) -> None:
+        if blk.num_discrete_states() or blk.num_abstract_states() or \
+                (role != "constraint" and blk.events()):
+            raise ValueError(f"{self.label}: {role} '{blk.name}' has discrete/abstract state or "
+                             "events, which a continuous RigidBodySystem does not support")
+        if role == "constraint" and not blk.continuous:
+            raise TypeError(f"{self.label}: constraint '{blk.name}' ({type(blk).__name__}) has no "
+                            "acceleration-level form; use it with TimeSteppingRigidBodySystem, or "
+                            "model the effect as a (smoothed) force on the joint")
 
-    def _actuation(self, context, x):
+    def _block_context(self, blk, context, x):
+        if ops.is_symbolic(x) or ops.is_symbolic(context.time):
+            ctx = blk.create_default_context()
+            xs = x[self._z[blk]] if blk in self._z else ctx.continuous_state
+            ctx.load_symbols(context.time, xs, ctx.discrete_state,
+                             [ctx.get_parameter(i) for i in range(len(blk.parameter_names()))], {})
+            return ctx
+        return self.block_context(blk, context, x)
+
+    def _load_block(self, blk, ctx, context, x) -> None:
+        if x is not None and blk in self._z:
+            ctx.set_continuous_state(np.asarray(x[self._z[blk]], float))
+
+    def actuation(self, context, x):
+        """Sum of the actuators' generalized forces at ``x`` (numbers or CasADi symbols)."""
         tau = None
         xs = x[:self.nq + self.nv]
-        for a, port in zip(self.actuators, self._command_ports):
+        for a, port in zip(self.actuators, self.command_ports):
             ctx = self._block_context(a, context, x)
             a.get_input_port("state").fix_value(ctx, xs)
             a.get_input_port("command").fix_value(ctx, port.eval(context))
@@ -218,9 +181,9 @@ class RigidBodySystem(LeafSystem):
     def modes(self, context) -> tuple:
         """Per unilateral site: ``None`` (separated), ``("stick", None)`` or
         ``("slide", direction)`` for contacts, ``("active", None)`` for joint limits."""
-        if self._mode_index is None:
+        if self.mode_index is None:
             return ()
-        return self.get_my_context_from_root(context).abstract_state[self._mode_index]
+        return self.get_my_context_from_root(context).abstract_state[self.mode_index]
 
     def solve(self, context) -> RigidBodySolution:
         """Accelerations and constraint forces at the state (and commands) of ``context``
@@ -231,12 +194,13 @@ class RigidBodySystem(LeafSystem):
             raise SymbolicEvaluationError(f"RigidBodySystem '{self.name}': solve() is numeric; "
                                           "use time_derivatives on symbols")
         x = np.asarray(x, float)
-        tau = self._actuation(ctx, x)
+        tau = self.actuation(ctx, x)
         tau = np.zeros(self.nv) if tau is None else np.asarray(tau, float).ravel()
         modes = self.modes(ctx)
         key = (x.tobytes(), tau.tobytes(), float(ctx.time), id(modes), modes)
-        if self._cache_key is not None and self._cache_key == key:
-            return self._cache_val
+        memo = ctx.get_memory().get("solve")      # the last solve, per context
+        if memo is not None and memo[0] == key:
+            return memo[1]
         q, v = x[:self.nq], x[self.nq:self.nq + self.nv]
         if self._dyn_num is not None and not any(m is not None for m in modes):
             vdot, f, tau_c = self._dyn_num(q, v, tau)
@@ -244,21 +208,21 @@ class RigidBodySystem(LeafSystem):
                                     np.asarray(tau_c).ravel(), tau, ContactResults(float(ctx.time)))
         else:
             sol = uni.solve_accelerations(self, ctx, q, v, tau, modes)
-        self._cache_key, self._cache_val = key, sol
+        ctx.get_memory()["solve"] = (key, sol)
         return sol
 
     def _vdot_out(self, context, which: int):
         x = context.continuous_state
         if ops.is_symbolic(x) or ops.is_symbolic(context.time):
             self._require_symbolic_capable()
-            tau = self._actuation(context, x)
+            tau = self.actuation(context, x)
             tau = ops.zeros(self.nv, x) if tau is None else tau
             return self._dyn(x[:self.nq], x[self.nq:self.nq + self.nv], tau)[which]
         sol = self.solve(context)
         return sol.vdot if which == 0 else sol.tau_constraint
 
     def _require_symbolic_capable(self) -> None:
-        if self._sites:
+        if self.sites:
             names = [c.name for c in self.unilateral_constraints]
             raise SymbolicEvaluationError(
                 f"RigidBodySystem '{self.name}' cannot be evaluated on CasADi symbols: its "
@@ -292,7 +256,7 @@ class RigidBodySystem(LeafSystem):
         if blk in self.actuators:
             i = self.actuators.index(blk)
             blk.get_input_port("state").fix_value(ctx, xs)
-            blk.get_input_port("command").fix_value(ctx, self._command_ports[i].eval(context))
+            blk.get_input_port("command").fix_value(ctx, self.command_ports[i].eval(context))
             return
         blk.get_input_port("state").fix_value(ctx, xs)
         if blk.has_input_port("generalized_acceleration"):
@@ -311,41 +275,25 @@ class RigidBodySystem(LeafSystem):
 
     # ------------------------------------------------------------------ events
     def _init_modes(self, context, state) -> None:
-        state.set_abstract_state(self._mode_index, uni.initial_modes(self, context))
+        state.set_abstract_state(self.mode_index, uni.initial_modes(self, context))
 
     def reset_modes(self, context) -> tuple:
         """Set the contact modes in ``context`` from its state (as the Simulator's
         initialization does): a site within 1e-6 m and not separating is in contact,
         sliding when its slip exceeds 1e-7 m/s, else sticking. Returns the modes."""
-        if self._mode_index is None:
+        if self.mode_index is None:
             return ()
         ctx = self.get_my_context_from_root(context)
         modes = uni.initial_modes(self, ctx)
-        ctx.set_abstract_state(self._mode_index, modes)
+        ctx.set_abstract_state(self.mode_index, modes)
         return modes
 
     # ------------------------------------------------------------------ conveniences
-    def set_positions(self, context, q) -> None:
-        """Set q (nq) in ``context`` (this system's or an enclosing diagram's)."""
-        ctx = self.get_my_context_from_root(context)
-        x = np.array(ctx.continuous_state, float)
-        x[:self.nq] = np.asarray(q, float).ravel()
+    def _state_vector(self, ctx):
+        return ctx.continuous_state
+
+    def _write_state(self, ctx, x) -> None:
         ctx.set_continuous_state(x)
-
-    def set_velocities(self, context, v) -> None:
-        """Set v (nv) in ``context``."""
-        ctx = self.get_my_context_from_root(context)
-        x = np.array(ctx.continuous_state, float)
-        x[self.nq:self.nq + self.nv] = np.asarray(v, float).ravel()
-        ctx.set_continuous_state(x)
-
-    def get_positions(self, context) -> np.ndarray:
-        """q (nq) in ``context``."""
-        return np.array(self.get_my_context_from_root(context).continuous_state[:self.nq], float)
-
-    def get_velocities(self, context) -> np.ndarray:
-        """v (nv) in ``context``."""
-        return np.array(self.get_my_context_from_root(context).continuous_state[self.nq:self.nq + self.nv], float)
 
     def parts(self, q, v):
         """``(H, c, J, b, phi)`` at ``(q, v)`` (numbers): mass matrix (nv x nv),
@@ -386,8 +334,3 @@ class RigidBodySystem(LeafSystem):
         J = self.parts(q, v)[2]
         v = v - np.linalg.pinv(J, rcond=1e-12) @ (J @ v)
         return q, v
-
-    def total_energy(self, context) -> float:
-        """Kinetic plus potential energy at the state in ``context``."""
-        q, v = self.get_positions(context), self.get_velocities(context)
-        return float(self.tree.kinetic_energy(q, v) + self.tree.potential_energy(q))

@@ -66,7 +66,6 @@ system, the time and the residual (or raises :class:`~solvers.lcp.LCPSolveError`
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Optional, Sequence
 
 import numpy as np
@@ -74,73 +73,20 @@ import scipy.linalg as sla
 
 from solvers import ops
 from solvers.compiled import CompiledFunction
-from systems import LeafSystem, SymbolicEvaluationError
+from systems import SymbolicEvaluationError
 from systems.events import PeriodicEvent
 
+from ..constraints import ConstraintRows, ContactResults, StepKinematics
+from ..constraints.kinematics import cross_rows
 from ._time_stepping_kinematics import ancestor_mask, fused_function, quat_to_rot
 from ._time_stepping_solve import SolveReport, TimeSteppingWarning, solve_impulses
-from ..constraints.base import (ConstraintRows, StepKinematics, TimeSteppingConstraintForce,
-                               cross_rows)
-from ._block_host import check_blocks, declare_sensor_outputs
-from ..constraints.contact_results import ContactResults
+from .base import RigidBodySystemBase
+from .solutions import StepSolution
 
 __all__ = ["TimeSteppingRigidBodySystem", "StepSolution", "TimeSteppingWarning"]
 
 
-@dataclass(frozen=True, eq=False)
-class StepSolution:
-    """Solution of the step ``[time, time + h]`` (value of the ``step`` output port).
-
-    Attributes
-    ----------
-    time : float
-    q_next, v_next : ndarray
-        Configuration (nq,) and velocity (nv,) at ``time + h``.
-    xd_next : ndarray
-        The whole next discrete state (with the blocks' states).
-    tau_actuators : ndarray, shape (nv,)
-        Sum of the actuator forces.
-    tau_constraint : ndarray, shape (nv,)
-        Mean generalized constraint force ``J^T p / h``.
-    impulses : list of ndarray
-        Per constraint block, the impulses of its rows.
-    rows : list of ConstraintRows
-    report : SolveReport
-        LCP status, method, residual and size.
-    contact_results : ContactResults
-        Built on first access (a property).
-    """
-
-    time: float
-    q_next: np.ndarray
-    v_next: np.ndarray
-    xd_next: np.ndarray
-    tau_actuators: np.ndarray
-    tau_constraint: np.ndarray
-    impulses: list
-    rows: list
-    report: SolveReport
-
-    @property
-    def generalized_acceleration(self) -> np.ndarray:
-        """``(v_next - v) / h`` of the step."""
-        return self._accel
-
-    @property
-    def contact_results(self) -> ContactResults:
-        """The contacts of the step (:class:`ContactResults`), built on first access."""
-        res = self.__dict__.get("_contacts")
-        if res is None:
-            res = self._make_contacts()
-            object.__setattr__(self, "_contacts", res)
-        return res
-
-    def _set_lazy(self, accel: np.ndarray, make_contacts) -> None:
-        object.__setattr__(self, "_accel", accel)
-        object.__setattr__(self, "_make_contacts", make_contacts)
-
-
-class TimeSteppingRigidBodySystem(LeafSystem):
+class TimeSteppingRigidBodySystem(RigidBodySystemBase):
     """A rigid-body tree with actuator, sensor and constraint blocks, advanced by a
     velocity-level time-stepping scheme (module docstring).
 
@@ -155,7 +101,7 @@ class TimeSteppingRigidBodySystem(LeafSystem):
     sensors : sequence of Sensor
         Blocks with input ``state`` (and optionally ``generalized_acceleration``,
         ``contact_results``), built on ``tree``.
-    constraints : sequence of TimeSteppingConstraintForce
+    constraints : sequence of ConstraintForce
     include_passive_forces : bool
         Joint damping (implicit) and springs (default True).
     project_positions : bool
@@ -181,8 +127,7 @@ class TimeSteppingRigidBodySystem(LeafSystem):
                  project_positions: bool = True, lcp_failure: str = "fallback",
                  lcp_tolerance: float = 1e-7, backend: str = "auto",
                  name: Optional[str] = None) -> None:
-        super().__init__(name or f"{tree.name}_time_stepping")
-        nm = f"TimeSteppingRigidBodySystem '{self.name}'"
+        nm = f"TimeSteppingRigidBodySystem '{name or tree.name + '_time_stepping'}'"
         try:
             h = float(time_step)
         except (TypeError, ValueError):
@@ -192,15 +137,14 @@ class TimeSteppingRigidBodySystem(LeafSystem):
         if lcp_failure not in ("fallback", "raise"):
             raise ValueError(f"{nm}: lcp_failure must be 'fallback' or 'raise', got "
                              f"{lcp_failure!r}")
-        tree.finalize()
-        self.tree, self.time_step = tree, h
-        self.nq, self.nv = nq, nv = tree.nq, tree.nv
+        self.time_step = h
+        super().__init__(tree, actuators, sensors, constraints,
+                         name=name or f"{tree.name}_time_stepping",
+                         reserved={"state", "step", "contact_results"})
+        nq, nv = self.nq, self.nv
         self.project_positions = bool(project_positions)
         self.lcp_failure = lcp_failure
         self.lcp_tolerance = float(lcp_tolerance)
-        self.actuators, self.sensors = list(actuators), list(sensors)
-        self.constraints = list(constraints)
-        self._check_blocks(nm)
         # discrete state: [q; v; block states]
         x0 = [tree.neutral_configuration(), np.zeros(nv)]
         self._xd_slices: dict = {}
@@ -209,26 +153,23 @@ class TimeSteppingRigidBodySystem(LeafSystem):
             n = blk.num_discrete_states()
             if n:
                 self._xd_slices[blk] = slice(k, k + n)
-                x0.append(np.asarray(blk._xd0, float))
+                x0.append(blk.default_discrete_state())
                 k += n
         self.declare_discrete_state(np.concatenate(x0))
         self._params: dict = {}
         for blk in self.actuators + self.sensors + self.constraints:
-            for pname, pval in zip(blk._param_names, blk._p0):
+            for pname, pval in zip(blk.parameter_names(), blk.default_parameters()):
                 full = f"{blk.name}.{pname}"
                 self.declare_numeric_parameter(full, pval)
                 self._params.setdefault(blk, []).append((full, pname))
-        self._scratch = {blk: blk.create_default_context()
-                         for blk in self.actuators + self.sensors + self.constraints}
-        self._command_ports = [self.declare_input_port(a.name, a.get_input_port("command").size)
-                               for a in self.actuators]
+        self._declare_command_ports()
         self.declare_output_port("state", nq + nv, self._calc_state, feedthrough=False,
                                  prerequisites=["discrete_state"])
         self.declare_abstract_output_port("step", self._calc_step, model_value=None,
                                           feedthrough=True)
         self.declare_abstract_output_port("contact_results", self._calc_contacts,
                                           model_value=ContactResults(), feedthrough=True)
-        self.sensor_ports = declare_sensor_outputs(self, self.sensors, self._calc_sensor)
+        self._declare_sensor_outputs(self._calc_sensor)
         self.declare_periodic_discrete_update(h, 0.0, self._update)
         self._fun = fused_function(tree, include_passive_forces)
         self._fnum = CompiledFunction(self._fun, backend=backend)
@@ -254,61 +195,54 @@ class TimeSteppingRigidBodySystem(LeafSystem):
         sizes = sorted({b - a for a, b in self._blocks})
         self._block_groups = [(np.array([a for a, b in self._blocks if b - a == n]), n)
                               for n in sizes]
-        # Warm start of the LCP: the last step's impulses and cone multipliers by row key
-        # (contact rows: geometry pair, point, direction). A hint only -- the solvers verify
-        # every solution and retry cold when a warm start fails -- so it is kept here rather
-        # than in the context.
-        self._warm = None
+        # Warm start of the LCP: the last committed step's impulses and cone multipliers by
+        # row key (contact rows: geometry pair, point, direction), kept in the context's
+        # memory (a hint only: the solvers verify every solution and retry cold).
 
     # ------------------------------------------------------------------ validation
-    def _check_blocks(self, nm: str) -> None:
-        groups = (("actuator", self.actuators), ("sensor", self.sensors),
-                  ("constraint", self.constraints))
-        check_blocks(nm, self.tree, groups, {"state", "step", "contact_results"},
-                     TimeSteppingConstraintForce)
-        for role, blocks in groups:
-            for blk in blocks:
-                if blk.num_continuous_states():
-                    raise ValueError(f"{nm}: {role} '{blk.name}' has continuous state, which a "
-                                     "time-stepping system cannot integrate")
-                if blk.num_abstract_states():
-                    raise ValueError(f"{nm}: {role} '{blk.name}' has abstract state (not "
-                                     "supported)")
-                for ev in blk.events():
-                    if not (isinstance(ev, PeriodicEvent) and ev.kind == "discrete"
-                            and abs(ev.period - self.time_step) <= 1e-12 * ev.period
-                            and ev.offset == 0.0):
-                        raise ValueError(f"{nm}: {role} '{blk.name}' has a {type(ev).__name__} "
-                                         f"({ev.kind}); only periodic discrete updates with period "
-                                         f"time_step = {self.time_step} and offset 0 are supported")
+    def _check_block(self, role: str, blk) -> None:
+        nm = self.label
+        if blk.num_continuous_states():
+            raise ValueError(f"{nm}: {role} '{blk.name}' has continuous state, which a "
+                             "time-stepping system cannot integrate")
+        if blk.num_abstract_states():
+            raise ValueError(f"{nm}: {role} '{blk.name}' has abstract state (not supported)")
+        for ev in blk.events():
+            if not (isinstance(ev, PeriodicEvent) and ev.kind == "discrete"
+                    and abs(ev.period - self.time_step) <= 1e-12 * ev.period
+                    and ev.offset == 0.0):
+                raise ValueError(f"{nm}: {role} '{blk.name}' has a {type(ev).__name__} "
+                                 f"({ev.kind}); only periodic discrete updates with period "
+                                 f"time_step = {self.time_step} and offset 0 are supported")
+        if role == "constraint" and not blk.time_stepping:
+            raise TypeError(f"{nm}: constraint '{blk.name}' ({type(blk).__name__}) has no "
+                            "velocity-level form")
 
     # ------------------------------------------------------------------ helpers
     def _numeric(self, context, what: str) -> None:
         if ops.is_symbolic(context.discrete_state) or ops.is_symbolic(context.time) or \
-                any(ops.is_symbolic(p) for p in context._p):
+                ops.is_symbolic(context.parameters):
             raise SymbolicEvaluationError(
                 f"system '{self.name}' (TimeSteppingRigidBodySystem) cannot be evaluated on "
                 f"CasADi symbols: its {what} solves an LCP with pivoting (Lemke/Dantzig), "
                 "which has no symbolic form")
 
-    def _block_context(self, blk, context, xd):
-        """The block's scratch context loaded with the time, the block's slice of the
-        discrete state and its parameters (``"<block>.<name>"``) from ``context``.
-        Parameters are copied only when they changed (the stored arrays are read-only and
-        replaced on every set, so identity tells)."""
-        ctx = self._scratch[blk]
-        t = context.time
-        if ctx.time != t:
-            ctx.set_time(t)
+    def _load_block(self, blk, ctx, context, xd) -> None:
+        """Load the block's slice of the discrete state and its parameters
+        (``"<block>.<name>"``) from ``context``; parameters are set only when they changed
+        (the stored arrays are read-only and replaced on every set, so equality of the
+        values decides)."""
         sl = self._xd_slices.get(blk)
         if sl is not None:
             ctx.set_discrete_state(xd[sl])
         for full, pname in self._params.get(blk, ()):
             val = context.get_parameter(full)
-            if ctx.get_parameter(pname) is not val:
+            old = ctx.get_parameter(pname)
+            if old is not val and not np.array_equal(old, val):
                 ctx.set_parameter(pname, val)                     # checks and invalidates
-                ctx._p[blk._parameter_index(pname)] = val         # keep identity for the test
-        return ctx
+
+    def _block_context(self, blk, context, xd):
+        return self.block_context(blk, context, xd)
 
     def kinematics(self, q: np.ndarray, v: np.ndarray, time: float = 0.0):
         """``(H, c, StepKinematics)`` at ``(q, v)``: mass matrix, ``C - tau_passive`` and the
@@ -396,12 +330,8 @@ class TimeSteppingRigidBodySystem(LeafSystem):
         t = float(context.time)
         q, v = xd[:nq], xd[nq:nq + nv]
         x = xd[:nq + nv]
-        tau = np.zeros(nv)
-        for a, port in zip(self.actuators, self._command_ports):
-            ctx = self._block_context(a, context, xd)
-            a.get_input_port("state").fix_value(ctx, x)
-            a.get_input_port("command").fix_value(ctx, port.eval(context))
-            tau = tau + a.get_output_port("generalized_force").eval(ctx)
+        tau = self.actuation(context, xd)
+        tau = np.zeros(nv) if tau is None else np.asarray(tau, float)
         H, c, kinm = self.kinematics(q, v, t)
         rows = self._rows(context, xd, kinm)
         Meff = H + self._hD
@@ -428,8 +358,9 @@ class TimeSteppingRigidBodySystem(LeafSystem):
             b = J @ v_free + np.concatenate([r.bias for r in rows])
             keys = [k for i, r in enumerate(rows) for k in self._row_keys(i, r)]
             warm = None
-            if self._warm is not None:
-                prev_p, prev_l = self._warm
+            last = context.get_memory().get("warm_start")
+            if last is not None:
+                prev_p, prev_l = last
                 warm = (np.array([prev_p.get(k, 0.0) for k in keys]),
                         np.array([prev_l.get(k, 0.0) for k in keys]))
             p, report, lam = solve_impulses(
@@ -437,14 +368,15 @@ class TimeSteppingRigidBodySystem(LeafSystem):
                 np.concatenate([r.hi for r in rows]), normal,
                 f"system '{self.name}' at t={t:.6g}", self.lcp_failure, warm,
                 self.lcp_tolerance)
-            self._warm = (dict(zip(keys, p.tolist())),
-                          {} if lam is None else {k: s for k, s in zip(keys, lam.tolist()) if s})
+            warm_next = (dict(zip(keys, p.tolist())),
+                         {} if lam is None else {k: s for k, s in zip(keys, lam.tolist()) if s})
             vn = v_free + MinvJT @ p
             tau_c = J.T @ p / h
             impulses = np.split(p, np.cumsum(sizes)[:-1])
         else:
             vn, tau_c, impulses = v_free, np.zeros(nv), [np.zeros(0) for _ in rows]
             report = SolveReport("no_rows", "none", 0.0, 0)
+            warm_next = None
         qn = self.integrate(q, vn, h)
         if self.project_positions:
             qn = self._project(context, xd, qn, vn, Minv, t)
@@ -459,8 +391,8 @@ class TimeSteppingRigidBodySystem(LeafSystem):
         vn = self._to_new_frames(q, qn, vn)
         xd_next = np.array(xd, dtype=float)
         xd_next[:nq], xd_next[nq:nq + nv] = qn, vn
-        sol = StepSolution(t, qn, vn, xd_next, tau, tau_c, impulses, rows, report)
-        sol._set_lazy((vn - v) / h, make_contacts)
+        sol = StepSolution(t, qn, vn, xd_next, tau, tau_c, impulses, rows, report,
+                           (vn - v) / h, warm_next, make_contacts)
         for blk, sl in self._xd_slices.items():
             ctx = self._block_context(blk, context, xd)
             self._fix_block_inputs(blk, ctx, x, sol)
@@ -512,7 +444,9 @@ class TimeSteppingRigidBodySystem(LeafSystem):
     # ------------------------------------------------------------------ callbacks
     def _update(self, context):
         self._numeric(context, "discrete update")
-        return self.get_output_port("step").eval(context).xd_next
+        sol = self.get_output_port("step").eval(context)
+        context.get_memory()["warm_start"] = sol.warm_start      # the committed step's impulses
+        return sol.xd_next
 
     def _calc_state(self, context):
         self._numeric(context, "output 'state'")
@@ -533,27 +467,11 @@ class TimeSteppingRigidBodySystem(LeafSystem):
         return port.eval(ctx)
 
     # ------------------------------------------------------------------ conveniences
-    def set_positions(self, context, q) -> None:
-        """Set q (nq) in ``context`` (this system's or an enclosing diagram's)."""
-        ctx = self.get_my_context_from_root(context)
-        xd = np.array(ctx.discrete_state)
-        xd[:self.nq] = np.asarray(q, float).ravel()
-        ctx.set_discrete_state(xd)
+    def _state_vector(self, ctx):
+        return ctx.discrete_state
 
-    def set_velocities(self, context, v) -> None:
-        """Set v (nv) in ``context``."""
-        ctx = self.get_my_context_from_root(context)
-        xd = np.array(ctx.discrete_state)
-        xd[self.nq:self.nq + self.nv] = np.asarray(v, float).ravel()
-        ctx.set_discrete_state(xd)
-
-    def get_positions(self, context) -> np.ndarray:
-        """q (nq) in ``context``."""
-        return np.array(self.get_my_context_from_root(context).discrete_state[:self.nq])
-
-    def get_velocities(self, context) -> np.ndarray:
-        """v (nv) in ``context``."""
-        return np.array(self.get_my_context_from_root(context).discrete_state[self.nq:self.nq + self.nv])
+    def _write_state(self, ctx, x) -> None:
+        ctx.set_discrete_state(x)
 
     def advance(self, context, num_steps: int) -> None:
         """Apply ``num_steps`` discrete updates to ``context`` directly (time advances by

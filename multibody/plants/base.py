@@ -1,0 +1,224 @@
+"""``RigidBodySystemBase``: what every rigid-body plant shares.
+
+A plant is a tree plus actuator, sensor and constraint blocks, made one
+:class:`~systems.LeafSystem`. The base owns everything but the solve:
+
+* the blocks and their checks (built on this tree, unique names, sizes that fit, constraint
+  kinds this plant can solve);
+* actuation: one input port per actuator (its ``command``), and the sum of the actuators'
+  generalized forces at a state;
+* the blocks' evaluation contexts (kept in the plant context's memory, so a plant object can
+  serve many contexts at once);
+* sensor output ports (one per sensor output);
+* state access: :meth:`get_positions`, :meth:`get_velocities`, :meth:`set_positions`,
+  :meth:`set_velocities`, :meth:`total_energy`.
+
+Subclasses declare their state (continuous ``[q; v; z]`` or discrete ``[q; v; ...]``), give
+:meth:`_state_vector` / :meth:`_write_state`, load a block's own state and parameters in
+:meth:`_load_block`, and solve: :class:`~multibody.plants.RigidBodyPlant` (ABA),
+:class:`~multibody.plants.RigidBodySystem` (accelerations and forces together) and
+:class:`~multibody.plants.TimeSteppingRigidBodySystem` (velocities and impulses together).
+"""
+from __future__ import annotations
+
+from typing import Callable, Iterable, Optional, Sequence
+
+import numpy as np
+
+from systems import LeafSystem
+from ..constraints import ConstraintForce
+
+__all__ = ["RigidBodySystemBase"]
+
+
+class RigidBodySystemBase(LeafSystem):
+    """Base of the rigid-body plants (module docstring).
+
+    Parameters
+    ----------
+    tree : RigidBodyTree
+        Finalized here (its topology is frozen).
+    actuators : sequence of LeafSystem
+        Blocks built on ``tree`` with inputs ``state`` (nq + nv) and ``command``, output
+        ``generalized_force`` (nv).
+    sensors : sequence of LeafSystem
+        Blocks built on ``tree`` with input ``state`` (optionally
+        ``generalized_acceleration``, ``contact_results``).
+    constraints : sequence of ConstraintForce
+    name : str
+    reserved : iterable of str
+        The plant's own port names (blocks may not take them).
+
+    Raises
+    ------
+    TypeError, ValueError
+        A block of the wrong type, built on another tree, with sizes that do not fit, a
+        duplicate name, or a constraint kind the plant cannot solve (each message names the
+        plant and the block).
+    """
+
+    kind = "rigid-body plant"
+
+    def __init__(self, tree, actuators: Sequence = (), sensors: Sequence = (),
+                 constraints: Sequence = (), *, name: str, reserved: Iterable[str] = ()) -> None:
+        super().__init__(name)
+        tree.finalize()
+        self.tree = tree
+        self.nq, self.nv = tree.nq, tree.nv
+        self.actuators, self.sensors = list(actuators), list(sensors)
+        self.constraints = list(constraints)
+        self._check_blocks(set(reserved))
+
+    @property
+    def label(self) -> str:
+        """``"<Kind> '<name>'"``, how messages name this plant."""
+        return f"{type(self).__name__} '{self.name}'"
+
+    # ------------------------------------------------------------------ checks
+    def _check_blocks(self, reserved: set) -> None:
+        """Refuse blocks that do not fit (module docstring); per-kind rules in
+        :meth:`_check_block`."""
+        nm, tree = self.label, self.tree
+        names = set(reserved)
+        nx, nv = tree.nq + tree.nv, tree.nv
+        for role, blocks in (("actuator", self.actuators), ("sensor", self.sensors),
+                             ("constraint", self.constraints)):
+            for blk in blocks:
+                if not isinstance(blk, LeafSystem):
+                    raise TypeError(f"{nm}: {role} {blk!r} is not a LeafSystem block")
+                other = getattr(blk, "tree", None)
+                if other is not tree:
+                    raise ValueError(f"{nm}: {role} '{blk.name}' was built on tree "
+                                     f"'{getattr(other, 'name', None)}', not on this system's "
+                                     f"tree '{tree.name}' (a block built on another tree does "
+                                     "not fit)")
+                if blk.name in names:
+                    raise ValueError(f"{nm}: duplicate block or port name '{blk.name}'")
+                names.add(blk.name)
+                if role == "constraint":
+                    if not isinstance(blk, ConstraintForce):
+                        raise TypeError(f"{nm}: constraint '{blk.name}' is not a ConstraintForce")
+                else:
+                    n = blk.get_input_port("state").size
+                    if n != nx:
+                        raise ValueError(f"{nm}: {role} '{blk.name}' input 'state' has size {n}, "
+                                         f"expected nq + nv = {nx}")
+                if role == "actuator":
+                    if not (blk.has_output_port("generalized_force")
+                            and blk.has_input_port("command")):
+                        raise ValueError(f"{nm}: actuator '{blk.name}' needs a 'command' input "
+                                         "and a 'generalized_force' output")
+                    m = blk.get_output_port("generalized_force").size
+                    if m != nv:
+                        raise ValueError(f"{nm}: actuator '{blk.name}' output "
+                                         f"'generalized_force' has size {m} but tree "
+                                         f"'{tree.name}' has nv = {nv}")
+                self._check_block(role, blk)
+
+    def _check_block(self, role: str, blk) -> None:
+        """Override: the plant's own rules for a block (state, events, constraint kinds)."""
+
+    # ------------------------------------------------------------------ ports
+    def _declare_command_ports(self) -> None:
+        """One input port per actuator, named after it, of its ``command`` size."""
+        self.command_ports = [self.declare_input_port(a.name, a.get_input_port("command").size)
+                              for a in self.actuators]
+
+    def _declare_sensor_outputs(self, calc: Callable) -> None:
+        """One output per sensor output port, named after the sensor (``"<sensor>_<port>"``
+        when it has several), computed by ``calc(context, sensor, port)``; it feeds through
+        when the sensor reads accelerations or contact results (which depend on inputs)."""
+        self.sensor_ports = {}
+        for s in self.sensors:
+            feeds = s.has_input_port("generalized_acceleration") or \
+                s.has_input_port("contact_results")
+            for port in s.output_ports:
+                pname = s.name if len(s.output_ports) == 1 else f"{s.name}_{port.name}"
+                fn = (lambda c, s=s, port=port: calc(c, s, port))
+                if port.size is None:
+                    self.declare_abstract_output_port(pname, fn, feedthrough=feeds)
+                else:
+                    self.declare_output_port(pname, port.size, fn, feedthrough=feeds)
+                self.sensor_ports[pname] = (s, port)
+
+    # ------------------------------------------------------------------ blocks
+    def block_context(self, blk, context, x=None):
+        """The context in which block ``blk`` is evaluated for this plant's ``context``:
+        kept in the plant context's memory (one per block), with the plant's time and the
+        block's own state and parameters loaded (:meth:`_load_block`)."""
+        mem = context.get_memory()
+        ctxs = mem.get("blocks")
+        if ctxs is None:
+            ctxs = mem["blocks"] = {}
+        ctx = ctxs.get(id(blk))
+        if ctx is None:
+            ctx = ctxs[id(blk)] = blk.create_default_context()
+        if ctx.time != context.time:
+            ctx.set_time(context.time)
+        self._load_block(blk, ctx, context, x)
+        return ctx
+
+    def _load_block(self, blk, ctx, context, x) -> None:
+        """Override: load the block's own state and parameters from the plant's context."""
+
+    def actuation(self, context, x) -> Optional[np.ndarray]:
+        """Sum of the actuators' generalized forces (nv) at the plant state ``x`` (its first
+        ``nq + nv`` entries are ``[q; v]``) and the commands in ``context``; ``None`` without
+        actuators."""
+        tau = None
+        xs = x[:self.nq + self.nv]
+        for a, port in zip(self.actuators, self.command_ports):
+            ctx = self.block_context(a, context, x)
+            a.get_input_port("state").fix_value(ctx, xs)
+            a.get_input_port("command").fix_value(ctx, port.eval(context))
+            t = a.get_output_port("generalized_force").eval(ctx)
+            tau = t if tau is None else tau + t
+        return tau
+
+    def fix_sensor_inputs(self, blk, ctx, x, acceleration: Callable, contacts: Callable) -> None:
+        """Fix a sensor's inputs: ``state`` from ``x``, and when it has them
+        ``generalized_acceleration`` and ``contact_results`` from the callables (evaluated
+        only then)."""
+        blk.get_input_port("state").fix_value(ctx, x[:self.nq + self.nv])
+        if blk.has_input_port("generalized_acceleration"):
+            blk.get_input_port("generalized_acceleration").fix_value(ctx, acceleration())
+        if blk.has_input_port("contact_results"):
+            blk.get_input_port("contact_results").fix_value(ctx, contacts())
+
+    # ------------------------------------------------------------------ state access
+    def _state_vector(self, ctx):
+        """Override: the plant's state vector in its own context (``[q; v; ...]``)."""
+        raise NotImplementedError
+
+    def _write_state(self, ctx, x) -> None:
+        """Override: store the plant's state vector in its own context."""
+        raise NotImplementedError
+
+    def get_positions(self, context) -> np.ndarray:
+        """q (nq) in ``context`` (this plant's or an enclosing diagram's)."""
+        return np.array(self._state_vector(self.get_my_context_from_root(context))[:self.nq],
+                        float)
+
+    def get_velocities(self, context) -> np.ndarray:
+        """v (nv) in ``context``."""
+        x = self._state_vector(self.get_my_context_from_root(context))
+        return np.array(x[self.nq:self.nq + self.nv], float)
+
+    def set_positions(self, context, q) -> None:
+        """Set q (nq) in ``context`` (this plant's or an enclosing diagram's)."""
+        ctx = self.get_my_context_from_root(context)
+        x = np.array(self._state_vector(ctx), float)
+        x[:self.nq] = np.asarray(q, float).ravel()
+        self._write_state(ctx, x)
+
+    def set_velocities(self, context, v) -> None:
+        """Set v (nv) in ``context``."""
+        ctx = self.get_my_context_from_root(context)
+        x = np.array(self._state_vector(ctx), float)
+        x[self.nq:self.nq + self.nv] = np.asarray(v, float).ravel()
+        self._write_state(ctx, x)
+
+    def total_energy(self, context) -> float:
+        """Kinetic plus potential energy at the state in ``context``."""
+        q, v = self.get_positions(context), self.get_velocities(context)
+        return float(self.tree.kinetic_energy(q, v) + self.tree.potential_energy(q))
