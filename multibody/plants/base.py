@@ -161,14 +161,18 @@ class RigidBodySystemBase(LeafSystem):
     def _load_block(self, blk, ctx, context, x) -> None:
         """Override: load the block's own state and parameters from the plant's context."""
 
+    def _block_context(self, blk, context, x):
+        """The context to evaluate ``blk`` in (override for symbolic evaluation)."""
+        return self.block_context(blk, context, x)
+
     def actuation(self, context, x) -> Optional[np.ndarray]:
         """Sum of the actuators' generalized forces (nv) at the plant state ``x`` (its first
-        ``nq + nv`` entries are ``[q; v]``) and the commands in ``context``; ``None`` without
-        actuators."""
+        ``nq + nv`` entries are ``[q; v]``; numbers, or CasADi symbols where the plant is
+        symbolic-capable) and the commands in ``context``; ``None`` without actuators."""
         tau = None
         xs = x[:self.nq + self.nv]
         for a, port in zip(self.actuators, self.command_ports):
-            ctx = self.block_context(a, context, x)
+            ctx = self._block_context(a, context, x)
             a.get_input_port("state").fix_value(ctx, xs)
             a.get_input_port("command").fix_value(ctx, port.eval(context))
             t = a.get_output_port("generalized_force").eval(ctx)

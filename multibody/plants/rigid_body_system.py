@@ -161,18 +161,6 @@ class RigidBodySystem(RigidBodySystemBase):
         if x is not None and blk in self._z:
             ctx.set_continuous_state(np.asarray(x[self._z[blk]], float))
 
-    def actuation(self, context, x):
-        """Sum of the actuators' generalized forces at ``x`` (numbers or CasADi symbols)."""
-        tau = None
-        xs = x[:self.nq + self.nv]
-        for a, port in zip(self.actuators, self.command_ports):
-            ctx = self._block_context(a, context, x)
-            a.get_input_port("state").fix_value(ctx, xs)
-            a.get_input_port("command").fix_value(ctx, port.eval(context))
-            t = a.get_output_port("generalized_force").eval(ctx)
-            tau = t if tau is None else tau + t
-        return tau
-
     # ------------------------------------------------------------------ solve
     def equality_row_names(self) -> list:
         """Names of the equality rows, in the order of ``f``."""

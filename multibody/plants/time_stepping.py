@@ -241,9 +241,6 @@ class TimeSteppingRigidBodySystem(RigidBodySystemBase):
             if old is not val and not np.array_equal(old, val):
                 ctx.set_parameter(pname, val)                     # checks and invalidates
 
-    def _block_context(self, blk, context, xd):
-        return self.block_context(blk, context, xd)
-
     def kinematics(self, q: np.ndarray, v: np.ndarray, time: float = 0.0):
         """``(H, c, StepKinematics)`` at ``(q, v)``: mass matrix, ``C - tau_passive`` and the
         kinematics the constraint blocks use."""
