@@ -48,7 +48,7 @@ def test_quadruped_standing(tmp_path):
 def test_bench_time_stepping_scenes_run():
     """benchmarks/bench_time_stepping.py builds and steps its three scenes (no timing checked)."""
     import importlib.util
-    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                         "benchmarks", "bench_time_stepping.py")
     spec = importlib.util.spec_from_file_location("bench_time_stepping", path)
     bench = importlib.util.module_from_spec(spec)
