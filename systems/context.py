@@ -36,7 +36,12 @@ _INVALID = object()
 
 
 def _store(value, n: int, what: str):
-    """Copy a state-like value of size ``n`` into storage (read-only numpy or CasADi column)."""
+    """Copy a state-like value of size ``n`` into storage (read-only numpy or CasADi column).
+    A value that is already stored somewhere (a read-only float64 vector of size ``n``, which
+    no one can change) is shared rather than copied."""
+    if type(value) is np.ndarray and not value.flags.writeable and value.dtype == np.float64 \
+            and value.shape == (n,) and value.base is None:
+        return value
     vec = normalize_vector(value, n, what)
     if isinstance(vec, np.ndarray):
         if not np.all(np.isfinite(vec)):

@@ -229,17 +229,16 @@ class TimeSteppingRigidBodySystem(RigidBodySystemBase):
 
     def _load_block(self, blk, ctx, context, xd) -> None:
         """Load the block's slice of the discrete state and its parameters
-        (``"<block>.<name>"``) from ``context``; parameters are set only when they changed
-        (the stored arrays are read-only and replaced on every set, so equality of the
-        values decides)."""
+        (``"<block>.<name>"``) from ``context``; a parameter is set only when it is not
+        already the same stored array (stored arrays are read-only and replaced on every
+        set, and the block's context shares the plant's, so identity tells)."""
         sl = self._xd_slices.get(blk)
         if sl is not None:
             ctx.set_discrete_state(xd[sl])
         for full, pname in self._params.get(blk, ()):
             val = context.get_parameter(full)
-            old = ctx.get_parameter(pname)
-            if old is not val and not np.array_equal(old, val):
-                ctx.set_parameter(pname, val)                     # checks and invalidates
+            if ctx.get_parameter(pname) is not val:
+                ctx.set_parameter(pname, val)             # shares the stored array; invalidates
 
     def kinematics(self, q: np.ndarray, v: np.ndarray, time: float = 0.0):
         """``(H, c, StepKinematics)`` at ``(q, v)``: mass matrix, ``C - tau_passive`` and the
