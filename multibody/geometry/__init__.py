@@ -1,6 +1,10 @@
 """Collision geometry: shapes, signed distance, contact manifolds and collision filtering.
 
-Shapes (each in its own frame; see MULTIBODY_API.md):
+Lives here: the shapes, the distance and contact queries between them, and the collision
+filter. Numpy only: it imports nothing else of the project (the tree attaches shapes to
+bodies; the constraints call the queries).
+
+Shapes (each in its own frame):
 ``Sphere(radius)``, ``Box(size)``, ``Cylinder(radius, length)`` (axis z),
 ``Capsule(radius, length)`` (axis z), ``Halfspace()`` (``z <= 0``) and ``Mesh(filename,
 scale)`` (reference only, not collidable).

@@ -4,7 +4,7 @@ Lives here: the URDF files of this folder (``pendulum``, ``acrobot``, ``arm7``,
 ``branching``, ``humanoid``, ``quadruped``, ...), :func:`model_path` and
 :func:`available_models` to find them, and builders that return a
 :class:`~multibody.tree.RigidBodyTree`: :func:`pendulum`, :func:`acrobot`,
-:func:`quadruped` (from the URDF files), :func:`four_bar`, :func:`slider_crank`,
+:func:`cart_pole`, :func:`quadruped` (from the URDF files), :func:`four_bar`, :func:`slider_crank`,
 :func:`bouncing_ball`, :func:`box_on_ground`, :func:`leaning_rod`, the free and revolute
 pendulums used to check closures. May import the tree, geometry and parsing layers, never
 ``systems``.
@@ -18,7 +18,8 @@ from ._builders import (G, ball_on_ground, box_on_ground, four_bar_frequency, fr
                         free_pendulum_state, leaning_rod, parallelogram_four_bar,
                         revolute_pendulum, slider_crank, slider_crank_guess)
 
-__all__ = ["model_path", "available_models", "pendulum", "acrobot", "quadruped", "four_bar",
+__all__ = ["model_path", "available_models", "pendulum", "acrobot", "cart_pole", "quadruped",
+           "four_bar",
            "parallelogram_four_bar", "four_bar_frequency", "slider_crank", "slider_crank_guess",
            "bouncing_ball", "ball_on_ground", "box_on_ground", "leaning_rod", "free_pendulum",
            "free_pendulum_state", "revolute_pendulum", "G"]
@@ -69,6 +70,13 @@ def pendulum():
 def acrobot():
     """The shipped acrobot (``acrobot.urdf``, Spong's parameters as in Drake)."""
     return parse_urdf(model_path("acrobot"))
+
+
+def cart_pole():
+    """The shipped cart-pole (``cart_pole.urdf``): Drake's standard parameters, cart 10 kg on
+    a rail along x, a 1 kg point mass at the end of a 0.5 m pole, tip at ``x + 0.5 sin(theta)`` (``theta = 0``
+    hanging down, ``pi`` upright), rail force limit 100 N."""
+    return parse_urdf(model_path("cart_pole"))
 
 
 def quadruped(floating_base: bool = True):
