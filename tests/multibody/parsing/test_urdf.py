@@ -375,7 +375,7 @@ def test_dfs_order_and_world_convention():
 
 def test_model_path_and_available_models():
     names = available_models()
-    assert names == ["acrobot", "arm7", "branching", "humanoid", "pendulum", "quadruped"]
+    assert names == ["acrobot", "arm7", "branching", "cart_pole", "humanoid", "pendulum", "quadruped"]
     assert model_path("acrobot") == model_path("acrobot.urdf")
     assert model_path("acrobot").is_file() and model_path("acrobot").suffix == ".urdf"
     with pytest.raises(ValueError, match="no shipped URDF model named 'acrobat'; available: acrobot, arm7"):
