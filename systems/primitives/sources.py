@@ -114,7 +114,8 @@ class Ramp(LeafSystem):
 
 
 class TrajectorySource(LeafSystem):
-    """y = trajectory(t), from a scipy piecewise polynomial (``PPoly``, ``CubicSpline``, ...).
+    """y = trajectory(t), from a :class:`~systems.trajectories.PiecewisePolynomial` or a scipy
+    piecewise polynomial (``PPoly``, ``CubicSpline``, ...).
 
     Outside the breakpoints the value is held at the end values (no extrapolation).
     Symbolic time is supported by an exact piecewise expression of the polynomial
@@ -122,16 +123,19 @@ class TrajectorySource(LeafSystem):
 
     Parameters
     ----------
-    trajectory : scipy.interpolate.PPoly (or subclass)
-        Values of shape (n,) or scalar per time; ``trajectory.x`` are the breakpoints.
+    trajectory : PiecewisePolynomial or scipy.interpolate.PPoly (or subclass)
+        Values of shape (n,) or scalar per time.
     output_derivative : bool
         Also output ``ydot`` (the first derivative).
     """
 
     def __init__(self, trajectory, output_derivative: bool = False, name: Optional[str] = None):
         super().__init__(name)
+        if hasattr(trajectory, "to_ppoly"):             # systems.trajectories.PiecewisePolynomial
+            trajectory = trajectory.to_ppoly()
         if not isinstance(trajectory, PPoly):
-            raise TypeError(f"TrajectorySource expects a scipy PPoly (e.g. CubicSpline), got "
+            raise TypeError(f"TrajectorySource expects a PiecewisePolynomial or a scipy PPoly (e.g. "
+                            f"CubicSpline), got "
                             f"{type(trajectory).__name__}; use TrajectorySource.from_samples for samples")
         self.trajectory = trajectory
         self._t0, self._t1 = float(trajectory.x[0]), float(trajectory.x[-1])
