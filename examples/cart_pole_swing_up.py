@@ -71,7 +71,7 @@ def simulate(u_traj, x_traj=None, *, tvlqr: bool = False):
     plant, act = add_cart_pole(b)
     if tvlqr:
         d = cart_pole_diagram()
-        Q, R = np.diag([10.0, 10.0, 1.0, 1.0]), np.array([[0.1]])
+        Q, R = np.diag([10.0, 10.0, 1.0, 1.0]), np.array([[0.01]])
         lqr = FiniteHorizonLinearQuadraticRegulator(
             d, d.create_default_context(), u_traj.start_time(), t_final, Q, R, Qf=100.0 * Q,
             x0=x_traj, u0=u_traj)

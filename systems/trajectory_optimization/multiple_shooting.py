@@ -260,6 +260,10 @@ class MultipleShooting:
             raise TrajectoryOptimizationError(f"{self._who}: the final cost must be a scalar")
         self._cost = self._cost + e
 
+    def objective(self):
+        """The objective so far (a CasADi expression of the decision variables)."""
+        return self._cost
+
     def add_cost(self, expr) -> None:
         """Add any scalar expression of decision variables (e.g. of ``time_step(k)``)."""
         self._cost = self._cost + expr
