@@ -374,7 +374,8 @@ class MultipleShooting:
         """
         opti = self.opti
         opti.minimize(self._cost)
-        plugin_opts = {"expand": self._expand, "print_time": bool(verbose)}
+        plugin_opts = {"expand": self._expand, "print_time": bool(verbose),
+                       "detect_simple_bounds": True}     # bounds on variables stay bounds
         solver_opts = {} if solver != "ipopt" else {"print_level": 5 if verbose else 0,
                                                     "sb": "yes"}
         if warm_start is not None:
