@@ -4,9 +4,10 @@ import inspect
 
 
 MODULES = ["systems", "systems.primitives", "systems.analysis", "systems.controllers",
+           "systems.trajectories", "systems.trajectory_optimization",
            "systems.symbolic", "systems.drawing", "multibody", "multibody.geometry",
            "multibody.tree", "multibody.tree.spatial", "multibody.parsing", "multibody.models",
-           "multibody.constraints", "multibody.constraints", "multibody.plants",
+           "multibody.constraints", "multibody.plants",
            "solvers.ops", "solvers.lcp", "solvers.compiled",
            "actuators", "sensors"]
 

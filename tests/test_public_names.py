@@ -6,6 +6,7 @@ import pydoc
 import pytest
 
 PACKAGES = ["systems", "systems.primitives", "systems.analysis", "systems.controllers",
+            "systems.trajectory_optimization", "systems.trajectories",
             "multibody", "multibody.tree", "multibody.geometry", "multibody.parsing",
             "multibody.models", "multibody.constraints", "multibody.plants", "solvers",
             "actuators", "sensors"]
