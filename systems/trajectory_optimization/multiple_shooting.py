@@ -374,8 +374,7 @@ class MultipleShooting:
         """
         opti = self.opti
         opti.minimize(self._cost)
-        plugin_opts = {"expand": self._expand, "print_time": bool(verbose),
-                       "detect_simple_bounds": True}     # bounds on variables stay bounds
+        plugin_opts = {"expand": self._expand, "print_time": bool(verbose)}
         solver_opts = {} if solver != "ipopt" else {"print_level": 5 if verbose else 0,
                                                     "sb": "yes"}
         if warm_start is not None:
