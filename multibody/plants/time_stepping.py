@@ -33,6 +33,7 @@ Ports
 -----
 * inputs: one per actuator, named after the actuator (its ``command``);
 * ``state`` (nq + nv): ``[q; v]``;
+* ``generalized_acceleration`` (nv): ``(v_next - v) / h`` of the step from the current state;
 * ``contact_results`` (abstract :class:`~multibody.constraints.ContactResults`): the
   contacts of the step that starts at the context's time (forces = impulses / h); it
   depends on the commands (direct feedthrough);
@@ -140,7 +141,8 @@ class TimeSteppingRigidBodySystem(RigidBodySystemBase):
         self.time_step = h
         super().__init__(tree, actuators, sensors, constraints,
                          name=name or f"{tree.name}_time_stepping",
-                         reserved={"state", "step", "contact_results"})
+                         reserved={"state", "step", "contact_results",
+                                   "generalized_acceleration"})
         nq, nv = self.nq, self.nv
         self.project_positions = bool(project_positions)
         self.lcp_failure = lcp_failure
@@ -165,6 +167,9 @@ class TimeSteppingRigidBodySystem(RigidBodySystemBase):
         self._declare_command_ports()
         self.declare_output_port("state", nq + nv, self._calc_state, feedthrough=False,
                                  prerequisites=["discrete_state"])
+        self.declare_output_port("generalized_acceleration", nv,
+                                 lambda c: self.get_output_port("step").eval(c)
+                                 .generalized_acceleration, feedthrough=True)
         self.declare_abstract_output_port("step", self._calc_step, model_value=None,
                                           feedthrough=True)
         self.declare_abstract_output_port("contact_results", self._calc_contacts,

@@ -120,6 +120,13 @@ class AlgorithmsMixin:
             arrs.append(arr)
         return e.numeric(*arrs)
 
+    def _matrix(self, out, rows: int):
+        """A numeric matrix result as 2-D ``(rows, nv)`` also when ``nv == 1`` (the compiled
+        call returns one-column outputs as vectors); symbolic results pass through."""
+        if isinstance(out, np.ndarray) and out.ndim == 1:
+            return out.reshape(rows, -1)
+        return out
+
     def _scalar(self, out):
         if isinstance(out, np.ndarray):
             return float(out.ravel()[0])
@@ -219,8 +226,8 @@ class AlgorithmsMixin:
             self._frame_names(f, x)
             qs, ps = self._sym("q"), self._sym("point")
             return [qs, ps], ["q", "point"], [kin.point_jacobian(self, qs, f, ps, x)], ["J"]
-        return self._call(("jacobian", f, x), build, ("q", "point"), q,
-                          np.zeros(3) if point is None else point)
+        return self._matrix(self._call(("jacobian", f, x), build, ("q", "point"), q,
+                          np.zeros(3) if point is None else point), 6)
 
     def jacobian_dot_times_v(self, body: str, q: Any, v: Any, point: Any = None):
         """``Jdot v`` (6,) of the world-aligned point Jacobian: ``[dw/dt; a_P]`` in world
@@ -249,7 +256,7 @@ class AlgorithmsMixin:
             qs = self._sym("q")
             A = dyn.centroidal_momentum_matrix(self, qs)
             return [qs], ["q"], [A[3:6, :] / self.total_mass()], ["J_com"]
-        return self._call("center_of_mass_jacobian", build, ("q",), q)
+        return self._matrix(self._call("center_of_mass_jacobian", build, ("q",), q), 3)
 
     def momentum_matrix(self, q: Any):
         """Centroidal momentum matrix (6 x nv): ``[k_G; l] = A_G v`` (angular momentum about
@@ -258,7 +265,7 @@ class AlgorithmsMixin:
         def build():
             qs = self._sym("q")
             return [qs], ["q"], [dyn.centroidal_momentum_matrix(self, qs)], ["A_G"]
-        return self._call("momentum_matrix", build, ("q",), q)
+        return self._matrix(self._call("momentum_matrix", build, ("q",), q), 6)
 
     def kinetic_energy(self, q: Any, v: Any):
         """``1/2 v^T H v`` (float, or a CasADi scalar)."""
@@ -349,7 +356,7 @@ class AlgorithmsMixin:
         def build():
             qs = self._sym("q")
             return [qs], ["q"], [dyn.mass_matrix(self, qs)], ["H"]
-        return self._call("mass_matrix", build, ("q",), q)
+        return self._matrix(self._call("mass_matrix", build, ("q",), q), self.nv)
 
     def bias_forces(self, q: Any, v: Any):
         """``C(q, v)`` (nv,): Coriolis, centrifugal and gravity terms (RNEA with vdot = 0)."""
@@ -388,7 +395,7 @@ class AlgorithmsMixin:
                            + _force_bar_matrix(I @ Vi))
                 C = C + J.T @ (I @ Jd + B @ J)
             return [qs, vs], ["q", "v"], [C], ["C"]
-        return self._call("coriolis_matrix", build, ("q", "v"), q, v)
+        return self._matrix(self._call("coriolis_matrix", build, ("q", "v"), q, v), self.nv)
 
     def forward_dynamics(self, q: Any, v: Any, tau: Any,
                          external_wrenches: dict | None = None):

@@ -2,13 +2,14 @@
 
 Public names
 ------------
-PidController, LinearQuadraticRegulator, DiscreteTimeLinearQuadraticRegulator,
+PidController, InverseDynamicsController, InverseDynamics, LinearQuadraticRegulator, DiscreteTimeLinearQuadraticRegulator,
 FiniteHorizonLinearQuadraticRegulator, FiniteHorizonLQRResult, TimeVaryingLQRController.
 """
 from .lqr import (DiscreteTimeLinearQuadraticRegulator, FiniteHorizonLinearQuadraticRegulator,
                   FiniteHorizonLQRResult, LinearQuadraticRegulator, TimeVaryingLQRController)
+from .inverse_dynamics import ControllerError, InverseDynamics, InverseDynamicsController
 from .pid import PidController
 
-__all__ = ["PidController", "LinearQuadraticRegulator", "DiscreteTimeLinearQuadraticRegulator",
+__all__ = ["PidController", "InverseDynamicsController", "InverseDynamics", "ControllerError", "LinearQuadraticRegulator", "DiscreteTimeLinearQuadraticRegulator",
            "FiniteHorizonLinearQuadraticRegulator", "FiniteHorizonLQRResult",
            "TimeVaryingLQRController"]
