@@ -282,7 +282,7 @@ class PointContactConstraint(ConstraintForce):
         mu = float(context.get_parameter("mu")[0])
         x, n, phi = det["point"], det["normal"], det["distance"]
         a, b = det["body_a"], det["body_b"]
-        t1, t2 = tangent_basis(n)
+        t1, t2 = self.friction_basis(kin, x, n, a, b)
 
         if self.formulation == "stewart_trinkle" and not self.spring:
             bias = phi / h
@@ -320,6 +320,33 @@ class PointContactConstraint(ConstraintForce):
         info = dict(det, dirs=dirs.reshape(-1, 3), nf=nf, Jt=Jt, t1=t1, t2=t2, time=kin.time,
                     keys=self._keys(det["geometries"], nf))
         return ConstraintRows(J, bias_all, np.full(m, cfm), kind, lo, hi, normal, phi_all, info)
+
+    def friction_basis(self, kin: StepKinematics, x: np.ndarray, n: np.ndarray, a: np.ndarray,
+                       b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Tangent directions ``(t1, t2)`` (m, 3) of each contact, aligned with the friction
+        the step calls for: ``t1`` opposite the tangential relative velocity of B with
+        respect to A at the contact under ``kin.v_free`` (the velocity the step would end
+        with without impulses: the slip, or the impending slip of a body at rest), so that
+        the friction direction is a generator of the cone (and the box) whatever the heading;
+        :func:`tangent_basis` where that velocity vanishes (below 1e-12 m/s). This makes the
+        polyhedral cone act like Coulomb's circular cone for sliding and for sticking up to
+        the friction limit, independent of the world axes."""
+        t1, t2 = tangent_basis(n)
+        vf = getattr(kin, "v_free", None)
+        if vf is None or x.shape[0] == 0:
+            return t1, t2
+        nc = x.shape[0]
+        E = np.tile(np.eye(3), (nc, 1))
+        X, B, A = np.repeat(x, 3, axis=0), np.repeat(b, 3), np.repeat(a, 3)
+        vel = ((kin.point_rows(B, X, E) - kin.point_rows(A, X, E)) @ vf).reshape(nc, 3)
+        vt = vel - np.sum(vel * n, axis=1, keepdims=True) * n
+        speed = np.sqrt(np.sum(vt * vt, axis=1))
+        moving = speed > 1e-12
+        if np.any(moving):
+            t1 = t1.copy()
+            t1[moving] = -vt[moving] / speed[moving, None]
+            t2 = cross_rows(n, t1)
+        return t1, t2
 
     def _keys(self, geoms: list, nf: int) -> list:
         """Row keys for warm starts: ``(name, geometry a, geometry b, point, row)``."""

@@ -56,6 +56,9 @@ class StepKinematics:
         velocity ``W[:, c]`` and the velocity ``U[:, c] + W[:, c] x x`` of the point ``x``.
     mask : ndarray, shape (N, nv)
         1 where column ``c`` is on the path from the world to body ``b``, else 0.
+    v_free : ndarray, shape (nv,), optional
+        The velocity at the end of the step without constraint impulses (set by the
+        time-stepping plant before it asks for rows; contacts align friction with it).
     """
 
     tree: Any
@@ -69,6 +72,7 @@ class StepKinematics:
     U: np.ndarray
     mask: np.ndarray
     cache: dict = field(default_factory=dict)
+    v_free: Any = None
 
     def point_rows(self, bodies: np.ndarray, points: np.ndarray,
                    directions: np.ndarray) -> np.ndarray:

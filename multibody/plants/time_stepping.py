@@ -334,7 +334,6 @@ class TimeSteppingRigidBodySystem(RigidBodySystemBase):
         tau = self.actuation(context, xd)
         tau = np.zeros(nv) if tau is None else np.asarray(tau, float)
         H, c, kinm = self.kinematics(q, v, t)
-        rows = self._rows(context, xd, kinm)
         Meff = H + self._hD
         try:
             Minv = self._inverse(Meff)
@@ -345,6 +344,8 @@ class TimeSteppingRigidBodySystem(RigidBodySystemBase):
                              f"'{self.tree.name}' is singular (a massless body without inertia "
                              "on a moving joint?)")
         v_free = v + Minv @ (h * (tau - c)) + h * self._frame_rate_term(v)
+        kinm.v_free = v_free          # contacts align their friction directions with it
+        rows = self._rows(context, xd, kinm)
         sizes = [r.m for r in rows]
         m = sum(sizes)
         if m:
