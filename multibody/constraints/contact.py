@@ -335,10 +335,10 @@ class PointContactConstraint(ConstraintForce):
         vf = getattr(kin, "v_free", None)
         if vf is None or x.shape[0] == 0:
             return t1, t2
-        nc = x.shape[0]
-        E = np.tile(np.eye(3), (nc, 1))
-        X, B, A = np.repeat(x, 3, axis=0), np.repeat(b, 3), np.repeat(a, 3)
-        vel = ((kin.point_rows(B, X, E) - kin.point_rows(A, X, E)) @ vf).reshape(nc, 3)
+        # world velocity of the contact point on B minus on A: u + w x x per body
+        dm = kin.mask[b] - kin.mask[a]                   # (nc, nv), columns of B minus A
+        mv = dm * vf
+        vel = mv @ kin.U.T + cross_rows(mv @ kin.W.T, x)
         vt = vel - np.sum(vel * n, axis=1, keepdims=True) * n
         speed = np.sqrt(np.sum(vt * vt, axis=1))
         moving = speed > 1e-12
