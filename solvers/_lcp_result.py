@@ -8,7 +8,7 @@ import numpy as np
 
 __all__ = ["LCPResult", "LCPSolveError", "LCPFallbackWarning", "STATUSES"]
 
-STATUSES = ("solved", "fallback", "ray_termination", "max_iterations",
+STATUSES = ("solved", "fallback", "ray_termination", "inconclusive", "max_iterations",
             "singular", "unbounded", "inaccurate")
 """Possible values of :attr:`LCPResult.status`."""
 
@@ -26,7 +26,11 @@ class LCPResult:
     status : str
         One of :data:`STATUSES`.  ``"solved"``: verified solution.
         ``"fallback"``: the requested method failed and the fallback method's
-        verified solution is returned.  Anything else is a failure.
+        verified solution is returned.  ``"ray_termination"``: Lemke ended on a secondary
+        ray, which proves the problem infeasible for a copositive-plus ``M``;
+        ``"inconclusive"``: the same ending for a positive-definite ``M``, whose LCP always
+        has a solution, so it is a numerical failure (badly conditioned ``M``), not a
+        proof.  Anything else is a failure.
     residual : float
         Natural-map residual (module docstring) of ``z``.
     iterations : int
