@@ -73,6 +73,10 @@ class Joint:
         Symmetric velocity and effort limits (None: unlimited).
     damping, friction, stiffness : float or (nv,) array_like
         Viscous damping, Coulomb friction and spring stiffness (>= 0).
+    armature : float or (nv,) array_like
+        Inertia added on each velocity coordinate (>= 0, kg m^2 or kg): a motor's rotor
+        inertia reflected through its gear, ``N^2 J_rotor``. It adds to the mass matrix
+        diagonal (``H + diag(armature)``) in every algorithm and to the kinetic energy.
     rest_position : (nq,) array_like, optional
         Spring rest configuration (default: the neutral configuration).
     """
@@ -84,7 +88,7 @@ class Joint:
     def __init__(self, name: str, parent: str, child: str, *, origin: Any = None,
                  lower: Any = None, upper: Any = None, velocity_limit: Any = None,
                  effort_limit: Any = None, damping: Any = 0.0, friction: Any = 0.0,
-                 stiffness: Any = 0.0, rest_position: Any = None) -> None:
+                 stiffness: Any = 0.0, rest_position: Any = None, armature: Any = 0.0) -> None:
         for what, val in (("name", name), ("parent", parent), ("child", child)):
             if not isinstance(val, str) or not val:
                 raise JointError(f"joint {name!r}: {what} must be a non-empty string, "
@@ -111,6 +115,7 @@ class Joint:
         self.damping = self._param(damping, self.nv, 0.0, "damping", nonneg=True)
         self.friction = self._param(friction, self.nv, 0.0, "friction", nonneg=True)
         self.stiffness = self._param(stiffness, self.nv, 0.0, "stiffness", nonneg=True)
+        self.armature = self._param(armature, self.nv, 0.0, "armature", nonneg=True)
         if rest_position is None:
             self.rest_position = self.neutral_configuration()
         else:

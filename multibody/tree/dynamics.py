@@ -196,12 +196,22 @@ def inverse_dynamics(tree, q: Any, v: Any, vdot: Any, external_wrenches: list | 
         if j.nv:
             S = j.calc_motion_subspace(q[j.q_start:j.q_start + j.nq])
             tau[i - 1] = S.T @ F[i]
+            if j.armature.any():                                 # reflected rotor inertia
+                tau[i - 1] = tau[i - 1] + _diag_times(j.armature,
+                                                      vdot[j.v_start:j.v_start + j.nv])
         lam = tree.parent_indices[i]
         if lam:
             R, p = X[i]
             F[lam] = F[lam] + force_to_parent(R, p, F[i])
     parts = [t for t in tau if t is not None]
     return ops.vertcat(*parts) if parts else np.zeros(0)
+
+
+def _diag_times(d: np.ndarray, x: Any):
+    """``diag(d) x`` for numbers or CasADi (``d`` numeric (k,))."""
+    if _sym(x):
+        return ca.DM(d) * x
+    return d * np.asarray(x)
 
 
 def _outer(a: Any, b: Any):
@@ -289,10 +299,18 @@ def mass_matrix(tree, q: Any):
         for (r, c), val in entries.items():
             H[r, c] = val
             H[c, r] = val
+        for j in tree.joints:
+            for a in range(j.nv):
+                if j.armature[a]:
+                    H[j.v_start + a, j.v_start + a] += float(j.armature[a])
         return H
     H = np.zeros((nv, nv))
     for (r, c), val in entries.items():
         H[r, c] = H[c, r] = val
+    for j in tree.joints:
+        if j.nv and j.armature.any():
+            k = np.arange(j.v_start, j.v_start + j.nv)
+            H[k, k] += j.armature
     return H
 
 
@@ -331,6 +349,8 @@ def forward_dynamics(tree, q: Any, v: Any, tau: Any, external_wrenches: list | N
             S = S_all[i]
             Ui = IA[i] @ S
             D = S.T @ Ui
+            if j.armature.any():
+                D = D + np.diag(j.armature)
             u = tau[j.v_start:j.v_start + j.nv] - S.T @ pA[i]
             U[i] = Ui
             sol = _spd_solve(D, ops.horzcat(Ui.T, u))  # D^-1 [U^T, u], one factorization
@@ -361,11 +381,15 @@ def forward_dynamics(tree, q: Any, v: Any, tau: Any, external_wrenches: list | N
 
 
 def kinetic_energy(tree, q: Any, v: Any):
-    """``sum_b 1/2 V_b^T I_b V_b`` (scalar)."""
+    """``sum_b 1/2 V_b^T I_b V_b + sum_j 1/2 armature_j v_j^2`` (scalar)."""
     V = body_velocities(tree, q, v)
     T = 0
     for i in range(1, len(V)):
         T = T + 0.5 * ops.dot(V[i], _body_inertia_times(tree.bodies[i], V[i]))
+    for j in tree.joints:
+        if j.nv and j.armature.any():
+            vj = v[j.v_start:j.v_start + j.nv]
+            T = T + 0.5 * ops.dot(vj, _diag_times(j.armature, vj))
     return T
 
 

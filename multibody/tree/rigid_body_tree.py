@@ -161,6 +161,25 @@ class RigidBodyTree(AlgorithmsMixin):
         self._gravity = g
         self._functions = None
 
+    def set_joint_armature(self, joint: str, armature: Any) -> None:
+        """Set the armature (reflected rotor inertia ``N^2 J_rotor``, >= 0) of every velocity
+        coordinate of ``joint`` (scalar or (nv,)); invalidates the built functions, so set it
+        before plants are built on this tree (they keep the functions they were built with).
+
+        Raises
+        ------
+        JointError
+            An unknown joint, or an armature of the wrong size or negative.
+        """
+        j = self.get_joint(joint)
+        a = np.asarray(armature, dtype=float)
+        a = np.full(j.nv, float(a)) if a.ndim == 0 else a.ravel()
+        if a.shape[0] != j.nv or not np.all(np.isfinite(a)) or np.any(a < 0):
+            raise JointError(f"tree '{self.name}': armature of joint '{joint}' must be finite, "
+                             f">= 0 and of size nv = {j.nv}, got {armature!r}")
+        j.armature = a
+        self._functions = None
+
     # ------------------------------------------------------------------ building
     def add_body(self, name: str, mass: float, com: Any = (0.0, 0.0, 0.0),
                  inertia: Any = None) -> Body:
