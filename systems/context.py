@@ -155,6 +155,22 @@ class Context:
         """Whether a value is fixed for input port ``index`` of this context's system."""
         return index in self._fixed
 
+    def has_input_value(self, index: int) -> bool:
+        """Whether input port ``index`` has a value: fixed here, or fed (through any number
+        of exported diagram inputs) by an output or a fixed diagram input (Drake's
+        ``HasValue``). An input without one raises when evaluated."""
+        if index in self._fixed:
+            return True
+        parent = self._parent
+        if parent is None:
+            return False
+        kind, a, _ = parent.system.input_sources[self._sub_index][index]
+        if kind == "out":
+            return True
+        if kind == "in":
+            return parent.has_input_value(a)
+        return False
+
     # ------------------------------------------------------------------ helpers
     def clone(self) -> "Context":
         """A deep copy: a new root context of the same system holding the same values."""

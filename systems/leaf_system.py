@@ -69,11 +69,12 @@ class LeafSystem(System):
         self._continuous_declared = False
 
     # ================================================================== ports
-    def declare_input_port(self, name: str, size: int) -> InputPort:
-        """Declare a vector input port of ``size`` elements."""
+    def declare_input_port(self, name: str, size: int, optional: bool = False) -> InputPort:
+        """Declare a vector input port of ``size`` elements; an ``optional`` one reads as zeros
+        while nothing feeds it and is left out of the CasADi conversion's inputs."""
         owner = f"system '{self.name}'"
         port = InputPort(self, len(self.input_ports), check_port_name(name, owner),
-                         check_port_size(size, owner))
+                         check_port_size(size, owner), optional=optional)
         self._add_port(self.input_ports, port, "input")
         return port
 

@@ -65,9 +65,19 @@ class _Port:
 
 
 class InputPort(_Port):
-    """An input port: its value comes from a connected output, a diagram input, or a fixed value."""
+    """An input port: its value comes from a connected output, a diagram input, or a fixed value.
 
-    __slots__ = ()
+    An *optional* port (``declare_input_port(..., optional=True)``) reads as zeros while it
+    has no value, and :func:`systems.symbolic.to_casadi` leaves it out of ``u`` (it is zero
+    there): a plant's applied forces, for instance.
+    """
+
+    __slots__ = ("optional",)
+
+    def __init__(self, system, index: int, name: str, size, model_value: Any = None,
+                 optional: bool = False):
+        super().__init__(system, index, name, size, model_value)
+        self.optional = bool(optional)
 
     def eval(self, context: "Context"):
         """Value of this input in ``context`` (the system's context or any enclosing one).
@@ -78,7 +88,15 @@ class InputPort(_Port):
             When the port is neither connected, exported nor fixed.
         """
         ctx = context if context.system is self.system else self.system.get_my_context_from_root(context)
+        if self.optional and not ctx.has_input_value(self.index):
+            return np.zeros(self.size)
         return ctx.eval_input(self.index)
+
+    def has_value(self, context: "Context") -> bool:
+        """Whether this input has a value in ``context`` (connected, exported and fed, or
+        fixed); optional inputs (a plant's applied forces) are read only when it does."""
+        ctx = context if context.system is self.system else self.system.get_my_context_from_root(context)
+        return ctx.has_input_value(self.index)
 
     def fix_value(self, context: "Context", value: Any):
         """Fix this input to ``value`` in ``context`` (the system's context or an enclosing one).

@@ -30,7 +30,13 @@ from .errors import SymbolicEvaluationError, SystemCallbackError
 from .events import PeriodicEvent
 from .system import System
 
-__all__ = ["CasadiSystem", "to_casadi"]
+__all__ = ["CasadiSystem", "to_casadi", "converted_input_ports"]
+
+
+def converted_input_ports(system: System) -> list:
+    """The input ports that make up ``u`` in :func:`to_casadi`: every input port but the
+    optional ones (which read as zeros while unconnected, e.g. a plant's applied forces)."""
+    return [port for port in system.input_ports if not getattr(port, "optional", False)]
 
 
 def _has_nan_constant(expr) -> bool:
@@ -93,7 +99,7 @@ class CasadiSystem:
         :class:`~systems.errors.InputNotConnectedError`.
         """
         ctx = context if context.system is self.system else self.system.get_my_context_from_root(context)
-        u = [np.asarray(port.eval(ctx), float) for port in self.system.input_ports]
+        u = [np.asarray(port.eval(ctx), float) for port in converted_input_ports(self.system)]
         return (float(ctx.time), np.array(ctx.continuous_state, float), np.array(ctx.discrete_state, float),
                 np.concatenate(u) if u else np.zeros(0), np.array(ctx.parameters, float))
 
@@ -112,7 +118,7 @@ class CasadiSystem:
             u = np.asarray(u, float).ravel()
             if u.shape[0] != self.nu:
                 raise ValueError(f"system '{self.system.name}': u has size {u.shape[0]}, expected {self.nu}")
-            for port in self.system.input_ports:
+            for port in converted_input_ports(self.system):
                 port.fix_value(ctx, u[self.input_slices[port.name]])
 
     def output_value(self, name: str, y):
@@ -178,7 +184,8 @@ def to_casadi(system: System) -> CasadiSystem:
     SymbolicEvaluationError
         Naming the block that cannot be evaluated on symbols and why.
     """
-    for port in system.input_ports:
+    inputs = converted_input_ports(system)
+    for port in inputs:
         if port.size is None:
             raise SymbolicEvaluationError(f"input port '{port.full_name()}' is abstract; only vector "
                                           f"inputs convert to CasADi")
@@ -189,7 +196,7 @@ def to_casadi(system: System) -> CasadiSystem:
     xd = ca.SX.sym("xd", nxd)
     p = ca.SX.sym("p", npar)
     u_parts, input_slices, k = [], {}, 0
-    for port in system.input_ports:
+    for port in inputs:
         s = ca.SX.sym(f"u_{port.name}", port.size)
         u_parts.append(s)
         input_slices[port.name] = slice(k, k + port.size)
@@ -203,7 +210,7 @@ def to_casadi(system: System) -> CasadiSystem:
         ctx.set_discrete_state(xd)
     if npar:
         ctx.set_parameters(p)
-    for port, s in zip(system.input_ports, u_parts):
+    for port, s in zip(inputs, u_parts):
         port.fix_value(ctx, s)
 
     leaves = ctx.leaf_contexts()

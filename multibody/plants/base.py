@@ -10,6 +10,11 @@ A plant is a tree plus actuator, sensor and constraint blocks, made one
 * the blocks' evaluation contexts (kept in the plant context's memory, so a plant object can
   serve many contexts at once);
 * sensor output ports (one per sensor output);
+* the optional inputs ``applied_generalized_force`` (nv) and ``applied_spatial_force``
+  (6 per moving body: for every body but the world, in ``tree.bodies`` order, a wrench
+  ``[torque; force]`` in world axes about the body origin, mapped by the body's
+  world-aligned Jacobian, ``tau = sum_b J_b^T w_b``); unconnected, they contribute nothing
+  (Drake's port names; Drake takes the spatial forces as an abstract list);
 * state access: :meth:`get_positions`, :meth:`get_velocities`, :meth:`set_positions`,
   :meth:`set_velocities`, :meth:`total_energy`.
 
@@ -25,6 +30,7 @@ from typing import Callable, Iterable, Optional, Sequence
 
 import numpy as np
 
+from solvers import ops
 from systems import LeafSystem
 from ..constraints import ConstraintForce
 
@@ -140,6 +146,29 @@ class RigidBodySystemBase(LeafSystem):
                 else:
                     self.declare_output_port(pname, port.size, fn, feedthrough=feeds)
                 self.sensor_ports[pname] = (s, port)
+
+    def _declare_applied_force_inputs(self) -> None:
+        """The optional inputs ``applied_generalized_force`` and ``applied_spatial_force``."""
+        nb = len(self.tree.bodies) - 1
+        self.applied_generalized_force = self.declare_input_port(
+            "applied_generalized_force", self.nv, optional=True)
+        self.applied_spatial_force = self.declare_input_port(
+            "applied_spatial_force", 6 * nb, optional=True)
+        self._wrench_bodies = [b.name for b in self.tree.bodies[1:]]
+
+    def applied_forces(self, context, q):
+        """Generalized force (nv) of the applied-force inputs at ``q`` (numbers or CasADi),
+        or ``None`` when neither input has a value."""
+        tau = None
+        if self.applied_generalized_force.has_value(context):
+            tau = self.applied_generalized_force.eval(context)
+        if self.applied_spatial_force.has_value(context):
+            w = self.applied_spatial_force.eval(context)
+            for k, body in enumerate(self._wrench_bodies):
+                J = self.tree.jacobian(body, q)
+                t = ops.transpose(J) @ w[6 * k:6 * k + 6]
+                tau = t if tau is None else tau + t
+        return tau
 
     # ------------------------------------------------------------------ blocks
     def block_context(self, blk, context, x=None):

@@ -24,7 +24,9 @@ with every constraint row ``a = J vdot + b`` (:mod:`multibody.constraints`)
 
 Ports
 -----
-* inputs: one per actuator, named after the actuator (its ``command``);
+* inputs: one per actuator, named after the actuator (its ``command``), and the optional
+  ``applied_generalized_force`` (nv) and ``applied_spatial_force`` (6 per moving body:
+  world-axes ``[torque; force]`` about the body origin), zero when unconnected;
 * ``state`` (nq + nv), ``generalized_acceleration`` (nv), ``generalized_constraint_force``
   (nv, ``J^T f``) and ``contact_results`` (abstract
   :class:`~multibody.constraints.ContactResults`, forces at the context's state);
@@ -103,6 +105,7 @@ class RigidBodySystem(RigidBodySystemBase):
                 k += n
         self.declare_continuous_state(k, num_q=nq, num_v=nv, initial=np.concatenate(x0))
         self._declare_command_ports()
+        self._declare_applied_force_inputs()
         # equality rows: fused functions
         self._row_names = [n for c in self.equality_constraints for n in c.row_names()]
         dyn, parts, qd = equality_functions(tree, self.equality_constraints,
@@ -161,6 +164,14 @@ class RigidBodySystem(RigidBodySystemBase):
         if x is not None and blk in self._z:
             ctx.set_continuous_state(np.asarray(x[self._z[blk]], float))
 
+    def _input_forces(self, context, x):
+        """Actuators plus the applied-force inputs (None when there are none)."""
+        tau = self.actuation(context, x)
+        ext = self.applied_forces(context, x[:self.nq])
+        if ext is None:
+            return tau
+        return ext if tau is None else tau + ext
+
     # ------------------------------------------------------------------ solve
     def equality_row_names(self) -> list:
         """Names of the equality rows, in the order of ``f``."""
@@ -182,7 +193,7 @@ class RigidBodySystem(RigidBodySystemBase):
             raise SymbolicEvaluationError(f"RigidBodySystem '{self.name}': solve() is numeric; "
                                           "use time_derivatives on symbols")
         x = np.asarray(x, float)
-        tau = self.actuation(ctx, x)
+        tau = self._input_forces(ctx, x)
         tau = np.zeros(self.nv) if tau is None else np.asarray(tau, float).ravel()
         modes = self.modes(ctx)
         key = (x.tobytes(), tau.tobytes(), float(ctx.time), id(modes), modes)
@@ -203,7 +214,7 @@ class RigidBodySystem(RigidBodySystemBase):
         x = context.continuous_state
         if ops.is_symbolic(x) or ops.is_symbolic(context.time):
             self._require_symbolic_capable()
-            tau = self.actuation(context, x)
+            tau = self._input_forces(context, x)
             tau = ops.zeros(self.nv, x) if tau is None else tau
             return self._dyn(x[:self.nq], x[self.nq:self.nq + self.nv], tau)[which]
         sol = self.solve(context)

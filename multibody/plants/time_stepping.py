@@ -31,7 +31,10 @@ is only a hint: every solution is verified and a failed warm start is retried co
 
 Ports
 -----
-* inputs: one per actuator, named after the actuator (its ``command``);
+* inputs: one per actuator, named after the actuator (its ``command``), and the optional
+  ``applied_generalized_force`` (nv) and ``applied_spatial_force`` (6 per moving body:
+  world-axes ``[torque; force]`` about the body origin; constant over the step), zero when
+  unconnected;
 * ``state`` (nq + nv): ``[q; v]``;
 * ``generalized_acceleration`` (nv): ``(v_next - v) / h`` of the step from the current state;
 * ``contact_results`` (abstract :class:`~multibody.constraints.ContactResults`): the
@@ -165,6 +168,7 @@ class TimeSteppingRigidBodySystem(RigidBodySystemBase):
                 self.declare_numeric_parameter(full, pval)
                 self._params.setdefault(blk, []).append((full, pname))
         self._declare_command_ports()
+        self._declare_applied_force_inputs()
         self.declare_output_port("state", nq + nv, self._calc_state, feedthrough=False,
                                  prerequisites=["discrete_state"])
         self.declare_output_port("generalized_acceleration", nv,
@@ -333,6 +337,9 @@ class TimeSteppingRigidBodySystem(RigidBodySystemBase):
         x = xd[:nq + nv]
         tau = self.actuation(context, xd)
         tau = np.zeros(nv) if tau is None else np.asarray(tau, float)
+        ext = self.applied_forces(context, q)
+        if ext is not None:
+            tau = tau + np.asarray(ext, float).ravel()
         H, c, kinm = self.kinematics(q, v, t)
         Meff = H + self._hD
         try:

@@ -31,7 +31,7 @@ from solvers.compiled import CompiledFunction
 from ..errors import PortValueError, SymbolicEvaluationError
 from ..events import PeriodicEvent, PerStepEvent, WitnessFunction
 from ..primitives.logging import VectorLogSink
-from ..symbolic import CasadiSystem, to_casadi
+from ..symbolic import converted_input_ports, CasadiSystem, to_casadi
 from ..system import System
 from .integrators import TABLEAUS
 
@@ -137,7 +137,7 @@ class CompiledSimulator:
             ctx.set_discrete_state(s["xd"])
         if self._cs.np:
             ctx.set_parameters(s["p"])
-        for port in self._system.input_ports:
+        for port in converted_input_ports(self._system):
             port.fix_value(ctx, s["u"][self._cs.input_slices[port.name]])
         values = []
         for sink, _ in self._sinks:

@@ -16,7 +16,7 @@ import casadi as ca
 import numpy as np
 
 from ..primitives.linear import AffineSystem, LinearSystem
-from ..symbolic import CasadiSystem, to_casadi
+from ..symbolic import CasadiSystem, to_casadi, converted_input_ports
 from ..system import System
 
 __all__ = ["linearize", "first_order_taylor_approximation", "controllability_matrix",
@@ -39,7 +39,7 @@ def _jacobians(cs: CasadiSystem, which: str):
 
 
 def _operating_point(system: System, context, cs: CasadiSystem):
-    for port in system.input_ports:
+    for port in converted_input_ports(system):
         ctx = context if context.system is system else system.get_my_context_from_root(context)
         if port.size and not port.is_fixed(ctx):
             raise ValueError(f"linearize: input port '{port.full_name()}' must be fixed in the context "

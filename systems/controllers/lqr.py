@@ -177,14 +177,15 @@ def FiniteHorizonLinearQuadraticRegulator(system: System, context, t0: float, tf
     x0, u0 : callables t -> vector (e.g. scipy splines), constant vectors, or None (take the
         state and fixed inputs of ``context``).
     """
-    from ..symbolic import to_casadi
+    from ..symbolic import converted_input_ports, to_casadi
     cs = to_casadi(system)
     if cs.nxd:
         raise ValueError(f"FiniteHorizonLinearQuadraticRegulator: system '{system.name}' has discrete state")
     ctx = context if context.system is system else system.get_my_context_from_root(context)
     x_ctx = np.asarray(ctx.continuous_state, float)
     u_ctx = np.concatenate([np.asarray(port.eval(ctx), float) if port.is_fixed(ctx) else np.zeros(port.size)
-                            for port in system.input_ports]) if system.input_ports else np.zeros(0)
+                            for port in converted_input_ports(system)]) \
+        if converted_input_ports(system) else np.zeros(0)
     p = np.asarray(ctx.parameters, float)
     n, m = cs.nx, cs.nu
     X0, U0 = _as_traj(x0, x_ctx, n, "x0"), _as_traj(u0, u_ctx, m, "u0")

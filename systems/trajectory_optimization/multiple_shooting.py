@@ -24,7 +24,7 @@ from typing import Any, Optional, Sequence
 import casadi as ca
 import numpy as np
 
-from ..symbolic import to_casadi
+from ..symbolic import converted_input_ports, to_casadi
 from ..trajectories import PiecewisePolynomial
 from .result import TrajectoryOptimizationError, TrajectoryOptimizationResult
 
@@ -101,7 +101,7 @@ class MultipleShooting:
         self.discrete = bool(discrete)
         self.nx = cs.nxd if discrete else cs.nx
         # the optimized input port; the others are held at their fixed values
-        ports = system.input_ports
+        ports = converted_input_ports(system)
         if input_port_index is None:
             sel = ports[0] if ports else None
         else:

@@ -102,7 +102,9 @@ def test_actuator_sensor_ports_and_exact_step():
     full, js = FullStateSensor(tree, name="x"), JointStateSensor(tree, ["rail"], name="enc")
     h = 1e-2
     sys = TimeSteppingRigidBodySystem(tree, h, actuators=[act], sensors=[full, js])
-    assert [p.name for p in sys.input_ports] == ["motor"]
+    assert [p.name for p in sys.input_ports] == ["motor", "applied_generalized_force",
+                                                "applied_spatial_force"]
+    assert [p.optional for p in sys.input_ports] == [False, True, True]
     assert {"state", "contact_results", "step", "x", "enc"} <= {p.name for p in sys.output_ports}
     assert not sys.has_direct_feedthrough("motor", "x")
     ctx = sys.create_default_context()
