@@ -1,10 +1,12 @@
 """Sensor blocks: systems that map a plant's state (and accelerations, contact forces) to a reading.
 
 :class:`Sensor` is the base; :class:`FullStateSensor` and :class:`JointStateSensor` read
-positions and velocities; :class:`Imu` reads specific force and angular velocity.
+positions and velocities; :class:`Imu` reads specific force and angular velocity;
+:class:`Encoder` samples quantized joint positions.
 """
 from .base import Sensor
+from .encoder import Encoder
 from .imu import Imu
 from .state import FullStateSensor, JointStateSensor
 
-__all__ = ["Sensor", "FullStateSensor", "JointStateSensor", "Imu"]
+__all__ = ["Sensor", "FullStateSensor", "JointStateSensor", "Imu", "Encoder"]

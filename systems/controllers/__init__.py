@@ -2,14 +2,17 @@
 
 Public names
 ------------
-PidController, InverseDynamicsController, InverseDynamics, LinearQuadraticRegulator, DiscreteTimeLinearQuadraticRegulator,
+PidController, InverseDynamicsController, InverseDynamics, JointImpedanceController,
+LinearQuadraticRegulator, DiscreteTimeLinearQuadraticRegulator,
 FiniteHorizonLinearQuadraticRegulator, FiniteHorizonLQRResult, TimeVaryingLQRController.
 """
 from .lqr import (DiscreteTimeLinearQuadraticRegulator, FiniteHorizonLinearQuadraticRegulator,
                   FiniteHorizonLQRResult, LinearQuadraticRegulator, TimeVaryingLQRController)
+from .impedance import JointImpedanceController
 from .inverse_dynamics import ControllerError, InverseDynamics, InverseDynamicsController
 from .pid import PidController
 
-__all__ = ["PidController", "InverseDynamicsController", "InverseDynamics", "ControllerError", "LinearQuadraticRegulator", "DiscreteTimeLinearQuadraticRegulator",
+__all__ = ["PidController", "InverseDynamicsController", "InverseDynamics", "ControllerError",
+           "JointImpedanceController", "LinearQuadraticRegulator", "DiscreteTimeLinearQuadraticRegulator",
            "FiniteHorizonLinearQuadraticRegulator", "FiniteHorizonLQRResult",
            "TimeVaryingLQRController"]

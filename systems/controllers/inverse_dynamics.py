@@ -27,7 +27,8 @@ import numpy as np
 from solvers import ops
 from ..leaf_system import LeafSystem
 
-__all__ = ["InverseDynamics", "InverseDynamicsController", "ControllerError"]
+__all__ = ["InverseDynamics", "InverseDynamicsController", "ControllerError", "gain_vector",
+           "check_joint_tree"]
 
 
 class ControllerError(ValueError):
@@ -35,7 +36,9 @@ class ControllerError(ValueError):
     what was expected)."""
 
 
-def _gain(value, n: int, name: str, who: str) -> np.ndarray:
+def gain_vector(value, n: int, name: str, who: str) -> np.ndarray:
+    """A gain as a vector of size ``n`` (a scalar broadcasts), finite and >= 0; raises
+    :class:`ControllerError` naming ``who`` and ``name`` otherwise."""
     g = np.asarray(value, dtype=float)
     if g.ndim == 0:
         g = np.full(n, float(g))
@@ -47,7 +50,8 @@ def _gain(value, n: int, name: str, who: str) -> np.ndarray:
     return g
 
 
-def _check_tree(tree, who: str) -> None:
+def check_joint_tree(tree, who: str) -> None:
+    """Finalize ``tree`` and refuse one with quaternion joints (nq != nv), naming ``who``."""
     tree.finalize()
     if tree.nq != tree.nv:
         raise ControllerError(f"{who}: tree '{tree.name}' has nq = {tree.nq} != nv = {tree.nv} "
@@ -82,7 +86,7 @@ class InverseDynamics(LeafSystem):
         who = f"InverseDynamics '{self.name}'"
         if mode not in self.MODES:
             raise ControllerError(f"{who}: mode must be one of {self.MODES}, got {mode!r}")
-        _check_tree(tree, who)
+        check_joint_tree(tree, who)
         self.tree, self.mode = tree, mode
         n = tree.nv
         self.estimated_state = self.declare_input_port("estimated_state", 2 * n)
@@ -130,10 +134,10 @@ class InverseDynamicsController(LeafSystem):
                  name: Optional[str] = None):
         super().__init__(name)
         who = f"InverseDynamicsController '{self.name}'"
-        _check_tree(tree, who)
+        check_joint_tree(tree, who)
         self.tree = tree
         n = tree.nv
-        self.kp, self.ki, self.kd = (_gain(g, n, nm, who) for g, nm in
+        self.kp, self.ki, self.kd = (gain_vector(g, n, nm, who) for g, nm in
                                      ((kp, "kp"), (ki, "ki"), (kd, "kd")))
         self.declare_continuous_state(n)
         self.estimated_state = self.declare_input_port("estimated_state", 2 * n)
