@@ -3,10 +3,16 @@
 :class:`Actuator` is the base (inputs ``state`` and ``command``, output
 ``generalized_force``); :class:`GeneralizedForceActuator` commands selected joint DOFs with a
 gear ratio and effort limits; :class:`DcMotor` drives joints through gears from a voltage,
-with its current as state and its rotor inertia reflected to the joints.
+with its current as state and its rotor inertia reflected to the joints; :class:`PdServo`
+is a position servo tuned by bandwidth; :class:`FirstOrderLagActuator` lags its command;
+:class:`JointFriction` is viscous and smoothed Coulomb friction for continuous plants.
 """
 from .base import Actuator
 from .dc_motor import DcMotor
+from .friction import JointFriction
 from .joint import GeneralizedForceActuator
+from .lag import FirstOrderLagActuator
+from .servo import PdServo
 
-__all__ = ["Actuator", "GeneralizedForceActuator", "DcMotor"]
+__all__ = ["Actuator", "GeneralizedForceActuator", "DcMotor", "PdServo",
+           "FirstOrderLagActuator", "JointFriction"]

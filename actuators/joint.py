@@ -12,7 +12,9 @@ __all__ = ["GeneralizedForceActuator"]
 
 
 class GeneralizedForceActuator(Actuator):
-    """tau[v_i] = clip(gear_i * command_i, -effort_i, effort_i) on selected joint DOFs.
+    """tau[v_i] = clip(gear_i * command_i, -effort_i, effort_i) on selected joint DOFs; with
+    ``report_saturation`` an output ``saturated`` (one per command, 0 or 1) reports which
+    commands are clipped.
 
     Parameters
     ----------
@@ -24,6 +26,8 @@ class GeneralizedForceActuator(Actuator):
     effort_limit : float or array_like, optional
         Per command, on the joint side; default: the joints' own effort limits
         (``inf`` when a joint has none).
+    report_saturation : bool
+        Add the output port ``saturated``.
 
     Raises
     ------
@@ -33,7 +37,7 @@ class GeneralizedForceActuator(Actuator):
     """
 
     def __init__(self, tree, joints: Sequence[str], gear_ratio=1.0, effort_limit=None,
-                 name: Optional[str] = None):
+                 name: Optional[str] = None, *, report_saturation: bool = False):
         tree.finalize()
         if isinstance(joints, str):
             joints = [joints]
@@ -62,6 +66,8 @@ class GeneralizedForceActuator(Actuator):
         self._B[self.v_indices, np.arange(n)] = 1.0
         self.joints = list(joints)
         super().__init__(tree, n, name)
+        if report_saturation:
+            self.declare_output_port("saturated", n, self._saturated, feedthrough=True)
 
     @staticmethod
     def _per_command(value, n, what):
@@ -73,7 +79,17 @@ class GeneralizedForceActuator(Actuator):
                              f"joints give {n} commands")
         return arr
 
+    def _saturated(self, context):
+        """1 where the commanded joint effort exceeds its limit (the output is clipped), else 0
+        (on symbols a 0/1 expression with zero derivative)."""
+        effort = self.gear_ratio * self.command_port.eval(context)
+        if ops.is_symbolic(effort):
+            import casadi as ca
+            return ca.fabs(effort) > ca.DM(self.effort_limit)
+        return (np.abs(np.asarray(effort, float)) > self.effort_limit).astype(float)
+
     def generalized_force(self, context, q, v, command):
+        """``B clip(gear * command, -effort, effort)`` (nv)."""
         lim = self.effort_limit
         tau_joint = self.gear_ratio * command
         if np.all(np.isinf(lim)):

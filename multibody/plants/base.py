@@ -126,8 +126,10 @@ class RigidBodySystemBase(LeafSystem):
 
     # ------------------------------------------------------------------ ports
     def _declare_command_ports(self) -> None:
-        """One input port per actuator, named after it, of its ``command`` size."""
+        """One input port per actuator with a command, named after it, of its ``command``
+        size (``None`` in the list for an actuator without command, e.g. friction)."""
         self.command_ports = [self.declare_input_port(a.name, a.get_input_port("command").size)
+                              if a.get_input_port("command").size else None
                               for a in self.actuators]
 
     def _declare_sensor_outputs(self, calc: Callable) -> None:
@@ -203,7 +205,8 @@ class RigidBodySystemBase(LeafSystem):
         for a, port in zip(self.actuators, self.command_ports):
             ctx = self._block_context(a, context, x)
             a.get_input_port("state").fix_value(ctx, xs)
-            a.get_input_port("command").fix_value(ctx, port.eval(context))
+            a.get_input_port("command").fix_value(
+                ctx, port.eval(context) if port is not None else np.zeros(0))
             t = a.get_output_port("generalized_force").eval(ctx)
             tau = t if tau is None else tau + t
         return tau

@@ -255,7 +255,9 @@ class RigidBodySystem(RigidBodySystemBase):
         if blk in self.actuators:
             i = self.actuators.index(blk)
             blk.get_input_port("state").fix_value(ctx, xs)
-            blk.get_input_port("command").fix_value(ctx, self.command_ports[i].eval(context))
+            port = self.command_ports[i]
+            blk.get_input_port("command").fix_value(
+                ctx, port.eval(context) if port is not None else np.zeros(0))
             return
         blk.get_input_port("state").fix_value(ctx, xs)
         if blk.has_input_port("generalized_acceleration"):

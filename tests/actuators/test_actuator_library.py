@@ -1,0 +1,98 @@
+"""Servo, lag, friction and saturation reporting: closed forms and named errors."""
+import numpy as np
+import pytest
+from scipy.integrate import solve_ivp
+
+from actuators import FirstOrderLagActuator, GeneralizedForceActuator, JointFriction, PdServo
+from multibody import Prismatic, RigidBodyTree
+from multibody.plants import RigidBodySystem
+from systems import DiagramBuilder
+from systems.analysis import Simulator
+from systems.primitives import ConstantVectorSource, LogVectorOutput
+from systems.symbolic import to_casadi
+
+M = 2.0
+
+
+def _slider():
+    t = RigidBodyTree("slider", gravity=(0, 0, 0))
+    t.add_body("cart", M, inertia=np.eye(3) * 0.1)
+    t.add_joint(Prismatic("x", "world", "cart", axis=(1, 0, 0), effort_limit=50.0))
+    return t
+
+
+def _run(t, actuator, command, T, x0=(0.0, 0.0)):
+    plant = RigidBodySystem(t, actuators=[actuator])
+    b = DiagramBuilder()
+    b.add_system(plant)
+    if actuator.get_input_port("command").size:
+        src = b.add_system(ConstantVectorSource(command))
+        b.connect(src.get_output_port(), plant.get_input_port(actuator.name))
+    log = LogVectorOutput(plant.get_output_port("state"), b)
+    d = b.build()
+    sim = Simulator(d, integrator="RK45", accuracy=1e-11)
+    plant.set_positions(sim.get_context(), [x0[0]])
+    plant.set_velocities(sim.get_context(), [x0[1]])
+    sim.advance_to(T)
+    data = log.find_log(sim.get_context())
+    return data.sample_times(), data.data(), plant, sim
+
+
+def test_pd_servo_step_is_a_critically_damped_second_order_response():
+    t = _slider()
+    w = 8.0
+    servo = PdServo(t, "x", bandwidth=w, inertia=M, name="servo")
+    ts, x, *_ = _run(t, servo, [0.1], 1.0)
+    ref = 0.1 * (1 - (1 + w * ts) * np.exp(-w * ts))     # critically damped step
+    np.testing.assert_allclose(x[0], ref, atol=1e-9)
+
+
+def test_first_order_lag_effort_and_motion_match_the_closed_form():
+    t = _slider()
+    lag = FirstOrderLagActuator(t, "x", time_constant=0.2, name="lag")
+    ts, x, *_ = _run(t, lag, [4.0], 1.0)
+    # tau = 4 (1 - e^{-t/T}); v = tau integrated / M; x integrated again
+    T = 0.2
+    v = 4.0 / M * (ts - T * (1 - np.exp(-ts / T)))
+    pos = 4.0 / M * (ts ** 2 / 2 - T * ts + T * T * (1 - np.exp(-ts / T)))
+    np.testing.assert_allclose(x[1], v, atol=1e-9)
+    np.testing.assert_allclose(x[0], pos, atol=1e-9)
+
+
+def test_smoothed_coulomb_and_viscous_friction_decelerate_a_slider():
+    t = _slider()
+    fr = JointFriction(t, "x", viscous=0.5, coulomb=3.0, slip_speed=1e-4, name="friction")
+    ts, x, *_ = _run(t, fr, [], 0.5, x0=(0.0, 1.0))
+    ref = solve_ivp(lambda s, y: [y[1], (-0.5 * y[1] - 3.0 * np.tanh(y[1] / 1e-4)) / M],
+                    (0, 0.5), [0.0, 1.0], t_eval=ts, rtol=1e-11, atol=1e-12, method="LSODA")
+    np.testing.assert_allclose(x[1], ref.y[1], atol=1e-6)
+    # while sliding: m vdot = -b v - F (the Coulomb limit)
+    k = np.searchsorted(ts, 0.05)
+    assert x[1][k] == pytest.approx(ref.y[1][k], abs=1e-6)
+
+
+def test_saturation_is_reported_and_symbolic():
+    t = _slider()
+    act = GeneralizedForceActuator(t, ["x"], gear_ratio=10.0, name="motor",
+                                   report_saturation=True)               # limit 50 N
+    ctx = act.create_default_context()
+    act.get_input_port("state").fix_value(ctx, [0.0, 0.0])
+    act.get_input_port("command").fix_value(ctx, [6.0])
+    assert act.get_output_port("saturated").eval(ctx)[0] == 1.0
+    np.testing.assert_allclose(act.get_output_port("generalized_force").eval(ctx), [50.0])
+    act.get_input_port("command").fix_value(ctx, [4.0])
+    assert act.get_output_port("saturated").eval(ctx)[0] == 0.0
+    cs = to_casadi(act)                                 # the flag converts (0/1 expression)
+    assert cs.ny == 2
+
+
+def test_bad_arguments_are_named():
+    t = _slider()
+    with pytest.raises(ValueError, match="bandwidth must be > 0"):
+        PdServo(t, "x", bandwidth=0.0, inertia=1.0)
+    with pytest.raises(ValueError, match="time_constant must be > 0"):
+        FirstOrderLagActuator(t, "x", time_constant=-1.0)
+    with pytest.raises(ValueError, match="slip_speed must be finite and > 0"):
+        JointFriction(t, "x", coulomb=1.0, slip_speed=0.0)
+    with pytest.raises(ValueError, match="no joint named 'y'"):
+        PdServo(t, "y", bandwidth=1.0, inertia=1.0)
