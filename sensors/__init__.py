@@ -2,11 +2,13 @@
 
 :class:`Sensor` is the base; :class:`FullStateSensor` and :class:`JointStateSensor` read
 positions and velocities; :class:`Imu` reads specific force and angular velocity;
-:class:`Encoder` samples quantized joint positions.
+:class:`Encoder` samples quantized joint positions; :class:`JointForceTorqueSensor`
+reads the wrench a joint transmits.
 """
 from .base import Sensor
 from .encoder import Encoder
+from .force_torque import JointForceTorqueSensor
 from .imu import Imu
 from .state import FullStateSensor, JointStateSensor
 
-__all__ = ["Sensor", "FullStateSensor", "JointStateSensor", "Imu", "Encoder"]
+__all__ = ["Sensor", "FullStateSensor", "JointStateSensor", "Imu", "Encoder", "JointForceTorqueSensor"]

@@ -366,6 +366,18 @@ class AlgorithmsMixin:
                     [dyn.inverse_dynamics(self, qs, vs, np.zeros(self._nv))], ["C"])
         return self._call("bias_forces", build, ("q", "v"), q, v)
 
+    def joint_wrench(self, joint: str, q: Any, v: Any, vdot: Any):
+        """``[torque; force]`` (6,) joint ``joint`` transmits to its child's subtree, in the
+        child frame about its origin (:func:`multibody.tree.dynamics.joint_wrench`): what a
+        six-axis force/torque sensor in the joint reads."""
+        self.get_joint(joint)
+
+        def build():
+            qs, vs, accs = self._sym("q"), self._sym("v"), self._sym("vdot")
+            return ([qs, vs, accs], ["q", "v", "vdot"],
+                    [ca.SX(dyn.joint_wrench(self, joint, qs, vs, accs))], ["wrench"])
+        return self._call(("joint_wrench", joint), build, ("q", "v", "vdot"), q, v, vdot)
+
     def gravity_forces(self, q: Any):
         """``g(q)`` (nv,): generalized gravity force (RNEA with v = vdot = 0); the torque
         needed to hold still is ``gravity_forces(q)``."""

@@ -33,7 +33,7 @@ from .kinematics import (cross_motion, body_velocities, force_to_parent, joint_p
                          joint_placements_split, motion_to_child, world_poses)
 from .spatial import skew
 
-__all__ = ["inverse_dynamics", "mass_matrix", "forward_dynamics", "kinetic_energy",
+__all__ = ["inverse_dynamics", "joint_wrench", "mass_matrix", "forward_dynamics", "kinetic_energy",
            "potential_energy", "centroidal_momentum_matrix", "world_composite_inertias", "qdot",
            "integrate", "difference", "joint_passive_forces", "inertia_to_parent"]
 
@@ -170,12 +170,10 @@ def _gravity_acceleration(tree) -> np.ndarray:
     return np.concatenate([np.zeros(3), -tree.gravity])
 
 
-def inverse_dynamics(tree, q: Any, v: Any, vdot: Any, external_wrenches: list | None = None,
-                     gravity: bool = True):
-    """RNEA (Featherstone table 5.1): ``tau = H vdot + C(q, v) - sum J^T w`` (nv,).
-
-    ``external_wrenches``: per body index (entry 0 unused) a world-aligned wrench at the
-    body origin or None."""
+def _rnea_forces(tree, q: Any, v: Any, vdot: Any, external_wrenches: list | None,
+                 gravity: bool):
+    """RNEA's two passes: ``(X, F)`` with ``F[i]`` the spatial force (child frame of joint
+    ``i``, about its origin) that the parent exerts on the subtree of body ``i``."""
     X = joint_placements(tree, q)
     V = body_velocities(tree, q, v, X)
     a0 = _gravity_acceleration(tree) if gravity else None
@@ -190,8 +188,24 @@ def inverse_dynamics(tree, q: Any, v: Any, vdot: Any, external_wrenches: list | 
         if fext is not None and fext[i] is not None:
             f = f - fext[i]
         F[i] = f
-    tau: list = [None] * len(tree.joints)
     for i in range(n - 1, 0, -1):
+        lam = tree.parent_indices[i]
+        if lam:
+            R, p = X[i]
+            F[lam] = F[lam] + force_to_parent(R, p, F[i])
+    return X, F
+
+
+def inverse_dynamics(tree, q: Any, v: Any, vdot: Any, external_wrenches: list | None = None,
+                     gravity: bool = True):
+    """RNEA (Featherstone table 5.1): ``tau = H vdot + C(q, v) - sum J^T w`` (nv,), plus
+    ``armature * vdot`` on each joint.
+
+    ``external_wrenches``: per body index (entry 0 unused) a world-aligned wrench at the
+    body origin or None."""
+    X, F = _rnea_forces(tree, q, v, vdot, external_wrenches, gravity)
+    tau: list = [None] * len(tree.joints)
+    for i in range(len(X) - 1, 0, -1):
         j = tree.joints[i - 1]
         if j.nv:
             S = j.calc_motion_subspace(q[j.q_start:j.q_start + j.nq])
@@ -199,12 +213,21 @@ def inverse_dynamics(tree, q: Any, v: Any, vdot: Any, external_wrenches: list | 
             if j.armature.any():                                 # reflected rotor inertia
                 tau[i - 1] = tau[i - 1] + _diag_times(j.armature,
                                                       vdot[j.v_start:j.v_start + j.nv])
-        lam = tree.parent_indices[i]
-        if lam:
-            R, p = X[i]
-            F[lam] = F[lam] + force_to_parent(R, p, F[i])
     parts = [t for t in tau if t is not None]
     return ops.vertcat(*parts) if parts else np.zeros(0)
+
+
+def joint_wrench(tree, joint: str, q: Any, v: Any, vdot: Any):
+    """The wrench ``[torque; force]`` (6,) that joint ``joint`` transmits from its parent to
+    the subtree of its child, in the child frame about the child frame's origin (the joint
+    frame): RNEA's backward pass at that joint (Featherstone 2008, table 5.1, ``f_i``). Its
+    projection on the joint's motion subspace is the joint's generalized force; the rest is
+    the constraint (reaction) wrench a force/torque sensor in the joint measures."""
+    X, F = _rnea_forces(tree, q, v, vdot, None, True)
+    for i, j in enumerate(tree.joints, start=1):
+        if j.name == joint:
+            return F[i]
+    raise ValueError(f"tree '{tree.name}' has no joint named {joint!r}")
 
 
 def _diag_times(d: np.ndarray, x: Any):
