@@ -191,6 +191,9 @@ class DiagramBuilder:
             When direct-feedthrough ports form a cycle (message lists it).
         """
         self._check_open()
+        if not self._systems:
+            raise DiagramBuildError(f"DiagramBuilder '{self._name}': cannot build an empty "
+                                    "diagram; add systems first")
         loop = self._find_algebraic_loop()
         if loop is not None:
             raise AlgebraicLoopError("algebraic loop through direct-feedthrough ports: "

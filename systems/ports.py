@@ -28,6 +28,9 @@ def normalize_vector(value: Any, size: int, what: str):
     """
     if type(value) is np.ndarray and value.dtype == np.float64 and value.shape == (size,):
         return value
+    if value is None:
+        raise PortValueError(f"{what}: got None, expected a vector of size {size} (did a calc "
+                             "function forget to return its value?)")
     try:
         vec = ops.vector(value)
     except Exception as exc:  # noqa: BLE001 - report any conversion failure with the culprit
@@ -139,6 +142,13 @@ class OutputPort(_Port):
         self.feedthrough = feedthrough
         self.prerequisites = prerequisites
         self.source = source  # for diagram ports: the subsystem's OutputPort
+
+    def fix_value(self, context: "Context", value: Any):
+        """Outputs are computed from the context, not stored: raises a TypeError that says
+        to fix an input port (or set state or parameters) instead."""
+        raise TypeError(f"output port '{self.full_name()}' cannot be fixed: outputs are "
+                        "computed from the context; fix an input port (port.fix_value on an "
+                        "InputPort) or set the state or parameters instead")
 
     def eval(self, context: "Context"):
         """Value of this output in ``context`` (the system's context or any enclosing one).

@@ -159,6 +159,9 @@ class Simulator(_EventDispatch):
         self._fixed_step = bool(fixed_step)
         self._accuracy = float(accuracy)
         self._atol = 1e-3 * float(accuracy) if atol is None else float(atol)
+        for what, val in (("accuracy", self._accuracy), ("atol", self._atol)):
+            if not (math.isfinite(val) and val > 0):
+                raise ValueError(f"Simulator: {what} must be finite and > 0, got {val!r}")
         self._max_step = float(max_step)
         self._witness_tol = float(witness_tolerance)
         self._monitor: Optional[Callable] = None
@@ -273,6 +276,8 @@ class Simulator(_EventDispatch):
         SimulatorStatus
         """
         ctx = self._context
+        if isinstance(t_final, (str, bytes)) or isinstance(t_final, bool):
+            raise TypeError(f"Simulator.advance_to: expected a number (seconds), got {t_final!r}")
         try:
             t_final = float(t_final)
         except (TypeError, ValueError):

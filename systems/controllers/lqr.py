@@ -178,6 +178,9 @@ def FiniteHorizonLinearQuadraticRegulator(system: System, context, t0: float, tf
         state and fixed inputs of ``context``).
     """
     from ..symbolic import converted_input_ports, to_casadi
+    if not (np.isfinite(t0) and np.isfinite(tf) and tf > t0):
+        raise ValueError(f"FiniteHorizonLinearQuadraticRegulator: need finite t0 < tf, got "
+                         f"t0={t0!r}, tf={tf!r} (the Riccati equation runs backward from tf)")
     cs = to_casadi(system)
     if cs.nxd:
         raise ValueError(f"FiniteHorizonLinearQuadraticRegulator: system '{system.name}' has discrete state")

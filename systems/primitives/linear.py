@@ -42,6 +42,8 @@ class Gain(LeafSystem):
         n = size if size is not None else k.shape[0]
         if k.shape[0] not in (1, n):
             raise ValueError(f"Gain: k has size {k.shape[0]} but size is {n}")
+        if not np.all(np.isfinite(k)):
+            raise ValueError(f"Gain '{self.name}': k must be finite, got {k.tolist()}")
         self.k = k if k.shape[0] == n else np.full(n, k[0])
         u = self.declare_input_port("u", n)
         self.declare_output_port("y", n, lambda c: self.k * u.eval(c), feedthrough=True,
