@@ -20,7 +20,7 @@ from scipy.integrate import solve_ivp
 from scipy.linalg import solve_continuous_are, solve_discrete_are
 
 from ..leaf_system import LeafSystem
-from ..primitives.linear import AffineSystem
+from ..primitives.linear import AffineSystem, LinearSystem
 from ..system import System
 
 __all__ = ["LinearQuadraticRegulator", "DiscreteTimeLinearQuadraticRegulator",
@@ -72,7 +72,12 @@ def LinearQuadraticRegulator(*args, **kwargs):
     """Continuous-time LQR, in Drake's two forms.
 
     ``LinearQuadraticRegulator(A, B, Q, R, N=None) -> (K, S)``: gain matrix K (m x n) and
-    Riccati solution S (n x n).
+    Riccati solution S (n x n) minimizing ``integral x'Qx + u'Ru + 2 x'N u`` (``F`` is
+    accepted as another name of the cross weight ``N``; unknown keywords are refused).
+
+    ``LinearQuadraticRegulator(linear_system, Q, R, N=None)``: for a
+    :class:`~systems.primitives.LinearSystem` or ``AffineSystem`` without a context, the
+    controller ``u = -K x`` from its own (A, B).
 
     ``LinearQuadraticRegulator(system, context, Q, R, N=None) -> AffineSystem``: linearizes
     ``system`` at the equilibrium in ``context`` (inputs fixed to u0) and returns the
@@ -80,11 +85,41 @@ def LinearQuadraticRegulator(*args, **kwargs):
     ``y`` (the command). For a discrete plant the discrete Riccati equation is used. The
     gains are also stored on the controller as ``K`` and ``S``.
     """
+    who = "LinearQuadraticRegulator"
+    unknown = set(kwargs) - {"N", "F", "equilibrium_tolerance"}
+    if unknown:
+        raise TypeError(f"{who}: unknown keyword arguments {sorted(unknown)}; expected N (or "
+                        "its alias F, the cross weight) and, for a system, equilibrium_tolerance")
+    if "F" in kwargs:
+        if "N" in kwargs:
+            raise TypeError(f"{who}: give the cross weight as N or as F, not both")
+        kwargs["N"] = kwargs.pop("F")
     if args and isinstance(args[0], System):
+        if isinstance(args[0], LinearSystem) and (len(args) < 2 or not _is_context(args[1])):
+            return _lqr_for_linear_system(*args, **kwargs)
         return _lqr_for_system(*args, **kwargs)
+    kwargs.pop("equilibrium_tolerance", None)
     A, B, Q, R, *rest = args
     N = rest[0] if rest else kwargs.get("N")
-    return _care(*_check_weights(A, B, Q, R, N, "LinearQuadraticRegulator"), "LinearQuadraticRegulator")
+    return _care(*_check_weights(A, B, Q, R, N, who), who)
+
+
+def _is_context(obj) -> bool:
+    from ..context import Context
+    return isinstance(obj, Context)
+
+
+def _lqr_for_linear_system(system, Q, R, N=None):
+    """Drake's ``LinearQuadraticRegulator(linear_system, Q, R, N)``: the controller
+    ``u = -K x`` of a LinearSystem/AffineSystem from its own A, B (continuous or discrete),
+    without a context."""
+    who = f"LinearQuadraticRegulator('{system.name}')"
+    weights = _check_weights(system.A, system.B, Q, R, N, who)
+    K, S = _dare(*weights, who) if system.time_period > 0 else _care(*weights, who)
+    ctrl = AffineSystem(D=-K, y0=np.zeros(K.shape[0]), name=f"{system.name}_lqr")
+    ctrl.K, ctrl.S = K, S
+    ctrl.x0, ctrl.u0 = np.zeros(K.shape[1]), np.zeros(K.shape[0])
+    return ctrl
 
 
 def DiscreteTimeLinearQuadraticRegulator(A, B, Q, R, N=None) -> Tuple[np.ndarray, np.ndarray]:

@@ -50,7 +50,9 @@ class PidController(LeafSystem):
         self.declare_continuous_state(n)
         self._x = self.declare_input_port("estimated_state", 2 * n)
         self._xd = self.declare_input_port("desired_state", 2 * n)
-        self.declare_output_port("control", n, self._control, feedthrough=True,
+        # an integral-only PID (kp = kd = 0) has no direct feedthrough (Drake): no false loop
+        feeds = bool(np.any(self.kp) or np.any(self.kd))
+        self.declare_output_port("control", n, self._control, feedthrough=feeds,
                                  prerequisites=["continuous_state"])
 
     def get_input_port_estimated_state(self):
@@ -71,6 +73,8 @@ class PidController(LeafSystem):
 
     def _control(self, context):
         n = self.num_positions
+        if not (np.any(self.kp) or np.any(self.kd)):
+            return self.ki * context.continuous_state
         e = self._xd.eval(context) - self._x.eval(context)   # [x_d - x; xdot_d - xdot]
         return self.kp * e[0:n] + self.ki * context.continuous_state + self.kd * e[n:2 * n]
 

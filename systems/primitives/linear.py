@@ -100,15 +100,22 @@ class LinearSystem(LeafSystem):
 
     def _setup(self, A, B, C, D, f0, y0, time_period):
         owner = type(self).__name__
-        A = np.zeros((0, 0)) if A is None else _matrix(A, "A", owner)
-        nx = A.shape[0]
-        if A.shape != (nx, nx):
-            raise ValueError(f"{owner}: A must be square, got shape {A.shape}")
         D = None if D is None else _matrix(D, "D", owner)
         B = None if B is None else _matrix(B, "B", owner)
         C = None if C is None else _matrix(C, "C", owner)
+        # sizes inferred from whatever is given (Drake: omitted matrices are zero-sized or zero)
+        if A is None:
+            nx = (B.shape[0] if B is not None else C.shape[1] if C is not None
+                  else np.atleast_1d(np.asarray(f0, float)).size if f0 is not None else 0)
+            A = np.zeros((nx, nx))
+        A = np.asarray(A, dtype=float) if not isinstance(A, np.ndarray) else A
+        A = _matrix(A, "A", owner) if A.size else np.zeros((0, 0))
+        nx = A.shape[0]
+        if A.shape != (nx, nx):
+            raise ValueError(f"{owner}: A must be square, got shape {A.shape}")
         nu = B.shape[1] if B is not None else (D.shape[1] if D is not None else 0)
-        ny = C.shape[0] if C is not None else (D.shape[0] if D is not None else 0)
+        ny = (C.shape[0] if C is not None else D.shape[0] if D is not None
+              else np.atleast_1d(np.asarray(y0, float)).size if y0 is not None else 0)
         B = np.zeros((nx, nu)) if B is None else _matrix(B, "B", owner, (nx, nu))
         C = np.zeros((ny, nx)) if C is None else _matrix(C, "C", owner, (ny, nx))
         D = np.zeros((ny, nu)) if D is None else _matrix(D, "D", owner, (ny, nu))
