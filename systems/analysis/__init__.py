@@ -6,12 +6,13 @@ Simulator, SimulatorStatus, EventStatus, SimulationError, NonFiniteStateError,
 ButcherTableau, INTEGRATOR_NAMES (the integrator names the Simulator accepts),
 CompiledSimulator, COMPILED_INTEGRATORS, linearize, first_order_taylor_approximation,
 controllability_matrix, is_controllable, observability_matrix, is_observable,
-EquilibriumError.
+is_stabilizable, is_detectable, EquilibriumError.
 """
 from .integrators import INTEGRATOR_NAMES, ButcherTableau, StepSizeError
 from .compiled import COMPILED_INTEGRATORS, CompiledSimulator
 from .linearize import (EquilibriumError, controllability_matrix, first_order_taylor_approximation,
-                        is_controllable, is_observable, linearize, observability_matrix)
+                        is_controllable, is_detectable, is_observable, is_stabilizable,
+                        linearize, observability_matrix)
 from .simulator import (EventStatus, NonFiniteStateError, SimulationError, Simulator,
                         SimulatorStatus)
 
@@ -19,6 +20,6 @@ __all__ = [
     "Simulator", "SimulatorStatus", "EventStatus", "SimulationError", "NonFiniteStateError",
     "ButcherTableau", "INTEGRATOR_NAMES", "StepSizeError", "CompiledSimulator",
     "COMPILED_INTEGRATORS", "linearize", "first_order_taylor_approximation",
-    "controllability_matrix", "is_controllable", "observability_matrix", "is_observable",
+    "controllability_matrix", "is_controllable", "is_stabilizable", "is_detectable", "observability_matrix", "is_observable",
     "EquilibriumError",
 ]

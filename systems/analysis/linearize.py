@@ -20,7 +20,8 @@ from ..symbolic import CasadiSystem, to_casadi, converted_input_ports
 from ..system import System
 
 __all__ = ["linearize", "first_order_taylor_approximation", "controllability_matrix",
-           "is_controllable", "observability_matrix", "is_observable", "EquilibriumError"]
+           "is_controllable", "observability_matrix", "is_observable", "is_stabilizable",
+           "is_detectable", "EquilibriumError"]
 
 
 class EquilibriumError(ValueError):
@@ -135,10 +136,35 @@ def controllability_matrix(system, B=None) -> np.ndarray:
     return np.hstack(blocks) if blocks else np.zeros((0, 0))
 
 
+def _pbh_full_rank(A, B, lam, threshold: Optional[float]) -> bool:
+    """Popov-Belevitch-Hautus test at one eigenvalue: rank [A - lam I, B] == n, with singular
+    values compared relative to the matrices' scale (``threshold`` relative, default
+    ``n * eps * 1e3``)."""
+    n = A.shape[0]
+    M = np.hstack([A - lam * np.eye(n), B.astype(complex)])
+    sv = np.linalg.svd(M, compute_uv=False)
+    scale = max(np.linalg.norm(A, 2), np.linalg.norm(B, 2), np.finfo(float).tiny)
+    rtol = (n * np.finfo(float).eps * 1e3) if threshold is None else float(threshold)
+    return int(np.sum(sv > rtol * scale)) == n
+
+
 def is_controllable(system, B=None, threshold: Optional[float] = None) -> bool:
-    """Whether the controllability matrix has full rank n (SVD rank with ``threshold``)."""
-    M = controllability_matrix(system, B)
-    return np.linalg.matrix_rank(M, tol=threshold) == M.shape[0]
+    """Whether ``(A, B)`` is controllable: the PBH rank test ``rank [A - lam I, B] = n`` at every
+    eigenvalue ``lam`` of A, with a tolerance relative to the matrices' scale (``threshold``,
+    relative; Hautus 1969), so a well-posed system stays controllable under any scaling of
+    its units."""
+    A, B = _ab(system, B)
+    return all(_pbh_full_rank(A, B, lam, threshold) for lam in np.linalg.eigvals(A))
+
+
+def is_stabilizable(system, B=None, threshold: Optional[float] = None) -> bool:
+    """Whether every unstable or marginal mode is controllable (PBH test at the eigenvalues
+    with ``Re >= 0``, or ``|lam| >= 1`` for a discrete ``system`` with ``time_period > 0``)."""
+    discrete = B is None and getattr(system, "time_period", 0.0) > 0
+    A, B = _ab(system, B)
+    lams = [lam for lam in np.linalg.eigvals(A)
+            if (abs(lam) >= 1.0 if discrete else lam.real >= 0.0)]
+    return all(_pbh_full_rank(A, B, lam, threshold) for lam in lams)
 
 
 def observability_matrix(system, C=None) -> np.ndarray:
@@ -150,7 +176,23 @@ def observability_matrix(system, C=None) -> np.ndarray:
     return controllability_matrix(A.T, C.T).T
 
 
+def _ac(system, C=None):
+    if C is not None:
+        return np.atleast_2d(np.asarray(system, float)), np.atleast_2d(np.asarray(C, float))
+    return system.A, system.C
+
+
 def is_observable(system, C=None, threshold: Optional[float] = None) -> bool:
-    """Whether the observability matrix has full rank n."""
-    M = observability_matrix(system, C)
-    return np.linalg.matrix_rank(M, tol=threshold) == M.shape[1]
+    """Whether ``(A, C)`` is observable (the PBH test of ``(A^T, C^T)``, relative tolerance)."""
+    A, C = _ac(system, C)
+    return is_controllable(A.T, C.T, threshold)
+
+
+def is_detectable(system, C=None, threshold: Optional[float] = None) -> bool:
+    """Whether every unstable or marginal mode is observable (dual of
+    :func:`is_stabilizable`)."""
+    discrete = C is None and getattr(system, "time_period", 0.0) > 0
+    A, Cm = _ac(system, C)
+    lams = [lam for lam in np.linalg.eigvals(A)
+            if (abs(lam) >= 1.0 if discrete else lam.real >= 0.0)]
+    return all(_pbh_full_rank(A.T, Cm.T, lam, threshold) for lam in lams)

@@ -63,3 +63,24 @@ def test_lqr_of_a_linear_system_needs_no_context():
     dctrl = LinearQuadraticRegulator(disc, np.eye(2), np.eye(1))
     eig = np.linalg.eigvals(disc.A - disc.B @ dctrl.K)
     assert np.max(np.abs(eig)) < 1.0                       # stable discrete closed loop
+
+
+def test_controllability_is_scale_invariant_and_stabilizability_detectability():
+    from systems.analysis import is_controllable, is_detectable, is_observable, is_stabilizable
+    A = np.array([[0.0, 1.0], [0.0, 0.0]])
+    B = np.array([[0.0], [1.0]])
+    C = np.array([[1.0, 0.0]])
+    for scale in (1e-6, 1.0, 1e6):              # the same system in other units
+        assert is_controllable(scale * A, scale * B)
+        assert is_observable(scale * A, C)
+    # an uncontrollable but stable mode: not controllable, stabilizable
+    A2 = np.diag([-1.0, 2.0])
+    B2 = np.array([[0.0], [1.0]])
+    assert not is_controllable(A2, B2) and is_stabilizable(A2, B2)
+    assert not is_stabilizable(np.diag([1.0, 2.0]), B2)
+    C2 = np.array([[0.0, 1.0]])
+    assert not is_observable(A2, C2) and is_detectable(A2, C2)
+    assert not is_detectable(np.diag([1.0, 2.0]), C2)
+    # discrete: |lam| >= 1 is what matters
+    d = LinearSystem(A=np.diag([0.5, 1.2]), B=[[0.0], [1.0]], C=[[0.0, 1.0]], time_period=0.1)
+    assert is_stabilizable(d) and is_detectable(d) and not is_controllable(d)
