@@ -59,8 +59,9 @@ def _evaluate(system: System, context, cs: Optional[CasadiSystem]):
     return cs, which, (t, x, xd, u, p), A, B, C, D, dyn.ravel(), y.ravel()
 
 
-def linearize(system: System, context, *, equilibrium_check: bool = True,
-              equilibrium_tolerance: float = 1e-6, casadi_system: Optional[CasadiSystem] = None) -> LinearSystem:
+def linearize(system: System, context, *, input_port_index=None, output_port_index=None,
+              equilibrium_check: bool = True, equilibrium_tolerance: float = 1e-6,
+              casadi_system: Optional[CasadiSystem] = None) -> LinearSystem:
     """Exact linearization of ``system`` about the state and inputs in ``context``.
 
     Parameters
@@ -69,6 +70,10 @@ def linearize(system: System, context, *, equilibrium_check: bool = True,
         A symbolic-capable leaf system or diagram (continuous or discrete, not both).
     context : Context
         The operating point: state, parameters, and every input port fixed to u0.
+    input_port_index, output_port_index : int or str, optional
+        Drake's port selection: the linearization's ``u`` is only that input port (the other
+        inputs are held at their fixed values) and its ``y`` only that output port; default
+        all vector inputs and outputs, concatenated in port order.
     equilibrium_check : bool
         Refuse a point that is not an equilibrium (``|xdot| > equilibrium_tolerance``, or
         ``|x_next - x| >`` tolerance for a discrete system).
@@ -98,10 +103,28 @@ def linearize(system: System, context, *, equilibrium_check: bool = True,
             f"linearize: system '{system.name}' is not at an equilibrium: {what}[{i}] ({names[i]}) = "
             f"{residual[i]:.3g} exceeds {equilibrium_tolerance:g}; pass equilibrium_check=False to "
             f"linearize anyway (or use first_order_taylor_approximation)")
+    if input_port_index is not None:
+        sl = _port_slice(system, cs.input_slices, input_port_index, "input")
+        B, D, u = B[:, sl], D[:, sl], np.asarray(u)[sl]
+    if output_port_index is not None:
+        sl = _port_slice(system, cs.output_slices, output_port_index, "output")
+        C, D, y = C[sl, :], D[sl, :], np.asarray(y)[sl]
     period = cs.update_period if which == "discrete" else 0.0
     lin = LinearSystem(A, B, C, D, time_period=period or 0.0, name=f"{system.name}_linearization")
     lin.x0, lin.u0, lin.y0 = state, u, y
     return lin
+
+
+def _port_slice(system: System, slices: dict, key, kind: str) -> slice:
+    """The slice of ``u`` or ``y`` of the port ``key`` (index or name), or a ValueError."""
+    try:
+        port = (system.get_input_port(key) if kind == "input" else system.get_output_port(key))
+    except (ValueError, IndexError, TypeError) as exc:
+        raise ValueError(f"linearize: {exc}") from None
+    if port.name not in slices:
+        raise ValueError(f"linearize: {kind} port '{port.full_name()}' is not part of the "
+                         f"linearization (abstract or optional)")
+    return slices[port.name]
 
 
 def first_order_taylor_approximation(system: System, context) -> AffineSystem:

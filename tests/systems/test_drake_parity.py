@@ -84,3 +84,31 @@ def test_controllability_is_scale_invariant_and_stabilizability_detectability():
     # discrete: |lam| >= 1 is what matters
     d = LinearSystem(A=np.diag([0.5, 1.2]), B=[[0.0], [1.0]], C=[[0.0, 1.0]], time_period=0.1)
     assert is_stabilizable(d) and is_detectable(d) and not is_controllable(d)
+
+
+def test_linearize_selects_one_input_and_one_output_port():
+    from systems.analysis import linearize
+    from systems.primitives import Adder, Gain
+    b = DiagramBuilder()
+    plant = b.add_system(LinearSystem(A=[[-1.0]], B=[[2.0]], C=[[3.0]], D=[[0.5]], name="p"))
+    add = b.add_system(Adder(2, 1))
+    g = b.add_system(Gain(4.0, 1))
+    b.connect(add.get_output_port(), plant.get_input_port())
+    b.export_input(add.get_input_port(0), "u_a")
+    b.export_input(add.get_input_port(1), "u_b")
+    b.export_output(plant.get_output_port(), "y")
+    b.connect(plant.get_output_port(), g.get_input_port())
+    b.export_output(g.get_output_port(), "y4")
+    d = b.build()
+    ctx = d.create_default_context()
+    d.get_input_port("u_a").fix_value(ctx, [0.0])
+    d.get_input_port("u_b").fix_value(ctx, [0.0])
+    full = linearize(d, ctx)
+    assert full.B.shape == (1, 2) and full.C.shape == (2, 1)
+    lin = linearize(d, ctx, input_port_index="u_b", output_port_index=1)
+    np.testing.assert_allclose(lin.A, [[-1.0]])
+    np.testing.assert_allclose(lin.B, [[2.0]])
+    np.testing.assert_allclose(lin.C, [[12.0]])
+    np.testing.assert_allclose(lin.D, [[2.0]])
+    with pytest.raises(ValueError, match="linearize: system 'diagram' has no input port named 'v'"):
+        linearize(d, ctx, input_port_index="v")
