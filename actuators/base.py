@@ -10,9 +10,31 @@ from __future__ import annotations
 
 from typing import Optional
 
+import numpy as np
+
 from systems import LeafSystem
 
-__all__ = ["Actuator"]
+__all__ = ["Actuator", "per_actuator_vector"]
+
+
+def per_actuator_vector(value, n: int, name: str, who: str, *, positive: bool = False,
+                        nonneg: bool = False, allow_inf: bool = False) -> np.ndarray:
+    """A parameter given as a scalar or one value per actuated coordinate, as a vector (n,);
+    raises ValueError naming ``who``, ``name`` and what was expected (size, finite, ``> 0``
+    with ``positive``, ``>= 0`` with ``nonneg``; ``inf`` allowed with ``allow_inf``)."""
+    a = np.atleast_1d(np.asarray(value, dtype=float)).ravel()
+    if a.shape[0] == 1:
+        a = np.full(n, a[0])
+    if a.shape[0] != n:
+        raise ValueError(f"{who}: {name} has {a.shape[0]} entries but the joints give {n} "
+                         "actuated coordinates")
+    if np.any(np.isnan(a)) or (not allow_inf and not np.all(np.isfinite(a))):
+        raise ValueError(f"{who}: {name} must be finite, got {a.tolist()}")
+    if positive and np.any(a <= 0):
+        raise ValueError(f"{who}: {name} must be > 0, got {a.tolist()}")
+    if nonneg and np.any(a < 0):
+        raise ValueError(f"{who}: {name} must be >= 0, got {a.tolist()}")
+    return a
 
 
 class Actuator(LeafSystem):

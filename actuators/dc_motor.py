@@ -18,30 +18,14 @@ K. Ogata, *Modern Control Engineering*, 5th ed., section 3-3.) Written with
 """
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Optional
 
 import numpy as np
 
 from solvers import ops
-from .base import Actuator
+from .base import Actuator, per_actuator_vector
 
 __all__ = ["DcMotor"]
-
-
-def _per_motor(value, n: int, name: str, who: str, *, positive: bool = False,
-               nonneg: bool = False, allow_inf: bool = False) -> np.ndarray:
-    a = np.atleast_1d(np.asarray(value, dtype=float)).ravel()
-    if a.shape[0] == 1:
-        a = np.full(n, a[0])
-    if a.shape[0] != n:
-        raise ValueError(f"{who}: {name} has {a.shape[0]} entries but the joints give {n} motors")
-    if np.any(np.isnan(a)) or (not allow_inf and not np.all(np.isfinite(a))):
-        raise ValueError(f"{who}: {name} must be finite, got {a.tolist()}")
-    if positive and np.any(a <= 0):
-        raise ValueError(f"{who}: {name} must be > 0, got {a.tolist()}")
-    if nonneg and np.any(a < 0):
-        raise ValueError(f"{who}: {name} must be >= 0, got {a.tolist()}")
-    return a
 
 
 class DcMotor(Actuator):
@@ -89,34 +73,25 @@ class DcMotor(Actuator):
                  voltage_limit=np.inf, current_limit=np.inf, name: Optional[str] = None):
         tree.finalize()
         who = f"DcMotor '{name}'" if name else "DcMotor"
-        joints = [joints] if isinstance(joints, str) else list(joints)
-        idx, owners = [], []
-        for jn in joints:
-            try:
-                j = tree.get_joint(jn)
-            except (KeyError, ValueError):
-                raise ValueError(f"{who}: tree '{tree.name}' has no joint named {jn!r}") from None
-            if j.nv == 0:
-                raise ValueError(f"{who}: joint '{jn}' ({j.type}) has no velocity coordinate")
-            for k in range(j.nv):
-                idx.append(j.v_start + k)
-                owners.append((j, k))
+        chosen, _, vi = tree.joint_coordinates(joints, who=who)
+        owners = [(j, k) for j in chosen for k in range(j.nv)]
+        idx = list(vi)
         n = len(idx)
-        self.R = _per_motor(resistance, n, "resistance", who, positive=True)
-        self.L = _per_motor(inductance, n, "inductance", who, positive=True)
-        self.k_t = _per_motor(torque_constant, n, "torque_constant", who, positive=True)
+        self.R = per_actuator_vector(resistance, n, "resistance", who, positive=True)
+        self.L = per_actuator_vector(inductance, n, "inductance", who, positive=True)
+        self.k_t = per_actuator_vector(torque_constant, n, "torque_constant", who, positive=True)
         self.k_e = (self.k_t.copy() if back_emf_constant is None
-                    else _per_motor(back_emf_constant, n, "back_emf_constant", who, positive=True))
-        self.N = _per_motor(gear_ratio, n, "gear_ratio", who, positive=True)
-        self.eta = _per_motor(efficiency, n, "efficiency", who, positive=True)
+                    else per_actuator_vector(back_emf_constant, n, "back_emf_constant", who, positive=True))
+        self.N = per_actuator_vector(gear_ratio, n, "gear_ratio", who, positive=True)
+        self.eta = per_actuator_vector(efficiency, n, "efficiency", who, positive=True)
         if np.any(self.eta > 1):
             raise ValueError(f"{who}: efficiency must be in (0, 1], got {self.eta.tolist()}")
-        self.J_r = _per_motor(rotor_inertia, n, "rotor_inertia", who, nonneg=True)
-        self.V_max = _per_motor(voltage_limit, n, "voltage_limit", who, positive=True,
+        self.J_r = per_actuator_vector(rotor_inertia, n, "rotor_inertia", who, nonneg=True)
+        self.V_max = per_actuator_vector(voltage_limit, n, "voltage_limit", who, positive=True,
                                 allow_inf=True)
-        self.i_max = _per_motor(current_limit, n, "current_limit", who, positive=True,
+        self.i_max = per_actuator_vector(current_limit, n, "current_limit", who, positive=True,
                                 allow_inf=True)
-        self.joints = joints
+        self.joints = [j.name for j in chosen]
         self.v_indices = np.asarray(idx, dtype=int)
         self._B = np.zeros((tree.nv, n))
         self._B[self.v_indices, np.arange(n)] = 1.0

@@ -15,7 +15,7 @@ from typing import Optional
 import numpy as np
 
 from solvers import ops
-from .base import Actuator
+from .base import Actuator, per_actuator_vector
 
 __all__ = ["JointFriction"]
 
@@ -46,32 +46,17 @@ class JointFriction(Actuator):
                  name: Optional[str] = None):
         tree.finalize()
         who = f"JointFriction '{name}'" if name else "JointFriction"
-        if joints is None:
-            chosen = [j for j in tree.joints if j.nv]
-        else:
-            chosen = []
-            for jn in ([joints] if isinstance(joints, str) else joints):
-                try:
-                    chosen.append(tree.get_joint(jn))
-                except (KeyError, ValueError):
-                    raise ValueError(f"{who}: tree '{tree.name}' has no joint named {jn!r}") from None
-        vi = [j.v_start + k for j in chosen for k in range(j.nv)]
+        chosen, _, vi = tree.joint_coordinates(joints, who=who)
         n = len(vi)
 
-        def vec(x, nm):
-            a = np.atleast_1d(np.asarray(x, float)).ravel()
-            a = np.full(n, a[0]) if a.shape[0] == 1 else a
-            if a.shape[0] != n or not np.all(np.isfinite(a)) or np.any(a < 0):
-                raise ValueError(f"{who}: {nm} must be finite and >= 0, one per coordinate ({n}), "
-                                 f"got {x!r}")
-            return a
-        self.b, self.F = vec(viscous, "viscous"), vec(coulomb, "coulomb")
+        self.b = per_actuator_vector(viscous, n, "viscous", who, nonneg=True)
+        self.F = per_actuator_vector(coulomb, n, "coulomb", who, nonneg=True)
         if not (np.isfinite(slip_speed) and slip_speed > 0):
             raise ValueError(f"{who}: slip_speed must be finite and > 0, got {slip_speed!r}")
         self.slip_speed = float(slip_speed)
         self.joints = [j.name for j in chosen]
         self._B = np.zeros((tree.nv, n))
-        self._B[np.array(vi, int), np.arange(n)] = 1.0
+        self._B[vi, np.arange(n)] = 1.0
         super().__init__(tree, 0, name)
 
     def generalized_force(self, context, q, v, command):

@@ -12,7 +12,7 @@ from typing import Optional
 import numpy as np
 
 from solvers import ops
-from .base import Actuator
+from .base import Actuator, per_actuator_vector
 
 __all__ = ["FirstOrderLagActuator"]
 
@@ -41,26 +41,15 @@ class FirstOrderLagActuator(Actuator):
                  name: Optional[str] = None):
         tree.finalize()
         who = f"FirstOrderLagActuator '{name}'" if name else "FirstOrderLagActuator"
-        joints = [joints] if isinstance(joints, str) else list(joints)
-        vi = []
-        for jn in joints:
-            try:
-                j = tree.get_joint(jn)
-            except (KeyError, ValueError):
-                raise ValueError(f"{who}: tree '{tree.name}' has no joint named {jn!r}") from None
-            vi.extend(range(j.v_start, j.v_start + j.nv))
+        chosen, _, vi = tree.joint_coordinates(joints, who=who)
         n = len(vi)
 
-        def vec(x, nm):
-            a = np.atleast_1d(np.asarray(x, float)).ravel()
-            a = np.full(n, a[0]) if a.shape[0] == 1 else a
-            if a.shape[0] != n or np.any(np.isnan(a)) or np.any(a <= 0):
-                raise ValueError(f"{who}: {nm} must be > 0, one per coordinate ({n}), got {x!r}")
-            return a
-        self.T, self.effort_limit = vec(time_constant, "time_constant"), vec(effort_limit, "effort_limit")
-        self.joints = joints
+        self.T = per_actuator_vector(time_constant, n, "time_constant", who, positive=True)
+        self.effort_limit = per_actuator_vector(effort_limit, n, "effort_limit", who,
+                                                positive=True, allow_inf=True)
+        self.joints = [j.name for j in chosen]
         self._B = np.zeros((tree.nv, n))
-        self._B[np.array(vi, int), np.arange(n)] = 1.0
+        self._B[vi, np.arange(n)] = 1.0
         super().__init__(tree, n, name)
         self.declare_continuous_state(n)
 

@@ -7,12 +7,12 @@ frequency ``w``: ``J qdd + kd qd + kp q = kp q_cmd`` (without saturation or grav
 """
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Optional
 
 import numpy as np
 
 from solvers import ops
-from .base import Actuator
+from .base import Actuator, per_actuator_vector
 
 __all__ = ["PdServo"]
 
@@ -45,32 +45,18 @@ class PdServo(Actuator):
                  name: Optional[str] = None):
         tree.finalize()
         who = f"PdServo '{name}'" if name else "PdServo"
-        joints = [joints] if isinstance(joints, str) else list(joints)
-        qi, vi, lim = [], [], []
-        for jn in joints:
-            try:
-                j = tree.get_joint(jn)
-            except (KeyError, ValueError):
-                raise ValueError(f"{who}: tree '{tree.name}' has no joint named {jn!r}") from None
-            if j.nq != 1 or j.nv != 1:
-                raise ValueError(f"{who}: joint '{jn}' ({j.type}) is not a one-DOF joint")
-            qi.append(j.q_start)
-            vi.append(j.v_start)
-            lim.append(float(np.ravel(j.effort_limit)[0]))
-        n = len(joints)
+        chosen, qi, vi = tree.joint_coordinates(joints, one_dof=True, who=who)
+        lim = [float(np.ravel(j.effort_limit)[0]) for j in chosen]
+        n = len(chosen)
 
-        def vec(x, nm, strict=True):
-            a = np.atleast_1d(np.asarray(x, float)).ravel()
-            a = np.full(n, a[0]) if a.shape[0] == 1 else a
-            if a.shape[0] != n or np.any(np.isnan(a)) or (np.any(a <= 0) if strict else np.any(a < 0)):
-                raise ValueError(f"{who}: {nm} must be {'> 0' if strict else '>= 0'}, one per joint "
-                                 f"({n}), got {x!r}")
-            return a
-        w, J, z = vec(bandwidth, "bandwidth"), vec(inertia, "inertia"), vec(damping_ratio, "damping_ratio", False)
+        w = per_actuator_vector(bandwidth, n, "bandwidth", who, positive=True)
+        J = per_actuator_vector(inertia, n, "inertia", who, positive=True)
+        z = per_actuator_vector(damping_ratio, n, "damping_ratio", who, nonneg=True)
         self.kp, self.kd = J * w * w, 2.0 * z * J * w
-        self.effort_limit = np.array(lim) if effort_limit is None else vec(effort_limit, "effort_limit")
-        self.joints = joints
-        self._qi, self._vi = np.array(qi, int), np.array(vi, int)
+        self.effort_limit = (np.array(lim) if effort_limit is None else per_actuator_vector(
+            effort_limit, n, "effort_limit", who, positive=True, allow_inf=True))
+        self.joints = [j.name for j in chosen]
+        self._qi, self._vi = qi, vi
         self._B = np.zeros((tree.nv, n))
         self._B[self._vi, np.arange(n)] = 1.0
         super().__init__(tree, n, name)

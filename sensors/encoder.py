@@ -9,7 +9,7 @@ error is at most half a count.
 """
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Optional
 
 import numpy as np
 
@@ -43,17 +43,7 @@ class Encoder(Sensor):
                  name: Optional[str] = None):
         super().__init__(tree, name=name)
         who = f"Encoder '{self.name}'"
-        joints = [joints] if isinstance(joints, str) else list(joints)
-        qi = []
-        for jn in joints:
-            try:
-                j = tree.get_joint(jn)
-            except (KeyError, ValueError):
-                raise ValueError(f"{who}: tree '{tree.name}' has no joint named {jn!r}") from None
-            if j.nq != 1 or j.nv != 1:
-                raise ValueError(f"{who}: joint '{jn}' ({j.type}) has {j.nq} coordinates; "
-                                 "encoders read one-DOF joints")
-            qi.append(j.q_start)
+        chosen, qi, _ = tree.joint_coordinates(joints, one_dof=True, who=who)
         cpr = np.atleast_1d(np.asarray(counts_per_revolution, dtype=float)).ravel()
         if cpr.shape[0] == 1:
             cpr = np.full(len(qi), cpr[0])
@@ -63,8 +53,8 @@ class Encoder(Sensor):
         h = float(sample_period)
         if not (np.isfinite(h) and h > 0):
             raise ValueError(f"{who}: sample_period must be finite and > 0, got {sample_period!r}")
-        self.joints, self.sample_period = joints, h
-        self._qi = np.array(qi, int)
+        self.joints, self.sample_period = [j.name for j in chosen], h
+        self._qi = qi
         self.step = 2.0 * np.pi / cpr
         n = len(qi)
         self.declare_discrete_state(np.zeros(n))

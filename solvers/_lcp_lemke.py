@@ -222,3 +222,20 @@ def _extract(basis: _Basis) -> np.ndarray:
     zmask = (basis.basic >= n) & (basis.basic < 2 * n)
     z[basis.basic[zmask] - n] = vals[zmask]
     return np.maximum(z, 0.0)
+
+
+def ray_verdict(M: np.ndarray, msg: str) -> tuple[str, str]:
+    """Ray termination proves infeasibility only when it can: a positive-definite ``M`` is a
+    P-matrix, whose LCP always has a (unique) solution, so there the ray is a numerical
+    failure of the pivoting (a badly conditioned ``M``) and the verdict is "inconclusive"."""
+    sym = 0.5 * (M + M.T)
+    try:
+        lam = np.linalg.eigvalsh(sym)
+    except np.linalg.LinAlgError:
+        return "ray_termination", msg
+    if lam.size and lam[0] > 0:
+        cond = float(np.linalg.cond(M))
+        return "inconclusive", (f"{msg}; M is positive definite (condition number {cond:.3g}), "
+                                "so the LCP has a solution: the ray is a numerical failure of "
+                                "the pivoting, not a proof of infeasibility")
+    return "ray_termination", msg

@@ -276,28 +276,11 @@ def solve_lcp_lemke(M: Any, q: Any, *, max_pivots: int | None = None,
     z, status, piv, msg = _lcp_lemke.lemke(Mm, qv, max_pivots=int(max_pivots),
                                            tol=tol, z_guess=zg, d=dv)
     if status == "ray_termination":
-        status, msg = _ray_verdict(Mm, msg)
+        status, msg = _lcp_lemke.ray_verdict(Mm, msg)
     w = Mm @ z + qv
     res = lcp_residual(z, w)
     out = _verified(z, w, status, res, residual_tol * _scale(qv), piv, "lemke", msg)
     return _finish(out, raise_on_failure, context)
-
-
-def _ray_verdict(M: np.ndarray, msg: str) -> tuple[str, str]:
-    """Ray termination proves infeasibility only when it can: a positive-definite ``M`` is a
-    P-matrix, whose LCP always has a (unique) solution, so there the ray is a numerical
-    failure of the pivoting (a badly conditioned ``M``) and the verdict is "inconclusive"."""
-    sym = 0.5 * (M + M.T)
-    try:
-        lam = np.linalg.eigvalsh(sym)
-    except np.linalg.LinAlgError:
-        return "ray_termination", msg
-    if lam.size and lam[0] > 0:
-        cond = float(np.linalg.cond(M))
-        return "inconclusive", (f"{msg}; M is positive definite (condition number {cond:.3g}), "
-                                "so the LCP has a solution: the ray is a numerical failure of "
-                                "the pivoting, not a proof of infeasibility")
-    return "ray_termination", msg
 
 
 def solve_lcp_pgs(M: Any, q: Any, z0: Any = None, *, omega: float = 1.0,

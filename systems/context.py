@@ -15,6 +15,11 @@ Each leaf output value is cached. Changing time, a state, a parameter or a fixed
 invalidates exactly the cached outputs whose *prerequisites* include what changed, and
 everything downstream of them through direct-feedthrough ports (push invalidation over a
 dependency table built once per root context).
+
+This module is longer than most (about 640 lines) on purpose: the contexts, their
+invalidation tables and the integrators' fast loader (:class:`StateLoader`) all read and
+write the contexts' private storage, and keeping them in one module is what lets no other
+module touch it.
 """
 from __future__ import annotations
 

@@ -161,6 +161,46 @@ class RigidBodyTree(AlgorithmsMixin):
         self._gravity = g
         self._functions = None
 
+    def joint_coordinates(self, joints: Any = None, *, one_dof: bool = False,
+                          who: str = "") -> tuple[list[Joint], np.ndarray, np.ndarray]:
+        """Resolve joint names to ``(joints, q_indices, v_indices)`` (every coordinate of
+        each joint, in the order given; default all joints with velocity coordinates).
+
+        Parameters
+        ----------
+        joints : str or sequence of str, optional
+        one_dof : bool
+            Require joints with exactly one position and one velocity coordinate.
+        who : str
+            How error messages name the caller (e.g. ``"Encoder 'enc'"``).
+
+        Raises
+        ------
+        ValueError
+            An unknown joint, one without velocity coordinates, or (``one_dof``) one with
+            several coordinates; the message starts with ``who``.
+        """
+        self.finalize()
+        prefix = f"{who}: " if who else ""
+        if joints is None:
+            chosen = [j for j in self._joint_order if j.nv]
+        else:
+            chosen = []
+            for name in ([joints] if isinstance(joints, str) else list(joints)):
+                j = self._joints.get(name) if isinstance(name, str) else None
+                if j is None:
+                    raise ValueError(f"{prefix}tree '{self.name}' has no joint named {name!r}")
+                if j.nv == 0:
+                    raise ValueError(f"{prefix}joint '{name}' ({j.type}) has no velocity "
+                                     "coordinate")
+                if one_dof and (j.nq != 1 or j.nv != 1):
+                    raise ValueError(f"{prefix}joint '{name}' ({j.type}) is not a one-DOF joint "
+                                     f"(nq = {j.nq}, nv = {j.nv})")
+                chosen.append(j)
+        qi = [j.q_start + k for j in chosen for k in range(j.nq)]
+        vi = [j.v_start + k for j in chosen for k in range(j.nv)]
+        return chosen, np.array(qi, dtype=int), np.array(vi, dtype=int)
+
     def set_joint_armature(self, joint: str, armature: Any) -> None:
         """Set the armature (reflected rotor inertia ``N^2 J_rotor``, >= 0) of every velocity
         coordinate of ``joint`` (scalar or (nv,)); invalidates the built functions, so set it

@@ -17,7 +17,7 @@ integrated by the trapezoidal rule, ``sum_k h_k (g_k + g_{k+1}) / 2`` (as Drake 
 """
 from __future__ import annotations
 
-from typing import Optional
+
 
 import casadi as ca
 import numpy as np

@@ -19,7 +19,7 @@ The interface follows Drake's ``MultipleShooting`` (snake_case), see
 from __future__ import annotations
 
 import time as _time
-from typing import Any, Optional, Sequence
+from typing import Optional
 
 import casadi as ca
 import numpy as np
