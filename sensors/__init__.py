@@ -3,12 +3,14 @@
 :class:`Sensor` is the base; :class:`FullStateSensor` and :class:`JointStateSensor` read
 positions and velocities; :class:`Imu` reads specific force and angular velocity;
 :class:`Encoder` samples quantized joint positions; :class:`JointForceTorqueSensor`
-reads the wrench a joint transmits.
+reads the wrench a joint transmits; :class:`MarkerSensor` gives world positions of
+body-fixed markers.
 """
 from .base import Sensor
 from .encoder import Encoder
 from .force_torque import JointForceTorqueSensor
 from .imu import Imu
+from .markers import MarkerSensor
 from .state import FullStateSensor, JointStateSensor
 
-__all__ = ["Sensor", "FullStateSensor", "JointStateSensor", "Imu", "Encoder", "JointForceTorqueSensor"]
+__all__ = ["Sensor", "FullStateSensor", "JointStateSensor", "Imu", "Encoder", "JointForceTorqueSensor", "MarkerSensor"]

@@ -2,7 +2,7 @@
 
 Public names
 ------------
-PidController, InverseDynamicsController, InverseDynamics, JointImpedanceController,
+PidController, PidControlledSystem, InverseDynamicsController, InverseDynamics, JointImpedanceController,
 LinearQuadraticRegulator, DiscreteTimeLinearQuadraticRegulator,
 FiniteHorizonLinearQuadraticRegulator, FiniteHorizonLQRResult, TimeVaryingLQRController.
 """
@@ -11,8 +11,9 @@ from .lqr import (DiscreteTimeLinearQuadraticRegulator, FiniteHorizonLinearQuadr
 from .impedance import JointImpedanceController
 from .inverse_dynamics import ControllerError, InverseDynamics, InverseDynamicsController
 from .pid import PidController
+from .pid_controlled_system import PidControlledSystem
 
 __all__ = ["PidController", "InverseDynamicsController", "InverseDynamics", "ControllerError",
-           "JointImpedanceController", "LinearQuadraticRegulator", "DiscreteTimeLinearQuadraticRegulator",
+           "JointImpedanceController", "PidControlledSystem", "LinearQuadraticRegulator", "DiscreteTimeLinearQuadraticRegulator",
            "FiniteHorizonLinearQuadraticRegulator", "FiniteHorizonLQRResult",
            "TimeVaryingLQRController"]
