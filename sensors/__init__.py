@@ -4,13 +4,14 @@
 positions and velocities; :class:`Imu` reads specific force and angular velocity;
 :class:`Encoder` samples quantized joint positions; :class:`JointForceTorqueSensor`
 reads the wrench a joint transmits; :class:`MarkerSensor` gives world positions of
-body-fixed markers.
+body-fixed markers; :class:`ContactForceSensor` sums the contact wrench on a body.
 """
 from .base import Sensor
+from .contact_force import ContactForceSensor
 from .encoder import Encoder
 from .force_torque import JointForceTorqueSensor
 from .imu import Imu
 from .markers import MarkerSensor
 from .state import FullStateSensor, JointStateSensor
 
-__all__ = ["Sensor", "FullStateSensor", "JointStateSensor", "Imu", "Encoder", "JointForceTorqueSensor", "MarkerSensor"]
+__all__ = ["Sensor", "FullStateSensor", "JointStateSensor", "Imu", "Encoder", "JointForceTorqueSensor", "MarkerSensor", "ContactForceSensor"]
