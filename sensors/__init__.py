@@ -11,7 +11,8 @@ from .contact_force import ContactForceSensor
 from .encoder import Encoder
 from .force_torque import JointForceTorqueSensor
 from .imu import Imu
+from .imu_noise import ImuNoise
 from .markers import MarkerSensor
 from .state import FullStateSensor, JointStateSensor
 
-__all__ = ["Sensor", "FullStateSensor", "JointStateSensor", "Imu", "Encoder", "JointForceTorqueSensor", "MarkerSensor", "ContactForceSensor"]
+__all__ = ["Sensor", "FullStateSensor", "JointStateSensor", "Imu", "ImuNoise", "Encoder", "JointForceTorqueSensor", "MarkerSensor", "ContactForceSensor"]

@@ -20,6 +20,7 @@ import numpy as np
 
 from solvers import ops
 from .base import Sensor
+from .imu_noise import ImuNoise
 
 __all__ = ["Imu"]
 
@@ -34,9 +35,10 @@ class Imu(Sensor):
         A body (or frame) of ``tree``.
     X_BS : array_like (4, 4), optional
         Pose of the sensor in the body frame (default identity).
-    noise : None
-        Noise models are not supported by this block yet; pass ``None`` (add noise with a
-        ``RandomSource`` and an ``Adder`` on the outputs).
+    noise : ImuNoise, optional
+        White noise and bias random walk (:class:`~sensors.ImuNoise`); the readings are then
+        sampled every ``noise.sampling_period`` and held, with the biases and the draw
+        counter as discrete state. Default: exact readings.
     name : str, optional
 
     Raises
@@ -48,9 +50,11 @@ class Imu(Sensor):
     def __init__(self, tree, body_name: str, X_BS=None, noise=None, name: Optional[str] = None):
         super().__init__(tree, needs_acceleration=True, name=name)
         who = f"Imu '{self.name}'"
+        if noise is not None and not isinstance(noise, ImuNoise):
+            raise ValueError(f"{who}: noise must be an ImuNoise (or None), got {noise!r}")
         if noise is not None:
-            raise ValueError(f"{who}: noise models are not supported by Imu yet; pass noise=None "
-                             "and add a RandomSource to the readings")
+            noise.check(who)
+        self.noise = noise
         try:
             frame = tree.get_frame(body_name)
         except (KeyError, ValueError, TypeError):
@@ -64,8 +68,27 @@ class Imu(Sensor):
         self.body_name = body_name
         self._body = frame.body                           # a frame's pose is on its body
         self._X_BS = np.asarray(frame.pose, float) @ X
-        self.declare_output_port("acceleration", 3, self._acceleration, feedthrough=True)
-        self.declare_output_port("angular_velocity", 3, self._angular_velocity, feedthrough=True)
+        if noise is None:
+            self.declare_output_port("acceleration", 3, self._acceleration, feedthrough=True)
+            self.declare_output_port("angular_velocity", 3, self._angular_velocity,
+                                     feedthrough=True)
+        else:
+            # [reading (6), bias (6), counter]: sampled and held
+            self.declare_discrete_state(np.zeros(13))
+            self.declare_periodic_discrete_update(noise.sampling_period, 0.0, self._sample)
+            self.declare_output_port("acceleration", 3, lambda c: c.discrete_state[0:3],
+                                     feedthrough=False, prerequisites=["discrete_state"])
+            self.declare_output_port("angular_velocity", 3, lambda c: c.discrete_state[3:6],
+                                     feedthrough=False, prerequisites=["discrete_state"])
+
+    def _sample(self, context):
+        """Sample the true readings and add this step's bias and white noise."""
+        xd = context.discrete_state
+        k, bias = int(xd[12]), np.asarray(xd[6:12])
+        true = np.concatenate([np.asarray(self._acceleration(context), float).ravel(),
+                               np.asarray(self._angular_velocity(context), float).ravel()])
+        bias_next, white = self.noise.step(bias, k)
+        return np.concatenate([true + bias + white, bias_next, [k + 1.0]])
 
     def _terms(self, context):
         x = self.state_port.eval(context)

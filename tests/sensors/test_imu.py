@@ -91,5 +91,8 @@ def test_bad_arguments_are_named():
         Imu(t, "wheel")
     with pytest.raises(ValueError, match="X_BS must be a 4 x 4 rigid transform"):
         Imu(t, "puck", X_BS=np.eye(4) * 2)
-    with pytest.raises(ValueError, match="noise models are not supported"):
+    with pytest.raises(ValueError, match="noise must be an ImuNoise"):
         Imu(t, "puck", noise={"accel": 0.1})
+    from sensors import ImuNoise
+    with pytest.raises(ValueError, match="accel_noise_density must be finite and >= 0"):
+        Imu(t, "puck", noise=ImuNoise(accel_noise_density=-1.0))
