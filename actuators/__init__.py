@@ -5,14 +5,16 @@
 gear ratio and effort limits; :class:`DcMotor` drives joints through gears from a voltage,
 with its current as state and its rotor inertia reflected to the joints; :class:`PdServo`
 is a position servo tuned by bandwidth; :class:`FirstOrderLagActuator` lags its command;
-:class:`JointFriction` is viscous and smoothed Coulomb friction for continuous plants.
+:class:`JointFriction` is viscous and smoothed Coulomb friction for continuous plants;
+:class:`SeriesElasticActuator` drives a joint through a spring.
 """
 from .base import Actuator
 from .dc_motor import DcMotor
 from .friction import JointFriction
 from .joint import GeneralizedForceActuator
 from .lag import FirstOrderLagActuator
+from .series_elastic import SeriesElasticActuator
 from .servo import PdServo
 
 __all__ = ["Actuator", "GeneralizedForceActuator", "DcMotor", "PdServo",
-           "FirstOrderLagActuator", "JointFriction"]
+           "FirstOrderLagActuator", "JointFriction", "SeriesElasticActuator"]

@@ -96,3 +96,27 @@ def test_bad_arguments_are_named():
         JointFriction(t, "x", coulomb=1.0, slip_speed=0.0)
     with pytest.raises(ValueError, match="no joint named 'y'"):
         PdServo(t, "y", bandwidth=1.0, inertia=1.0)
+
+
+def test_series_elastic_actuator_conserves_momentum_and_oscillates_at_the_two_mass_frequency():
+    from actuators import SeriesElasticActuator
+    t = _slider()
+    k, Jm = 50.0, 0.5
+    sea = SeriesElasticActuator(t, "x", stiffness=k, motor_inertia=Jm, name="sea")
+    plant = RigidBodySystem(t, actuators=[sea])
+    b = DiagramBuilder()
+    b.add_system(plant)
+    src = b.add_system(ConstantVectorSource([0.0]))
+    b.connect(src.get_output_port(), plant.get_input_port("sea"))
+    log = LogVectorOutput(plant.get_output_port("state"), b, publish_period=0.01)
+    d = b.build()
+    sim = Simulator(d, integrator="RK45", accuracy=1e-11)
+    ctx = sim.get_context()
+    # state [q, v, theta, theta_dot]: the motor starts 0.1 ahead, everything at rest
+    plant.get_my_context_from_root(ctx).set_continuous_state([0.0, 0.0, 0.1, 0.0])
+    sim.advance_to(2.0)
+    xs = plant.get_my_context_from_root(sim.get_context()).continuous_state
+    assert M * xs[1] + Jm * xs[3] == pytest.approx(0.0, abs=1e-9)      # momentum
+    w = np.sqrt(k * (1 / Jm + 1 / M))                                   # two-mass frequency
+    # relative coordinate d = theta - q oscillates as 0.1 cos(w t)
+    np.testing.assert_allclose(xs[2] - xs[0], 0.1 * np.cos(w * 2.0), atol=1e-8)
