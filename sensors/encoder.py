@@ -13,6 +13,7 @@ from typing import Optional
 
 import numpy as np
 
+from solvers import ops
 from .base import Sensor
 
 __all__ = ["Encoder"]
@@ -65,5 +66,7 @@ class Encoder(Sensor):
                                  feedthrough=False, prerequisites=["discrete_state"])
 
     def _sample(self, context):
-        q = np.asarray(self.state_port.eval(context), float)[self._qi]
-        return np.floor(q / self.step + 0.5)
+        x = self.state_port.eval(context)
+        q = (ops.vertcat(*[x[int(i)] for i in self._qi]) if ops.is_symbolic(x)
+             else np.asarray(x, float)[self._qi])
+        return ops.floor(q / self.step + 0.5)

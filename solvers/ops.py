@@ -29,7 +29,7 @@ import numpy as np
 __all__ = [
     "CASADI_TYPES", "SYMBOLIC_TYPES", "is_casadi", "is_symbolic", "any_symbolic",
     "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh",
-    "exp", "log", "sqrt", "fabs", "sign", "fmin", "fmax", "clip", "if_else",
+    "exp", "log", "sqrt", "fabs", "floor", "sign", "fmin", "fmax", "clip", "if_else",
     "vertcat", "horzcat", "vector", "zeros", "eye", "dot", "cross", "norm_2",
     "solve", "inv", "transpose", "diag", "sum1", "sumsqr", "numel", "to_numpy",
 ]
@@ -107,6 +107,7 @@ exp = _unary(np.exp, ca.exp)
 log = _unary(np.log, ca.log)
 sqrt = _unary(np.sqrt, ca.sqrt)
 fabs = _unary(np.abs, ca.fabs)
+floor = _unary(np.floor, ca.floor)
 sign = _unary(np.sign, ca.sign)
 atan2 = _binary(np.arctan2, ca.atan2, "atan2")
 fmin = _binary(np.minimum, ca.fmin, "fmin")

@@ -27,7 +27,8 @@ Ports
 * inputs: one per actuator, named after the actuator (its ``command``), and the optional
   ``applied_generalized_force`` (nv) and ``applied_spatial_force`` (6 per moving body:
   world-axes ``[torque; force]`` about the body origin), zero when unconnected;
-* ``state`` (nq + nv), ``generalized_acceleration`` (nv), ``generalized_constraint_force``
+* ``state`` (nq + nv), ``actuator_state`` (the actuators' and sensors' continuous states
+  ``z``, when there are any), ``generalized_acceleration`` (nv), ``generalized_constraint_force``
   (nv, ``J^T f``) and ``contact_results`` (abstract
   :class:`~multibody.constraints.ContactResults`, forces at the context's state);
 * one per sensor output port: named after the sensor when it has one output port, else
@@ -88,7 +89,7 @@ class RigidBodySystem(RigidBodySystemBase):
                  backend: str = "auto", name: Optional[str] = None) -> None:
         super().__init__(tree, actuators, sensors, constraints,
                          name=name or f"{tree.name}_system",
-                         reserved={"state", "generalized_acceleration",
+                         reserved={"state", "generalized_acceleration", "actuator_state",
                                    "generalized_constraint_force", "contact_results"})
         nq, nv = self.nq, self.nv
         self.equality_constraints = [c for c in self.constraints if not c.unilateral]
@@ -133,6 +134,11 @@ class RigidBodySystem(RigidBodySystemBase):
                                  feedthrough=False, prerequisites=["continuous_state"])
         self.declare_output_port("generalized_acceleration", nv,
                                  lambda c: self._vdot_out(c, 0), feedthrough=True)
+        nz = k - nq - nv
+        if nz:
+            self.declare_output_port("actuator_state", nz,
+                                     lambda c: c.continuous_state[nq + nv:], feedthrough=False,
+                                     prerequisites=["continuous_state"])
         self.declare_output_port("generalized_constraint_force", nv,
                                  lambda c: self._vdot_out(c, 2), feedthrough=True)
         self.declare_abstract_output_port("contact_results",
