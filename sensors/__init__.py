@@ -4,7 +4,7 @@
 positions and velocities; :class:`Imu` reads specific force and angular velocity;
 :class:`Encoder` samples quantized joint positions; :class:`JointForceTorqueSensor`
 reads the wrench a joint transmits; :class:`MarkerSensor` gives world positions of
-body-fixed markers; :class:`ContactForceSensor` sums the contact wrench on a body.
+body-fixed markers; :class:`ContactForceSensor` sums the contact wrench on a body; :class:`RangeSensor` casts rays at the scene.
 """
 from .base import Sensor
 from .contact_force import ContactForceSensor
@@ -13,6 +13,7 @@ from .force_torque import JointForceTorqueSensor
 from .imu import Imu
 from .imu_noise import ImuNoise
 from .markers import MarkerSensor
+from .range import RangeSensor
 from .state import FullStateSensor, JointStateSensor
 
-__all__ = ["Sensor", "FullStateSensor", "JointStateSensor", "Imu", "ImuNoise", "Encoder", "JointForceTorqueSensor", "MarkerSensor", "ContactForceSensor"]
+__all__ = ["Sensor", "FullStateSensor", "JointStateSensor", "Imu", "ImuNoise", "Encoder", "JointForceTorqueSensor", "MarkerSensor", "ContactForceSensor", "RangeSensor"]

@@ -19,6 +19,7 @@ Queries (numpy only; poses are 4x4 world poses of the shape frames):
 * :func:`contact_points` -> list of :class:`ContactPoint`: a contact manifold for the
   flat-on-flat cases (box, cylinder or capsule on a halfspace; box face on box face;
   cylinder or capsule on a box face; box, cylinder or capsule on a cylinder cap).
+* :func:`ray_cast`: distance along a ray to a shape (range sensors).
 * :class:`CollisionFilter`: same-body, parent/child, filter-group and explicit
   exclusions, then a bounding-sphere broad phase -> :class:`CandidatePair` list.
 
@@ -49,9 +50,11 @@ from __future__ import annotations
 from ._contacts import ContactPoint, contact_points
 from ._distance import DistanceResult, signed_distance
 from ._filter import CandidatePair, CollisionFilter
+from ._raycast import ray_cast
 from ._shapes import Box, Capsule, Cylinder, Halfspace, Mesh, Shape, Sphere
 
 __all__ = [
+    "ray_cast",
     "Shape", "Sphere", "Box", "Cylinder", "Capsule", "Halfspace", "Mesh",
     "DistanceResult", "signed_distance",
     "ContactPoint", "contact_points",
