@@ -40,7 +40,7 @@ from multibody import (ContactResults, Halfspace, PointContactConstraint, RigidB
 from multibody.models import model_path
 from systems import DiagramBuilder, LeafSystem
 from systems.analysis import Simulator
-from systems.primitives import LogVectorOutput
+from systems.primitives import Adder, LogVectorOutput, Step
 from _plotting import pyplot, save_figure
 
 __all__ = ["LEGS", "STANCE", "FOOT_RADIUS", "StandingPdController", "FootForces",
@@ -154,8 +154,12 @@ class FootForces(LeafSystem):
 
 
 def build_quadruped(time_step: float = 1e-3, mu: float = 1.0, kp: float = KP, kd: float = KD,
-                    clearance: float = 0.01, log_period: Optional[float] = 0.005) -> dict:
+                    clearance: float = 0.01, log_period: Optional[float] = 0.005,
+                    push: Optional[tuple] = None) -> dict:
     """The standing-quadruped diagram and its context (robot ``clearance`` m above ground).
+
+    ``push = (force (3,), start, duration)``: a horizontal shove on the trunk (world axes, at
+    its origin) through the plant's ``applied_spatial_force`` input.
 
     Returns
     -------
@@ -181,6 +185,16 @@ def build_quadruped(time_step: float = 1e-3, mu: float = 1.0, kp: float = KP, kd
     builder.add_system(pd)
     builder.connect(plant.get_output_port("state"), pd.get_input_port("state"))
     builder.connect(pd.get_output_port("command"), plant.get_input_port("legs"))
+    if push is not None:
+        force, start, duration = push
+        w = np.zeros(6 * (len(tree.bodies) - 1))
+        w[3:6] = force                                       # the trunk is the first body
+        on = builder.add_system(Step(start, np.zeros_like(w), w, name="push_on"))
+        off = builder.add_system(Step(start + duration, np.zeros_like(w), -w, name="push_off"))
+        pulse = builder.add_system(Adder(2, w.size, name="push"))
+        builder.connect(on.get_output_port(), pulse.get_input_port(0))
+        builder.connect(off.get_output_port(), pulse.get_input_port(1))
+        builder.connect(pulse.get_output_port(), plant.get_input_port("applied_spatial_force"))
     out = {"system": plant, "tree": tree, "controller": pd, "q_stance": q_stance,
            "foot_forces_static": f_feet}
     if log_period is not None:
