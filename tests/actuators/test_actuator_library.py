@@ -120,3 +120,62 @@ def test_series_elastic_actuator_conserves_momentum_and_oscillates_at_the_two_ma
     w = np.sqrt(k * (1 / Jm + 1 / M))                                   # two-mass frequency
     # relative coordinate d = theta - q oscillates as 0.1 cos(w t)
     np.testing.assert_allclose(xs[2] - xs[0], 0.1 * np.cos(w * 2.0), atol=1e-8)
+
+
+def test_a_pure_delay_is_a_discrete_time_delay_in_front_of_the_command():
+    from systems.primitives import DiscreteTimeDelay
+    t = _slider()
+    act = GeneralizedForceActuator(t, ["x"], name="motor")
+    plant = RigidBodySystem(t, actuators=[act])
+    b = DiagramBuilder()
+    b.add_system(plant)
+    src = b.add_system(ConstantVectorSource([2.0]))
+    delay = b.add_system(DiscreteTimeDelay(0.01, 5, 1))       # 5 samples of 10 ms: 50 ms
+    b.connect(src.get_output_port(), delay.get_input_port())
+    b.connect(delay.get_output_port(), plant.get_input_port("motor"))
+    log = LogVectorOutput(plant.get_output_port("state"), b, publish_period=0.01)
+    d = b.build()
+    sim = Simulator(d, integrator="RK45", accuracy=1e-11)
+    sim.advance_to(0.3)
+    data = log.find_log(sim.get_context())
+    ts, v = data.sample_times(), data.data()[1]
+    assert np.all(np.abs(v[ts < 0.05 - 1e-9]) < 1e-12)        # nothing before the delay
+    late = ts > 0.06
+    np.testing.assert_allclose(v[late], 2.0 / M * (ts[late] - 0.05), atol=1e-9)
+
+
+def test_a_controller_for_another_tree_does_not_connect():
+    from systems import PortSizeError
+    from systems.controllers import InverseDynamicsController
+    from multibody import models
+    from multibody.plants import RigidBodyPlant
+    b = DiagramBuilder()
+    plant = b.add_system(RigidBodyPlant(models.acrobot(), name="acrobot"))
+    ctrl = b.add_system(InverseDynamicsController(models.pendulum(), 1.0, 0.0, 1.0))
+    with pytest.raises(PortSizeError, match="estimated_state"):
+        b.connect(plant.get_output_port("state"), ctrl.get_input_port("estimated_state"))
+
+
+@pytest.mark.parametrize("make", [
+    lambda t: PdServo(t, "x", bandwidth=5.0, inertia=M, name="act"),
+    lambda t: FirstOrderLagActuator(t, "x", time_constant=0.1, effort_limit=10.0, name="act"),
+    lambda t: JointFriction(t, "x", viscous=0.3, coulomb=1.0, name="act"),
+    lambda t: __import__("actuators").SeriesElasticActuator(t, "x", stiffness=10.0,
+                                                            motor_inertia=0.1, name="act"),
+])
+def test_continuous_actuators_convert_to_casadi(make):
+    t = _slider()
+    act = make(t)
+    plant = RigidBodySystem(t, actuators=[act])
+    cs = to_casadi(plant)
+    assert cs.nx == 2 + act.num_continuous_states()
+    ctx = plant.create_default_context()
+    for port in plant.input_ports:
+        if not port.optional:
+            port.fix_value(ctx, np.full(port.size, 0.3))
+    x = np.array(ctx.continuous_state, float) + 0.1
+    ctx.set_continuous_state(x)
+    u = np.concatenate([np.asarray(p.eval(ctx), float) for p in plant.input_ports
+                        if not p.optional]) if cs.nu else np.zeros(0)
+    np.testing.assert_allclose(np.ravel(cs.f(0.0, x, [], u, [])),
+                               plant.eval_time_derivatives(ctx), atol=1e-12)
