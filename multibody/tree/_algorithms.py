@@ -76,7 +76,7 @@ class AlgorithmsMixin:
         # retried through the checked path below, which raises the descriptive errors.
         # (NaN inside a numpy array is not looked for here: it propagates to the result;
         # lists and other inputs take the checked path, which refuses NaN.)
-        if self._functions is not None and type(args[0]) is _ND:
+        if self._functions is not None and type(args[0]) is _ND and args[0].ndim == 1:
             e = self._fentries.get(key)
             if e is not None:
                 try:
@@ -93,6 +93,12 @@ class AlgorithmsMixin:
         else:
             return e.numeric(*args)
         sizes = e.sizes
+        if any(type(a) is _ND and a.ndim >= 2 for a in args) and \
+                not any(ops.is_symbolic(a) for a in args):
+            batch = self._batch_args(args, sizes, names)
+            if batch is not None:
+                outs = self._fcache().batched(e)(*batch)
+                return outs[0] if len(outs) == 1 else tuple(outs)
         if any(ops.is_symbolic(a) for a in args):
             cargs = []
             for a, n, nm in zip(args, sizes, names):
@@ -120,16 +126,66 @@ class AlgorithmsMixin:
             arrs.append(arr)
         return e.numeric(*arrs)
 
+    def _batch_args(self, args: tuple, sizes: tuple, names: tuple):
+        """``(arrays, N)`` for a batched call, or None when no argument has a leading batch
+        axis. An argument of shape ``(N, n)`` is batched; a 1-D one (``(n,)``) is shared by
+        the whole batch. A ``(n, 1)`` column for ``n > 1`` is not a batch (single call)."""
+        n_batch, culprit = None, None
+        for a, n, nm in zip(args, sizes, names):
+            if type(a) is _ND and a.ndim >= 2:
+                if a.ndim == 2 and a.shape[1] == 1 and n != 1:
+                    continue  # a column vector: the single-call path takes it
+                if a.ndim != 2 or a.shape[1] != n:
+                    raise InputSizeError(
+                        f"{nm} has shape {a.shape} but a batched call of tree '{self.name}' "
+                        f"expects (N, {n}) ({self._expected(nm, n)})")
+                if n_batch is None:
+                    n_batch, culprit = a.shape[0], nm
+                elif a.shape[0] != n_batch:
+                    raise InputSizeError(
+                        f"batched call of tree '{self.name}': {nm} has {a.shape[0]} rows but "
+                        f"{culprit} has {n_batch} (every batched argument needs the same N)")
+        if n_batch is None:
+            return None
+        if n_batch == 0:
+            raise InputSizeError(f"batched call of tree '{self.name}': {culprit} has no rows "
+                                 "(N must be at least 1)")
+        arrs = []
+        for a, n, nm in zip(args, sizes, names):
+            try:
+                arr = np.asarray(a, dtype=float)
+            except (TypeError, ValueError):
+                raise TypeError(f"{nm} must be numeric, got {type(a).__name__}") from None
+            if arr.ndim != 2 or arr.shape[1] != n or (n == 1 and arr.shape[0] != n_batch):
+                flat = arr.ravel()
+                if flat.size != n:
+                    raise InputSizeError(
+                        f"{nm} has shape {arr.shape} but a batched call of tree "
+                        f"'{self.name}' expects ({n_batch}, {n}) or ({n},) "
+                        f"({self._expected(nm, n)})")
+                arr = np.broadcast_to(flat, (n_batch, n))
+            arr = np.ascontiguousarray(arr)
+            if not np.all(np.isfinite(arr)):
+                row = int(np.nonzero(~np.all(np.isfinite(arr), axis=1))[0][0])
+                raise ValueError(f"{nm} passed to tree '{self.name}' contains NaN or inf "
+                                 f"(batch row {row})")
+            arrs.append(arr)
+        return arrs, n_batch
+
     def _matrix(self, out, rows: int):
         """A numeric matrix result as 2-D ``(rows, nv)`` also when ``nv == 1`` (the compiled
-        call returns one-column outputs as vectors); symbolic results pass through."""
-        if isinstance(out, np.ndarray) and out.ndim == 1:
-            return out.reshape(rows, -1)
+        call returns one-column outputs as vectors), ``(N, rows, nv)`` for a batched call
+        (whose one-column outputs come as ``(N, rows)``); symbolic results pass through."""
+        if isinstance(out, np.ndarray):
+            if out.ndim == 1:
+                return out.reshape(rows, -1)
+            if out.ndim == 2 and self._nv == 1:
+                return out.reshape(out.shape[0], rows, 1)
         return out
 
     def _scalar(self, out):
         if isinstance(out, np.ndarray):
-            return float(out.ravel()[0])
+            return out[:, 0] if out.ndim == 2 else float(out.ravel()[0])
         return out
 
     def _frame_names(self, *names: Any) -> None:

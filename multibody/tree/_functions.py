@@ -7,14 +7,33 @@ calls of a function (backend "auto"), then the compiled C code of
 ``solvers.compiled.CompiledFunction`` (compiled in a background thread, the VM serving
 calls until the library is ready; ``tree.compile()`` waits for it); backend "c" compiles at the first call and "casadi"
 never does. A symbolic call (SX/MX arguments) calls the ``casadi.Function`` symbolically.
+
+Batched calls (arguments with a leading batch axis, ``(N, n)``) go through
+:class:`_Batched`: CasADi's ``Function.map`` over N copies of the function, evaluated on the
+compiled code (the library of ``CompiledFunction`` loaded as a ``casadi.external``) or, when
+there is none, on CasADi's VM. The numpy arrays are handed to CasADi's ``FunctionBuffer``
+without copies: a C-ordered ``(N, n)`` array is exactly the column-major ``(n, N)`` argument of
+the map. Large batches are split over threads (``map(N, "thread", k)``).
 """
 from __future__ import annotations
 
 from typing import Any, Callable
 
-import casadi as ca
+import os
 
-__all__ = ["FunctionCache", "COMPILE_FLAGS"]
+import casadi as ca
+import numpy as np
+
+__all__ = ["FunctionCache", "COMPILE_FLAGS", "BATCH_THREADS", "BATCH_THREAD_MIN"]
+
+BATCH_THREADS: int = max(1, min(2, os.cpu_count() or 1))
+"""Threads of a batched call's ``map`` (CasADi ``"thread"`` parallelization)."""
+
+BATCH_THREAD_MIN: int = 512
+"""Smallest batch split over threads: starting the threads costs tens of microseconds, so
+smaller batches run serially (``benchmarks/bench_batched.py``)."""
+
+_C_PREFIXES = ("dbfun_", "")  # C names the compiled library may give the function
 
 COMPILE_FLAGS: tuple[str, ...] = ("-O1",)
 """Compiler flags for the tree's functions: on the long straight-line code of dynamics
@@ -124,7 +143,7 @@ class _Entry:
     """A built Function, its numeric evaluator (replaced by the compiled function itself
     once compiled, to shorten the call path), input sizes and names."""
 
-    __slots__ = ("fun", "numeric", "sizes", "shapes", "names", "evaluator")
+    __slots__ = ("fun", "numeric", "sizes", "shapes", "names", "evaluator", "batched")
 
     def __init__(self, fun: ca.Function, evaluator: _Numeric, sizes: tuple, names: tuple):
         self.fun = fun
@@ -133,7 +152,80 @@ class _Entry:
         self.sizes = sizes
         self.shapes = tuple((n,) for n in sizes)
         self.names = names
+        self.batched = None
         evaluator.entry = self
+
+
+class _Batched:
+    """Evaluator of one Function on N argument sets at once (see the module doc).
+
+    ``__call__(args, n)``: ``args`` are C-contiguous float64 arrays of shape ``(n, size_i)``;
+    returns one array per output: ``(n, rows)`` for a column-vector output, ``(n, rows,
+    cols)`` for a matrix output (dense, zeros outside the sparsity pattern).
+    """
+
+    def __init__(self, fun: ca.Function, evaluator: _Numeric) -> None:
+        self.fun = fun
+        self.evaluator = evaluator
+        self.base = None  # the function to map: compiled external, or fun on the VM
+        self.maps: dict[tuple[int, int], tuple] = {}
+        self.out_sp = [fun.sparsity_out(i) for i in range(fun.n_out())]
+
+    def _base(self) -> ca.Function:
+        if self.base is not None:
+            return self.base
+        ev = self.evaluator
+        if ev.backend != "casadi":
+            ev.compile()
+        cf = ev.compiled
+        path = getattr(cf, "library_path", None) if cf is not None else None
+        base = self.fun
+        if path is not None and getattr(cf, "backend", None) == "c":
+            for prefix in _C_PREFIXES:
+                try:
+                    base = ca.external(prefix + self.fun.name(), str(path))
+                    break
+                except RuntimeError:
+                    continue
+        self.base = base
+        return base
+
+    def _buffer(self, n: int):
+        threads = BATCH_THREADS if n >= BATCH_THREAD_MIN else 1
+        key = (n, threads)
+        m = self.maps.get(key)
+        if m is None:
+            base = self._base()
+            fm = base.map(n, "thread", threads) if threads > 1 else base.map(n)
+            m = self.maps[key] = fm.buffer()
+            if len(self.maps) > 16:  # keep a few batch sizes
+                del self.maps[next(iter(self.maps))]
+        return m
+
+    def __call__(self, args: list, n: int) -> list:
+        fbuf, feval = self._buffer(n)
+        for i, a in enumerate(args):
+            fbuf.set_arg(i, memoryview(a))
+        raw = []
+        for i, sp in enumerate(self.out_sp):
+            r = np.empty((n, sp.nnz()))
+            fbuf.set_res(i, memoryview(r))
+            raw.append(r)
+        feval()
+        if fbuf.ret() != 0:
+            raise RuntimeError(f"batched evaluation of '{self.fun.name()}' failed "
+                               f"(return code {fbuf.ret()})")
+        outs = []
+        for r, sp in zip(raw, self.out_sp):
+            rows, cols = sp.shape
+            if cols == 1 and sp.is_dense():
+                outs.append(r)
+                continue
+            dense = np.zeros((n, cols, rows))  # column-major blocks
+            flat = dense.reshape(n, rows * cols)
+            flat[:, np.asarray(sp.find(), dtype=np.intp)] = r
+            outs.append(dense[:, :, 0] if cols == 1 else dense.transpose(0, 2, 1).copy())
+        return outs
 
 
 class FunctionCache:
@@ -160,4 +252,10 @@ class FunctionCache:
                        tuple(names))
             self.entries[key] = e
         return e
+
+    def batched(self, e: _Entry) -> _Batched:
+        """The batched evaluator of entry ``e`` (created on first use)."""
+        if e.batched is None:
+            e.batched = _Batched(e.fun, e.evaluator)
+        return e.batched
 
