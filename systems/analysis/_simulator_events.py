@@ -110,46 +110,56 @@ class _EventDispatch:
         limit = t + 1e-12 * (t if t > 1.0 else (-t if t < -1.0 else 1.0))
         return [te for te in self._timed if te.t_next <= limit]
 
-    def _handle_events(self, t: float, due, hits, *, per_step_updates: bool) -> None:
-        unres = [(w, c) for w, c in hits if w.on_trigger is not None] if hits else []
-        disc = []
+    def _end_of_step(self, t: float, due, hits) -> None:
+        """End of a step at ``t``: the per-step publishes, then the periodic publishes due
+        at ``t`` (they see the pre-update state); the updates due at ``t`` (periodic ones
+        and the on_trigger of each witness in ``hits``) become pending for the start of
+        the next step (Drake's order)."""
+        pending = self._pending
         pubs = []
         for te in due:
-            kind = te.event.kind
-            if kind == "discrete":
-                disc.append((te.event, te.ctx))
-            elif kind == "publish":
+            if te.event.kind == "publish":
                 pubs.append((te.event, te.ctx))
             else:
-                unres.append((te.event, te.ctx))
-        if per_step_updates:
-            if self._per_step_unres:
-                unres.extend(self._per_step_unres)
-            if self._per_step_disc:
-                disc.extend(self._per_step_disc)
-        jump = bool(hits)
-        if unres or disc:
-            self._apply_updates(t, unres, disc, "update")
-            jump = True
-        if self._witnesses and (jump or not self._g_prev):
-            if jump and self._nx:
-                self._restart_stepper()
-            self._g_prev = self._guards()
-        elif jump and self._nx:
-            self._restart_stepper()
-        stats = self._stats
-        for e, c in pubs:
-            self._call(e, c, t, "periodic publish")
+                pending.append((te.event, te.ctx))
+        for w, c in hits:
+            if w.on_trigger is not None:
+                pending.append((w, c))
         for e, c in self._per_step_pub:
             self._call(e, c, t, "per-step publish")
-        stats["publishes"] += len(pubs) + len(self._per_step_pub)
+        for e, c in pubs:
+            self._call(e, c, t, "periodic publish")
+        self._stats["publishes"] += len(pubs) + len(self._per_step_pub)
         if due:
             for te in due:
                 te.advance()
             self._t_event = min(te.t_next for te in self._timed)
 
+    def _start_of_step(self, t: float) -> None:
+        """Start of a step at ``t``: the pending and per-step updates (Drake's merge order:
+        per-step, then timed, then witnessed), unrestricted before discrete; restart the
+        integrator and re-evaluate the witness guards when anything changed."""
+        pending, self._pending = self._pending, []
+        unres = list(self._per_step_unres)
+        disc = list(self._per_step_disc)
+        for e, c in pending:
+            if isinstance(e, WitnessFunction) or e.kind == "unrestricted":
+                unres.append((e, c))
+            else:
+                disc.append((e, c))
+        if not (unres or disc):
+            return
+        self._apply_updates(t, unres, disc, "update")
+        if self._nx:
+            self._restart_stepper()
+        if self._witnesses:
+            self._g_prev = self._guards()
+
     def _apply_updates(self, t, unres, disc, what) -> None:
-        """Evaluate every update from the current context, then apply them together."""
+        """Evaluate the unrestricted updates from the current context and apply them
+        together, then evaluate the discrete updates from the resulting context and apply
+        them together (Drake's ``DoAnyUnrestrictedUpdates`` then ``DoAnyDiscreteUpdates``).
+        An update that fails or returns a non-finite value leaves its stage unapplied."""
         states = []
         for e, c in unres:
             state = State(c)
@@ -160,6 +170,14 @@ class _EventDispatch:
             self._check_finite_vector(state.continuous_state, e.system, "continuous state", t)
             self._check_finite_vector(state.discrete_state, e.system, "discrete state", t)
             states.append((c, state))
+        for c, state in states:
+            if c.continuous_state.shape[0]:
+                c.set_continuous_state(state.continuous_state)
+            if c.discrete_state.shape[0]:
+                c.set_discrete_state(state.discrete_state)
+            for i, v in enumerate(state.abstract_state):
+                if v is not c.abstract_state[i]:
+                    c.set_abstract_state(i, v)
         xds = []
         for e, c in disc:
             xd = self._call(e, c, t, what + " (discrete)")
@@ -171,15 +189,6 @@ class _EventDispatch:
                                      f"returned {xd.shape[0]} values, expected {n}")
             self._check_finite_vector(xd, e.system, "discrete state", t)
             xds.append((c, xd))
-        root = self._context
-        for c, state in states:
-            if c.continuous_state.shape[0]:
-                c.set_continuous_state(state.continuous_state)
-            if c.discrete_state.shape[0]:
-                c.set_discrete_state(state.discrete_state)
-            for i, v in enumerate(state.abstract_state):
-                if v is not c.abstract_state[i]:
-                    c.set_abstract_state(i, v)
         for c, xd in xds:
             c.set_discrete_state(xd)
         stats = self._stats

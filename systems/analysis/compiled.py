@@ -12,12 +12,20 @@ converts the diagram with :func:`~systems.symbolic.to_casadi` and integrates
   virtual machine when no compiler is found).
 
 Periodic discrete updates run at exactly ``offset + k * period`` (the update function is
-part of the same CasADi graph), inputs hold their fixed values, and
+part of the same CasADi graph) in the interpreted Simulator's (Drake's) order: a log
+sample at an update time sees the state before the update, the update runs at the start
+of the step leaving that time, and ``advance_to(T)`` leaves an update due at exactly ``T``
+for the next call. Inputs hold their fixed values, and
 :class:`~systems.primitives.VectorLogSink` logs record at the output times: every
 ``output_period`` (default ``max_step``) for per-step sinks and at their publish times for
 periodic ones. Systems with witness functions, unrestricted updates or other publish
 callbacks need the interpreted :class:`~systems.analysis.Simulator`; the constructor names
 the block that stands in the way.
+
+A state or time derivative that becomes NaN or infinite raises one
+:class:`~systems.analysis.NonFiniteStateError` naming the leaf system, the state index and
+the time (CVODES is told to stop at the first non-finite right-hand side instead of
+retrying, and the segment is retraced to name the state).
 """
 from __future__ import annotations
 
@@ -29,6 +37,7 @@ import numpy as np
 
 from solvers.compiled import CompiledFunction
 from ..errors import PortValueError, SymbolicEvaluationError
+from ._simulator_events import NonFiniteStateError, SimulationError
 from ..events import PeriodicEvent, PerStepEvent, WitnessFunction
 from ..primitives.logging import VectorLogSink
 from ..symbolic import converted_input_ports, CasadiSystem, to_casadi
@@ -185,31 +194,60 @@ class CompiledSimulator:
         if period is not None and self._next_update is None:
             self._next_update = max(0, math.ceil((t - offset) / period - 1e-9))
         eps = _EPS * max(1.0, abs(t_final))
-        while True:
-            # Discrete updates due now; publishes at the same time see the updated state (the
-            # interpreted Simulator's order), so the sample at t is recorded again.
+        while t < t_final - eps:
+            # Start of a step (Drake's order): the update due at t, pending since the previous
+            # step ended at t; the publishes at t (log samples) saw the pre-update state.
             if period is not None and offset + self._next_update * period <= t + eps:
-                xd = np.asarray(self._cs.update(t, x, xd, u, p).full(), float).ravel()
+                xd_new = np.asarray(self._cs.update(t, x, xd, u, p).full(), float).ravel()
+                self._check_finite(t, t, x, xd_new, "discrete update")
+                xd = xd_new
                 self._next_update += 1
-                self._check_finite(t, x, xd)
-                self._record(np.array([t]), x.reshape(-1, 1), xd, u, p)
-            if t >= t_final - eps:
-                break
             t_next = t_final if period is None else min(t_final, offset + self._next_update * period)
             times, xs = self._integrate(t, t_next, x, xd, u, p)
+            if xs.shape[1] and not np.all(np.isfinite(xs)):
+                self._report_nonfinite(t, x, times, xs, xd, u, p)
             x = xs[:, -1] if xs.shape[1] else x
             self._record(times, xs, xd, u, p)
             t = t_next
-            self._check_finite(t, x, xd)
         self._write_back(t_final, x, xd)
 
-    def _check_finite(self, t, x, xd) -> None:
-        for vec, names, what in ((x, self._cs.state_names, "state"), (xd, self._cs.discrete_state_names,
-                                                                         "discrete state")):
-            if not np.all(np.isfinite(vec)):
+    def _locate(self, index: int, discrete: bool):
+        """The leaf system owning entry ``index`` of the flat (discrete) state."""
+        start = 0
+        for leaf in self._system.leaf_systems():
+            n = leaf.num_discrete_states() if discrete else leaf.num_continuous_states()
+            if index < start + n:
+                return leaf, index - start
+            start += n
+        return self._system, index  # pragma: no cover
+
+    def _check_finite(self, t0, t1, x, xd, what) -> None:
+        for vec, discrete, kind in ((x, False, "continuous state"), (xd, True, "discrete state")):
+            if vec.size and not np.all(np.isfinite(vec)):
                 bad = int(np.flatnonzero(~np.isfinite(vec))[0])
-                raise FloatingPointError(f"compiled simulation of '{self._system.name}' diverged: {what} "
-                                         f"{bad} ({names[bad]}) is {vec[bad]} at t = {t}")
+                leaf, local = self._locate(bad, discrete)
+                when = f"t={t1!r}" if t0 == t1 else f"the step from t={t0!r} to t={t1!r}"
+                raise NonFiniteStateError(
+                    f"compiled simulation of '{self._system.name}': {kind} {local} of system "
+                    f"'{leaf.name}' (index {bad}) became {vec[bad]} in {when} ({what}); the "
+                    f"context keeps the last finite state")
+
+    def _report_nonfinite(self, t0, x0, times, xs, xd, u, p) -> None:
+        """Name the first non-finite state of an integrated segment, and the derivative
+        that made it so when it is non-finite at the last finite sample."""
+        col = int(np.flatnonzero(~np.all(np.isfinite(xs), axis=0))[0])
+        t_prev = t0 if col == 0 else float(times[col - 1])
+        x_prev = x0 if col == 0 else xs[:, col - 1]
+        self._write_back(t_prev, x_prev, xd)
+        xdot = np.asarray(self._cs.f(t_prev, x_prev, xd, u, p), float).ravel()
+        if not np.all(np.isfinite(xdot)):
+            bad = int(np.flatnonzero(~np.isfinite(xdot))[0])
+            leaf, local = self._locate(bad, False)
+            raise NonFiniteStateError(
+                f"compiled simulation of '{self._system.name}': time derivative of continuous "
+                f"state {local} of system '{leaf.name}' (index {bad}) is {xdot[bad]} at "
+                f"t={t_prev!r}; the context keeps the last finite state")
+        self._check_finite(t_prev, float(times[col]), xs[:, col], xd, self._integrator)
 
     # ------------------------------------------------------------------ integration
     def _output_times(self, t0: float, t1: float) -> np.ndarray:
@@ -249,7 +287,11 @@ class CompiledSimulator:
             tau, t_start = ca.SX.sym("tau"), ca.SX.sym("t_start")
             params = ca.vertcat(t_start, s["xd"], s["u"], s["p"])
             ode = self._cs.f(t_start + tau, s["x"], s["xd"], s["u"], s["p"])
-            opts = {"abstol": self._atol, "reltol": self._rtol, "max_step_size": self._max_step}
+            # A NaN in the right-hand side stops CVODES at once (one line from CasADi instead of
+            # a warning per retried step); _diagnose_failure then names the state.
+            opts = {"abstol": self._atol, "reltol": self._rtol, "max_step_size": self._max_step,
+                    "regularity_check": True, "show_eval_warnings": False,
+                    "disable_internal_warnings": True}
             integ = ca.integrator("cvodes_segment", "cvodes", {"x": s["x"], "p": params, "t": tau, "ode": ode},
                                   0.0, list(taus), opts)
             names = integ.name_in()
@@ -265,10 +307,40 @@ class CompiledSimulator:
         try:
             xf = fun(*args)[0]
         except RuntimeError as exc:
-            raise RuntimeError(f"compiled simulation of '{self._system.name}': CVODES failed between "
-                               f"t = {t0} and {t1}: {exc}") from exc
+            self._diagnose_failure(t0, t1, x, xd, u, p, exc)
         self._steps += 1
         return times, np.asarray(xf, float).reshape(self._cs.nx, -1)
+
+    def _diagnose_failure(self, t0, t1, x0, xd, u, p, exc) -> None:
+        """CVODES failed on [t0, t1]: retrace the segment with small classical RK4 steps
+        (numerically, through the same CasADi right-hand side) to find the first time
+        derivative that is not finite, and raise :class:`NonFiniteStateError` naming it;
+        any other failure becomes :class:`SimulationError` with CVODES' message."""
+        n = 2000
+        h = (t1 - t0) / n
+        f = self._cs.f
+        t, x = t0, np.asarray(x0, float)
+        for _ in range(n):
+            k = []
+            for c, a in ((0.0, 0.0), (0.5, 0.5), (0.5, 0.5), (1.0, 1.0)):
+                tc = t + c * h
+                xc = x if not k else x + a * h * k[-1]
+                kc = np.asarray(f(tc, xc, xd, u, p), float).ravel()
+                if not (np.all(np.isfinite(kc)) and np.all(np.isfinite(xc))):
+                    self._write_back(t, x, xd)
+                    vec, what = (kc, "time derivative of") if np.all(np.isfinite(xc)) else (xc, "")
+                    bad = int(np.flatnonzero(~np.isfinite(vec))[0])
+                    leaf, local = self._locate(bad, False)
+                    raise NonFiniteStateError(
+                        f"compiled simulation of '{self._system.name}' (CVODES): "
+                        f"{what + ' ' if what else ''}continuous state {local} of system "
+                        f"'{leaf.name}' (index {bad}) is {vec[bad]} at t={tc!r}; the context "
+                        f"keeps the last finite state (t={t!r})") from None
+                k.append(kc)
+            x = x + h / 6.0 * (k[0] + 2.0 * k[1] + 2.0 * k[2] + k[3])
+            t = t0 + (_ + 1) * h
+        raise SimulationError(f"compiled simulation of '{self._system.name}': CVODES failed "
+                              f"between t = {t0} and {t1}: {exc}") from exc
 
     def _fixed_loop(self) -> CompiledFunction:
         """CHUNK fixed steps in one compiled call (an MX wrapper keeps mapaccum a C loop)."""

@@ -1,28 +1,44 @@
 """The :class:`Simulator`: hybrid simulation of any System or Diagram.
 
-Semantics (one simulator step)
-------------------------------
-1. Integrate the continuous state from ``t`` toward the *boundary*
+Semantics (one simulator step, as Drake's ``Simulator::Step``)
+---------------------------------------------------------------
+One step goes from ``{t_s, x-(t_s)}`` to ``{t_e, x-(t_e)}``:
+
+1. The updates pending at ``t_s`` run first: the unrestricted updates (the on_trigger of
+   each witness that triggered at the end of the previous step, the periodic
+   unrestricted updates due at ``t_s``, every per-step unrestricted update) are evaluated
+   from the same context and applied together; then the discrete updates (periodic ones
+   due at ``t_s`` and every per-step discrete update) are evaluated from that
+   post-unrestricted context and applied together. Any update restarts the integrator.
+2. The continuous state is integrated from ``t_s`` toward
    ``min(next timed event, t_final)`` with one integrator step; the step lands exactly on
    the boundary when it reaches it. Without continuous state, time jumps to the boundary.
-2. If a witness function changed sign in its direction during the step, the crossing is
-   isolated by bisection on the integrator's dense output to within
-   ``witness_tolerance`` (default 1e-10 s) and the step ends just after it (the guard has
-   crossed at the stop time).
-3. At the step's end time ``t1``, every update due then -- the on_trigger of each
-   triggered witness, the periodic discrete and unrestricted updates due at ``t1``, and
-   the per-step discrete and unrestricted updates -- is *evaluated from the same
-   pre-update context* and the results are applied together (unrestricted updates
-   first, then discrete ones, each in leaf order). Any update restarts the integrator.
-4. Then publishes: the periodic publishes due at ``t1`` and every per-step publish, so
-   a publish at time t sees the state after the updates at t.
+3. If a witness function changed sign in its direction during the step, the crossing is
+   isolated by bisection (on the integrator's dense output, or on time alone for a system
+   without continuous state) to within ``witness_tolerance`` (default 1e-10 s) and the
+   step ends just after it (the guard has crossed at the stop time).
+4. Publishes at ``t_e``: every per-step publish, then the periodic publishes due at
+   ``t_e``. They see ``x-(t_e)``, the state *before* the updates due at ``t_e``; those
+   updates are pending and run at the start of the next step (step 1). So a
+   ZeroOrderHold logged at ``kT`` shows the sample taken at ``(k-1)T``, and
+   ``advance_to(T)`` returns with the updates due at exactly ``T`` not yet applied (the
+   next ``advance_to`` applies them first); the publishes at ``T`` do happen.
 5. The monitor, if set, is called with the root context; it may stop the run.
+
+:meth:`Simulator.initialize` is the "0th step": initialization updates (unrestricted,
+then discrete), then the initialization publishes, every per-step publish and the
+periodic publishes due at the initial time, then the monitor. Periodic updates due at
+the initial time are pending for the first step.
+
+This is Drake's documented order (``drake/systems/analysis/simulator.h``, class
+documentation of ``Simulator``, section "How the simulation is stepped: simulation
+mechanics for authors of discrete and hybrid systems": ``Step()`` does unrestricted
+updates, discrete updates, integration, publishes, monitor; ``Initialize()`` does
+initialization updates, publishes, monitor).
 
 Periodic events fire at ``offset + k * period`` computed from the integer ``k`` (no
 accumulation, no drift); events of different periods due within ``1e-12 * max(1, |t|)``
-of each other fire together at the earlier time. :meth:`Simulator.initialize`
-runs the initialization events (updates evaluated together, then publishes), then the
-updates and publishes due at the initial time, including every per-step publish.
+of each other fire together at the earlier time.
 
 The monitor
 -----------
@@ -31,8 +47,8 @@ The monitor
 ``.reached_termination(message)`` (``advance_to`` returns early with a
 :class:`SimulatorStatus` whose ``reason`` is ``"reached_termination"``) or
 ``.failed(message)`` (raises :class:`SimulationError`). The strings ``"terminate"`` and
-``"fail"`` are accepted as shorthands. The monitor runs after every step (not at
-initialization).
+``"fail"`` are accepted as shorthands. The monitor runs after every step and once at the
+end of :meth:`Simulator.initialize` (as in Drake).
 
 Faults
 ------
@@ -46,10 +62,6 @@ and logs recorded so far stay readable.
 
 Notes
 -----
-Drake runs the updates due at t at the *start* of the step leaving t, after the publishes
-of the step arriving at t, so a Drake logger sees pre-update values at t; here updates
-come first (a ZeroOrderHold logged at kT shows the sample taken at kT).
-
 The derivative function loads (t, x) into the context through a fast path (one read-only
 copy of x shared by the leaves as views, and a precomputed list of the cached outputs to
 invalidate) instead of the checked setters; accepted states are checked for finiteness
@@ -244,32 +256,58 @@ class Simulator(_EventDispatch):
         """Zero the counters."""
         self._reset_statistics()
 
-    def initialize(self) -> None:
-        """Run the initialization events, then the updates and publishes due at the
-        current time (per-step publishes included), and (re)start the integrator."""
+    def initialize(self) -> SimulatorStatus:
+        """Drake's "0th step": initialization updates, publishes at the initial time, monitor.
+
+        In order: the initialization unrestricted updates (evaluated together, applied),
+        the initialization discrete updates (evaluated from that state, applied); then the
+        initialization publishes, every per-step publish and the periodic publishes due
+        at the current time; then the monitor. Periodic updates due at the current time
+        are left pending for the first step of :meth:`advance_to` (Drake's
+        ``Simulator::Initialize``, see the module docstring).
+
+        Returns
+        -------
+        SimulatorStatus
+            ``"reached_termination"`` when the monitor stops the run at the initial time
+            (``advance_to`` then returns at once), else ``"reached_boundary_time"``.
+        """
         ctx = self._context
         t0 = ctx.time
         if not isinstance(t0, float) or not math.isfinite(t0):
             raise ValueError(f"Simulator.initialize: context time must be a finite float, got {t0!r}")
-        # Initialization events: updates evaluated together, then publishes.
         unres = [(e, c) for e, c in self._init_events if e.kind == "unrestricted"]
         disc = [(e, c) for e, c in self._init_events if e.kind == "discrete"]
         self._apply_updates(t0, unres, disc, "initialization")
+        for te in self._timed:
+            te.start(t0)
+        self._t_event = min((te.t_next for te in self._timed), default=math.inf)
+        self._pending = []
+        self._restart_stepper()
+        self._g_prev = self._guards() if self._witnesses else []
         for e, c in self._init_events:
             if e.kind == "publish":
                 self._call(e, c, t0, "initialization publish")
                 self._stats["publishes"] += 1
-        for te in self._timed:
-            te.start(t0)
-        self._t_event = min((te.t_next for te in self._timed), default=math.inf)
-        self._restart_stepper()
-        due = self._due(t0)
-        self._handle_events(t0, due, (), per_step_updates=False)
+        self._end_of_step(t0, self._due(t0), ())
         self._initialized = True
         self._t_known = t0
+        self._wall_start, self._sim_start = _time.perf_counter(), t0
+        self._init_status = SimulatorStatus("reached_boundary_time", t0, t0)
+        if self._monitor is not None:
+            verdict = self._check_monitor(t0)
+            if verdict is not None:
+                self._init_status = SimulatorStatus("reached_termination", t0, t0, verdict)
+        return self._init_status
 
     def advance_to(self, t_final: float) -> SimulatorStatus:
         """Simulate until ``t_final`` (or until the monitor stops the run).
+
+        Calls :meth:`initialize` first if it has not run. Each step follows Drake's order
+        (module docstring): the updates pending at the step's start time, integration,
+        then the publishes at its end time. Updates due at exactly ``t_final`` stay
+        pending (the context holds the pre-update state ``x-(t_final)``) and run at the
+        start of the next call; the publishes due at ``t_final`` do run.
 
         Returns
         -------
@@ -288,7 +326,9 @@ class Simulator(_EventDispatch):
             raise ValueError(f"Simulator.advance_to({t_final!r}): the final time is earlier than "
                              f"the current time {ctx.time!r} of system '{self._system.name}'")
         if not self._initialized:
-            self.initialize()
+            status = self.initialize()
+            if status.reason == "reached_termination":
+                return SimulatorStatus(status.reason, t_final, ctx.time, status.message)
         else:
             self._sync_stepper()
         t_start = ctx.time
@@ -299,6 +339,8 @@ class Simulator(_EventDispatch):
         try:
             while ctx.time < t_final:
                 t = ctx.time
+                if self._pending or self._any_per_step_update:
+                    self._start_of_step(t)
                 t_event = self._t_event
                 boundary = t_event if t_event < t_final else t_final
                 hits: Tuple = ()
@@ -307,12 +349,14 @@ class Simulator(_EventDispatch):
                     self._set_time(t1)
                     if self._stepper is not None:  # a step below time resolution: no integration
                         self._stepper.reset(t1, self._stepper.x)
+                    elif self._witnesses:
+                        t1, hits = self._witness_time_only(t, t1)
                 else:
                     t1, hits = self._integrate_step(boundary)
                 stats["steps"] += 1
                 due = self._due(t1) if t_event <= t1 + _merge_tol(t1) else ()
-                if due or hits or self._any_per_step:
-                    self._handle_events(t1, due, hits, per_step_updates=True)
+                if due or hits or self._per_step_pub:
+                    self._end_of_step(t1, due, hits)
                 if self._rate > 0.0:
                     ahead = wall0 + (t1 - t_start) / self._rate - _time.perf_counter()
                     if ahead > 0:
@@ -327,6 +371,38 @@ class Simulator(_EventDispatch):
             bar.close(ctx.time)
             self._t_known = ctx.time
         return SimulatorStatus(status_reason, t_final, ctx.time, message)
+
+    def reset_context(self, context) -> None:
+        """Simulate ``context`` from now on (Drake's ``Simulator::reset_context``).
+
+        ``context`` must be a root context of the simulated system; the simulator keeps
+        its integrator settings and monitor, forgets pending events, and the next
+        :meth:`advance_to` (or an explicit :meth:`initialize`) initializes from it.
+        """
+        from ..context import Context
+        if not isinstance(context, Context):
+            raise TypeError(f"Simulator.reset_context: expected a Context of system "
+                            f"'{self._system.name}', got {type(context).__name__}")
+        if context.system is not self._system or not context.is_root:
+            raise ValueError(f"Simulator.reset_context: the context given is not a root context "
+                             f"of system '{self._system.name}' (it belongs to "
+                             f"'{context.system.name}')")
+        self._context = context
+        self._stepper = None
+        self._initialized = False
+        self._pending = []
+        self._collect_events()
+        self._setup_fast_path()
+
+    def get_actual_realtime_rate(self) -> float:
+        """Simulated seconds per wall-clock second since :meth:`initialize` or
+        :meth:`reset_statistics` (Drake's ``get_actual_realtime_rate``; 0 before any
+        simulated time has passed)."""
+        if self._wall_start is None:
+            return 0.0
+        wall = _time.perf_counter() - self._wall_start
+        sim = self._context.time - self._sim_start
+        return sim / wall if wall > 0 and sim > 0 else 0.0
 
     # ================================================================== setup
     def _collect_events(self) -> None:
@@ -354,7 +430,8 @@ class Simulator(_EventDispatch):
         self._per_step_pub = self._per_step["publish"]
         self._per_step_disc = self._per_step["discrete"]
         self._per_step_unres = self._per_step["unrestricted"]
-        self._any_per_step = bool(self._per_step_pub or self._per_step_disc or self._per_step_unres)
+        self._any_per_step_update = bool(self._per_step_disc or self._per_step_unres)
+        self._pending: List[Tuple[Any, Any]] = []
 
     def _setup_fast_path(self) -> None:
         """The context's fast path for loading (t, x): :class:`~systems.context.StateLoader`
@@ -368,6 +445,8 @@ class Simulator(_EventDispatch):
         self._stats = {"steps": 0, "discrete_updates": 0, "unrestricted_updates": 0,
                        "publishes": 0, "witness_triggers": 0, "integrator_restarts": 0}
         self._nfev = [0]
+        self._wall_start = _time.perf_counter() if getattr(self, "_initialized", False) else None
+        self._sim_start = self._context.time
         self._rejected_before = -(self._stepper.num_rejected if self._stepper is not None else 0)
 
     def _load(self, t: float, x: np.ndarray) -> None:
@@ -454,6 +533,7 @@ class Simulator(_EventDispatch):
         ctx = self._context
         st = self._stepper
         if ctx.time != self._t_known:
+            self._pending = []  # they were due at the old time
             for te in self._timed:
                 te.start(ctx.time)
             self._t_event = min((te.t_next for te in self._timed), default=math.inf)
@@ -502,6 +582,32 @@ class Simulator(_EventDispatch):
                                           f"'{w.name}' is {g} at t={c.time!r}")
             out.append(g)
         return out
+
+    def _witness_time_only(self, t0: float, t1: float):
+        """Witnesses of a system without continuous state: the guards can only change with
+        time (and the held discrete and abstract state), so a crossing in [t0, t1] is
+        isolated by bisection on time alone; returns the stop time and the triggers."""
+        ws = self._witnesses
+        g0 = self._g_prev
+        g1 = self._guards()
+        if not any(w.triggers(p, q) for (w, _), p, q in zip(ws, g0, g1)):
+            self._g_prev = g1
+            return t1, ()
+        a, b, gb = t0, t1, g1
+        while b - a > self._witness_tol:
+            m = 0.5 * (a + b)
+            if m <= a or m >= b:
+                break
+            self._set_time(m)
+            gm = self._guards()
+            if any(w.triggers(p, q) for (w, _), p, q in zip(ws, g0, gm)):
+                b, gb = m, gm
+            else:
+                a = m
+        self._set_time(b)
+        hits = tuple((w, c) for (w, c), p, q in zip(ws, g0, gb) if w.triggers(p, q))
+        self._stats["witness_triggers"] += len(hits)
+        return b, hits
 
     def _isolate(self, t0, t1, g0, g1):
         """Bisect [t0, t1] down to ``witness_tolerance``; return the stop time just after

@@ -35,13 +35,18 @@ def test_periodic_times_exact_over_1e5_periods():
     expected = offset + np.arange(n) * period
     assert times.shape == (n,)
     assert np.array_equal(times, expected)            # bit-for-bit: no accumulation
-    assert sim.get_context().discrete_state[0] == n
+    # Drake's order: the update due at exactly t_end stays pending (n - 1 applied) ...
+    assert sim.get_context().discrete_state[0] == n - 1
     assert sim.get_context().time == t_end
     # Accumulating the period would have drifted (this is what the integer k avoids).
     acc = offset + np.cumsum(np.full(n - 1, period))
     assert np.any(acc != expected[1:])
     stats = sim.get_statistics()
-    assert stats["discrete_updates"] == n and stats["publishes"] == n
+    assert stats["discrete_updates"] == n - 1 and stats["publishes"] == n
+    # ... and the next advance_to applies it first, at t_end, before time moves on.
+    sim.advance_to(t_end + 0.5 * period)
+    assert sim.get_context().discrete_state[0] == n
+    assert len(counter.times) == n
 
 
 class Mirror(LeafSystem):
@@ -63,6 +68,10 @@ def test_simultaneous_updates_use_the_pre_update_context():
     sim = Simulator(b.build())
     sim.advance_to(0.5)
     # Sequential updates would give (1, 2), (3, 4), ...; simultaneous ones keep them equal.
+    # The updates at 0.1 ... 0.4 are applied; the one due at exactly 0.5 stays pending
+    # until the next advance_to (Drake's order).
+    np.testing.assert_array_equal(sim.get_context().discrete_state, [4.0, 4.0])
+    sim.advance_to(0.55)
     np.testing.assert_array_equal(sim.get_context().discrete_state, [5.0, 5.0])
 
 
@@ -83,13 +92,15 @@ def test_zero_order_hold_and_delay_sample_at_exact_times():
     k = np.arange(21)
     for log in (zlog.find_log(ctx), dlog.find_log(ctx)):
         assert np.array_equal(log.sample_times(), k * T)
-    # A publish at kT sees the sample taken at kT (updates before publishes).
-    np.testing.assert_allclose(zlog.find_log(ctx).data()[0], k * T, rtol=0, atol=1e-15)
-    # The delay is a shift register of `held` samples, newest = u(kT), output = the oldest:
-    # after the update at kT the output is u((k - held + 1) T). (Drake holds delay_steps + 1
-    # samples, giving u((k - delay_steps) T); this checks the sampling either way.)
+    # Drake's order: a publish at kT sees the state before the update at kT, i.e. the
+    # sample taken at (k - 1)T (the initial value 0 at t = 0).
+    np.testing.assert_allclose(zlog.find_log(ctx).data()[0], np.maximum(k - 1, 0) * T,
+                               rtol=0, atol=1e-15)
+    # The delay is a shift register of `held` samples, newest = u(mT), output = the oldest:
+    # after the update at mT the output is u((m - held + 1) T); the publish at kT sees the
+    # update of m = k - 1, so it logs u((k - held) T).
     held = delay.num_discrete_states()
-    expected_delay = np.where(k >= held - 1, (k - held + 1) * T, 0.0)
+    expected_delay = np.where(k - 1 >= held - 1, (k - held) * T, 0.0)
     np.testing.assert_allclose(dlog.find_log(ctx).data()[0], expected_delay, rtol=0, atol=1e-15)
 
 
@@ -114,10 +125,8 @@ def test_sampled_data_loop_matches_closed_form_discretization():
     # Closed form: x_{k+1} = Ad x_k + Bd u_k over each hold interval.
     Ad, Bd, *_ = cont2discrete((A, B, np.eye(2), np.zeros((2, 1))), T, method="zoh")
     x, s, xc = x0.copy(), np.zeros(2), np.zeros(1)
-    for k in range(N + 1):
+    for k in range(N):  # the updates due at exactly N T stay pending (Drake's order)
         s, xc = x.copy(), Ac @ xc + Bc @ s          # both updates from pre-update values
-        if k == N:
-            break
         u = Cc @ xc + Dc @ s
         x = Ad @ x + Bd @ u
     sim.advance_to(N * T)
