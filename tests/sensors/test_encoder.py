@@ -31,8 +31,9 @@ def test_quantized_and_sampled_positions():
     p, c, x = pos.find_log(ctx).data()[0], cnt.find_log(ctx).data()[0], true.find_log(ctx).data()[0]
     step = 2 * np.pi / cpr
     np.testing.assert_array_equal(c, np.round(c))                   # whole counts
-    # the sample taken at t_k is the true angle at t_k, quantized
-    assert np.max(np.abs(p[1:] - x[1:])) <= 0.5 * step + 1e-12
+    # Drake's order: the log at t_k sees the sample taken at t_(k-1) (the update at t_k runs
+    # after the publishes at t_k), the true angle at t_(k-1) quantized
+    assert np.max(np.abs(p[1:] - x[:-1])) <= 0.5 * step + 1e-12
     assert np.max(np.abs(p - x)) > 1e-4 * step                      # it does quantize
     np.testing.assert_allclose(p, c * step)
 
