@@ -56,6 +56,8 @@ _LAZY = {
     "JointLimitConstraint": "constraints", "JointFrictionConstraint": "constraints",
     "BallConstraint": "constraints", "WeldConstraint": "constraints",
     "DistanceConstraint": "constraints",
+    # browser viewer (viser imported only when drawing)
+    "visualization": None, "Visualizer": "visualization", "Recording": "visualization",
 }
 
 __all__ = _EAGER + sorted(_LAZY)

@@ -1,0 +1,307 @@
+"""``Visualizer``: a diagram block that draws a rigid-body tree in a web browser.
+
+The block reads the plant's ``state`` output (``[q; v]``, nq + nv; both rigid-body plants
+give it) and, when connected, its ``contact_results`` (an abstract
+:class:`~multibody.constraints.ContactResults`). A periodic publish event every
+``publish_period`` computes the world pose of every body (forward kinematics, Featherstone
+2008, sec. 4.1), appends a frame to the :class:`~multibody.visualization.Recording` held in
+the block's abstract state (so each context keeps its own recording and a rerun from a copy
+of the initial context records the same frames), and, when the viewer is live, moves the
+body nodes of a ``viser`` scene (the tree's visual geometry, or its collision geometry for a
+body without visuals; contact points and force arrows; optional body axes and marker
+points). A publish changes no state the dynamics read, so a diagram simulates to the same
+numbers with or without the block (publish times are step boundaries for the integrator, as
+in Drake: with a time-stepping plant, or a fixed-step integrator whose step divides the
+publish period, the results are bitwise equal).
+
+``replay(recording, speed)`` plays a recording back in the browser; ``export_html(recording,
+path)`` writes one self-contained HTML file (viser's own client, built as a single page, with
+the scene and its timeline embedded; it opens from ``file://`` without a server or network).
+"""
+from __future__ import annotations
+
+import math
+import os
+import socket
+import time
+from typing import Optional, Sequence
+
+import numpy as np
+
+from systems import LeafSystem
+from ..constraints import ContactResults
+from ._viser_scene import ViserScene, import_viser, start_server
+from .errors import VisualizationError
+from .recording import Recording
+from .scene import body_poses, pose_quaternions, visual_items
+
+__all__ = ["Visualizer", "add_visualizer"]
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Visualizer(LeafSystem):
+    """Draws a tree's bodies, contacts and markers in a browser (module docstring).
+
+    Parameters
+    ----------
+    tree : RigidBodyTree
+        Finalized here.
+    publish_period : float
+        Seconds between published frames (> 0).
+    server : viser.ViserServer, optional
+        Draw on this server; by default the block starts one (``host``, ``port`` or the next
+        free port) the first time it draws.
+    live : bool
+        Draw in the browser while simulating; ``False`` only records (no server, no viser
+        needed until :meth:`replay` or :meth:`export_html`).
+    record : bool
+        Keep a :class:`Recording` in the context (one frame per publish).
+    show_frames : bool
+        Draw each body's axes, ``frame_length`` m long.
+    markers : sequence of (name, body, offset)
+        Points fixed on bodies (or frames), as for :class:`sensors.MarkerSensor`, drawn as
+        spheres of ``marker_radius`` m.
+    contact_force_scale : float
+        Length of a contact-force arrow per newton (m/N).
+    collision_fallback : bool
+        Draw the collision geometry of bodies without visual geometry.
+    name : str
+
+    Ports
+    -----
+    input ``state`` (nq + nv); input ``contact_results`` (abstract, optional: drawn when
+    connected).
+
+    Raises
+    ------
+    VisualizationError
+        A non-positive publish period, a bad marker, a shape that cannot be drawn.
+    ViewerUnavailableError
+        ``live`` (or a drawing method) without viser installed; says
+        ``pip install 'dynablocks[viz]'``.
+
+    Examples
+    --------
+    >>> vis = builder.add_system(Visualizer(plant.tree, 1 / 30))       # doctest: +SKIP
+    >>> builder.connect(plant.get_output_port("state"), vis.get_input_port("state"))
+    ... # doctest: +SKIP
+    """
+
+    def __init__(self, tree, publish_period: float = 1.0 / 30.0, *, server=None,
+                 host: str = "127.0.0.1", port: int = 8080, live: bool = True,
+                 record: bool = True, show_frames: bool = False, frame_length: float = 0.1,
+                 markers: Sequence = (), marker_radius: float = 0.01,
+                 contact_force_scale: float = 0.002, collision_fallback: bool = True,
+                 name: str = "visualizer") -> None:
+        super().__init__(name)
+        who = f"Visualizer '{self.name}'"
+        try:
+            period = float(publish_period)
+        except (TypeError, ValueError):
+            period = math.nan
+        if not (math.isfinite(period) and period > 0.0):
+            raise VisualizationError(f"{who}: publish_period must be a positive number of "
+                                     f"seconds, got {publish_period!r}")
+        for label, value in (("frame_length", frame_length), ("marker_radius", marker_radius),
+                             ("contact_force_scale", contact_force_scale)):
+            if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+                raise VisualizationError(f"{who}: {label} must be a positive number, got "
+                                         f"{value!r}")
+        if live and server is None:
+            import_viser()  # fail here, naming the extra, rather than at the first publish
+        tree.finalize()
+        self.tree = tree
+        self.publish_period = period
+        self.live, self.record = bool(live), bool(record)
+        self.body_names = [b.name for b in tree.bodies]
+        self.items = visual_items(tree, collision_fallback)
+        self.markers = self._check_markers(markers, who)
+        self._options = dict(show_frames=bool(show_frames), frame_length=float(frame_length),
+                             markers=self.markers, marker_radius=float(marker_radius),
+                             force_scale=float(contact_force_scale))
+        self._host, self._port = host, int(port)
+        self._server, self._scene = server, None
+        self.state_port = self.declare_input_port("state", tree.nq + tree.nv)
+        self.contact_port = self.declare_abstract_input_port("contact_results",
+                                                             ContactResults())
+        self._rec_index = self.declare_abstract_state(Recording(self.body_names))
+        self.declare_periodic_publish(period, 0.0, self._publish)
+
+    def _check_markers(self, markers, who: str) -> list:
+        out, names = [], set()
+        for entry in markers:
+            try:
+                mname, body, offset = entry
+            except (TypeError, ValueError):
+                raise VisualizationError(f"{who}: each marker is (name, body, offset), got "
+                                         f"{entry!r}") from None
+            if mname in names:
+                raise VisualizationError(f"{who}: duplicate marker name {mname!r}")
+            try:
+                frame = self.tree.get_frame(body)
+            except (KeyError, ValueError, TypeError):
+                raise VisualizationError(f"{who}: marker {mname!r} is on {body!r}, which is not a "
+                                         f"body or frame of tree '{self.tree.name}'") from None
+            p = np.asarray(offset, dtype=float).ravel()
+            if p.shape != (3,) or not np.all(np.isfinite(p)):
+                raise VisualizationError(f"{who}: marker {mname!r} offset must be 3 finite "
+                                         f"numbers, got {offset!r}")
+            X = np.asarray(frame.pose, dtype=float)
+            names.add(mname)
+            out.append((mname, frame.body, X[:3, :3] @ p + X[:3, 3]))
+        return out
+
+    # ------------------------------------------------------------------ the browser scene
+    @property
+    def server(self):
+        """The viser server drawn on (started on first use)."""
+        if self._server is None:
+            self._server = start_server(self._host, self._port)
+        return self._server
+
+    @property
+    def scene(self) -> ViserScene:
+        """The scene nodes of this tree on :attr:`server` (built on first use)."""
+        if self._scene is None:
+            self._scene = ViserScene(self.server, self.items, self.body_names, **self._options)
+        return self._scene
+
+    @property
+    def url(self) -> str:
+        """Address of the live viewer (starts the server)."""
+        srv = self.server
+        host = srv.get_host()
+        host = "localhost" if host in ("0.0.0.0", "127.0.0.1", "") else host
+        return f"http://{host}:{srv.get_port()}"
+
+    def close(self) -> None:
+        """Stop the server this block started (a server passed in is left running)."""
+        if self._server is not None and self._scene is not None:
+            self._scene = None
+        if self._server is not None:
+            self._server.stop()
+            self._server = None
+
+    # ------------------------------------------------------------------ frames
+    def frame(self, q, contact_results: Optional[ContactResults] = None) -> tuple:
+        """Poses and contacts drawn for ``q``: positions (nb, 3), quaternions ``[w, x, y, z]``
+        (nb, 4), contact points (k, 3) and the forces on body B (k, 3)."""
+        pos, quat = pose_quaternions(body_poses(self.tree, q))
+        if contact_results is None or len(contact_results) == 0:
+            return pos, quat, np.zeros((0, 3)), np.zeros((0, 3))
+        cp = np.array([c.point for c in contact_results], dtype=float).reshape(-1, 3)
+        cf = np.array([c.force for c in contact_results], dtype=float).reshape(-1, 3)
+        return pos, quat, cp, cf
+
+    def draw(self, q, contact_results: Optional[ContactResults] = None) -> None:
+        """Draw configuration ``q`` (nq) and optional contact results now."""
+        pos, quat, cp, cf = self.frame(q, contact_results)
+        self.scene.set_poses(pos, quat)
+        self.scene.set_contacts(cp, cf)
+
+    def _publish(self, context) -> None:
+        x = self.state_port.eval(context)
+        contacts = self.contact_port.eval(context) if self.contact_port.has_value(context) \
+            else None
+        pos, quat, cp, cf = self.frame(np.asarray(x, dtype=float)[:self.tree.nq], contacts)
+        if self.record:
+            context.abstract_state[self._rec_index].append(context.time, pos, quat, cp, cf)
+        if self.live:
+            self.scene.set_poses(pos, quat)
+            self.scene.set_contacts(cp, cf)
+
+    def get_recording(self, context) -> Recording:
+        """The frames published in ``context`` (this block's or an enclosing diagram's)."""
+        return self.get_my_context_from_root(context).abstract_state[self._rec_index]
+
+    # ------------------------------------------------------------------ playback and export
+    def _check_recording(self, recording) -> None:
+        if not isinstance(recording, Recording):
+            raise VisualizationError(f"Visualizer '{self.name}': expected a Recording, got "
+                                     f"{type(recording).__name__}")
+        if tuple(recording.body_names) != tuple(self.body_names):
+            raise VisualizationError(f"Visualizer '{self.name}': the recording's bodies "
+                                     f"{list(recording.body_names)} are not tree "
+                                     f"'{self.tree.name}''s bodies {self.body_names}")
+        if recording.num_frames == 0:
+            raise VisualizationError(f"Visualizer '{self.name}': the recording has no frames")
+
+    def replay(self, recording: Recording, speed: float = 1.0) -> int:
+        """Play ``recording`` in the browser at ``speed`` times real time (``math.inf``: as
+        fast as the frames can be sent). Returns the number of frames shown."""
+        self._check_recording(recording)
+        if not (isinstance(speed, (int, float)) and speed > 0):
+            raise VisualizationError(f"Visualizer '{self.name}': replay speed must be "
+                                     f"positive, got {speed!r}")
+        times = recording.times
+        start = time.monotonic()
+        for i in range(recording.num_frames):
+            if math.isfinite(speed):
+                wait = (times[i] - times[0]) / speed - (time.monotonic() - start)
+                if wait > 0:
+                    time.sleep(wait)
+            self.scene.show(recording, i)
+        return recording.num_frames
+
+    def export_html(self, recording: Recording, path: str, *, dark_mode: bool = False) -> str:
+        """Write ``recording`` as one self-contained HTML file (viser's single-page client
+        with the scene and its timeline embedded; opens from ``file://`` with no server).
+
+        Returns
+        -------
+        str
+            The path written.
+        """
+        self._check_recording(recording)
+        server = start_server("127.0.0.1", _free_port())
+        try:
+            scene = ViserScene(server, self.items, self.body_names, **self._options)
+            scene.show(recording, 0)
+            serializer = server.get_scene_serializer()
+            times = recording.times
+            for i in range(1, recording.num_frames):
+                serializer.insert_sleep(float(times[i] - times[i - 1]))
+                scene.show(recording, i)
+            html = serializer.as_html(dark_mode=dark_mode)
+        finally:
+            server.stop()
+        folder = os.path.dirname(os.path.abspath(path))
+        os.makedirs(folder, exist_ok=True)
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(html)
+        return path
+
+
+def add_visualizer(builder, plant, publish_period: float = 1.0 / 30.0, **kwargs) -> Visualizer:
+    """Add a :class:`Visualizer` of ``plant.tree`` to ``builder`` and connect the plant's
+    ``state`` (and ``contact_results``, when it has one) to it (Drake's ``AddToBuilder``).
+
+    Parameters
+    ----------
+    builder : DiagramBuilder
+    plant : rigid-body plant
+        Any system with a ``tree`` and a ``state`` output (nq + nv).
+    publish_period : float
+    **kwargs
+        Passed to :class:`Visualizer`.
+
+    Returns
+    -------
+    Visualizer
+    """
+    tree = getattr(plant, "tree", None)
+    if tree is None or not plant.has_output_port("state"):
+        raise VisualizationError(f"add_visualizer: system '{getattr(plant, 'name', plant)}' "
+                                 "has no tree or no 'state' output (expected a rigid-body "
+                                 "plant)")
+    vis = builder.add_system(Visualizer(tree, publish_period, **kwargs))
+    builder.connect(plant.get_output_port("state"), vis.get_input_port("state"))
+    if plant.has_output_port("contact_results"):
+        builder.connect(plant.get_output_port("contact_results"),
+                        vis.get_input_port("contact_results"))
+    return vis
