@@ -17,12 +17,14 @@ from ..parsing import parse_urdf
 from ._builders import (G, ball_on_ground, box_on_ground, four_bar_frequency, free_pendulum,
                         free_pendulum_state, leaning_rod, parallelogram_four_bar,
                         revolute_pendulum, slider_crank, slider_crank_guess)
+from .human import HumanModel, human_model, skeleton_height
 
 __all__ = ["model_path", "available_models", "pendulum", "acrobot", "cart_pole", "quadruped",
            "four_bar",
            "parallelogram_four_bar", "four_bar_frequency", "slider_crank", "slider_crank_guess",
            "bouncing_ball", "ball_on_ground", "box_on_ground", "leaning_rod", "free_pendulum",
            "free_pendulum_state", "revolute_pendulum", "G"]
+__all__ += ["HumanModel", "human_model", "skeleton_height"]
 
 _MODELS_DIR = pathlib.Path(__file__).resolve().parent
 

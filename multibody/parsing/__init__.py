@@ -9,7 +9,16 @@ from __future__ import annotations
 
 from ..tree import register_file_loader
 from .urdf import URDFError, parse_urdf, read_urdf_model
+from .skeleton import (Segment, Skeleton, SkeletonError, SkeletonJoint, parse_skeleton,
+                       read_skeleton, skeleton_tree)
+from .marker_set import MarkerPlacement, marker_offsets, parse_marker_set, read_marker_set
+from .urdf_writer import (configuration_to_urdf_order, urdf_joint_order,
+                          velocity_to_urdf_order, write_urdf)
 
 register_file_loader("urdf", parse_urdf)
 
 __all__ = ["URDFError", "parse_urdf", "read_urdf_model"]
+__all__ += ["SkeletonError", "Segment", "SkeletonJoint", "Skeleton", "parse_skeleton",
+            "read_skeleton", "skeleton_tree", "MarkerPlacement", "parse_marker_set",
+            "read_marker_set", "marker_offsets", "write_urdf", "urdf_joint_order",
+            "configuration_to_urdf_order", "velocity_to_urdf_order"]
