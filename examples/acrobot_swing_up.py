@@ -32,6 +32,8 @@ from _plotting import pyplot, save_figure
 
 UPRIGHT = np.array([np.pi, 0.0, 0.0, 0.0])
 TORQUE_LIMIT = 20.0
+DURATION = (2.0, 8.0)        # s: bounds of the swing-up's duration
+TIME_STEP = (0.02, 0.3)      # s: bounds of each knot interval
 Q = np.diag([10.0, 10.0, 1.0, 1.0])
 R = np.array([[1.0]])
 
@@ -79,12 +81,12 @@ def upright_lqr():
 def swing_up_problem(num_knots: int = 41):
     """Minimum-effort swing-up as a ``DirectCollocation`` (torque within the limit, 2 to 8 s)."""
     d = acrobot_diagram()
-    dc = DirectCollocation(d, d.create_default_context(), num_knots, 0.02, 0.3)
+    dc = DirectCollocation(d, d.create_default_context(), num_knots, *TIME_STEP)
     dc.add_input_bounds(-TORQUE_LIMIT, TORQUE_LIMIT)
     dc.add_bounding_box_constraint(np.zeros(4), np.zeros(4), dc.initial_state())
     dc.add_bounding_box_constraint(UPRIGHT, UPRIGHT, dc.final_state())
     dc.add_equal_time_intervals_constraints()
-    dc.add_duration_bounds(2.0, 8.0)
+    dc.add_duration_bounds(*DURATION)
     dc.add_running_cost(dc.input()[0] ** 2)
     dc.set_initial_trajectory(x_initial=np.zeros(4), x_final=UPRIGHT)
     return d, dc

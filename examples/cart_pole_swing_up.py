@@ -28,6 +28,8 @@ from _plotting import pyplot, save_figure
 
 GOAL = np.array([0.0, np.pi, 0.0, 0.0])
 FORCE_LIMIT = 100.0
+DURATION = (1.0, 3.0)        # s: bounds of the swing-up's duration
+TIME_STEP = (0.01, 0.2)      # s: bounds of each knot interval
 
 
 def add_cart_pole(builder: DiagramBuilder):
@@ -50,14 +52,14 @@ def cart_pole_diagram():
 
 def swing_up_problem(num_knots: int = 31):
     """The minimum-effort swing-up (from hanging at rest at x = 0 to upright at rest at x = 0,
-    force within the rail limit, duration 1 to 8 s) as a ``DirectCollocation``."""
+    force within the rail limit, duration 1 to 3 s) as a ``DirectCollocation``."""
     d = cart_pole_diagram()
-    dc = DirectCollocation(d, d.create_default_context(), num_knots, 0.01, 0.5)
+    dc = DirectCollocation(d, d.create_default_context(), num_knots, *TIME_STEP)
     dc.add_input_bounds(-FORCE_LIMIT, FORCE_LIMIT)
     dc.add_bounding_box_constraint(np.zeros(4), np.zeros(4), dc.initial_state())
     dc.add_bounding_box_constraint(GOAL, GOAL, dc.final_state())
     dc.add_equal_time_intervals_constraints()
-    dc.add_duration_bounds(1.0, 8.0)
+    dc.add_duration_bounds(*DURATION)
     dc.add_running_cost(dc.input()[0] ** 2)
     dc.set_initial_trajectory(x_initial=np.zeros(4), x_final=GOAL)
     return d, dc

@@ -8,11 +8,14 @@ hold. The dynamics must hold at the interval's midpoint (the defect constraint)
 
     x_c = \\frac{x_k + x_{k+1}}{2} + \\frac{h_k}{8} (f_k - f_{k+1}), \\quad
     u_c = \\frac{u_k + u_{k+1}}{2}, \\quad
-    x_{k+1} - x_k - \\frac{h_k}{6} \\left(f_k + 4 f(t_k + h_k/2, x_c, u_c) + f_{k+1}\\right) = 0,
+    f(t_k + h_k/2, x_c, u_c) - \\left(\\frac{3 (x_{k+1} - x_k)}{2 h_k}
+    - \\frac{f_k + f_{k+1}}{4}\\right) = 0,
 
-Simpson's rule on the cubic (C. R. Hargraves and S. W. Paris, "Direct trajectory
-optimization using nonlinear programming and collocation", J. Guidance 10(4), 1987; the same
-constraint as Drake's ``DirectCollocation``, up to a factor ``-2 h / 3``). The running cost is
+the cubic's slope at the midpoint equals the dynamics there; ``-2 h_k / 3`` times the defect is
+``x_{k+1} - x_k - h_k (f_k + 4 f_c + f_{k+1}) / 6``, Simpson's rule on the cubic (C. R.
+Hargraves and S. W. Paris, "Direct trajectory optimization using nonlinear programming and
+collocation", J. Guidance 10(4), 1987). This is the constraint of Drake's ``DirectCollocation``
+in its scaling (derivative units). The running cost is
 integrated by the trapezoidal rule, ``sum_k h_k (g_k + g_{k+1}) / 2`` (as Drake does).
 """
 from __future__ import annotations
@@ -90,7 +93,8 @@ class DirectCollocation(MultipleShooting):
         uc = 0.5 * (self._U[:, :-1] + self._U[:, 1:])
         tc = self._T[:, :-1] + 0.5 * ca.transpose(self._h)
         fc = self._dynamics.map(N - 1)(tc, xc, uc)
-        self._defects = xk1 - xk - H / 6.0 * (fk + 4.0 * fc + fk1)
+        # slope of the cubic at the midpoint minus the dynamics there (derivative units)
+        self._defects = fc - (1.5 * (xk1 - xk) / H - 0.25 * (fk + fk1))
         self.opti.subject_to(ca.vec(self._defects) == 0)
         self._F = F
 
@@ -102,8 +106,8 @@ class DirectCollocation(MultipleShooting):
         return 0.5 * (left + right)
 
     def defects(self, result: TrajectoryOptimizationResult) -> np.ndarray:
-        """The Hermite-Simpson defects (nx, N - 1) at a result (zero at a solution, to the
-        solver's constraint tolerance)."""
+        """The Hermite-Simpson defects (nx, N - 1), in derivative units, at a result (zero at
+        a solution, to the solver's constraint tolerance)."""
         return np.asarray(result.get_solution(self._defects), float).reshape(self.nx, self.N - 1)
 
     def reconstruct_state_trajectory(self, result: TrajectoryOptimizationResult
