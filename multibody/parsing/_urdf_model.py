@@ -24,6 +24,8 @@ __all__ = ["GeometrySpec", "LinkSpec", "JointSpec", "URDFModel", "read_model", "
 WORLD = "world"
 JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
 _AXIS_TYPES = ("revolute", "continuous", "prismatic", "planar")
+_MAX_LENGTH = 1e150
+"""Largest geometry dimension or offset (m): collision code squares lengths."""
 
 
 @dataclass
@@ -120,8 +122,11 @@ def read_model(root: XmlNode, rd: Reader, *, package_map: Mapping[str, str] | No
         joints[joint.name] = joint
     world = links.pop(WORLD, None)
     if world is not None and world.has_inertial:
-        raise rd.error(_find_line(root, "link", WORLD), "link 'world'",
-                       "the world link is fixed and cannot have an <inertial> element")
+        # Drake's own Pendulum.urdf has one; Pinocchio and Drake ignore it
+        rd.warn(_find_line(root, "link", WORLD), "link 'world'",
+                "the world link is fixed: its <inertial> is ignored")
+        world.has_inertial = False
+        world.mass, world.com, world.inertia = 0.0, np.zeros(3), np.zeros((3, 3))
     if not links:
         raise rd.error(root, f"robot '{robot_name}'", "the robot has no links")
     for j in joints.values():
@@ -187,27 +192,64 @@ def _read_inertial(node: XmlNode, rd: Reader, owner: str, link: LinkSpec) -> Non
     ixx, ixy, ixz, iyy, iyz, izz = (rd.number(inertia_node, k, owner)
                                     for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"))
     I = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
-    _check_inertia(I, rd, inertia_node, owner)
+    if mass == 0 and np.any(I != 0):
+        raise rd.error(inertia_node, owner, "zero mass with a nonzero rotational inertia "
+                                            f"{_entries(I)} (a massless link has zero inertia)")
     o = rd.child(node, "origin", owner)
     xyz = rd.vector(o, "xyz", owner, 3, (0, 0, 0))
     R = rpy_to_matrix(rd.vector(o, "rpy", owner, 3, (0, 0, 0)))
+    with np.errstate(over="ignore", invalid="ignore"):
+        I_link = R @ I @ R.T     # inertia frame -> link frame (about the COM)
+        I_link = 0.5 * (I_link + I_link.T)
+        # what the algorithms form from it: the inertia about the link origin (parallel axis
+        # theorem) and the first moment m c
+        I_origin = I_link + mass * (float(xyz @ xyz) * np.eye(3) - np.outer(xyz, xyz))
+        finite = bool(np.all(np.isfinite(I_origin)) and np.all(np.isfinite(mass * xyz)))
+    if not finite:
+        raise rd.error(inertia_node, owner, f"mass {mass:g}, centre of mass {xyz.tolist()} and "
+                                            f"inertia {_entries(I)} overflow: the inertia about "
+                                            "the link frame is not finite in double precision")
+    I = _check_inertia(I, rd, inertia_node, owner)
     link.mass = mass
     link.com = xyz
-    link.inertia = R @ I @ R.T   # inertia frame -> link frame (about the COM)
-    link.inertia = 0.5 * (link.inertia + link.inertia.T)
+    link.inertia = 0.5 * ((R @ I @ R.T) + (R @ I @ R.T).T)
 
 
-def _check_inertia(I: np.ndarray, rd: Reader, node: XmlNode, owner: str) -> None:
-    """Positive semidefinite with principal moments satisfying the triangle inequality."""
-    eig = np.linalg.eigvalsh(I)
-    tol = 1e-9 * max(float(np.abs(eig).max()), 1e-300)
+def _entries(I: np.ndarray) -> str:
+    return "(ixx, ixy, ixz, iyy, iyz, izz) = ({:g}, {:g}, {:g}, {:g}, {:g}, {:g})".format(
+        I[0, 0], I[0, 1], I[0, 2], I[1, 1], I[1, 2], I[2, 2])
+
+
+def _check_inertia(I: np.ndarray, rd: Reader, node: XmlNode, owner: str) -> np.ndarray:
+    """The rotational inertia ``I`` (3, 3), checked and if need be repaired.
+
+    Positive semidefinite (to a relative rounding tolerance of 1e-9) or a
+    :class:`URDFError`. Principal moments ``I1 <= I2 <= I3`` violating the triangle
+    inequality ``I1 + I2 >= I3`` (no rigid mass distribution has them; exporters write such
+    values for dummy links, e.g. ANYmal B's 1e-6 entries) are repaired with a
+    :class:`URDFWarning`, as Pinocchio and Drake load these files: the deficit
+    ``d = I3 - I1 - I2`` is split between the two smaller moments,
+    ``I1 + d/2, I2 + d/2, I3`` (same principal axes), the smallest change to them that
+    makes the inertia physical and keeps it nonsingular. Returns ``I`` unchanged otherwise.
+    """
+    scale = float(np.abs(I).max())
+    if scale == 0.0:
+        return I
+    eig, axes = np.linalg.eigh(I / scale)     # scaled: no overflow for huge finite entries
+    tol = 1e-9
     if eig[0] < -tol:
         raise rd.error(node, owner, "rotational inertia is not positive semidefinite "
-                                    f"(principal moments {np.round(eig, 12).tolist()})")
-    if eig[0] + eig[1] < eig[2] - tol:
-        raise rd.error(node, owner, "principal moments of inertia "
-                                    f"{np.round(eig, 12).tolist()} violate the triangle inequality "
-                                    "(I1 + I2 >= I3)")
+                                    f"(principal moments {(eig * scale).tolist()})")
+    eig = np.maximum(eig, 0.0)
+    deficit = eig[2] - eig[0] - eig[1]
+    if deficit <= tol * eig[2]:
+        return I
+    fixed = eig + np.array([deficit / 2, deficit / 2, 0.0])
+    rd.warn(node, owner, f"principal moments of inertia {(eig * scale).tolist()} violate the "
+                         "triangle inequality I1 + I2 >= I3 (no rigid body has them); repaired to "
+                         f"{(fixed * scale).tolist()} by raising the two smaller moments")
+    J = (axes * fixed) @ axes.T * scale
+    return 0.5 * (J + J.T)
 
 
 def _resolve_filename(filename: str, node: XmlNode, rd: Reader, owner: str,
@@ -255,6 +297,10 @@ def _read_geometry(node: XmlNode, rd: Reader, owner: str, materials: Mapping[str
                                      "capsule or mesh)")
     if np.any(values <= 0):
         raise rd.error(shape, owner, f"<{kind}> dimensions must be positive, got {params}")
+    if np.any(values > _MAX_LENGTH) or np.any(np.abs(pose[:3, 3]) > _MAX_LENGTH):
+        raise rd.error(shape, owner, f"<{kind}> dimensions {params} or offset "
+                                     f"{pose[:3, 3].tolist()} exceed {_MAX_LENGTH:g} m (their "
+                                     "squares would overflow in double precision)")
     material = None
     if materials is not None:
         mnode = rd.child(node, "material", owner)
@@ -275,10 +321,12 @@ def _read_joint(node: XmlNode, rd: Reader) -> JointSpec:
     axis_node = rd.child(node, "axis", owner)
     axis = rd.vector(axis_node, "xyz", owner, 3, (1, 0, 0))
     if jtype in _AXIS_TYPES:
-        n = float(np.linalg.norm(axis))
-        if n < 1e-12:
+        big = float(np.abs(axis).max())
+        unit = axis / big if big > 0 else axis      # scaled first: no overflow of the norm
+        n_unit = float(np.linalg.norm(unit))        # in [1, sqrt(3)] unless zero
+        if big == 0 or big * n_unit < 1e-12:
             raise rd.error(axis_node, owner, "joint axis is the zero vector")
-        axis = axis / n
+        axis = unit / n_unit
     j = JointSpec(name=name, type=jtype, line=node.line, parent=parent, child=child,
                   origin=rd.origin(node, owner), axis=axis)
     limit = rd.child(node, "limit", owner)
@@ -370,4 +418,38 @@ def _topology(robot_name: str, links: dict[str, LinkSpec], joints: dict[str, Joi
     world_joint = None
     if root == WORLD:
         world_joint = children[WORLD][0] if children[WORLD] else None
+    _check_scale(robot_name, order_links, order_joints, rd, root_node)
     return URDFModel(robot_name, order_links, order_joints, root, world, world_joint)
+
+
+_MAX_INERTIA = 1e300
+
+
+def _check_scale(robot_name: str, links: list[LinkSpec], joints: list[JointSpec], rd: Reader,
+                 root_node: XmlNode) -> None:
+    """Refuse models whose mass matrix would overflow in double precision.
+
+    Every entry of the joint-space mass matrix is bounded by
+    ``sum_k (|I_k| + m_k R^2)`` (Featherstone 2008, eq. 6.2: ``H_ij = S_i^T I^c_i S_j``
+    with the composite inertias ``I^c`` about points at most ``R`` from every COM), where
+    ``R`` is the reach, the sum of all joint offsets and the largest COM offset. Huge
+    finite lengths (``xyz="1e200 0 0"``) would otherwise give inf and NaN at the first
+    dynamics call.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        offsets = [float(np.linalg.norm(j.origin[:3, 3])) for j in joints]
+        reach = sum(offsets) + max([float(np.linalg.norm(lk.com)) for lk in links] or [0.0])
+        mass = sum(lk.mass for lk in links)
+        inertia = sum(float(np.abs(lk.inertia).max()) for lk in links)
+        bound = inertia + 3.0 * mass * reach * reach
+    if np.isfinite(bound) and bound <= _MAX_INERTIA:
+        return
+    if joints and max(offsets) > 1e100:
+        j = joints[int(np.argmax(offsets))]
+        raise rd.error_at(j.line, _owner("joint", j.name),
+                          f"<origin> offset {j.origin[:3, 3].tolist()} is so large that the "
+                          "mass matrix overflows in double precision")
+    heavy = max(links, key=lambda lk: lk.mass * (1.0 + float(np.linalg.norm(lk.com))) ** 2)
+    raise rd.error_at(heavy.line, _owner("link", heavy.name),
+                      f"total mass {mass:g} kg at a reach of {reach:g} m (mass times reach squared) "
+                      "makes the mass matrix overflow in double precision")

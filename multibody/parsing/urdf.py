@@ -21,16 +21,22 @@ Supported (URDF XML specification, http://wiki.ros.org/urdf/XML):
   is ``world`` attaches its child to ``tree.world``.  Otherwise the single root link is attached
   to the world by a Weld named ``"world_weld"``, or by a Free joint named ``"floating_base"`` when
   ``floating_base=True`` (a suffix ``_1``, ``_2``... is added if the file already uses the name).
-  Geometry of a declared world link is attached to the world body; it may not have ``<inertial>``.
+  Geometry of a declared world link is attached to the world body; an ``<inertial>`` on it is
+  ignored with a :class:`URDFWarning` (as Pinocchio and Drake do).
 * Relative mesh file names are resolved against the URDF file's directory; ``package://pkg/...``
   names are resolved through ``package_map`` when it is given and kept verbatim otherwise.
 * ``<transmission>``, ``<gazebo>`` and other unknown elements are ignored.
 
 Every problem raises :class:`URDFError` (a ``ValueError``) whose message gives the file (or
 ``"<string>"``), the line and the element, e.g.
-``"arm.urdf, line 42: joint 'elbow': lower limit 2 > upper limit 1"``.  Rotational inertias must
-be positive semidefinite (zero is allowed: point masses, massless links) with principal moments
-satisfying the triangle inequality.
+``"arm.urdf, line 42: joint 'elbow': lower limit 2 > upper limit 1"``; nothing else escapes
+(malformed XML, unknown encodings and deep nesting included).  Numbers are ASCII decimals
+(``float()``'s ``1_0``, full-width or Arabic-Indic digits are refused).  Rotational inertias must
+be positive semidefinite (zero is allowed: point masses, massless links; a zero mass needs a
+zero inertia); principal moments violating the triangle inequality (exporters write such
+dummy-link inertias) are repaired with a :class:`URDFWarning` (the two smaller moments are raised
+by half the deficit each).  Values whose inertia or mass matrix would overflow in double
+precision (huge masses, offsets or sizes) are refused; axes are normalized without overflow.
 
 Shipped models (see :func:`model_path`): ``pendulum``, ``acrobot``, ``arm7``, ``branching``,
 ``humanoid``, ``quadruped``.
@@ -42,12 +48,12 @@ import pathlib
 from typing import TYPE_CHECKING, Mapping, Union
 
 from ._urdf_model import WORLD, GeometrySpec, JointSpec, URDFModel, read_model
-from ._urdf_xml import Reader, URDFError, parse_xml
+from ._urdf_xml import Reader, URDFError, URDFWarning, parse_xml
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..tree import RigidBodyTree
 
-__all__ = ["URDFError", "parse_urdf", "read_urdf_model"]
+__all__ = ["URDFError", "URDFWarning", "parse_urdf", "read_urdf_model"]
 
 PathOrString = Union[str, bytes, os.PathLike]
 
