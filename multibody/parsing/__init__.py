@@ -8,7 +8,7 @@ this package registers the URDF reader with :meth:`RigidBodyTree.from_urdf`.
 from __future__ import annotations
 
 from ..tree import register_file_loader
-from .urdf import URDFError, parse_urdf, read_urdf_model
+from .urdf import URDFError, URDFWarning, parse_urdf, read_urdf_model
 from .skeleton import (Segment, Skeleton, SkeletonError, SkeletonJoint, parse_skeleton,
                        read_skeleton, skeleton_tree)
 from .marker_set import MarkerPlacement, marker_offsets, parse_marker_set, read_marker_set
@@ -17,7 +17,7 @@ from .urdf_writer import (configuration_to_urdf_order, urdf_joint_order,
 
 register_file_loader("urdf", parse_urdf)
 
-__all__ = ["URDFError", "parse_urdf", "read_urdf_model"]
+__all__ = ["URDFError", "URDFWarning", "parse_urdf", "read_urdf_model"]
 __all__ += ["SkeletonError", "Segment", "SkeletonJoint", "Skeleton", "parse_skeleton",
             "read_skeleton", "skeleton_tree", "MarkerPlacement", "parse_marker_set",
             "read_marker_set", "marker_offsets", "write_urdf", "urdf_joint_order",
