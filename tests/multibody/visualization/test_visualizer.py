@@ -1,0 +1,288 @@
+"""The Visualizer block (without a browser): the scene holds one node per geometry with the
+right shape and size, body nodes sit at the tree's body poses, contact arrows are the contact
+results' forces, publishing changes no dynamics, recordings are per context and rerun
+bitwise, replay and HTML export, and the named errors."""
+import math
+import sys
+
+import numpy as np
+import pytest
+
+from multibody import Capsule, spatial
+from multibody.visualization import (INSTALL_HINT, Recording, ViewerUnavailableError,
+                                     VisualizationError, Visualizer, add_visualizer,
+                                     body_poses, capsule_mesh, pose_quaternions, visual_items)
+from systems import DiagramBuilder
+from systems.analysis import Simulator
+from systems.primitives import LogVectorOutput
+
+import _viz_scenes as S
+
+viser = pytest.importorskip("viser", reason="the browser viewer needs the [viz] extra (viser)")
+
+
+@pytest.fixture
+def live():
+    """Visualizers made through ``live(tree, ...)`` on a free port, closed afterwards."""
+    made = []
+
+    def make(tree, *args, **kw):
+        vis = Visualizer(tree, *args, port=S.free_port(), **kw)
+        made.append(vis)
+        return vis
+    yield make
+    for v in made:
+        v.close()
+
+
+def _rotation(wxyz):
+    return np.asarray(spatial.quaternion_to_rotation(np.asarray(wxyz, float)), float)
+
+
+# ---------------------------------------------------------------- scene contents
+def test_one_node_per_geometry_with_shape_and_size(live, tmp_path):
+    mesh = S.write_tetrahedron(str(tmp_path / "tetra.stl"))
+    tree = S.shapes_tree(mesh)
+    vis = live(tree)
+    nodes = vis.scene.geometry_nodes
+    # one node per visual geometry, the collision box for the link (no visuals), the ground
+    expected = {(b, f"{b}_visual") for b in S.SHAPES} | {("link", "link_collision"),
+                                                         ("world", "ground"),
+                                                         ("tetra", "tetra_mesh")}
+    assert set(nodes) == expected
+    assert type(nodes[("crate", "crate_visual")]).__name__ == "BoxHandle"
+    assert nodes[("crate", "crate_visual")].dimensions == (0.3, 0.2, 0.1)
+    assert type(nodes[("ball", "ball_visual")]).__name__ == "IcosphereHandle"
+    assert nodes[("ball", "ball_visual")].radius == 0.07
+    drum = nodes[("drum", "drum_visual")]
+    assert type(drum).__name__ == "CylinderHandle" and (drum.radius, drum.height) == (0.05, 0.2)
+    assert nodes[("link", "link_collision")].dimensions == (0.02, 0.02, 0.5)
+    assert type(nodes[("world", "ground")]).__name__ == "GridHandle"
+    # the capsule mesh: every vertex on the capsule's surface
+    pill = nodes[("pill", "pill_visual")]
+    d = [Capsule(0.04, 0.15).distance_to_point(p) for p in pill.vertices]
+    assert np.max(np.abs(d)) < 1e-6
+    # the mesh file, scaled by 2: the tetrahedron's corners at 0 and 2 along each axis
+    tet = np.asarray(nodes[("tetra", "tetra_mesh")].vertices, float)
+    np.testing.assert_allclose(np.sort(tet.max(axis=0)), [2, 2, 2], atol=1e-6)
+    assert len(tet) >= 4 and np.allclose(tet.min(axis=0), 0, atol=1e-6)
+    # geometry poses in the body frame as declared (rotation 0.3 k about z, offset)
+    for k, b in enumerate(S.SHAPES):
+        h = nodes[(b, f"{b}_visual")]
+        np.testing.assert_allclose(h.position, (0.01 * k, -0.02, 0.03), atol=1e-15)
+        np.testing.assert_allclose(_rotation(h.wxyz), spatial.rotation_z(0.3 * k), atol=1e-12)
+    # a URDF material colour (rgba in 0-1) becomes RGB 0-255
+    assert nodes[("crate", "crate_visual")].color == (0, 128, 230)
+
+
+def test_visual_items_fall_back_to_collision_geometry_only_when_asked():
+    tree = S.shapes_tree()
+    with_fallback = {(i.body, i.source) for i in visual_items(tree)}
+    assert ("link", "collision") in with_fallback and ("crate", "visual") in with_fallback
+    assert "link" not in {i.body for i in visual_items(tree, collision_fallback=False)}
+
+
+def test_body_nodes_at_the_tree_body_poses_at_a_random_configuration(live):
+    """The scene's body nodes against the tree's compiled ``body_pose`` (an independent
+    evaluation path: CasADi functions, not the numpy forward kinematics the viewer uses)."""
+    tree = S.shapes_tree()
+    vis = live(tree, show_frames=True)
+    rng = np.random.default_rng(7)
+    for _ in range(3):
+        q = tree.random_configuration(rng)
+        vis.draw(q)
+        for b in tree.bodies:
+            T = np.asarray(tree.body_pose(b.name, q), float)
+            node = vis.scene.body_nodes[b.name]
+            np.testing.assert_allclose(node.position, T[:3, 3], atol=1e-12)
+            np.testing.assert_allclose(_rotation(node.wxyz), T[:3, :3], atol=1e-12)
+
+
+def test_pose_quaternions_round_trip():
+    rng = np.random.default_rng(3)
+    T = np.zeros((20, 4, 4))
+    for i in range(20):
+        T[i] = spatial.pose(spatial.exp_so3(rng.normal(size=3) * 2), rng.normal(size=3))
+    pos, quat = pose_quaternions(T)
+    assert np.all(quat[:, 0] >= 0)
+    np.testing.assert_allclose(np.linalg.norm(quat, axis=1), 1, atol=1e-14)
+    for i in range(20):
+        np.testing.assert_allclose(_rotation(quat[i]), T[i, :3, :3], atol=1e-13)
+        np.testing.assert_array_equal(pos[i], T[i, :3, 3])
+
+
+def test_capsule_mesh_is_closed_and_outward():
+    """Signed volume by the divergence theorem, sum (v0 . (v1 x v2)) / 6 over the faces,
+    is positive (outward faces) and tends to the capsule's pi r^2 (L + 4 r / 3)."""
+    r, L = 0.1, 0.3
+    exact = math.pi * r ** 2 * (L + 4 * r / 3)
+    vols = []
+    for n in (16, 64):
+        v, f = capsule_mesh(r, L, n)
+        vol = np.einsum("ij,ij->i", v[f[:, 0]], np.cross(v[f[:, 1]], v[f[:, 2]])).sum() / 6
+        vols.append(vol)
+    assert 0 < vols[0] < vols[1] < exact
+    assert vols[1] == pytest.approx(exact, rel=5e-3)
+
+
+def test_markers_are_drawn_on_their_bodies(live):
+    tree = S.shapes_tree()
+    vis = live(tree, markers=[("tip", "link", (0, 0, -0.5)), ("top", "crate", (0, 0, 0.05))])
+    assert set(vis.scene.marker_nodes) == {"tip", "top"}
+    np.testing.assert_array_equal(vis.scene.marker_nodes["tip"].position, (0, 0, -0.5))
+    with pytest.raises(VisualizationError, match="'nowhere'.*not a body or frame of tree 'shapes'"):
+        Visualizer(tree, live=False, markers=[("m", "nowhere", (0, 0, 0))])
+    with pytest.raises(VisualizationError, match="marker 'm' offset must be 3 finite"):
+        Visualizer(tree, live=False, markers=[("m", "link", (0, np.nan, 0))])
+
+
+# ---------------------------------------------------------------- contacts
+def test_contact_arrows_are_the_contact_results_forces(live):
+    """Two balls resting on the ground: the arrows run from each contact point along
+    ``scale * force``, exactly the plant's contact results, and the recorded normal forces
+    carry each ball's weight m g (statics)."""
+    tree, plant, masses = S.resting_balls()
+    b = DiagramBuilder("balls")
+    b.add_system(plant)
+    vis = add_visualizer(b, plant, 0.02, port=S.free_port(), contact_force_scale=0.01)
+    diagram = b.build()
+    try:
+        ctx = diagram.create_default_context()
+        S.place_balls(tree, plant, ctx)
+        Simulator(diagram, ctx).advance_to(0.4)
+        results = plant.get_output_port("contact_results").eval(ctx)
+        assert len(results) == 2
+        arrows = np.asarray(vis.scene.contact_nodes["arrows"].points, float)
+        for k, c in enumerate(results):
+            np.testing.assert_allclose(arrows[k, 0], c.point, atol=1e-6)
+            np.testing.assert_allclose(arrows[k, 1], c.point + 0.01 * c.force, atol=1e-6)
+        rec = vis.get_recording(ctx)
+        points, forces = rec.contacts(rec.num_frames - 1)
+        np.testing.assert_array_equal(points, results.points())
+        for name, m in masses.items():
+            fz = sum(c.force[2] for c in results if name in (c.body_a, c.body_b))
+            assert fz == pytest.approx(m * 9.81, rel=1e-3)
+        np.testing.assert_allclose(forces[:, 2].sum(), sum(masses.values()) * 9.81, rtol=1e-3)
+    finally:
+        vis.close()
+
+
+# ---------------------------------------------------------------- no effect on the dynamics
+def _balls_run(with_visualizer: bool, final_time: float = 0.15):
+    tree, plant, _ = S.resting_balls()
+    b = DiagramBuilder("balls")
+    b.add_system(plant)
+    log = LogVectorOutput(plant.get_output_port("state"), b, 0.004)
+    vis = add_visualizer(b, plant, 0.01, live=False) if with_visualizer else None
+    diagram = b.build()
+    ctx = diagram.create_default_context()
+    S.place_balls(tree, plant, ctx, drop=0.05, vx=0.3)
+    init = ctx.clone()
+    Simulator(diagram, ctx).advance_to(final_time)
+    return diagram, init, ctx, log, vis
+
+
+def test_publishing_does_not_change_the_dynamics_and_reruns_are_bitwise():
+    _, _, ctx0, log0, _ = _balls_run(False)
+    diagram, init, ctx1, log1, vis = _balls_run(True)
+    np.testing.assert_array_equal(log0.find_log(ctx0).data(), log1.find_log(ctx1).data())
+    np.testing.assert_array_equal(log0.find_log(ctx0).sample_times(),
+                                  log1.find_log(ctx1).sample_times())
+    rec = vis.get_recording(ctx1)
+    # one frame per publish period, t = 0, 0.01, ..., 0.15
+    np.testing.assert_allclose(rec.times, np.arange(16) * 0.01, atol=1e-12)
+    # the recorded poses are the logged states' forward kinematics
+    x = log1.find_log(ctx1).data()
+    t = log1.find_log(ctx1).sample_times()
+    k = int(np.argmin(np.abs(t - 0.08)))
+    j = int(np.argmin(np.abs(rec.times - 0.08)))
+    pos, quat = pose_quaternions(body_poses(vis.tree, x[:vis.tree.nq, k]))
+    np.testing.assert_array_equal(rec.positions[j], pos)
+    np.testing.assert_array_equal(rec.quaternions[j], quat)
+    # a rerun from a copy of the initial context records the same frames, bitwise; the
+    # first run's recording is untouched (it lives in the other context)
+    ctx2 = init.clone()
+    Simulator(diagram, ctx2).advance_to(0.15)
+    rec2 = vis.get_recording(ctx2)
+    assert rec2 is not rec and rec2.num_frames == rec.num_frames == 16
+    np.testing.assert_array_equal(rec2.positions, rec.positions)
+    np.testing.assert_array_equal(rec2.quaternions, rec.quaternions)
+    assert vis.get_recording(init).num_frames == 0
+
+
+# ---------------------------------------------------------------- recordings
+def _recording(vis, n=20):
+    tree = vis.tree
+    rec = Recording(vis.body_names)
+    q = tree.neutral_configuration()
+    j = tree.get_joint("crate_free")
+    for k in range(n):
+        q[j.q_start + 6] = 0.1 * k
+        pos, quat, _, _ = vis.frame(q)
+        rec.append(0.05 * k, pos, quat, [[0, 0, 0]] if k % 2 else None,
+                   [[0, 0, 10.0 * k]] if k % 2 else None)
+    return rec
+
+
+def test_recording_save_load_and_replay(live, tmp_path):
+    tree = S.shapes_tree()
+    vis = live(tree)
+    rec = _recording(vis)
+    back = Recording.load(rec.save(str(tmp_path / "run.npz")))
+    assert back.body_names == rec.body_names
+    np.testing.assert_array_equal(back.times, rec.times)
+    np.testing.assert_array_equal(back.positions, rec.positions)
+    for i in (0, 1, 19):
+        for a, b in zip(back.contacts(i), rec.contacts(i)):
+            np.testing.assert_array_equal(a, b)
+    assert vis.replay(back, speed=math.inf) == 20
+    np.testing.assert_array_equal(vis.scene.body_nodes["crate"].position,
+                                  rec.body_position("crate")[-1])
+    arrows = np.asarray(vis.scene.contact_nodes["arrows"].points, float)
+    np.testing.assert_allclose(arrows[0], [[0, 0, 0], [0, 0, 0.002 * 190]], atol=1e-6)
+    # a frame at the last frame's time replaces it; an earlier one is refused
+    n = rec.num_frames
+    rec.append(rec.times[-1], *vis.frame(tree.neutral_configuration())[:2])
+    assert rec.num_frames == n
+    with pytest.raises(VisualizationError, match="before the last frame"):
+        rec.append(0.0, *vis.frame(tree.neutral_configuration())[:2])
+
+
+def test_export_html_is_one_self_contained_file(tmp_path):
+    tree = S.shapes_tree()
+    vis = Visualizer(tree, live=False)
+    path = vis.export_html(_recording(vis), str(tmp_path / "run.html"))
+    text = open(path, encoding="utf-8").read()
+    assert "__VISER_EMBED_DATA__" in text
+    # nothing is fetched: no script or stylesheet loaded from elsewhere
+    assert "<script src=" not in text and 'rel="stylesheet"' not in text
+
+
+# ---------------------------------------------------------------- errors
+def test_named_errors():
+    tree = S.shapes_tree()
+    for bad in (0.0, -1.0, math.nan, "fast"):
+        with pytest.raises(VisualizationError, match="publish_period must be a positive"):
+            Visualizer(tree, bad, live=False)
+    vis = Visualizer(tree, live=False, name="viewer")
+    other = Recording(["world", "elsewhere"])
+    with pytest.raises(VisualizationError, match="Visualizer 'viewer'.*'elsewhere'"):
+        vis.export_html(other, "unused.html")
+    with pytest.raises(VisualizationError, match="no frames"):
+        vis.replay(Recording(vis.body_names))
+    with pytest.raises(VisualizationError, match="q has size 3, expected nq = 29"):
+        vis.frame([0.0, 0.0, 0.0])
+    with pytest.raises(VisualizationError, match="expected positions"):
+        Recording(vis.body_names).append(0.0, np.zeros((2, 3)), np.zeros((2, 4)))
+    with pytest.raises(VisualizationError, match="not found"):
+        Recording.load("/nonexistent/run.npz")
+
+
+def test_missing_viser_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "viser", None)  # import viser -> ImportError
+    with pytest.raises(ViewerUnavailableError, match=r"pip install 'dynablocks\[viz\]'"):
+        Visualizer(S.shapes_tree())
+    assert issubclass(ViewerUnavailableError, ImportError)
+    assert "dynablocks[viz]" in INSTALL_HINT
+    # recording needs no viser
+    Visualizer(S.shapes_tree(), live=False)
