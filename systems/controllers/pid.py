@@ -51,7 +51,7 @@ class PidController(LeafSystem):
         self._x = self.declare_input_port("estimated_state", 2 * n)
         self._xd = self.declare_input_port("desired_state", 2 * n)
         # an integral-only PID (kp = kd = 0) has no direct feedthrough (Drake): no false loop
-        feeds = bool(np.any(self.kp) or np.any(self.kd))
+        self._feeds = feeds = bool(np.any(self.kp) or np.any(self.kd))
         self.declare_output_port("control", n, self._control, feedthrough=feeds,
                                  prerequisites=["continuous_state"])
 
@@ -73,7 +73,7 @@ class PidController(LeafSystem):
 
     def _control(self, context):
         n = self.num_positions
-        if not (np.any(self.kp) or np.any(self.kd)):
+        if not self._feeds:
             return self.ki * context.continuous_state
         e = self._xd.eval(context) - self._x.eval(context)   # [x_d - x; xdot_d - xdot]
         return self.kp * e[0:n] + self.ki * context.continuous_state + self.kd * e[n:2 * n]
