@@ -4,6 +4,14 @@ Each method traces its algorithm (:mod:`multibody.tree.kinematics`, :mod:`multib
 once per tree into a CasADi Function (``multibody.tree._functions``). Numeric arguments (numpy
 arrays, lists, numbers) give numpy results (1-D for vectors, 2-D for matrices, float for
 scalars); any CasADi ``SX``/``MX`` argument gives a CasADi expression.
+
+Batched calls: numeric arguments with a leading batch axis (``q`` of shape ``(N, nq)``,
+``v``/``vdot``/``tau`` of shape ``(N, nv)``) evaluate the same function on N states at once
+(CasADi ``map`` over the compiled code, split over threads for large N; see
+:mod:`multibody.tree._functions`) and give ``(N, n)`` vectors, ``(N, rows, cols)`` matrices
+and ``(N,)`` scalars, equal to a loop of single calls. A 1-D argument in a batched call is
+shared by all N rows. For a tree with ``nq = 1``, ``q`` of shape ``(N, 1)`` is a batch while
+``(1,)`` is a single call; an ``(n, 1)`` column with ``n > 1`` stays a single call.
 """
 from __future__ import annotations
 
@@ -367,9 +375,9 @@ class AlgorithmsMixin:
 
         Parameters
         ----------
-        q : (nq,) array_like or CasADi SX/MX
-            Configuration.
-        v, vdot : (nv,) array_like or CasADi SX/MX
+        q : (nq,) or (N, nq) array_like, or CasADi SX/MX
+            Configuration (``(N, nq)``: a batch of N configurations).
+        v, vdot : (nv,) or (N, nv) array_like, or CasADi SX/MX
             Velocity and acceleration.
         external_wrenches : dict, optional
             ``{body name: (6,) [torque; force]}``, world-aligned and applied at the body
@@ -377,7 +385,7 @@ class AlgorithmsMixin:
 
         Returns
         -------
-        tau : (nv,) ndarray, or a CasADi column for symbolic input
+        tau : (nv,) ndarray ((N, nv) for a batch), or a CasADi column for symbolic input
         """
         if external_wrenches:
             self._fcache()
@@ -402,11 +410,12 @@ class AlgorithmsMixin:
 
         Parameters
         ----------
-        q : (nq,) array_like or CasADi SX/MX
+        q : (nq,) or (N, nq) array_like, or CasADi SX/MX
 
         Returns
         -------
-        H : (nv, nv) ndarray (symmetric positive definite), or a CasADi matrix
+        H : (nv, nv) ndarray (symmetric positive definite; (N, nv, nv) for a batch), or a
+            CasADi matrix
             ``H_ki = S_k^T Ic_i S_i`` in world coordinates (Featherstone 2008, table 6.2).
         """
         def build():
@@ -474,16 +483,16 @@ class AlgorithmsMixin:
 
         Parameters
         ----------
-        q : (nq,) array_like or CasADi SX/MX
+        q : (nq,) or (N, nq) array_like, or CasADi SX/MX
             Configuration (unit quaternions for ball/free joints).
-        v, tau : (nv,) array_like or CasADi SX/MX
+        v, tau : (nv,) or (N, nv) array_like, or CasADi SX/MX
             Velocity and generalized force.
         external_wrenches : dict, optional
             As in :meth:`inverse_dynamics`.
 
         Returns
         -------
-        vdot : (nv,) ndarray, or a CasADi column for symbolic input
+        vdot : (nv,) ndarray ((N, nv) for a batch), or a CasADi column for symbolic input
         """
         if external_wrenches:
             self._fcache()

@@ -27,6 +27,8 @@ Configuration: ``qdot``, ``integrate``, ``difference``, ``normalize_configuratio
 Each is traced once into a ``casadi.Function`` (``casadi_function``) and evaluated through
 compiled C code (``compile``; see the ``backend`` argument). Body masses, inertias and joint
 origins are read when a function is first built: change them before the first call.
+Numeric arguments with a leading batch axis (``(N, nq)``, ``(N, nv)``) evaluate N states in
+one call and return ``(N, nv)`` / ``(N, nv, nv)`` (see :mod:`multibody.tree._algorithms`).
 """
 from __future__ import annotations
 

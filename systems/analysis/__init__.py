@@ -6,7 +6,8 @@ Simulator, SimulatorStatus, EventStatus, SimulationError, NonFiniteStateError,
 ButcherTableau, INTEGRATOR_NAMES (the integrator names the Simulator accepts),
 CompiledSimulator, COMPILED_INTEGRATORS, linearize, first_order_taylor_approximation,
 controllability_matrix, is_controllable, observability_matrix, is_observable,
-is_stabilizable, is_detectable, EquilibriumError.
+is_stabilizable, is_detectable, EquilibriumError, monte_carlo, sweep, sample_seeds,
+MonteCarloResult, SweepResult, NotPicklableError (Monte Carlo runs and parameter sweeps).
 """
 from .integrators import INTEGRATOR_NAMES, ButcherTableau, StepSizeError
 from .compiled import COMPILED_INTEGRATORS, CompiledSimulator
@@ -15,6 +16,8 @@ from .linearize import (EquilibriumError, controllability_matrix, first_order_ta
                         linearize, observability_matrix)
 from .simulator import (EventStatus, NonFiniteStateError, SimulationError, Simulator,
                         SimulatorStatus)
+from .monte_carlo import (MonteCarloResult, NotPicklableError, SweepResult, monte_carlo,
+                          sample_seeds, sweep)
 
 __all__ = [
     "Simulator", "SimulatorStatus", "EventStatus", "SimulationError", "NonFiniteStateError",
@@ -22,4 +25,6 @@ __all__ = [
     "COMPILED_INTEGRATORS", "linearize", "first_order_taylor_approximation",
     "controllability_matrix", "is_controllable", "is_stabilizable", "is_detectable", "observability_matrix", "is_observable",
     "EquilibriumError",
+    "monte_carlo", "sweep", "sample_seeds", "MonteCarloResult", "SweepResult",
+    "NotPicklableError",
 ]
