@@ -372,6 +372,38 @@ class Simulator(_EventDispatch):
             self._t_known = ctx.time
         return SimulatorStatus(status_reason, t_final, ctx.time, message)
 
+    def advance_pending_events(self) -> SimulatorStatus:
+        """Apply the updates pending at the current time without advancing time.
+
+        Drake's ``Simulator::AdvancePendingEvents``: the start-of-step updates of
+        :meth:`advance_to` (the periodic updates due now, the on_trigger of witnesses that
+        triggered at the end of the last step, every per-step update) take the context
+        from ``x-(t)`` to ``x+(t)``; then the per-step publishes and the monitor run.
+        Use it to look at the state just after the events at ``t``.
+
+        Returns
+        -------
+        SimulatorStatus
+        """
+        ctx = self._context
+        if not self._initialized:
+            status = self.initialize()
+            if status.reason == "reached_termination":
+                return status
+        else:
+            self._sync_stepper()
+        t = ctx.time
+        self._start_of_step(t)
+        for e, c in self._per_step_pub:
+            self._call(e, c, t, "per-step publish")
+        self._stats["publishes"] += len(self._per_step_pub)
+        self._t_known = t
+        if self._monitor is not None:
+            verdict = self._check_monitor(t)
+            if verdict is not None:
+                return SimulatorStatus("reached_termination", t, t, verdict)
+        return SimulatorStatus("reached_boundary_time", t, t)
+
     def reset_context(self, context) -> None:
         """Simulate ``context`` from now on (Drake's ``Simulator::reset_context``).
 
@@ -605,6 +637,7 @@ class Simulator(_EventDispatch):
             else:
                 a = m
         self._set_time(b)
+        self._g_prev = gb
         hits = tuple((w, c) for (w, c), p, q in zip(ws, g0, gb) if w.triggers(p, q))
         self._stats["witness_triggers"] += len(hits)
         return b, hits
@@ -628,6 +661,8 @@ class Simulator(_EventDispatch):
         xb = st.state_at(b)
         self._check_finite_state(b, xb, t0)
         self._load(b, xb)
+        self._restart_stepper()  # the step ends at b, not where the integrator went
+        self._g_prev = gb
         hits = tuple((w, c) for (w, c), p, q in zip(ws, g0, gb) if w.triggers(p, q))
         self._stats["witness_triggers"] += len(hits)
         return b, hits

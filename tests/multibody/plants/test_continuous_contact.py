@@ -24,9 +24,12 @@ def test_bouncing_ball_impact_times_match_the_analytic_sequence():
     impacts, prev = [], [0.0, 0.0]
 
     def monitor(c):
+        # Drake's order: the monitor at an impact time sees the pre-impact velocity; the
+        # impulse is applied at the start of the next step, so a rebound seen at the end
+        # of a step is an impact at the start of that step (the previous monitor time).
         t, vz = float(ctx.time), s.get_velocities(ctx)[5]
-        if vz > 1e-9 and vz > prev[1] - G * (t - prev[0]) + 1e-6:  # a rebound: an impact
-            impacts.append(t)
+        if prev[1] < -1e-9 and vz > prev[1] - G * (t - prev[0]) + 1e-6:  # a rebound
+            impacts.append(prev[0])
         prev[:] = [t, vz]
     sim.set_monitor(monitor)
     sim.advance_to(1.6)
@@ -60,8 +63,13 @@ def test_box_slides_to_rest_at_the_coulomb_distance():
     f = res.total_force("box")
     assert np.allclose(f, [-mu * m * G, 0, m * G], atol=1e-9)
     assert abs(s.solve(ctx).vdot[3] + mu * G) < 1e-9
-    stop = []
-    sim.set_monitor(lambda c: stop.append(float(ctx.time)) if not stop and s.modes(ctx)[0][0] == "stick" else None)
+    stop, prev = [], [0.0]
+
+    def monitor(c):  # the mode switches at the start of the step leaving the stop time
+        if not stop and s.modes(ctx)[0][0] == "stick":
+            stop.append(prev[0])
+        prev[0] = float(ctx.time)
+    sim.set_monitor(monitor)
     sim.advance_to(0.4)
     assert s.modes(ctx)[0] == ("stick", None)
     assert abs(stop[0] - v0 / (mu * G)) < 1e-8
@@ -191,8 +199,13 @@ def _lagged_box(index, F, T=0.1, mu=0.5):
 def _first_change(s, ctx, T_end):
     sim = Simulator(s, ctx, integrator="RK45", accuracy=1e-10, max_step=0.02)
     sim.initialize()
-    m0, seen = s.modes(ctx)[0], []
-    sim.set_monitor(lambda c: seen.append(float(ctx.time)) if not seen and s.modes(ctx)[0] != m0 else None)
+    m0, seen, prev = s.modes(ctx)[0], [], [0.0]
+
+    def monitor(c):  # the mode switches at the start of the step leaving the event time
+        if not seen and s.modes(ctx)[0] != m0:
+            seen.append(prev[0])
+        prev[0] = float(ctx.time)
+    sim.set_monitor(monitor)
     sim.advance_to(T_end)
     return m0, seen[0] if seen else None
 

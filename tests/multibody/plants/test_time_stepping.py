@@ -131,7 +131,8 @@ def test_simulator_and_diagram_agree_with_advance():
     q[6], q[7 + 4], q[7 + 6] = 0.15, 0.05, 0.45    # second ball drops on the first, offset
     sys.set_positions(ctx, q)
     ref = ctx.clone()
-    sys.advance(ref, 251)    # the Simulator also updates at t = 0 and at t = 0.5
+    sys.advance(ref, 250)    # the Simulator updates at t = 0, ..., 0.5 - h (Drake's order:
+    #                          the update due at exactly 0.5 is left pending)
     b = DiagramBuilder()
     plant = b.add_system(TimeSteppingRigidBodySystem(tree, 2e-3, constraints=[contact],
                                                      name="plant2"))
@@ -328,7 +329,8 @@ def test_state_feedback_in_a_diagram_has_no_algebraic_loop():
     plant.set_positions(ctx, [0.2])
     Simulator(diagram, ctx).advance_to(1.0)
     x, v = 0.2, 0.0
-    for _ in range(101):                      # updates at t = 0, h, ..., 1.0
+    for _ in range(100):                      # updates at t = 0, h, ..., 1.0 - h (Drake's
+        #                                       order: the one due at 1.0 stays pending)
         v = v + h * float(-K[0] @ [x, v])
         x = x + h * v
     np.testing.assert_allclose(plant.get_positions(ctx), [x], rtol=1e-12)
