@@ -24,7 +24,7 @@ from solvers import ops
 
 from . import dynamics as dyn
 from . import kinematics as kin
-from ._functions import FunctionCache
+from ._functions import BATCH_THREAD_MIN, BATCH_THREADS, FunctionCache
 from ..errors import InputSizeError
 
 __all__ = ["AlgorithmsMixin"]
@@ -55,7 +55,20 @@ def _force_bar_matrix(h):
 
 
 class AlgorithmsMixin:
-    """Kinematics and dynamics methods (mixed into ``RigidBodyTree``)."""
+    """Kinematics and dynamics methods (mixed into ``RigidBodyTree``).
+
+    Attributes
+    ----------
+    batch_threads : int
+        Threads a batched call of at least ``batch_thread_min`` states is split over
+        (CasADi ``map(N, "thread", batch_threads)``); default ``min(2, cpu_count)``.
+    batch_thread_min : int
+        Smallest batch that uses threads (default 512: starting threads costs tens of
+        microseconds, see ``benchmarks/bench_batched.py``).
+    """
+
+    batch_threads: int = BATCH_THREADS
+    batch_thread_min: int = BATCH_THREAD_MIN
 
     # ------------------------------------------------------------------ machinery
     def _fcache(self) -> FunctionCache:
@@ -105,7 +118,9 @@ class AlgorithmsMixin:
                 not any(ops.is_symbolic(a) for a in args):
             batch = self._batch_args(args, sizes, names)
             if batch is not None:
-                outs = self._fcache().batched(e)(*batch)
+                n_batch = batch[1]
+                threads = self.batch_threads if n_batch >= self.batch_thread_min else 1
+                outs = self._fcache().batched(e)(*batch, threads)
                 return outs[0] if len(outs) == 1 else tuple(outs)
         if any(ops.is_symbolic(a) for a in args):
             cargs = []
@@ -173,8 +188,8 @@ class AlgorithmsMixin:
                         f"({self._expected(nm, n)})")
                 arr = np.broadcast_to(flat, (n_batch, n))
             arr = np.ascontiguousarray(arr)
-            if not np.all(np.isfinite(arr)):
-                row = int(np.nonzero(~np.all(np.isfinite(arr), axis=1))[0][0])
+            if not np.isfinite(arr).all():
+                row = int(np.nonzero(~np.isfinite(arr).all(axis=1))[0][0])
                 raise ValueError(f"{nm} passed to tree '{self.name}' contains NaN or inf "
                                  f"(batch row {row})")
             arrs.append(arr)

@@ -159,7 +159,7 @@ class _Entry:
 class _Batched:
     """Evaluator of one Function on N argument sets at once (see the module doc).
 
-    ``__call__(args, n)``: ``args`` are C-contiguous float64 arrays of shape ``(n, size_i)``;
+    ``__call__(args, n, threads)``: ``args`` are C-contiguous float64 arrays of shape ``(n, size_i)``;
     returns one array per output: ``(n, rows)`` for a column-vector output, ``(n, rows,
     cols)`` for a matrix output (dense, zeros outside the sparsity pattern).
     """
@@ -190,8 +190,7 @@ class _Batched:
         self.base = base
         return base
 
-    def _buffer(self, n: int):
-        threads = BATCH_THREADS if n >= BATCH_THREAD_MIN else 1
+    def _buffer(self, n: int, threads: int):
         key = (n, threads)
         m = self.maps.get(key)
         if m is None:
@@ -202,8 +201,8 @@ class _Batched:
                 del self.maps[next(iter(self.maps))]
         return m
 
-    def __call__(self, args: list, n: int) -> list:
-        fbuf, feval = self._buffer(n)
+    def __call__(self, args: list, n: int, threads: int = 1) -> list:
+        fbuf, feval = self._buffer(n, max(1, min(int(threads), n)))
         for i, a in enumerate(args):
             fbuf.set_arg(i, memoryview(a))
         raw = []

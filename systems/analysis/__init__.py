@@ -7,7 +7,8 @@ ButcherTableau, INTEGRATOR_NAMES (the integrator names the Simulator accepts),
 CompiledSimulator, COMPILED_INTEGRATORS, linearize, first_order_taylor_approximation,
 controllability_matrix, is_controllable, observability_matrix, is_observable,
 is_stabilizable, is_detectable, EquilibriumError, monte_carlo, sweep, sample_seeds,
-MonteCarloResult, SweepResult, NotPicklableError (Monte Carlo runs and parameter sweeps).
+MonteCarloResult, SweepResult, NotPicklableError (Monte Carlo runs and parameter sweeps),
+BatchedDynamics, batched_time_derivatives, BatchShapeError (time derivatives on N states).
 """
 from .integrators import INTEGRATOR_NAMES, ButcherTableau, StepSizeError
 from .compiled import COMPILED_INTEGRATORS, CompiledSimulator
@@ -16,6 +17,7 @@ from .linearize import (EquilibriumError, controllability_matrix, first_order_ta
                         linearize, observability_matrix)
 from .simulator import (EventStatus, NonFiniteStateError, SimulationError, Simulator,
                         SimulatorStatus)
+from .batched import BatchedDynamics, BatchShapeError, batched_time_derivatives
 from .monte_carlo import (MonteCarloResult, NotPicklableError, SweepResult, monte_carlo,
                           sample_seeds, sweep)
 
@@ -26,5 +28,5 @@ __all__ = [
     "controllability_matrix", "is_controllable", "is_stabilizable", "is_detectable", "observability_matrix", "is_observable",
     "EquilibriumError",
     "monte_carlo", "sweep", "sample_seeds", "MonteCarloResult", "SweepResult",
-    "NotPicklableError",
+    "NotPicklableError", "BatchedDynamics", "BatchShapeError", "batched_time_derivatives",
 ]

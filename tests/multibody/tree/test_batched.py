@@ -128,3 +128,17 @@ def test_wrong_shapes_are_named_errors():
     bad[2, 3] = np.nan
     with pytest.raises(ValueError, match="v passed to tree 'arm7' contains NaN.*batch row 2"):
         tree.inverse_dynamics(Q, bad, A)
+
+
+def test_threaded_batch_equals_serial_batch():
+    tree = M.arm7(backend="c")
+    Q, V, A = _batch(tree, 40, seed=3)
+    serial = tree.forward_dynamics(Q, V, A)
+    tree.batch_threads, tree.batch_thread_min = 2, 8
+    try:
+        threaded = tree.forward_dynamics(Q, V, A)
+        H = tree.mass_matrix(Q)
+    finally:
+        del tree.batch_threads, tree.batch_thread_min
+    assert np.array_equal(threaded, serial)
+    assert np.array_equal(H, tree.mass_matrix(Q))
