@@ -46,12 +46,14 @@ class TimeSteppingWarning(RuntimeWarning):
 @dataclass(frozen=True)
 class SolveReport:
     """Status of a step's solve: ``status`` ("solved", "fallback", "no_rows"),
-    ``method``, ``residual`` of the reduced problem and ``size`` of the LCP."""
+    ``method``, ``residual`` of the reduced problem, ``size`` of the LCP (or the number of
+    contact rows of the compiled PGS) and ``iterations`` (PGS sweeps; 0 for pivoting)."""
 
     status: str
     method: str
     residual: float
     size: int
+    iterations: int = 0
 
 
 def _inv_apply(Aee: np.ndarray, rhs: np.ndarray) -> np.ndarray:

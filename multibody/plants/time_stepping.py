@@ -77,6 +77,7 @@ import scipy.linalg as sla
 
 from solvers import ops
 from solvers.compiled import CompiledFunction
+from solvers.contact_step import load_kernel
 from systems import SymbolicEvaluationError
 from systems.events import PeriodicEvent
 
@@ -84,10 +85,16 @@ from ..constraints import ConstraintRows, ContactResults, StepKinematics
 from ..constraints.kinematics import cross_rows
 from ._time_stepping_kinematics import ancestor_mask, fused_function, quat_to_rot
 from ._time_stepping_solve import SolveReport, TimeSteppingWarning, solve_impulses
+from ._ts_compiled import PGS_TAG, CompiledContactStep, unsupported_reason
 from .base import RigidBodySystemBase
 from .solutions import StepSolution
 
 __all__ = ["TimeSteppingRigidBodySystem", "StepSolution", "TimeSteppingWarning"]
+
+
+PGS_SWEEP_TOL = 1e-12
+"""The compiled PGS stops when no impulse changes by more than this (velocity units,
+relative to ``max(1, |J v_free + b|)``)."""
 
 
 class TimeSteppingRigidBodySystem(RigidBodySystemBase):
@@ -130,6 +137,7 @@ class TimeSteppingRigidBodySystem(RigidBodySystemBase):
                  constraints: Sequence = (), *, include_passive_forces: bool = True,
                  project_positions: bool = True, lcp_failure: str = "fallback",
                  lcp_tolerance: float = 1e-7, backend: str = "auto",
+                 contact_solver: str = "auto", pgs_max_sweeps: int = 500,
                  name: Optional[str] = None) -> None:
         nm = f"TimeSteppingRigidBodySystem '{name or tree.name + '_time_stepping'}'"
         try:
@@ -138,6 +146,12 @@ class TimeSteppingRigidBodySystem(RigidBodySystemBase):
             raise ValueError(f"{nm}: time_step must be a number, got {time_step!r}") from None
         if not (np.isfinite(h) and h > 0):
             raise ValueError(f"{nm}: time_step must be finite and > 0, got {time_step!r}")
+        if contact_solver not in ("auto", "pgs", "lcp"):
+            raise ValueError(f"{nm}: contact_solver must be 'auto', 'pgs' or 'lcp', got "
+                             f"{contact_solver!r}")
+        if int(pgs_max_sweeps) != pgs_max_sweeps or pgs_max_sweeps < 1:
+            raise ValueError(f"{nm}: pgs_max_sweeps must be an integer >= 1, got "
+                             f"{pgs_max_sweeps!r}")
         if lcp_failure not in ("fallback", "raise"):
             raise ValueError(f"{nm}: lcp_failure must be 'fallback' or 'raise', got "
                              f"{lcp_failure!r}")
@@ -201,6 +215,25 @@ class TimeSteppingRigidBodySystem(RigidBodySystemBase):
         # each a contiguous range); grouped by size for batched inversion
         starts = [j.v_start for j in tree.joints if j.parent == "world"] + [nv]
         self._blocks = [(a, b) for a, b in zip(starts[:-1], starts[1:]) if b > a] or [(0, nv)]
+        self.contact_solver = contact_solver
+        self._compiled = None
+        reason = unsupported_reason(tree, self.constraints) if contact_solver != "lcp" else \
+            "contact_solver='lcp'"
+        if reason is None:
+            kernel = load_kernel()
+            if kernel is None:
+                reason = "no C compiler found"
+            else:
+                self._compiled = CompiledContactStep(tree, self.constraints[0], kernel, h,
+                                                     np.diag(self._hD).copy(), self._blocks,
+                                                     self._mask, int(pgs_max_sweeps))
+        if reason is not None and contact_solver == "pgs":
+            raise ValueError(f"{nm}: contact_solver='pgs' is not available: {reason}")
+        self.step_method = "compiled_pgs" if self._compiled is not None else "lcp"
+        """``"compiled_pgs"`` (the compiled step with the block-PGS contact solver) or
+        ``"lcp"`` (the interpreted step with the pivoting LCP solvers)."""
+        self.step_method_reason = reason
+        """Why the compiled step is not used (None when it is)."""
         sizes = sorted({b - a for a, b in self._blocks})
         self._block_groups = [(np.array([a for a, b in self._blocks if b - a == n]), n)
                               for n in sizes]
@@ -340,6 +373,11 @@ class TimeSteppingRigidBodySystem(RigidBodySystemBase):
         ext = self.applied_forces(context, q)
         if ext is not None:
             tau = tau + np.asarray(ext, float).ravel()
+        if self._compiled is not None:
+            sol = self._compiled_step(context, xd, t, q, v, tau)
+            if sol is not None:
+                self._update_blocks(context, xd, x, sol)
+                return sol
         H, c, kinm = self.kinematics(q, v, t)
         Meff = H + self._hD
         try:
@@ -368,7 +406,7 @@ class TimeSteppingRigidBodySystem(RigidBodySystemBase):
             keys = [k for i, r in enumerate(rows) for k in self._row_keys(i, r)]
             warm = None
             last = context.get_memory().get("warm_start")
-            if last is not None:
+            if last is not None and last[0] != PGS_TAG:
                 prev_p, prev_l = last
                 warm = (np.array([prev_p.get(k, 0.0) for k in keys]),
                         np.array([prev_l.get(k, 0.0) for k in keys]))
@@ -402,14 +440,30 @@ class TimeSteppingRigidBodySystem(RigidBodySystemBase):
         xd_next[:nq], xd_next[nq:nq + nv] = qn, vn
         sol = StepSolution(t, qn, vn, xd_next, tau, tau_c, impulses, rows, report,
                            (vn - v) / h, warm_next, make_contacts)
+        self._update_blocks(context, xd, x, sol)
+        return sol
+
+    def _update_blocks(self, context, xd, x, sol) -> None:
+        """The blocks' discrete updates into ``sol.xd_next`` (inputs of the step)."""
         for blk, sl in self._xd_slices.items():
             ctx = self._block_context(blk, context, xd)
             self._fix_block_inputs(blk, ctx, x, sol)
             nxt = xd[sl]
             for ev in blk.events():
                 nxt = np.asarray(ev.callback(ctx), float).ravel()
-            xd_next[sl] = nxt
-        return sol
+            sol.xd_next[sl] = nxt
+
+    def _compiled_step(self, context, xd, t, q, v, tau):
+        """The step by the compiled kernel (:mod:`._ts_compiled`), or None when it did not
+        converge (or the mass matrix is singular): the interpreted step then runs."""
+        contact = self.constraints[0]
+        ctx = self._block_context(contact, context, xd)
+        erp, cfm = contact.softening(ctx, self.time_step)
+        mode = 1.0 if (contact.formulation == "stewart_trinkle" and not contact.spring) else 0.0
+        scalars = (contact.margin, float(ctx.get_parameter("mu")[0]), erp, cfm, mode,
+                   self.lcp_tolerance, PGS_SWEEP_TOL)
+        return self._compiled.run(t, xd, q, v, tau, self._fnum(q, v), scalars,
+                                  context.get_memory().get("warm_start"))
 
     def _project(self, context, xd, qn, vn, Minv, t):
         """Gauss-Newton steps on the bilateral blocks' position errors at ``qn``; stops once

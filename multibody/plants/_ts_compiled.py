@@ -1,0 +1,257 @@
+"""The compiled step of :class:`~multibody.plants.TimeSteppingRigidBodySystem` (private).
+
+When the plant's only constraint block is a :class:`~multibody.constraints.PointContactConstraint`
+with the default friction cone, whose geometry pairs all have closed-form contact points
+(halfspace-sphere, halfspace-box, sphere-sphere), and every joint integrates as ``q + h v``
+or by the exponential map of a quaternion (ball, free), a step is two calls: the plant's
+compiled dynamics/kinematics function ``(q, v) -> (H, c, P, S)`` and the C kernel of
+:mod:`solvers.contact_step` (candidates, rows, Delassus blocks, block PGS with the friction
+disc, integration). This module builds the kernel's fixed tables from the tree and the
+contact block once, and turns the kernel's output into a :class:`StepSolution`.
+
+Tables (``it``, int32; offsets are absolute indices into ``it``):
+
+* header (``HEADER_INTS``): nq, nv, bodies, candidates, blocks, joints, free joints,
+  max sweeps, reach bodies, then the offsets of blocks, joints, free joints, candidates,
+  reach bodies, ancestor lists; at 32.. the offsets into ``dt`` of the candidates' doubles,
+  the reach radii and the damping ``h D``;
+* blocks: (start, size) of the decoupled velocity blocks (subtrees hanging from the world);
+* joints: (type 0 ``q + h v`` / 1 ball / 2 free, q_start, v_start, nq);
+* free joints: (q_start, v_start);
+* candidates: ``CANDIDATE_INTS`` each; a candidate's column list ``(column, sign)`` of
+  ``mask[B] - mask[A]`` followed by the count and indices of the velocity blocks it touches;
+* reach bodies and, per body, (offset, count) of its ancestor columns.
+"""
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from solvers.contact_step import (CANDIDATE_DOUBLES, CANDIDATE_INTS, CANDIDATE_OUTPUTS,
+                                  HEADER_INTS, NUM_SCALARS)
+
+from ..constraints import (FRICTION_BOX, UNILATERAL, ConstraintRows, ContactResults,
+                           PointContactConstraint, PointContactResult)
+from ..geometry import Box, Halfspace, Mesh, Sphere
+from ._time_stepping_solve import SolveReport
+from .solutions import StepSolution
+
+__all__ = ["CompiledContactStep", "unsupported_reason"]
+
+PGS_TAG = "pgs"
+
+
+def _joint_type(j) -> Optional[int]:
+    if j.type == "free":
+        return 2
+    if j.type == "ball":
+        return 1
+    return 0 if j.nq == j.nv else None
+
+
+def unsupported_reason(tree, constraints) -> Optional[str]:
+    """Why the compiled step cannot run this plant (None when it can)."""
+    if len(constraints) != 1 or not isinstance(constraints[0], PointContactConstraint):
+        return "the compiled step needs exactly one PointContactConstraint block"
+    c = constraints[0]
+    if c.friction != "cone":
+        return f"contact '{c.name}' uses friction='{c.friction}' (the compiled step has the disc)"
+    for j in tree.joints:
+        if j.nq and _joint_type(j) is None:
+            return f"joint '{j.name}' ({j.type}) has nq != nv"
+    ok = {(Halfspace, Sphere), (Sphere, Halfspace), (Halfspace, Box), (Box, Halfspace),
+          (Sphere, Sphere)}
+    for ga, gb in c.site_pairs:
+        if (type(ga.shape), type(gb.shape)) not in ok:
+            return (f"geometry pair ('{ga.name}', '{gb.name}') is "
+                    f"{type(ga.shape).__name__}-{type(gb.shape).__name__} (no closed form)")
+    return None
+
+
+class CompiledContactStep:
+    """Tables and buffers of the compiled step for one plant (module docstring).
+
+    Parameters
+    ----------
+    tree : RigidBodyTree
+    contact : PointContactConstraint
+    kernel : solvers.contact_step.ContactStepKernel
+    h : float
+    damping_h : ndarray, shape (nv,)
+        ``h D`` (implicit joint damping).
+    blocks : list of (int, int)
+        Decoupled velocity ranges ``[a, b)``.
+    mask : ndarray, shape (N, nv)
+        Ancestor mask of the bodies' velocity columns.
+    max_sweeps : int
+        PGS sweeps per step before the fallback.
+    """
+
+    def __init__(self, tree, contact, kernel, h: float, damping_h: np.ndarray, blocks: list,
+                 mask: np.ndarray, max_sweeps: int) -> None:
+        self.kernel = kernel
+        self.contact = contact
+        self.h = float(h)
+        nq, nv, N = tree.nq, tree.nv, len(tree.bodies)
+        self.nq, self.nv, self.N = nq, nv, N
+        index = {b.name: b.index for b in tree.bodies}
+        moving = mask.any(axis=1)
+        cand_i, cand_d, extra, self.geoms = [], [], [], []
+        for ga, gb in contact.site_pairs:
+            ia, ib = index[ga.body], index[gb.body]
+            if not (moving[ia] or moving[ib]):
+                continue
+            ta, tb = type(ga.shape), type(gb.shape)
+            if ta is Sphere and tb is Sphere:
+                d = np.zeros(CANDIDATE_DOUBLES)
+                d[0:3], d[3:6] = ga.pose[:3, 3], gb.pose[:3, 3]
+                d[9], d[10] = ga.shape.radius, gb.shape.radius
+                cand_i.append([1, ia, ib, 0, 0, 0])
+                cand_d.append(d)
+                self.geoms.append((ga, gb))
+                continue
+            swap = ta is not Halfspace
+            hs, other = (gb, ga) if swap else (ga, gb)
+            ih, io = index[hs.body], index[other.body]
+            if type(other.shape) is Sphere:
+                points, radius = [other.pose[:3, 3]], other.shape.radius
+            else:
+                hx, hy, hz = other.shape.half
+                points = [other.pose[:3, :3] @ np.array([sx * hx, sy * hy, sz * hz])
+                          + other.pose[:3, 3]
+                          for sx in (-1.0, 1.0) for sy in (-1.0, 1.0) for sz in (-1.0, 1.0)]
+                radius = 0.0
+            for p in points:
+                d = np.zeros(CANDIDATE_DOUBLES)
+                d[0:3], d[3:6], d[6:9], d[9] = p, hs.pose[:3, 3], hs.pose[:3, 2], radius
+                cand_i.append([0, ia, ib, ih, io, int(swap)])
+                cand_d.append(d)
+                self.geoms.append((ga, gb))
+        nc = len(cand_i)
+        self.nc = nc
+        # reach of the bodies carrying finite geometry (the speculative margin)
+        reach: dict = {}
+        for b in tree.bodies:
+            for g in b.collision_geometries:
+                if isinstance(g.shape, Mesh):
+                    continue
+                r = float(getattr(g.shape, "bounding_radius", np.inf))
+                if np.isfinite(r):
+                    i = index[g.body]
+                    reach[i] = max(reach.get(i, 0.0), r + float(np.linalg.norm(g.pose[:3, 3])))
+        reach_idx = sorted(reach)
+        joints = [j for j in tree.joints if j.nq]
+        frees = [j for j in tree.joints if j.type == "free"]
+        it: list = [0] * HEADER_INTS
+
+        def put(values) -> int:
+            off = len(it)
+            it.extend(int(x) for x in values)
+            return off
+        it[9] = put([x for a, b in blocks for x in (a, b - a)])
+        it[10] = put([x for j in joints for x in (_joint_type(j), j.q_start, j.v_start, j.nq)])
+        it[11] = put([x for j in frees for x in (j.q_start, j.v_start)])
+        cand_off = len(it)
+        it.extend([0] * (CANDIDATE_INTS * nc))
+        it[12] = cand_off
+        block_of = np.zeros(nv, int)
+        for k, (a, b) in enumerate(blocks):
+            block_of[a:b] = k
+        for k, ci in enumerate(cand_i):
+            dm = mask[ci[2]] - mask[ci[1]]
+            cols = np.flatnonzero(dm)
+            off = put([x for col in cols for x in (col, int(dm[col]))])
+            touched = sorted({int(block_of[col]) for col in cols})
+            put([len(touched)] + touched)
+            it[cand_off + CANDIDATE_INTS * k: cand_off + CANDIDATE_INTS * (k + 1)] = \
+                ci + [off, len(cols)]
+        it[13] = put(reach_idx)
+        anc_off = len(it)
+        it.extend([0] * (2 * N))
+        it[14] = anc_off
+        for b in range(N):
+            cols = np.flatnonzero(mask[b])
+            it[anc_off + 2 * b] = put(cols)
+            it[anc_off + 2 * b + 1] = len(cols)
+        it[0:9] = [nq, nv, N, nc, len(blocks), len(joints), len(frees), int(max_sweeps),
+                   len(reach_idx)]
+        dt = np.concatenate([np.array(cand_d).ravel() if nc else np.zeros(0),
+                             np.array([reach[i] for i in reach_idx]), damping_h])
+        it[32], it[33], it[34] = 0, CANDIDATE_DOUBLES * nc, CANDIDATE_DOUBLES * nc + len(reach_idx)
+        self.it = np.ascontiguousarray(it, dtype=np.int32)
+        self.dt = np.ascontiguousarray(dt, dtype=float)
+        self.work = np.zeros(nv * nv + 4 * nv + 3 * nc * nv + 9 * nc * nc + 18 * nc + 8)
+        self.iwork = np.zeros(3 * nc + 1, dtype=np.int32)
+        self.n_out = nq + 2 * nv + 4 + CANDIDATE_OUTPUTS * nc + 3 * nv * nc
+        self._out_c = nq + 2 * nv + 4
+        self._zero_warm = np.zeros(4 * nc)
+
+    # ------------------------------------------------------------------ the step
+    def run(self, t: float, xd: np.ndarray, q: np.ndarray, v: np.ndarray, tau: np.ndarray,
+            dyn: tuple, scalars: tuple, warm) -> Optional[StepSolution]:
+        """One step (None: the kernel did not converge or the mass matrix is singular:
+        the caller takes the interpreted path). ``dyn = (H, c, P, S)`` of the plant's
+        compiled function; ``scalars``: margin, mu, erp, cfm, bias mode, tol, it_tol;
+        ``warm``: the context's last ``(PGS_TAG, array)`` or anything else (cold)."""
+        H, c, P, S = dyn
+        w = warm[1] if (isinstance(warm, tuple) and len(warm) == 2 and warm[0] == PGS_TAG
+                        and warm[1].shape[0] == 4 * self.nc) else self._zero_warm
+        inp = np.concatenate([(self.h,), scalars, q, v, tau, H.ravel(), c, P.ravel(),
+                              S.ravel(), w])
+        out = np.empty(self.n_out)
+        code = self.kernel.step(self.it, self.dt, inp, out, self.work, self.iwork)
+        if code != 0:
+            return None
+        nq, nv, nc, h = self.nq, self.nv, self.nc, self.h
+        stat = out[nq + 2 * nv: nq + 2 * nv + 4]
+        if stat[0] != 1.0:
+            return None
+        qn, vn, tau_c = out[:nq], out[nq:nq + nv], out[nq + nv:nq + 2 * nv]
+        co = out[self._out_c:self._out_c + CANDIDATE_OUTPUTS * nc].reshape(nc, CANDIDATE_OUTPUTS)
+        act = np.flatnonzero(co[:, 0])
+        na = act.shape[0]
+        report = SolveReport("solved", PGS_TAG, float(stat[2]), 3 * na, int(stat[1]))
+        warm_next = (PGS_TAG, np.ascontiguousarray(co[:, 20:24]).ravel())
+        p = co[act, 14:17]
+        impulses = [np.concatenate([p[:, 0], p[:, 1:].ravel()])]
+        xd_next = np.array(xd, dtype=float)
+        xd_next[:nq], xd_next[nq:nq + nv] = qn, vn
+        Jall = out[self._out_c + CANDIDATE_OUTPUTS * nc:].reshape(nc, 3, nv)
+        rows = [_rows(self, co, act, Jall)]
+        geoms = self.geoms
+
+        def make_contacts() -> ContactResults:
+            res = []
+            for k in act.tolist():
+                ga, gb = geoms[k]
+                o = co[k]
+                t1, t2 = o[8:11], o[11:14]
+                res.append(PointContactResult(ga.body, gb.body, ga.name, gb.name, o[2:5].copy(),
+                                              o[5:8].copy(), float(o[1]), float(o[14] / h),
+                                              (o[15] * t1 + o[16] * t2) / h,
+                                              o[17] * t1 + o[18] * t2))
+            return ContactResults(t, tuple(res))
+        return StepSolution(t, qn, vn, xd_next, tau, tau_c, impulses, rows, report,
+                            (vn - v) / h, warm_next, make_contacts)
+
+
+def _rows(step: CompiledContactStep, co: np.ndarray, act: np.ndarray, Jall: np.ndarray):
+    """The contact rows of the step as :class:`ConstraintRows` (normals first, then the two
+    tangent rows of each contact, ``FRICTION_BOX`` kind with the disc's radius ``mu``)."""
+    na, nv = act.shape[0], step.nv
+    if na == 0:
+        return ConstraintRows.empty(nv)
+    J = np.concatenate([Jall[act, 0, :], Jall[act, 1:, :].reshape(2 * na, nv)])
+    m = 3 * na
+    kind = np.full(m, FRICTION_BOX, int)
+    kind[:na] = UNILATERAL
+    phi = np.zeros(m)
+    phi[:na] = co[act, 1]
+    normal = np.full(m, -1, int)
+    normal[na:] = np.repeat(np.arange(na), 2)
+    info = {"point": co[act, 2:5], "normal": co[act, 5:8], "distance": co[act, 1],
+            "t1": co[act, 8:11], "t2": co[act, 11:14],
+            "geometries": [step.geoms[k] for k in act.tolist()]}
+    return ConstraintRows(J, np.zeros(m), np.zeros(m), kind, np.zeros(m), np.full(m, np.inf),
+                          normal, phi, info)

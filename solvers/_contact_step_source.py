@@ -1,0 +1,581 @@
+"""C source of the compiled contact step (private part of :mod:`solvers.contact_step`).
+
+One entry point, ``dbk_contact_step(it, dt, in, out, work, iwork)``, does everything of a
+time step of a rigid-body tree with point contacts after the tree's dynamics terms are
+known: block Cholesky of ``H + h D``, the free velocity, contact candidates (closed-form
+point/halfspace and sphere/sphere pairs), their rows, ``M^-1 J^T`` on the touched blocks,
+the per-contact 3 x 3 Delassus blocks, block projected Gauss-Seidel with the friction disc,
+the natural-map residual, the integration of the configuration and the re-expression of
+the free joints' velocities. The table layouts are described in
+:mod:`solvers.contact_step` (they are written by :class:`ContactStepKernel`).
+"""
+from __future__ import annotations
+
+__all__: list[str] = []  # private module
+
+VERSION = 3
+
+SOURCE = r"""
+#include <math.h>
+#include <string.h>
+
+/* integer table header */
+enum { I_NQ, I_NV, I_NBODY, I_NCAND, I_NBLOCK, I_NJOINT, I_NFREE, I_MAXIT, I_NREACH,
+       I_OBLOCK, I_OJOINT, I_OFREE, I_OCAND, I_OREACH, I_OANC, I_HDR = 32 };
+/* double table header offsets live in it[I_HDR + k] */
+enum { D_CAND, D_REACH, D_HD };
+/* per-step scalar inputs */
+enum { S_H, S_MARGIN, S_MU, S_ERP, S_CFM, S_BIASMODE, S_TOL, S_ITTOL, S_NS = 8 };
+#define CI 8   /* ints per candidate */
+#define CD 12  /* doubles per candidate */
+#define CO 24  /* outputs per candidate */
+
+static void quat_rot(const double *q, double *R) {
+    double w = q[0], x = q[1], y = q[2], z = q[3];
+    R[0] = 1 - 2 * (y * y + z * z); R[1] = 2 * (x * y - w * z); R[2] = 2 * (x * z + w * y);
+    R[3] = 2 * (x * y + w * z); R[4] = 1 - 2 * (x * x + z * z); R[5] = 2 * (y * z - w * x);
+    R[6] = 2 * (x * z - w * y); R[7] = 2 * (y * z + w * x); R[8] = 1 - 2 * (x * x + y * y);
+}
+
+static void quat_exp_mul(const double *q, const double *w, double h, double *out) {
+    double a = w[0] * h, b = w[1] * h, c = w[2] * h;
+    double t2 = a * a + b * b + c * c, cw, s;
+    if (t2 < 1e-6) {
+        cw = 1 - t2 / 8 + t2 * t2 / 384;
+        s = 0.5 - t2 / 48 + t2 * t2 / 3840;
+    } else {
+        double t = sqrt(t2);
+        cw = cos(t / 2);
+        s = sin(t / 2) / t;
+    }
+    double bw = cw, bx = s * a, by = s * b, bz = s * c;
+    double aw = q[0], ax = q[1], ay = q[2], az = q[3];
+    out[0] = aw * bw - ax * bx - ay * by - az * bz;
+    out[1] = aw * bx + ax * bw + ay * bz - az * by;
+    out[2] = aw * by - ax * bz + ay * bw + az * bx;
+    out[3] = aw * bz + ax * by - ay * bx + az * bw;
+}
+
+static void cross3(const double *a, const double *b, double *o) {
+    o[0] = a[1] * b[2] - a[2] * b[1];
+    o[1] = a[2] * b[0] - a[0] * b[2];
+    o[2] = a[0] * b[1] - a[1] * b[0];
+}
+
+static double dot3(const double *a, const double *b) {
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
+
+/* world point of a body-local point: p + R x */
+static void body_point(const double *P, int body, const double *xl, double *o) {
+    const double *R = P + 12 * body, *p = R + 9;
+    for (int i = 0; i < 3; ++i)
+        o[i] = p[i] + R[3 * i] * xl[0] + R[3 * i + 1] * xl[1] + R[3 * i + 2] * xl[2];
+}
+
+static void body_dir(const double *P, int body, const double *xl, double *o) {
+    const double *R = P + 12 * body;
+    for (int i = 0; i < 3; ++i)
+        o[i] = R[3 * i] * xl[0] + R[3 * i + 1] * xl[1] + R[3 * i + 2] * xl[2];
+}
+
+/* Cholesky of the symmetric block A[s:s+n, s:s+n] (row-major, lda) into L (lower) */
+static int chol_block(const double *A, int lda, int s, int n, double *L) {
+    for (int j = 0; j < n; ++j) {
+        double d = A[(s + j) * lda + s + j];
+        for (int k = 0; k < j; ++k) d -= L[(s + j) * lda + s + k] * L[(s + j) * lda + s + k];
+        if (!(d > 0)) return -1;
+        d = sqrt(d);
+        L[(s + j) * lda + s + j] = d;
+        for (int i = j + 1; i < n; ++i) {
+            double t = A[(s + i) * lda + s + j];
+            for (int k = 0; k < j; ++k) t -= L[(s + i) * lda + s + k] * L[(s + j) * lda + s + k];
+            L[(s + i) * lda + s + j] = t / d;
+        }
+    }
+    return 0;
+}
+
+/* x[s:s+n] <- A^-1 x[s:s+n] with the block's Cholesky factor */
+static void chol_solve_block(const double *L, int lda, int s, int n, double *x) {
+    for (int i = 0; i < n; ++i) {
+        double t = x[s + i];
+        for (int k = 0; k < i; ++k) t -= L[(s + i) * lda + s + k] * x[s + k];
+        x[s + i] = t / L[(s + i) * lda + s + i];
+    }
+    for (int i = n - 1; i >= 0; --i) {
+        double t = x[s + i];
+        for (int k = i + 1; k < n; ++k) t -= L[(s + k) * lda + s + i] * x[s + k];
+        x[s + i] = t / L[(s + i) * lda + s + i];
+    }
+}
+
+/* largest eigenvalue of the symmetric 2 x 2 [[a, b], [b, c]] */
+static double lmax2(double a, double b, double c) {
+    double m = 0.5 * (a + c), d = 0.5 * (a - c);
+    return m + sqrt(d * d + b * b);
+}
+
+/* vel = v_free + sum_k Y_k p_k over the active contacts */
+static void rebuild_vel(int na, const int *act, int nv, const double *co, const double *Y,
+                        const double *vfree, double *vel) {
+    memcpy(vel, vfree, nv * sizeof(double));
+    for (int j = 0; j < na; ++j) {
+        const int k = act[j];
+        const double *pk = co + CO * k + 14, *Yk = Y + 3 * nv * k;
+        for (int r = 0; r < 3; ++r)
+            if (pk[r] != 0.0) for (int i = 0; i < nv; ++i) vel[i] += Yk[r * nv + i] * pk[r];
+    }
+}
+
+/* max natural-map residual (velocity units) of the disc conditions at vel */
+static double residual(int na, const int *act, const int *it, const int *cands, int nv,
+                       const double *co, const double *Jall, const double *G,
+                       const double *bias, const double *vel, double mu, double cfm) {
+    double res = 0.0;
+    for (int j = 0; j < na; ++j) {
+        const int k = act[j];
+        const int *ci = cands + CI * k, *cc = it + ci[6], ncol = ci[7];
+        const double *pk = co + CO * k + 14, *Jk = Jall + 3 * nv * k, *Gk = G + 9 * k;
+        double w[3];
+        for (int r = 0; r < 3; ++r) {
+            double s = 0.0;
+            for (int i = 0; i < ncol; ++i) { const int col = cc[2 * i]; s += Jk[r * nv + col] * vel[col]; }
+            w[r] = s + cfm * pk[r];
+        }
+        w[0] += bias[k];
+        double gn = Gk[0], pn_ = pk[0] - w[0] / gn;
+        double rn = fabs(pk[0] - (pn_ > 0 ? pn_ : 0.0)) * gn;
+        double g = lmax2(Gk[4], 0.5 * (Gk[5] + Gk[7]), Gk[8]);
+        double a1 = pk[1] - w[1] / g, a2 = pk[2] - w[2] / g;
+        double tt = sqrt(a1 * a1 + a2 * a2), lim = mu * pk[0];
+        if (tt > lim) { double f = tt > 0 ? lim / tt : 0.0; a1 *= f; a2 *= f; }
+        double rt = sqrt((pk[1] - a1) * (pk[1] - a1) + (pk[2] - a2) * (pk[2] - a2)) * g;
+        if (rn > res) res = rn;
+        if (rt > res) res = rt;
+    }
+    return res;
+}
+
+/* Newton polish on the active set PGS found: normal rows w_n = 0 where p_n > 0, tangent rows
+   w_t = 0 where the contact sticks, p_t = mu p_n d (d its current direction) where it
+   slides; one dense solve (partial pivoting). Writes p and returns 1 when the solution is
+   feasible (p_n >= 0, sticking inside the disc), else leaves p and returns 0. */
+static int polish(int na, const int *act, const int *it, const int *cands, int nv,
+                  double *co, const double *Jall, const double *Y, const double *bias,
+                  const double *vfree, double mu, double cfm, double *M, double *x,
+                  double *dsl, int *idn, int *idt) {
+    int nu = 0, j, l, r, s, i;
+    for (j = 0; j < na; ++j) {
+        const double *pk = co + CO * act[j] + 14;
+        idn[j] = idt[j] = -1;
+        dsl[2 * j] = dsl[2 * j + 1] = 0.0;
+        if (pk[0] > 0) {
+            idn[j] = nu++;
+            double tt = sqrt(pk[1] * pk[1] + pk[2] * pk[2]);
+            if (tt < mu * pk[0] * (1 - 1e-9)) { idt[j] = nu; nu += 2; }
+            else if (tt > 0) { dsl[2 * j] = pk[1] / tt; dsl[2 * j + 1] = pk[2] / tt; }
+        }
+    }
+    if (nu == 0) return 0;
+    for (i = 0; i < nu * nu; ++i) M[i] = 0.0;
+    for (j = 0; j < na; ++j) {
+        const int k = act[j];
+        if (idn[j] < 0) continue;
+        const int *ci = cands + CI * k, *cc = it + ci[6], ncol = ci[7];
+        const double *Jk = Jall + 3 * nv * k;
+        const int nr = idt[j] >= 0 ? 3 : 1;
+        for (r = 0; r < nr; ++r) {
+            const int row = r == 0 ? idn[j] : idt[j] + r - 1;
+            double s0 = 0.0;
+            for (i = 0; i < ncol; ++i) { const int col = cc[2 * i]; s0 += Jk[r * nv + col] * vfree[col]; }
+            x[row] = -(s0 + (r == 0 ? bias[k] : 0.0));
+            for (l = 0; l < na; ++l) {
+                if (idn[l] < 0) continue;
+                const double *Yl = Y + 3 * nv * act[l];
+                double A[3];
+                for (s = 0; s < 3; ++s) {
+                    double t = 0.0;
+                    for (i = 0; i < ncol; ++i) { const int col = cc[2 * i]; t += Jk[r * nv + col] * Yl[s * nv + col]; }
+                    A[s] = t + ((l == j && r == s) ? cfm : 0.0);
+                }
+                if (idt[l] >= 0) {
+                    M[row * nu + idn[l]] += A[0];
+                    M[row * nu + idt[l]] += A[1];
+                    M[row * nu + idt[l] + 1] += A[2];
+                } else {
+                    M[row * nu + idn[l]] += A[0] + mu * (dsl[2 * l] * A[1] + dsl[2 * l + 1] * A[2]);
+                }
+            }
+        }
+    }
+    /* Gaussian elimination with partial pivoting */
+    double scale = 0.0;
+    for (i = 0; i < nu * nu; ++i) if (fabs(M[i]) > scale) scale = fabs(M[i]);
+    for (int c = 0; c < nu; ++c) {
+        int piv = c;
+        for (r = c + 1; r < nu; ++r) if (fabs(M[r * nu + c]) > fabs(M[piv * nu + c])) piv = r;
+        if (!(fabs(M[piv * nu + c]) > 1e-13 * scale)) return 0;
+        if (piv != c) {
+            for (i = 0; i < nu; ++i) { double t = M[c * nu + i]; M[c * nu + i] = M[piv * nu + i]; M[piv * nu + i] = t; }
+            double t = x[c]; x[c] = x[piv]; x[piv] = t;
+        }
+        for (r = c + 1; r < nu; ++r) {
+            double f = M[r * nu + c] / M[c * nu + c];
+            if (f == 0.0) continue;
+            for (i = c; i < nu; ++i) M[r * nu + i] -= f * M[c * nu + i];
+            x[r] -= f * x[c];
+        }
+    }
+    for (int c = nu - 1; c >= 0; --c) {
+        double t = x[c];
+        for (i = c + 1; i < nu; ++i) t -= M[c * nu + i] * x[i];
+        x[c] = t / M[c * nu + c];
+    }
+    for (j = 0; j < na; ++j) {
+        if (idn[j] < 0) continue;
+        double pn = x[idn[j]];
+        if (!(pn >= 0)) return 0;
+        if (idt[j] >= 0) {
+            double a = x[idt[j]], b = x[idt[j] + 1];
+            if (!(sqrt(a * a + b * b) <= mu * pn * (1 + 1e-9))) return 0;
+        }
+    }
+    for (j = 0; j < na; ++j) {
+        double *pk = co + CO * act[j] + 14;
+        if (idn[j] < 0) { pk[0] = pk[1] = pk[2] = 0.0; continue; }
+        pk[0] = x[idn[j]];
+        if (idt[j] >= 0) { pk[1] = x[idt[j]]; pk[2] = x[idt[j] + 1]; }
+        else { pk[1] = mu * pk[0] * dsl[2 * j]; pk[2] = mu * pk[0] * dsl[2 * j + 1]; }
+    }
+    return 1;
+}
+
+/* returns 0 on success, 1 singular mass matrix */
+int dbk_contact_step(const int *it, const double *dt, const double *in, double *out,
+                     double *work, int *iwork) {
+    const int nq = it[I_NQ], nv = it[I_NV], nb = it[I_NBODY], nc = it[I_NCAND];
+    const int nblock = it[I_NBLOCK], nj = it[I_NJOINT], nfree = it[I_NFREE];
+    const int maxit = it[I_MAXIT], nreach = it[I_NREACH];
+    const int *blocks = it + it[I_OBLOCK], *joints = it + it[I_OJOINT];
+    const int *frees = it + it[I_OFREE], *cands = it + it[I_OCAND];
+    const int *reach_body = it + it[I_OREACH], *anc = it + it[I_OANC];
+    const double *cand_d = dt + it[I_HDR + D_CAND], *reach = dt + it[I_HDR + D_REACH];
+    const double *hD = dt + it[I_HDR + D_HD];
+    const double h = in[S_H], mu = in[S_MU], erp = in[S_ERP], cfm = in[S_CFM] / in[S_H];
+    const int biasmode = (int)in[S_BIASMODE];
+    const double tol = in[S_TOL], ittol = in[S_ITTOL];
+    const double *q = in + S_NS, *v = q + nq, *tau = v + nv, *H = tau + nv, *c = H + nv * nv;
+    const double *P = c + nv, *S = P + 12 * nb, *warm = S + 6 * nv;
+    const double *W = S, *U = S + 3 * nv;
+    double *qn = out, *vn = qn + nq, *tauc = vn + nv, *stat = tauc + nv;
+    double *co = stat + 4, *Jall = co + CO * nc;
+    double *L = work, *vfree = L + nv * nv, *vel = vfree + nv, *Y = vel + nv;
+    double *G = Y + 3 * nc * nv, *bias = G + 9 * nc, *tmp = bias + nc;
+    double *Mp = tmp + nv, *xp = Mp + 9 * nc * nc, *dsl = xp + 3 * nc, *psave = dsl + 2 * nc;
+    int *act = iwork, *idn = iwork + nc, *idt = iwork + 2 * nc;
+    int i, j, k, r;
+
+    /* 1. block Cholesky of H + h D */
+    for (i = 0; i < nv * nv; ++i) L[i] = 0.0;
+    for (i = 0; i < nv; ++i) tmp[i] = H[i * nv + i];
+    for (i = 0; i < nv; ++i) ((double *)H)[i * nv + i] = tmp[i] + hD[i];
+    for (k = 0; k < nblock; ++k) {
+        if (chol_block(H, nv, blocks[2 * k], blocks[2 * k + 1], L)) {
+            for (i = 0; i < nv; ++i) ((double *)H)[i * nv + i] = tmp[i];
+            return 1;
+        }
+    }
+    for (i = 0; i < nv; ++i) ((double *)H)[i * nv + i] = tmp[i];
+
+    /* 2. free velocity: v + h M^-1 (tau - c) + h (0, w x v) at free joints */
+    for (i = 0; i < nv; ++i) vfree[i] = h * (tau[i] - c[i]);
+    for (k = 0; k < nblock; ++k) chol_solve_block(L, nv, blocks[2 * k], blocks[2 * k + 1], vfree);
+    for (i = 0; i < nv; ++i) vfree[i] += v[i];
+    for (k = 0; k < nfree; ++k) {
+        const int vs = frees[2 * k + 1];
+        double a[3];
+        cross3(v + vs, v + vs + 3, a);
+        for (i = 0; i < 3; ++i) vfree[vs + 3 + i] += h * a[i];
+    }
+
+    /* 3. speculative margin: margin + h (s1 + s2), the two largest speed bounds */
+    double s1 = 0.0, s2 = 0.0;
+    for (k = 0; k < nreach; ++k) {
+        const int b = reach_body[k];
+        const int a0 = anc[2 * b], na = anc[2 * b + 1];
+        const int *ac = it + a0;
+        double w[3] = {0, 0, 0}, u[3] = {0, 0, 0}, vo[3];
+        for (j = 0; j < na; ++j) {
+            const int cc = ac[j];
+            for (i = 0; i < 3; ++i) { w[i] += W[i * nv + cc] * v[cc]; u[i] += U[i * nv + cc] * v[cc]; }
+        }
+        cross3(w, P + 12 * b + 9, vo);
+        for (i = 0; i < 3; ++i) vo[i] += u[i];
+        double s = sqrt(dot3(vo, vo)) + sqrt(dot3(w, w)) * reach[k];
+        if (s > s1) { s2 = s1; s1 = s; } else if (s > s2) s2 = s;
+    }
+    const double margin = in[S_MARGIN] + h * (nreach >= 2 ? s1 + s2 : s1);
+
+    /* 4. candidates: signed distance, point, normal; the active ones get rows */
+    int na = 0;
+    double bscale = 1.0;
+    for (k = 0; k < nc; ++k) {
+        const int *ci = cands + CI * k;
+        const double *cd = cand_d + CD * k;
+        double *o = co + CO * k;
+        double x[3], n[3], dist;
+        memset(o, 0, CO * sizeof(double));
+        if (ci[0] == 0) {          /* point (radius) on body ci[4] against halfspace on ci[3] */
+            double nh[3], org[3], pc[3], d;
+            body_dir(P, ci[3], cd + 6, nh);
+            body_point(P, ci[3], cd + 3, org);
+            body_point(P, ci[4], cd, pc);
+            d = nh[0] * (pc[0] - org[0]) + nh[1] * (pc[1] - org[1]) + nh[2] * (pc[2] - org[2]);
+            dist = d - cd[9];
+            for (i = 0; i < 3; ++i) {
+                double pa = pc[i] - d * nh[i], pb = pc[i] - cd[9] * nh[i];
+                x[i] = 0.5 * (pa + pb);
+                n[i] = ci[5] ? -nh[i] : nh[i];
+            }
+        } else {                   /* sphere (A) - sphere (B) */
+            double ca_[3], cb_[3], dd[3], len;
+            body_point(P, ci[1], cd, ca_);
+            body_point(P, ci[2], cd + 3, cb_);
+            for (i = 0; i < 3; ++i) dd[i] = cb_[i] - ca_[i];
+            len = sqrt(dot3(dd, dd));
+            if (len > 1e-15) { for (i = 0; i < 3; ++i) n[i] = dd[i] / len; }
+            else { n[0] = 0.0; n[1] = 0.0; n[2] = 1.0; }
+            dist = len - cd[9] - cd[10];
+            for (i = 0; i < 3; ++i) x[i] = 0.5 * ((ca_[i] + cd[9] * n[i]) + (cb_[i] - cd[10] * n[i]));
+        }
+        o[1] = dist;
+        for (i = 0; i < 3; ++i) { o[2 + i] = x[i]; o[5 + i] = n[i]; }
+        if (!(dist <= margin)) continue;
+        o[0] = 1.0;
+        act[na++] = k;
+        /* tangent basis: world x projected (y when |n_x| > 0.9), t2 = n x t1 */
+        double t1[3], t2[3], aa[3] = {0, 0, 0};
+        if (fabs(n[0]) < 0.9) aa[0] = 1.0; else aa[1] = 1.0;
+        double an = dot3(aa, n);
+        for (i = 0; i < 3; ++i) t1[i] = aa[i] - an * n[i];
+        double tn = sqrt(dot3(t1, t1));
+        for (i = 0; i < 3; ++i) t1[i] /= tn;
+        /* slip of B relative to A at x under the free velocity */
+        const int *cc = it + ci[6];
+        const int ncol = ci[7];
+        double w[3] = {0, 0, 0}, u[3] = {0, 0, 0}, vel3[3];
+        for (j = 0; j < ncol; ++j) {
+            const int col = cc[2 * j];
+            const double sv = cc[2 * j + 1] * vfree[col];
+            for (i = 0; i < 3; ++i) { w[i] += W[i * nv + col] * sv; u[i] += U[i * nv + col] * sv; }
+        }
+        cross3(w, x, vel3);
+        for (i = 0; i < 3; ++i) vel3[i] += u[i];
+        double vnrm = dot3(vel3, n), vt[3];
+        for (i = 0; i < 3; ++i) vt[i] = vel3[i] - vnrm * n[i];
+        double speed = sqrt(dot3(vt, vt));
+        if (speed > 1e-12) { for (i = 0; i < 3; ++i) t1[i] = -vt[i] / speed; }
+        cross3(n, t1, t2);
+        for (i = 0; i < 3; ++i) { o[8 + i] = t1[i]; o[11 + i] = t2[i]; }
+        /* rows n, t1, t2: d . (u + w x x) = d . U + (x x d) . W on the signed columns */
+        double *Jk = Jall + 3 * nv * k;
+        const double *dirs[3] = {n, t1, t2};
+        for (r = 0; r < 3; ++r) {
+            double xd[3];
+            cross3(x, dirs[r], xd);
+            double *row = Jk + r * nv;
+            for (i = 0; i < nv; ++i) row[i] = 0.0;
+            for (j = 0; j < ncol; ++j) {
+                const int col = cc[2 * j];
+                row[col] = cc[2 * j + 1] * (dot3(dirs[r], (double[3]){U[col], U[nv + col], U[2 * nv + col]})
+                                            + dot3(xd, (double[3]){W[col], W[nv + col], W[2 * nv + col]}));
+            }
+        }
+        /* Y = M^-1 J^T on the blocks the candidate touches */
+        double *Yk = Y + 3 * nv * k;
+        const int *bl = it + ci[6] + 2 * ncol;
+        const int nbl = bl[0];
+        for (r = 0; r < 3; ++r) {
+            double *y = Yk + r * nv;
+            memcpy(y, Jk + r * nv, nv * sizeof(double));
+            for (j = 0; j < nbl; ++j) {
+                const int bk = bl[1 + j];
+                chol_solve_block(L, nv, blocks[2 * bk], blocks[2 * bk + 1], y);
+            }
+        }
+        double *Gk = G + 9 * k;
+        for (r = 0; r < 3; ++r)
+            for (i = 0; i < 3; ++i) {
+                double s = 0.0;
+                for (j = 0; j < ncol; ++j) { const int col = cc[2 * j]; s += Jk[r * nv + col] * Yk[i * nv + col]; }
+                Gk[3 * r + i] = s;
+            }
+        for (r = 0; r < 3; ++r) Gk[4 * r] += cfm;
+        bias[k] = (biasmode == 1 || dist > 0) ? dist / h : erp * dist / h;
+        /* scale of the acceptance: |J v_free + b| */
+        double jv[3] = {0, 0, 0};
+        for (r = 0; r < 3; ++r)
+            for (j = 0; j < ncol; ++j) { const int col = cc[2 * j]; jv[r] += Jk[r * nv + col] * vfree[col]; }
+        jv[0] += bias[k];
+        for (r = 0; r < 3; ++r) if (fabs(jv[r]) > bscale) bscale = fabs(jv[r]);
+        /* warm start: last step's normal impulse and world friction impulse */
+        const double *wk = warm + 4 * k;
+        o[14] = wk[0] > 0 ? wk[0] : 0.0;
+        o[15] = wk[1] * t1[0] + wk[2] * t1[1] + wk[3] * t1[2];
+        o[16] = wk[1] * t2[0] + wk[2] * t2[1] + wk[3] * t2[2];
+        double tt = sqrt(o[15] * o[15] + o[16] * o[16]), lim = mu * o[14];
+        if (tt > lim) { double f = tt > 0 ? lim / tt : 0.0; o[15] *= f; o[16] *= f; }
+    }
+
+    /* 5. block projected Gauss-Seidel in velocity form: vel = v_free + sum Y_k p_k */
+    memcpy(vel, vfree, nv * sizeof(double));
+    for (j = 0; j < na; ++j) {
+        k = act[j];
+        const double *pk = co + CO * k + 14, *Yk = Y + 3 * nv * k;
+        for (r = 0; r < 3; ++r) if (pk[r] != 0.0) for (i = 0; i < nv; ++i) vel[i] += Yk[r * nv + i] * pk[r];
+    }
+    int iter = 0;
+    double change = 0.0;
+    for (iter = 0; iter < maxit && na > 0; ++iter) {
+        change = 0.0;
+        for (j = 0; j < na; ++j) {
+            k = act[j];
+            const int *ci = cands + CI * k;
+            const int *cc = it + ci[6];
+            const int ncol = ci[7];
+            double *pk = co + CO * k + 14;
+            const double *Jk = Jall + 3 * nv * k, *Yk = Y + 3 * nv * k, *Gk = G + 9 * k;
+            double w[3];
+            for (r = 0; r < 3; ++r) {
+                double s = 0.0;
+                for (i = 0; i < ncol; ++i) { const int col = cc[2 * i]; s += Jk[r * nv + col] * vel[col]; }
+                w[r] = s + cfm * pk[r];
+            }
+            w[0] += bias[k];
+            /* normal */
+            double pn = pk[0] - w[0] / Gk[0];
+            if (pn < 0) pn = 0;
+            double dpn = pn - pk[0];
+            /* tangent: exact 2x2 stick if inside the disc, else projected step 1/lambda_max */
+            double wt1 = w[1] + Gk[3] * dpn, wt2 = w[2] + Gk[6] * dpn;
+            double a = Gk[4], b = 0.5 * (Gk[5] + Gk[7]), cdd = Gk[8];
+            double det = a * cdd - b * b;
+            double lim = mu * pn, pt1 = 0.0, pt2 = 0.0, tt = INFINITY;
+            if (det > 1e-300 * (a * cdd + 1e-300)) {
+                pt1 = pk[1] - (cdd * wt1 - b * wt2) / det;
+                pt2 = pk[2] - (a * wt2 - b * wt1) / det;
+                tt = sqrt(pt1 * pt1 + pt2 * pt2);
+            }
+            double g = lmax2(a, b, cdd);
+            if (tt > lim) {
+                pt1 = pk[1] - wt1 / g;
+                pt2 = pk[2] - wt2 / g;
+                tt = sqrt(pt1 * pt1 + pt2 * pt2);
+                if (tt > lim) { double f = tt > 0 ? lim / tt : 0.0; pt1 *= f; pt2 *= f; }
+            }
+            double d1 = pt1 - pk[1], d2 = pt2 - pk[2];
+            double ch = fabs(dpn) * Gk[0];
+            if (fabs(d1) * g > ch) ch = fabs(d1) * g;
+            if (fabs(d2) * g > ch) ch = fabs(d2) * g;
+            if (ch > change) change = ch;
+            pk[0] = pn; pk[1] = pt1; pk[2] = pt2;
+            if (dpn != 0.0 || d1 != 0.0 || d2 != 0.0)
+                for (i = 0; i < nv; ++i) vel[i] += Yk[i] * dpn + Yk[nv + i] * d1 + Yk[2 * nv + i] * d2;
+        }
+        if (change <= ittol * bscale) { ++iter; break; }
+        if (iter == 1 || iter % 16 == 7) {  /* polish on PGS's active set; keep it if it is exact */
+            for (j = 0; j < na; ++j) memcpy(psave + 3 * j, co + CO * act[j] + 14, 3 * sizeof(double));
+            if (polish(na, act, it, cands, nv, co, Jall, Y, bias, vfree, mu, cfm, Mp, xp, dsl,
+                       idn, idt)) {
+                rebuild_vel(na, act, nv, co, Y, vfree, vel);
+                if (residual(na, act, it, cands, nv, co, Jall, G, bias, vel, mu, cfm)
+                        <= ittol * bscale) { ++iter; break; }
+                for (j = 0; j < na; ++j) memcpy(co + CO * act[j] + 14, psave + 3 * j, 3 * sizeof(double));
+                rebuild_vel(na, act, nv, co, Y, vfree, vel);
+            }
+        }
+    }
+
+    /* 6. the velocity from the impulses (fixed order), the residual, J^T p / h */
+    memcpy(vn, vfree, nv * sizeof(double));
+    for (i = 0; i < nv; ++i) tauc[i] = 0.0;
+    for (j = 0; j < na; ++j) {
+        k = act[j];
+        const double *pk = co + CO * k + 14, *Yk = Y + 3 * nv * k, *Jk = Jall + 3 * nv * k;
+        for (r = 0; r < 3; ++r)
+            if (pk[r] != 0.0)
+                for (i = 0; i < nv; ++i) { vn[i] += Yk[r * nv + i] * pk[r]; tauc[i] += Jk[r * nv + i] * pk[r] / h; }
+    }
+    double res = 0.0;
+    for (j = 0; j < na; ++j) {
+        k = act[j];
+        const int *ci = cands + CI * k;
+        const int *cc = it + ci[6];
+        const int ncol = ci[7];
+        double *o = co + CO * k, *pk = o + 14;
+        const double *Jk = Jall + 3 * nv * k, *Gk = G + 9 * k;
+        double w[3];
+        for (r = 0; r < 3; ++r) {
+            double s = 0.0;
+            for (i = 0; i < ncol; ++i) { const int col = cc[2 * i]; s += Jk[r * nv + col] * vn[col]; }
+            w[r] = s;
+        }
+        o[17] = w[1];                       /* slip along t1, t2 at the new velocity */
+        o[18] = w[2];
+        for (r = 0; r < 3; ++r) w[r] += cfm * pk[r];
+        w[0] += bias[k];
+        /* natural-map residual in velocity units (scaled by the block's diagonal) */
+        double gn = Gk[0], pn_ = pk[0] - w[0] / gn;
+        double rn = fabs(pk[0] - (pn_ > 0 ? pn_ : 0.0)) * gn;
+        double g = lmax2(Gk[4], 0.5 * (Gk[5] + Gk[7]), Gk[8]);
+        double a1 = pk[1] - w[1] / g, a2 = pk[2] - w[2] / g;
+        double tt = sqrt(a1 * a1 + a2 * a2), lim = mu * pk[0];
+        if (tt > lim) { double f = tt > 0 ? lim / tt : 0.0; a1 *= f; a2 *= f; }
+        double rt = sqrt((pk[1] - a1) * (pk[1] - a1) + (pk[2] - a2) * (pk[2] - a2)) * g;
+        if (rn > res) res = rn;
+        if (rt > res) res = rt;
+        /* warm start for the next step: normal impulse, world friction impulse */
+        for (i = 0; i < 3; ++i) o[20 + i + 1] = pk[1] * o[8 + i] + pk[2] * o[11 + i];
+        o[20] = pk[0];
+    }
+    stat[0] = (res <= tol * bscale) ? 1.0 : 0.0;
+    stat[1] = iter;
+    stat[2] = res / bscale;
+    stat[3] = margin;
+
+    /* 7. integrate q (+) h N(q) vn; free joints: exp map, straight-line position */
+    for (j = 0; j < nj; ++j) {
+        const int type = joints[4 * j], qs = joints[4 * j + 1], vs = joints[4 * j + 2];
+        const int jnq = joints[4 * j + 3];
+        if (type == 0) {
+            for (i = 0; i < jnq; ++i) qn[qs + i] = q[qs + i] + h * vn[vs + i];
+        } else if (type == 1) {
+            quat_exp_mul(q + qs, vn + vs, h, qn + qs);
+        } else {
+            double R[9];
+            quat_exp_mul(q + qs, vn + vs, h, qn + qs);
+            quat_rot(q + qs, R);
+            for (i = 0; i < 3; ++i)
+                qn[qs + 4 + i] = q[qs + 4 + i] + h * (R[3 * i] * vn[vs + 3] + R[3 * i + 1] * vn[vs + 4]
+                                                      + R[3 * i + 2] * vn[vs + 5]);
+        }
+    }
+    /* 8. free joints' velocities in the body frames at t + h: R1^T R0 */
+    for (k = 0; k < nfree; ++k) {
+        const int qs = frees[2 * k], vs = frees[2 * k + 1];
+        double R0[9], R1[9], Rr[9], t6[6];
+        quat_rot(q + qs, R0);
+        quat_rot(qn + qs, R1);
+        for (i = 0; i < 3; ++i)
+            for (j = 0; j < 3; ++j)
+                Rr[3 * i + j] = R1[i] * R0[j] + R1[3 + i] * R0[3 + j] + R1[6 + i] * R0[6 + j];
+        for (r = 0; r < 2; ++r)
+            for (i = 0; i < 3; ++i)
+                t6[3 * r + i] = Rr[3 * i] * vn[vs + 3 * r] + Rr[3 * i + 1] * vn[vs + 3 * r + 1]
+                                + Rr[3 * i + 2] * vn[vs + 3 * r + 2];
+        for (i = 0; i < 6; ++i) vn[vs + i] = t6[i];
+    }
+    return 0;
+}
+"""

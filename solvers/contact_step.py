@@ -1,0 +1,183 @@
+"""A compiled time step for rigid-body trees with point contacts: contact detection of
+closed-form pairs, rows, Delassus blocks, block projected Gauss-Seidel with the friction
+disc, and the integration, in one C call.
+
+Given the tree's dynamics terms at the start of a step (mass matrix ``H``, ``c = C -
+tau_passive``, body poses and the world-axes motion columns ``S = [W; U]``, one compiled
+CasADi call of the plant), :class:`ContactStepKernel` computes
+
+.. math::
+
+    (H + h D)(v_n - v_{free}) = J^T p ,\\qquad
+    v_{free} = v + h (H + h D)^{-1} (\\tau - c) ,
+
+with, for every active contact ``k`` (rows ``J_k`` = normal, two tangents; 3 x nv),
+``w_k = J_k v_n + b_k + (cfm/h) p_k`` and the Coulomb conditions of the friction *disc*
+
+.. math::
+
+    0 \\le p_{n} \\perp w_{n} \\ge 0 ,\\qquad
+    \\|p_t\\| \\le \\mu p_n ,\\qquad
+    w_t = -s\\, p_t / \\|p_t\\|,\\ s \\ge 0 \\text{ when } \\|p_t\\| = \\mu p_n,
+    \\ w_t = 0 \\text{ inside},
+
+by block projected Gauss-Seidel over contacts in velocity form
+(``v = v_free + sum_k M^-1 J_k^T p_k``, so bodies touch only their own contacts):
+the normal impulse is projected on ``p_n >= 0`` with step ``1/G_nn`` (``G_k = J_k
+M^-1 J_k^T`` the contact's 3 x 3 Delassus block), then the tangent pair takes the exact
+2 x 2 sticking solve when it lies inside the disc and otherwise the projection of
+``p_t - w_t / lambda_max(G_tt)`` on the disc. A fixed point of that map satisfies the
+conditions above (the projection with an isotropic step is the normal cone condition of
+the disc), so friction is isotropic by construction. The iteration stops when no impulse
+changes by more than ``it_tol`` (velocity units, times ``max(1, |J v_free + b|)``), or
+after ``max_iter`` sweeps; the natural-map residual of the result (velocity units) then
+decides acceptance against ``tol`` (the caller falls back to a pivoting LCP when it fails).
+
+Warm start: the previous step's normal impulse and world-frame friction impulse per
+candidate (``warm``, 4 per candidate; projected on the new tangents and into the disc).
+
+Table layout (int32 ``it``, float64 ``dt``): written by the plant (private module
+``multibody.plants._ts_compiled``), described there; see also the C source. The C code is
+compiled once per machine (disk cache shared with :mod:`solvers.compiled`) with the
+system C compiler; :func:`load_kernel` returns None when no compiler is found.
+
+References
+----------
+M. Anitescu and F. A. Potra, "Formulating dynamic multi-rigid-body contact problems with
+friction as solvable linear complementarity problems", Nonlinear Dynamics 14 (1997).
+A. Tasora and M. Anitescu, "A matrix-free cone complementarity approach for solving
+large-scale, nonsmooth, rigid body dynamics", CMAME 200 (2011) (velocity-form projected
+Gauss-Seidel). E. Catto, "Iterative dynamics with temporal coherence", GDC 2005 (warm
+starts).
+"""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import platform
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+
+from . import _compiled_build as _build
+from ._contact_step_source import SOURCE, VERSION
+
+__all__ = ["ContactStepKernel", "ContactStepBuildError", "load_kernel", "CANDIDATE_INTS", "CANDIDATE_DOUBLES",
+           "CANDIDATE_OUTPUTS", "HEADER_INTS", "NUM_SCALARS"]
+
+CANDIDATE_INTS = 8
+"""Ints per candidate: type (0 point/halfspace, 1 sphere/sphere), body A, body B,
+halfspace body, point body, swap (normal negated), offset of its column list, column count."""
+CANDIDATE_DOUBLES = 12
+"""Doubles per candidate: type 0: local point (3), halfspace local origin (3) and normal (3),
+radius; type 1: local centres of A and B (3 + 3), -, radii ``ra``, ``rb``."""
+CANDIDATE_OUTPUTS = 24
+"""Outputs per candidate: active, distance, point (3), normal (3), t1 (3), t2 (3),
+impulses (normal, t1, t2), slip along t1, t2, -, warm start out (normal, world friction 3)."""
+HEADER_INTS = 40
+"""Ints of the table header (counts, offsets; at 32.. the offsets into the double table)."""
+NUM_SCALARS = 8
+"""Per-step scalars: h, margin, mu, erp, cfm, bias mode (1: ``phi/h`` always), tol, it_tol."""
+
+_LOCK = threading.Lock()
+
+
+class ContactStepBuildError(RuntimeError):
+    """The C compiler failed on the contact-step kernel (message: command and output)."""
+
+_LOADED: dict = {}
+
+
+class ContactStepKernel:
+    """The loaded C step (module docstring); call :meth:`step` with the tables and
+    preallocated buffers.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The shared library.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        lib = ctypes.CDLL(str(self.path))
+        fn = lib.dbk_contact_step
+        fn.argtypes = [ctypes.c_void_p] * 6
+        fn.restype = ctypes.c_int
+        self._lib = lib
+        self._fn = fn
+
+    def step(self, it: np.ndarray, dt: np.ndarray, inp: np.ndarray, out: np.ndarray,
+             work: np.ndarray, iwork: np.ndarray) -> int:
+        """Run one step; every argument is a C-contiguous buffer (int32 ``it``, ``iwork``;
+        float64 others) of the sizes given by the plant's tables. Returns 0, or 1 when the
+        mass matrix is not positive definite."""
+        return self._fn(it.ctypes.data, dt.ctypes.data, inp.ctypes.data, out.ctypes.data,
+                        work.ctypes.data, iwork.ctypes.data)
+
+    def pointer_call(self, ptrs: tuple) -> int:
+        """:meth:`step` with the six buffer addresses given as ints (cheaper per call)."""
+        return self._fn(*ptrs)
+
+    def __repr__(self) -> str:
+        return f"ContactStepKernel({str(self.path)!r})"
+
+
+def _compile(source: str, target: Path, cc: list, flags: tuple) -> None:
+    """Compile into a private temporary directory, then rename atomically into place."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".contact_step-", dir=target.parent))
+    try:
+        src = tmp / "contact_step.c"
+        lib = tmp / target.name
+        src.write_text(source)
+        argv = [*cc, *flags, "-shared", "-fPIC", "-o", str(lib), str(src), "-lm"]
+        try:
+            proc = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise ContactStepBuildError(f"running {shlex.join(argv)} failed: {exc}") from exc
+        if proc.returncode != 0 or not lib.exists():
+            raise ContactStepBuildError(f"{shlex.join(argv)} exited with status "
+                                        f"{proc.returncode}: {(proc.stderr or '')[-1500:]}")
+        os.replace(lib, target)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def load_kernel(compiler: Optional[str] = None,
+                cache_dir: Optional[Path] = None) -> Optional[ContactStepKernel]:
+    """The compiled kernel (built once per machine into the disk cache, loaded once per
+    process), or None when no C compiler is found.
+
+    Raises
+    ------
+    ContactStepBuildError
+        When the compiler fails.
+    """
+    cc = _build.find_compiler(compiler)
+    if cc is None:
+        return None
+    flags = ("-O2",)
+    h = hashlib.sha256()
+    for part in (f"contact-step-v{VERSION}", sys.platform, platform.machine(), " ".join(cc),
+                 " ".join(flags), SOURCE):
+        h.update(part.encode() + b"\0")
+    key = h.hexdigest()
+    with _LOCK:
+        if key in _LOADED:
+            return _LOADED[key]
+        folder = Path(cache_dir) if cache_dir else _build.default_cache_dir()
+        path = folder / f"dbk_contact_step_{key[:32]}.so"
+        if not path.exists():
+            _compile(SOURCE, path, cc, flags)
+        kern = ContactStepKernel(path)
+        _LOADED[key] = kern
+        return kern
