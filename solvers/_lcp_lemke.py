@@ -59,6 +59,10 @@ def basis_matrix(M: np.ndarray, basic: np.ndarray, d: np.ndarray) -> np.ndarray:
     return B
 
 
+class _SingularBasis(Exception):
+    """The refactorization of the basis found it singular (caught in this module)."""
+
+
 class _Basis:
     """Basis of the augmented Lemke system with an explicit inverse.
 
@@ -71,6 +75,7 @@ class _Basis:
         self.M, self.q, self.d = M, q, d
         self.n = M.shape[0]
         self.basic = basic.copy()
+        self.pivots = 0
         if binv is None:
             self.refactor()
         else:
@@ -82,7 +87,14 @@ class _Basis:
         return basis_matrix(self.M, self.basic, self.d)
 
     def refactor(self) -> None:
-        self.binv = np.linalg.inv(self.matrix())
+        try:
+            self.binv = np.linalg.inv(self.matrix())
+        except np.linalg.LinAlgError:
+            # the product-form updates let a (numerically) dependent column into the
+            # basis, e.g. on the identical rows of redundant contacts
+            raise _SingularBasis(f"the basis became singular at its refactorization "
+                                 f"(basic variables {[_name(int(b), self.n) for b in self.basic]})"
+                                 ) from None
         self.qbar = self.binv @ self.q
         self.updates = 0
 
@@ -106,6 +118,7 @@ class _Basis:
         self.binv[r] = row
         self.qbar[r] = qr
         self.basic[r] = var
+        self.pivots += 1
         self.updates += 1
         if self.updates >= _REFACTOR_EVERY:
             self.refactor()
@@ -170,7 +183,18 @@ def _lemke_from(M: np.ndarray, q: np.ndarray, basic: np.ndarray,
         return (np.zeros(n), "singular", 0,
                 "covering vector is not positive in the starting basis")
     r = _lexmin_row(np.arange(n), basis.qbar, basis.binv, -a, tol)
-    leaving = basis.pivot(r, a, z0_var)
+    try:
+        return _pivot_loop(basis, basis.pivot(r, a, z0_var), max_pivots, tol)
+    except _SingularBasis as err:
+        return (_extract(basis), "singular", basis.pivots,
+                f"{err}; no solution from this pivoting (add a small diagonal to M)")
+
+
+def _pivot_loop(basis: _Basis, leaving: int, max_pivots: int,
+                tol: float) -> tuple[np.ndarray, str, int, str]:
+    """Complementary pivots after ``z0`` entered (``leaving`` left)."""
+    n = basis.n
+    z0_var = 2 * n
     pivots = 1
     while pivots < max_pivots:
         entering = leaving + n if leaving < n else leaving - n

@@ -43,7 +43,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg as sla
 
-from solvers.lcp import LCPFallbackWarning, solve_boxed_lcp
+from solvers import lcp
+from solvers.lcp import LCPFallbackWarning
 from ..constraints import ContactResults, PointContactResult
 from .solutions import RigidBodySolution
 
@@ -63,10 +64,15 @@ accepted when its natural-map residual is below this (relative to max(1, |b|)); 
 active-set polish that follows then makes it exact."""
 REGULARIZATION = 1e-10
 """Relative diagonal added to the unilateral block of the contact LCP."""
+RETRY_REGULARIZATION = 1e-7
+"""Relative diagonal of the retry when the pivoting meets a singular basis."""
 SEPARATION_GAP = 1e-12
 """Signed distance (m) a separating site is left at after its touchdown impulse."""
 GAP_TOLERANCE = 1e-6
 """Signed distance (m) within which a site counts as touching at initialization."""
+STICK_TOLERANCE = 1e-9
+"""Relative margin by which sticking friction may exceed ``mu f_n`` at stick entry
+(roundoff at the friction angle itself) before the site slides instead."""
 
 
 class PainleveError(RuntimeError):
@@ -118,7 +124,7 @@ def _site_rows(sys, q, v, modes):
                         s2 = p.tangents @ mode[1]
                         s2 = s2 / max(np.linalg.norm(s2), 1e-300)
                     jf = p.Jn - p.mu * (s2 @ p.Jt)
-                    rec.append((p, n_idx, None, -p.mu * (s2 @ p.tangents)))
+                    rec.append((p, n_idx, None, -p.mu * (s2 @ p.tangents), p.tangents))
                 else:
                     t_idx = len(b)
                     Jf.append(jf)
@@ -129,30 +135,43 @@ def _site_rows(sys, q, v, modes):
                         b.append(p.jdv_t[r] + blk.alpha * p.vt[r])
                         lo.append(-p.mu), hi.append(p.mu), fi.append(n_idx)
                         owners.append(k)
-                    rec.append((p, n_idx, t_idx, None))
+                    rec.append((p, n_idx, t_idx, None, p.tangents))
                     continue
             else:
-                rec.append((p, n_idx, None, None))
+                rec.append((p, n_idx, None, None, p.tangents))
             Jf.append(jf)
             owners.append(k)
         sites.append((k, rec))
     return Ja, Jf, b, lo, hi, fi, sites
 
 
+class _SingularLCP(Exception):
+    """The pivoting met a singular basis (a numerical failure, not a proof that the
+    contact problem has no solution); caught by :func:`_regularized_lcp`."""
+
+
 def _lcp(sys, A, bb, lo, hi, fi, t, what):
+    singular = None
     with warnings.catch_warnings():
         # a failed Dantzig solve (unsymmetric sliding rows) falls back to Lemke quietly;
         # a failure of both is reported below
         warnings.simplefilter("ignore", LCPFallbackWarning)
-        res = solve_boxed_lcp(A, bb, lo, hi, fi, method="dantzig", fallback="lemke")
+        try:
+            res = lcp.solve_boxed_lcp(A, bb, lo, hi, fi, method="dantzig", fallback="lemke")
+        except np.linalg.LinAlgError as err:
+            raise _SingularLCP(str(err)) from None
+        if res.status == "singular":
+            singular = res.message
         if not res.success:
             # degenerate friction problems (coplanar corners at the stick/slip threshold)
             # can defeat both pivoting methods; projected Gauss-Seidel still converges
-            pgs = solve_boxed_lcp(A, bb, lo, hi, fi, method="pgs", x0=res.x, max_iter=2000)
+            pgs = lcp.solve_boxed_lcp(A, bb, lo, hi, fi, method="pgs", x0=res.x, max_iter=2000)
             if pgs.success or pgs.residual < res.residual:
                 res = pgs
     scale = max(1.0, float(np.max(np.abs(bb))) if bb.size else 1.0)
     if not res.success and not (res.status == "inaccurate" and res.residual <= ACCEPT_RESIDUAL * scale):
+        if singular is not None:
+            raise _SingularLCP(singular)
         raise PainleveError(
             f"RigidBodySystem '{sys.name}' at t={t:.9g}: the {what} problem has no solution "
             f"({res.status}, residual {res.residual:.3g}): the contact configuration is "
@@ -161,23 +180,52 @@ def _lcp(sys, A, bb, lo, hi, fi, t, what):
     return res.x
 
 
-def _all_active(A, b, lo, hi, fi):
+def _regularized_lcp(sys, A, bb, lo, hi, fi, rows, t, what, regs):
+    """:func:`_lcp` with ``reg * max(1, mean |A_ii|)`` added to the diagonal of ``rows``,
+    for each ``reg`` of ``regs`` in turn while the pivoting meets a singular basis (the
+    identical rows of redundant contacts can defeat it); then :class:`PainleveError`
+    naming the system. Returns ``(x, reg)``."""
+    base = max(1.0, float(np.mean(np.abs(np.diag(A)[rows])))) if rows.size else 1.0
+    last = None
+    for reg in regs:
+        Ar = A
+        if reg:
+            Ar = A.copy()
+            Ar[rows, rows] += reg * base
+        try:
+            return _lcp(sys, Ar, bb, lo, hi, fi, t, what), reg
+        except _SingularLCP as err:
+            last = err
+    raise PainleveError(
+        f"RigidBodySystem '{sys.name}' at t={t:.9g}: the {what} problem could not be solved: "
+        f"the pivoting met a singular basis ({last}) even with the regularization raised to "
+        f"{regs[-1]:g} (redundant or degenerate contact rows)")
+
+
+def _all_active(A, b, lo, hi, fi, groups):
     """The common case first: every row active (``A x + b = 0``, minimum-norm least
     squares, which also splits the load evenly over redundant contact points). Returned
-    when it is consistent and within the bounds (``x_n >= 0``, ``|x_t| <= mu x_n``), else
-    None (the LCP decides)."""
+    when it is consistent and within the bounds, else None (the LCP decides): every normal
+    force ``x_n >= 0`` and, per sticking site, the total friction in Coulomb's circle,
+    ``|sum f_t| <= mu sum f_n`` (``groups``: per site ``(mu, normal rows, tangent row
+    pairs, tangents)``). The circle is checked on the site's totals because a site's
+    coplanar points share their load as the body needs: every solution of ``A x = -b``
+    gives the same generalized force ``J^T x`` (``A = J M^-1 J^T``), so the accelerations
+    do not depend on how the minimum-norm answer splits the friction among the points."""
     x = -np.linalg.pinv(A, rcond=1e-12) @ b
     scale = max(1.0, float(np.max(np.abs(b))))
     if not np.all(np.isfinite(x)) or np.max(np.abs(A @ x + b)) > 1e-10 * scale:
         return None
     tol = 1e-12 * max(1.0, float(np.max(np.abs(x))))
-    lo_e, hi_e = lo.copy(), hi.copy()
-    f = fi >= 0
-    lo_e[f] = -np.abs(lo[f] * x[fi[f]])
-    hi_e[f] = np.abs(hi[f] * x[fi[f]])
-    if np.all(x >= lo_e - tol) and np.all(x <= hi_e + tol):
-        return x
-    return None
+    plain = fi < 0
+    if not (np.all(x[plain] >= lo[plain] - tol) and np.all(x[plain] <= hi[plain] + tol)):
+        return None
+    for mu, normals, pairs, tangents in groups:
+        fn = float(np.sum(x[normals]))
+        ft = sum(x[i] * T[0] + x[i + 1] * T[1] for i, T in zip(pairs, tangents))
+        if np.linalg.norm(ft) > mu * fn + tol:
+            return None
+    return x
 
 
 def _all_inactive(A, b, meq, fi):
@@ -217,54 +265,103 @@ def _polish(A, b, x, lo, hi, fi):
     return x
 
 
-def solve_accelerations(sys, ctx, q, v, tau, modes):
-    """Accelerations, forces and contact results with unilateral rows (numbers)."""
-    t = float(ctx.time)
+def _align_stick_rows(JA, JF, bvec, x0, meq, sites) -> list:
+    """Turn the tangent pair of every sticking point (in place) so that its first tangent
+    points along the friction that sticking needs, ``x0`` (the unbounded solution): then
+    the LCP's per-row bound ``|x_t1| <= mu x_n`` on the aligned pair is Coulomb's friction
+    circle at the point, whatever the heading (a fixed basis would let ``|f_t|`` reach
+    ``sqrt(2) mu f_n``). Returns the records with the turned tangents."""
+    out = []
+    scale = 1e-12 * max(1.0, float(np.max(np.abs(x0))) if x0.size else 1.0)
+    for k, rec in sites:
+        new = []
+        for p, ni, ti, slide_f, T in rec:
+            if ti is not None:
+                i = meq + ti
+                fx, fy = float(x0[i]), float(x0[i + 1])
+                r = float(np.hypot(fx, fy))
+                if r > scale:
+                    c, s = fx / r, fy / r
+                    for M in (JA, JF):
+                        a, b = M[i].copy(), M[i + 1].copy()
+                        M[i], M[i + 1] = c * a + s * b, c * b - s * a
+                    a, b = bvec[i], bvec[i + 1]
+                    bvec[i], bvec[i + 1] = c * a + s * b, c * b - s * a
+                    T = np.vstack([c * T[0] + s * T[1], c * T[1] - s * T[0]])
+            new.append((p, ni, ti, slide_f, T))
+        out.append((k, new))
+    return out
+
+
+def _solve_lcp(sys, A, bb, lov, hiv, fiv, meq, nu, t):
+    """The contact LCP with a tiny diagonal on its unilateral and friction rows, which
+    makes their (often degenerate: four coplanar corners) block positive definite, so the
+    solution is unique and the pivoting robust; it perturbs the row accelerations by
+    ``reg * f`` (the Baumgarte terms remove the resulting drift). A singular pivoting basis
+    is retried with ``RETRY_REGULARIZATION``. Polished afterwards (:func:`_polish`)."""
+    x, _ = _regularized_lcp(sys, A, bb, lov, hiv, fiv, np.arange(meq, meq + nu), t,
+                            "acceleration-level contact",
+                            (REGULARIZATION, RETRY_REGULARIZATION))
+    return _polish(A, bb, x, lov, hiv, fiv)
+
+
+def _assemble(sys, q, v, tau, modes, t):
+    """Rows of the current modes: ``(Minv, rhs, JA, JF, bvec, meq, lo, hi, fi, sites)``."""
     H, c, Jeq, beq, _ = sys.parts(q, v)
     Minv = _cho_inv(sys, H, t)
-    rhs = tau - c
-    meq = Jeq.shape[0]
     Ja, Jf, b, lo, hi, fi, sites = _site_rows(sys, q, v, modes) if modes else ([],) * 6 + ([],)
     nu = len(b)
-    if meq + nu == 0:
-        vdot = Minv @ rhs
-        return RigidBodySolution(vdot, np.zeros(0), np.zeros(sys.nv), tau, ContactResults(t))
     JA = np.vstack([Jeq] + ([np.array(Ja)] if nu else []))
     JF = np.vstack([Jeq] + ([np.array(Jf)] if nu else []))
     bvec = np.concatenate([beq, np.array(b, float)])
+    return Minv, tau - c, JA, JF, bvec, Jeq.shape[0], lo, hi, fi, sites
+
+
+def solve_accelerations(sys, ctx, q, v, tau, modes):
+    """Accelerations, forces and contact results with unilateral rows (numbers)."""
+    t = float(ctx.time)
+    Minv, rhs, JA, JF, bvec, meq, lo, hi, fi, sites = _assemble(sys, q, v, tau, modes, t)
+    nu = len(lo)
+    if meq + nu == 0:
+        vdot = Minv @ rhs
+        return RigidBodySolution(vdot, np.zeros(0), np.zeros(sys.nv), tau, ContactResults(t))
     A = JA @ Minv @ JF.T
     bb = JA @ (Minv @ rhs) + bvec
     if nu == 0:
         x = -np.linalg.pinv(A, rcond=1e-10) @ bb
     else:
+        # every row active with unbounded friction: the forces keeping the current modes,
+        # whose friction directions align the sticking points' tangent pairs
+        x0 = -np.linalg.pinv(A, rcond=1e-12) @ bb
+        sites = _align_stick_rows(JA, JF, bvec, x0, meq, sites)
+        A = JA @ Minv @ JF.T
+        bb = JA @ (Minv @ rhs) + bvec
         lov = np.concatenate([np.full(meq, -np.inf), lo])
         hiv = np.concatenate([np.full(meq, np.inf), hi])
-        fiv = np.concatenate([np.full(meq, -1), np.where(np.array(fi) >= 0, np.array(fi) + meq, -1)])
-        x = _all_active(JA @ Minv @ JF.T, bb, lov, hiv, fiv.astype(int))
+        fiv = np.concatenate([np.full(meq, -1),
+                              np.where(np.array(fi) >= 0, np.array(fi) + meq, -1)]).astype(int)
+        groups = []
+        for k, rec in sites:
+            stick = [(meq + ni, meq + ti, T, p.mu) for p, ni, ti, _, T in rec if ti is not None]
+            if stick:
+                groups.append((stick[0][3], [meq + ni for _, ni, _, _, _ in rec],
+                               [r[1] for r in stick], [r[2] for r in stick]))
+        x = _all_active(A, bb, lov, hiv, fiv, groups)
         if x is None:
-            x = _all_inactive(JA @ Minv @ JF.T, bb, meq, np.array(fi))
-    if nu and x is None:
-        # A tiny diagonal on the unilateral and friction rows makes their (often
-        # degenerate: four coplanar corners) block positive definite, so the solution is
-        # unique and the pivoting robust; it perturbs the row accelerations by
-        # REGULARIZATION * f (the Baumgarte terms remove the resulting ~1e-11 m drift).
-        d = np.diag(A)[meq:]
-        A = A.copy()
-        A[np.arange(meq, meq + nu), np.arange(meq, meq + nu)] += REGULARIZATION * max(1.0, float(np.mean(np.abs(d))))
-        x = _lcp(sys, A, bb, lov, hiv, fiv.astype(int), t, "acceleration-level contact")
-        A = JA @ Minv @ JF.T
-        x = _polish(A, bb, x, lov, hiv, fiv.astype(int))
+            x = _all_inactive(A, bb, meq, np.array(fi))
+        if x is None:
+            x = _solve_lcp(sys, A, bb, lov, hiv, fiv, meq, nu, t)
     tau_c = JF.T @ x
     vdot = Minv @ (rhs + tau_c)
     w = A @ x + bb
     contacts, sols = [], []
     for k, rec in sites:
         fns, fts, ats = [], [], []
-        for p, ni, ti, slide_f in rec:
+        for p, ni, ti, slide_f, T in rec:
             fn = float(x[meq + ni])
             if ti is not None:
-                ft = x[meq + ti:meq + ti + 2] @ p.tangents
-                at = w[meq + ti:meq + ti + 2] @ p.tangents
+                ft = x[meq + ti:meq + ti + 2] @ T
+                at = w[meq + ti:meq + ti + 2] @ T
             elif slide_f is not None:
                 ft, at = slide_f * fn, np.zeros(3)
             else:
@@ -324,8 +421,11 @@ def initial_modes(sys, ctx) -> tuple:
                 mode = _contact_mode(blk, pts)
         out.append(mode)
     tau = _tau(sys, ctx, x)
+    t = float(ctx.time)
     for k, mode in enumerate(out):
-        if mode is not None and not _pushes(sys, float(ctx.time), q, v, tau, out, k, mode):
+        if mode is not None:
+            out[k] = mode = _entry_mode(sys, t, q, v, tau, out, k)
+        if mode is not None and not _pushes(sys, t, q, v, tau, out, k, mode):
             out[k] = None
     return tuple(out)
 
@@ -347,36 +447,52 @@ def _site_solution(sys, ctx, k):
     return None
 
 
-def _unclamped(sys, ctx, k):
-    """``(sum f_n, sum f_t)`` of site ``k`` with every row of the current modes held
-    active and the friction rows unbounded (the forces that keeping the contact as it is
-    would take). Unlike the LCP's forces these are not clamped at their bounds, so the
-    liftoff (``sum f_n``) and slip (``mu sum f_n - |sum f_t|``) guards cross zero
-    cleanly instead of touching it."""
-    x, q, v = _qv(sys, ctx)
-    tau = _tau(sys, ctx, x)
-    H, c, Jeq, beq, _ = sys.parts(q, v)
-    Minv = _cho_inv(sys, H, float(ctx.time))
-    Ja, Jf, b, _, _, _, sites = _site_rows(sys, q, v, sys.modes(ctx))
-    JA = np.vstack([Jeq] + ([np.array(Ja)] if b else []))
-    JF = np.vstack([Jeq] + ([np.array(Jf)] if b else []))
+def _unbounded(sys, t, q, v, tau, modes, k):
+    """``(sum f_n, sum f_t)`` of site ``k`` with every row of ``modes`` held active and
+    the friction rows unbounded (the forces that keeping the contact as it is would take).
+    Unlike the LCP's forces these are not clamped at their bounds, so the liftoff
+    (``sum f_n``) and slip (``mu sum f_n - |sum f_t|``) guards cross zero cleanly instead
+    of touching it."""
+    Minv, rhs, JA, JF, bvec, meq, _, _, _, sites = _assemble(sys, q, v, tau, modes, t)
     A = JA @ Minv @ JF.T
-    rhs = JA @ (Minv @ (tau - c)) + np.concatenate([beq, np.array(b, float)])
-    f = -np.linalg.pinv(A, rcond=1e-12) @ rhs
-    meq = Jeq.shape[0]
+    f = -np.linalg.pinv(A, rcond=1e-12) @ (JA @ (Minv @ rhs) + bvec)
     for kk, rec in sites:
         if kk != k:
             continue
         fn, ft = 0.0, np.zeros(3)
-        for p, ni, ti, slide_f in rec:
+        for p, ni, ti, slide_f, T in rec:
             fni = float(f[meq + ni])
             fn += fni
             if ti is not None:
-                ft = ft + f[meq + ti:meq + ti + 2] @ p.tangents
+                ft = ft + f[meq + ti:meq + ti + 2] @ T
             elif slide_f is not None:
                 ft = ft + slide_f * fni
         return fn, ft
     return 0.0, np.zeros(3)
+
+
+def _unclamped(sys, ctx, k):
+    """:func:`_unbounded` at the state and modes of ``ctx``."""
+    x, q, v = _qv(sys, ctx)
+    return _unbounded(sys, float(ctx.time), q, v, _tau(sys, ctx, x), sys.modes(ctx), k)
+
+
+def _entry_mode(sys, t, q, v, tau, modes, k):
+    """The mode site ``k`` enters when ``modes[k]`` is about to be set: a sticking site
+    whose sticking friction lies outside Coulomb's circle (``|sum f_t| > mu sum f_n``,
+    e.g. released on a slope steeper than the friction angle, or stopped there after
+    sliding uphill) slides at once, along the impending slip ``-sum f_t``; any other mode
+    is kept. Without this a site entering 'stick' outside the circle would never switch:
+    its slip guard ``mu sum f_n - |sum f_t|`` starts negative and cannot cross zero."""
+    mode = modes[k]
+    if mode is None or mode[0] != "stick":
+        return mode
+    fn, ftv = _unbounded(sys, t, q, v, tau, modes, k)
+    ft = float(np.linalg.norm(ftv))
+    mu = sys.sites[k][0].mu
+    if fn > 0.0 and ft > mu * fn * (1.0 + STICK_TOLERANCE) + 1e-12:
+        return ("slide", -ftv / ft)
+    return mode
 
 
 def _set(state, sys, k, mode, x=None):
@@ -431,8 +547,10 @@ def impact(sys, ctx, state, k: int) -> None:
                 m += 2
     J = np.vstack(rows)
     A = J @ Minv @ J.T
-    P = _lcp(sys, A, np.concatenate(bvec), np.concatenate(lo), np.concatenate(hi),
-             np.concatenate(fi).astype(int), t, "impact")
+    P, _ = _regularized_lcp(sys, A, np.concatenate(bvec), np.concatenate(lo),
+                            np.concatenate(hi), np.concatenate(fi).astype(int),
+                            np.arange(Jeq.shape[0], m), t, "impact",
+                            (0.0, RETRY_REGULARIZATION))
     v_new = v + Minv @ (J.T @ P)
     pts = blk.site_points(q, v_new, i)
     mode = None
@@ -444,7 +562,12 @@ def impact(sys, ctx, state, k: int) -> None:
         if mode[0] == "stick":
             rows += [p.Jt for p in pts]
         v_new = _project_rows(sys, q, v_new, np.vstack(rows), t)
-    if mode is not None and not _pushes(sys, t, q, v_new, _tau(sys, ctx, x), modes, k, mode):
+    tau = _tau(sys, ctx, x)
+    if mode is not None:
+        trial = list(modes)
+        trial[k] = mode
+        mode = _entry_mode(sys, t, q, v_new, tau, tuple(trial), k)
+    if mode is not None and not _pushes(sys, t, q, v_new, tau, modes, k, mode):
         mode = None
     # The event is isolated just after the crossing (a tiny penetration): move the site's
     # points back to the surface (in contact) or just above it (separating, so that the
@@ -492,11 +615,26 @@ def declare_witnesses(sys) -> None:
 
         def on_stop(ctx, state, k=k, blk=blk, i=i):
             x, q, v = _qv(sys, ctx)
+            t = float(ctx.time)
             pts = blk.site_points(q, v, i)
+            if pts:
+                slip = np.mean([p.vt @ p.tangents for p in pts], axis=0)
+                sp = float(np.linalg.norm(slip))
+                if sp > SLIP_DIRECTION_SPEED:
+                    # the slip turned away from its entry direction without stopping
+                    # (a sideways force): keep sliding, along the slip as it is now
+                    _set(state, sys, k, ("slide", slip / sp))
+                    return
             x_new = x.copy()
             if pts:
-                x_new[sys.nq:sys.nq + sys.nv] = _project_slip(sys, q, v, pts, float(ctx.time))
-            _set(state, sys, k, ("stick", None), x_new)
+                x_new[sys.nq:sys.nq + sys.nv] = _project_slip(sys, q, v, pts, t)
+            trial = list(sys.modes(ctx))
+            trial[k] = ("stick", None)
+            # sticking needs more friction than the circle holds (stopped on a slope
+            # steeper than the friction angle): it slides back at once
+            mode = _entry_mode(sys, t, q, x_new[sys.nq:sys.nq + sys.nv], _tau(sys, ctx, x),
+                               tuple(trial), k)
+            _set(state, sys, k, mode, x_new)
 
         def slip(ctx, k=k):
             mode = sys.modes(ctx)[k]

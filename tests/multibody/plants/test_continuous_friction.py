@@ -1,0 +1,283 @@
+"""Coulomb friction is the same in every direction in the continuous plant
+(``RigidBodySystem``: Baraff's acceleration-level LCP with stick/slide modes and witness
+functions): a box launched at eight headings slides exactly v^2 / (2 mu g); on slopes turned
+about the vertical a box released at rest slides straight downhill at g (sin a - mu cos a)
+in mode 'slide' (in a handful of integrator steps) or sticks when tan a < mu; launched uphill
+it stops at the closed-form time and slides back or stays; a push at any heading makes it
+slip exactly when the push reaches mu m g; a box resting on redundant contact points (two
+contact blocks on the same pair) is solved, never a bare LinAlgError."""
+import numpy as np
+import pytest
+
+from _time_stepping_models import free_boxes
+from actuators import Actuator
+from multibody.constraints import PointContactConstraint
+from multibody.plants import PainleveError, RigidBodySystem
+import scipy.linalg as sla
+
+from solvers import lcp
+from solvers.lcp import solve_boxed_lcp
+from systems.analysis import Simulator
+
+G, MU, M = 9.81, 0.5, 1.0
+Q_FLAT = [1, 0, 0, 0, 0, 0, 0.1]
+
+
+def _slope(angle, azimuth):
+    """Gravity of a slope of ``angle`` whose downhill direction has ``azimuth`` about z."""
+    down = np.array([np.cos(azimuth), np.sin(azimuth), 0.0])
+    return G * (np.sin(angle) * down - np.cos(angle) * np.array([0, 0, 1.0])), down
+
+
+def _system(gravity=(0, 0, -G), actuators=(), blocks=1):
+    tree = free_boxes(1, mass=M, gravity=gravity)
+    cons = [PointContactConstraint(tree, MU, name=f"contact{i}") for i in range(blocks)]
+    return RigidBodySystem(tree, actuators=actuators, constraints=cons)
+
+
+def _simulate(s, v=None, accuracy=1e-10, max_step=0.05):
+    ctx = s.create_default_context()
+    s.set_positions(ctx, Q_FLAT)
+    if v is not None:
+        s.set_velocities(ctx, np.concatenate([np.zeros(3), v]))
+    sim = Simulator(s, ctx, integrator="RK45", accuracy=accuracy, max_step=max_step)
+    sim.initialize()
+    return sim, ctx
+
+
+def _end_of_slide(heading, v0=1.0):
+    s = _system()
+    sim, ctx = _simulate(s, v0 * np.array([np.cos(heading), np.sin(heading), 0.0]))
+    assert s.modes(ctx)[0][0] == "slide"
+    sim.advance_to(1.2 * v0 / (MU * G))              # it stops at v0 / (mu g)
+    assert s.modes(ctx)[0] == ("stick", None)
+    assert np.max(np.abs(s.get_velocities(ctx))) < 1e-9
+    return s.get_positions(ctx)[4:6]
+
+
+def test_a_box_slides_the_coulomb_distance_at_every_heading():
+    headings = np.arange(8) * np.pi / 4 + 0.1
+    ends = [_end_of_slide(a) for a in headings]
+    dist = np.array([np.linalg.norm(e) for e in ends])
+    np.testing.assert_allclose(dist, dist[0], rtol=1e-6)
+    assert dist[0] == pytest.approx(1.0 / (2 * MU * G), rel=1e-6)     # v^2 / (2 mu g)
+    for e, a in zip(ends, headings):                                   # straight ahead
+        np.testing.assert_allclose(e / np.linalg.norm(e), [np.cos(a), np.sin(a)], atol=1e-9)
+
+
+@pytest.mark.parametrize("azimuth_deg", [0, 30, 45, 60, 90])
+def test_released_on_a_slope_it_slides_downhill_at_the_closed_form_rate(azimuth_deg):
+    # tan 35 = 0.70 > mu: slides. 0.70 < sqrt(2) mu, so per-axis friction bounds at 45
+    # degrees would hold it (|f_t| up to 1.41 mu f_n): the friction circle must not
+    angle = np.deg2rad(35.0)
+    g, down = _slope(angle, np.deg2rad(azimuth_deg))
+    s = _system(gravity=g)
+    sim, ctx = _simulate(s)
+    mode = s.modes(ctx)[0]
+    assert mode[0] == "slide"
+    np.testing.assert_allclose(mode[1], down, atol=1e-12)
+    a = G * (np.sin(angle) - MU * np.cos(angle))
+    sol = s.solve(ctx)
+    np.testing.assert_allclose(sol.vdot[3:6], a * down, atol=1e-12)
+    np.testing.assert_allclose(sol.vdot[:3], 0.0, atol=1e-12)       # no spin
+    res = sol.contact_results
+    assert res.normal_forces().sum() == pytest.approx(M * G * np.cos(angle), rel=1e-12)
+    ft = res.total_force("box0") - res.normal_forces().sum() * np.array([0, 0, 1.0])
+    np.testing.assert_allclose(ft, -MU * M * G * np.cos(angle) * down, atol=1e-10)
+    sim.advance_to(1.0)
+    assert s.modes(ctx)[0][0] == "slide"
+    v = s.get_velocities(ctx)
+    np.testing.assert_allclose(v[3:6], a * 1.0 * down, atol=1e-9)   # no sideways drift
+    np.testing.assert_allclose(s.get_positions(ctx)[4:6], 0.5 * a * down[:2], atol=1e-9)
+    # constant acceleration between events: a few large steps, no mode chatter
+    st = sim.get_statistics()
+    assert st["witness_triggers"] == 0
+    assert st["steps"] <= 30 and st["derivative_evaluations"] <= 250
+
+
+@pytest.mark.parametrize("azimuth_deg", [0, 30, 45, 60, 90])
+def test_below_the_friction_angle_it_sticks_at_every_azimuth(azimuth_deg):
+    angle = np.deg2rad(25.0)                         # tan 25 = 0.466 < mu: sticks
+    g, down = _slope(angle, np.deg2rad(azimuth_deg))
+    s = _system(gravity=g)
+    sim, ctx = _simulate(s, max_step=0.25)
+    assert s.modes(ctx)[0] == ("stick", None)
+    res = s.solve(ctx).contact_results
+    fn = res.normal_forces().sum()
+    ft = res.total_force("box0") - fn * np.array([0, 0, 1.0])
+    assert fn == pytest.approx(M * G * np.cos(angle), rel=1e-12)
+    np.testing.assert_allclose(ft, -M * G * np.sin(angle) * down, atol=1e-10)
+    sim.advance_to(1.0)
+    assert s.modes(ctx)[0] == ("stick", None)
+    np.testing.assert_allclose(s.get_positions(ctx), Q_FLAT, atol=1e-12)
+    assert sim.get_statistics()["derivative_evaluations"] <= 100
+
+
+@pytest.mark.parametrize("angle_deg,azimuth_deg", [(35.0, 30.0), (20.0, 60.0)])
+def test_launched_uphill_it_stops_then_slides_back_or_stays(angle_deg, azimuth_deg):
+    """Up the slope at v0 it decelerates at g (sin a + mu cos a) and stops at
+    t1 = v0 / (g (sin a + mu cos a)); then it slides back at g (sin a - mu cos a) when
+    tan a > mu (stop, then slide again at once: the sticking friction leaves the circle),
+    else it stays."""
+    angle, v0 = np.deg2rad(angle_deg), 1.0
+    g, down = _slope(angle, np.deg2rad(azimuth_deg))
+    s = _system(gravity=g)
+    sim, ctx = _simulate(s, -v0 * down)
+    assert s.modes(ctx)[0][0] == "slide"
+    up_rate = G * (np.sin(angle) + MU * np.cos(angle))
+    t1 = v0 / up_rate
+    x1 = -0.5 * v0 * t1 * down[:2]
+    T = t1 + 0.2
+    sim.advance_to(T)
+    q, v = s.get_positions(ctx), s.get_velocities(ctx)
+    if np.tan(angle) > MU:
+        a = G * (np.sin(angle) - MU * np.cos(angle))
+        assert s.modes(ctx)[0][0] == "slide"
+        np.testing.assert_allclose(s.modes(ctx)[0][1], down, atol=1e-9)
+        np.testing.assert_allclose(v[3:6], a * (T - t1) * down, atol=1e-7)
+        np.testing.assert_allclose(q[4:6], x1 + 0.5 * a * (T - t1) ** 2 * down[:2], atol=1e-7)
+    else:
+        assert s.modes(ctx)[0] == ("stick", None)
+        assert np.max(np.abs(v)) < 1e-9
+        np.testing.assert_allclose(q[4:6], x1, atol=1e-7)
+
+
+class _LagPush(Actuator):
+    """A horizontal force on the box along ``direction`` following its command with a
+    first-order lag, f' = (command - f) / T (one continuous state); the box stays level, so
+    its body axes are the world's."""
+
+    def __init__(self, tree, direction, T):
+        super().__init__(tree, 1, "push")
+        self.direction, self.T = np.asarray(direction, float), T
+        self.declare_continuous_state(1)
+
+    def time_derivatives(self, context):
+        return (self.command_port.eval(context) - context.continuous_state) / self.T
+
+    def generalized_force(self, context, q, v, command):
+        tau = np.zeros(self.nv)
+        tau[3:6] = self.direction * context.continuous_state[0]
+        return tau
+
+
+@pytest.mark.parametrize("heading_deg", [0.0, 45.0, 120.0])
+def test_stick_to_slide_when_a_push_at_any_heading_reaches_mu_m_g(heading_deg):
+    """F(t) = 2 mu m g (1 - exp(-t/T)) along the heading: the slip guard mu f_n - |f_t|
+    crosses zero at t = T ln 2, where F = mu m g, at every heading (per-axis bounds would
+    hold the box up to 1.41 mu m g at 45 degrees); it then slides along the push."""
+    T = 0.1
+    d = np.array([np.cos(np.deg2rad(heading_deg)), np.sin(np.deg2rad(heading_deg)), 0.0])
+    tree = free_boxes(1, mass=M)
+    s = RigidBodySystem(tree, actuators=[_LagPush(tree, d, T)],
+                        constraints=[PointContactConstraint(tree, MU)])
+    ctx = s.create_default_context()
+    s.set_positions(ctx, Q_FLAT)
+    s.get_input_port("push").fix_value(ctx, [2 * MU * M * G])
+    sim = Simulator(s, ctx, integrator="RK45", accuracy=1e-10, max_step=0.02)
+    sim.initialize()
+    assert s.modes(ctx)[0] == ("stick", None)
+    seen = []
+    sim.set_monitor(lambda c: seen.append(float(ctx.time))
+                    if not seen and s.modes(ctx)[0][0] != "stick" else None)
+    sim.advance_to(0.075)
+    assert seen and abs(seen[0] - T * np.log(2)) < 1e-8
+    mode = s.modes(ctx)[0]
+    assert mode[0] == "slide"
+    np.testing.assert_allclose(mode[1], d, atol=1e-9)
+    v = s.get_velocities(ctx)[3:6]
+    assert v @ d > 0 and abs(np.cross(d, v)[2]) < 1e-9 * max(1.0, v @ d)
+
+
+# ---------------------------------------------------------------------- redundant contacts
+# A box resting flat on a slope steeper than the friction angle (tan 0.5675 = 0.64 > mu),
+# downhill at azimuth 260 degrees, with two contact blocks on the same geometry pair: every
+# corner twice, identical rows. With fixed per-axis friction bounds its sticking LCP sent
+# Lemke's method into a singular basis and numpy's bare "LinAlgError: Singular matrix"
+# escaped from the refactorization.
+ANGLE, AZIMUTH = 0.5675312287364095, 4.544041791715598
+
+
+def _redundant():
+    g, down = _slope(ANGLE, AZIMUTH)
+    tree = free_boxes(1, mass=M, gravity=g)
+    blocks = [PointContactConstraint(tree, MU, name=f"contact{i}") for i in range(2)]
+    s = RigidBodySystem(tree, constraints=blocks)
+    ctx = s.create_default_context()
+    s.set_positions(ctx, Q_FLAT)
+    return s, ctx, blocks, down
+
+
+def test_resting_on_redundant_contacts_the_box_slides_at_the_closed_form_rate():
+    s, ctx, _, down = _redundant()
+    modes = s.reset_modes(ctx)
+    assert [m[0] for m in modes] == ["slide", "slide"]
+    a = G * (np.sin(ANGLE) - MU * np.cos(ANGLE))
+    sol = s.solve(ctx)
+    np.testing.assert_allclose(sol.vdot[3:6], a * down, atol=1e-12)
+    assert sol.contact_results.normal_forces().sum() == pytest.approx(M * G * np.cos(ANGLE),
+                                                                      rel=1e-12)
+    # held in 'stick' (as the old initialization did) the LCP path is taken: the friction
+    # saturates on the circle along the impending slip, the same acceleration, no error
+    ctx.set_abstract_state(s.mode_index, (("stick", None), ("stick", None)))
+    np.testing.assert_allclose(s.solve(ctx).vdot[3:6], a * down, atol=1e-6)
+
+
+def test_lemke_on_the_redundant_contact_lcp_reports_a_singular_basis_not_linalgerror():
+    """The sticking LCP of that state, built as the old plant built it (fixed tangent
+    bases, per-axis bounds, diagonal 1e-10): Lemke's refactorization meets a singular
+    basis; it is a status ("singular") with a message, not an exception."""
+    s, ctx, blocks, _ = _redundant()
+    q, v = np.array(Q_FLAT, float), np.zeros(6)
+    H, c = s.parts(q, v)[:2]
+    rows, b, lo, hi, fi = [], [], [], [], []
+    for blk in blocks:
+        for p in blk.site_points(q, v, 0):
+            n = len(b)
+            rows.append(p.Jn), b.append(p.jdv_n + blk.alpha * p.vn + blk.beta * p.phi)
+            lo.append(0.0), hi.append(np.inf), fi.append(-1)
+            for r in range(2):
+                rows.append(p.Jt[r]), b.append(p.jdv_t[r] + blk.alpha * p.vt[r])
+                lo.append(-MU), hi.append(MU), fi.append(n)
+    J = np.array(rows)
+    assert J.shape == (24, 6) and np.linalg.matrix_rank(J) == 6
+    Minv = sla.cho_solve(sla.cho_factor(H), np.eye(6))
+    A = J @ Minv @ J.T
+    A += 1e-10 * max(1.0, np.mean(np.abs(np.diag(A)))) * np.eye(24)
+    bb = J @ Minv @ (-c) + np.array(b)
+    for method, fallback in [("dantzig", "lemke"), ("lemke", None)]:
+        r = solve_boxed_lcp(A, bb, np.array(lo), np.array(hi), np.array(fi), method=method,
+                            fallback=fallback)
+        assert r.success or r.status == "singular"
+        if r.status == "singular":
+            assert "singular" in r.message and np.all(np.isfinite(r.x))
+
+
+def test_a_singular_pivoting_basis_is_retried_then_named(monkeypatch):
+    """When the pivoting raises LinAlgError (or reports a singular basis), the plant
+    retries with a stronger diagonal and solves; if that fails too, the error is the
+    plant's PainleveError naming the system and the cause, not a bare LinAlgError."""
+    s, ctx, _, down = _redundant()
+    ctx.set_abstract_state(s.mode_index, (("stick", None), ("stick", None)))
+    calls = []
+    real = lcp.solve_boxed_lcp
+
+    def flaky(A, b, lo, hi, fi, **kw):
+        calls.append(A[-1, -1])
+        if len(calls) == 1:
+            raise np.linalg.LinAlgError("Singular matrix")
+        return real(A, b, lo, hi, fi, **kw)
+
+    monkeypatch.setattr(lcp, "solve_boxed_lcp", flaky)
+    sol = s.solve(ctx)
+    assert len(calls) >= 2 and calls[1] > calls[0]       # retried, more regularized
+    a = G * (np.sin(ANGLE) - MU * np.cos(ANGLE))
+    np.testing.assert_allclose(sol.vdot[3:6], a * down, atol=1e-6)
+
+    def broken(*args, **kw):
+        raise np.linalg.LinAlgError("Singular matrix")
+
+    monkeypatch.setattr(lcp, "solve_boxed_lcp", broken)
+    s.set_velocities(ctx, [0, 0, 0, 0, 0, -1e-6])          # a new state: solved afresh
+    with pytest.raises(PainleveError, match=f"'{s.name}'.*singular basis"):
+        s.solve(ctx)
