@@ -144,6 +144,60 @@ class DiagramBuilder:
         self._exported_outputs.append((name, output_port))
         return output_port
 
+    def disconnect(self, source: Union[OutputPort, System], dest: Union[InputPort, System]) -> None:
+        """Remove the connection ``source -> dest`` made by :meth:`connect` (Drake's
+        ``DiagramBuilder::Disconnect``); the input is free to be connected again.
+
+        Raises
+        ------
+        DiagramBuildError
+            When the two ports are not connected to each other (the message says what the
+            input is connected to, if anything), or after :meth:`build`.
+        """
+        self._check_open()
+        out = source.get_output_port() if isinstance(source, System) else source
+        inp = dest.get_input_port() if isinstance(dest, System) else dest
+        if not isinstance(out, OutputPort) or not isinstance(inp, InputPort):
+            raise TypeError(f"disconnect(output_port, input_port) got {out!r} and {inp!r}")
+        for k, (o, i) in enumerate(self._connections):
+            if o is out and i is inp:
+                del self._connections[k]
+                del self._input_owner[(id(inp.system), inp.index)]
+                return
+        now = self._input_owner.get((id(inp.system), inp.index), "not connected")
+        raise DiagramBuildError(f"cannot disconnect '{out.full_name()}' from input "
+                                f"'{inp.full_name()}': they are not connected (the input is {now})")
+
+    def remove_system(self, system: System) -> None:
+        """Remove ``system`` with its connections and exported ports (Drake's
+        ``DiagramBuilder::RemoveSystem``); an exported input that fed only this system is
+        removed, one that also feeds others keeps them. The system may then be added to
+        another builder.
+
+        Raises
+        ------
+        DiagramBuildError
+            When ``system`` was not added to this builder, or after :meth:`build`.
+        """
+        self._check_open()
+        if not isinstance(system, System) or system.in_builder is not self:
+            name = system.name if isinstance(system, System) else repr(system)
+            raise DiagramBuildError(f"cannot remove system '{name}': it was not added to this "
+                                    f"builder (it has {list(self._names)})")
+        self._connections = [(o, i) for o, i in self._connections
+                             if o.system is not system and i.system is not system]
+        self._input_owner = {k: v for k, v in self._input_owner.items() if k[0] != id(system)}
+        exported = []
+        for name, targets in self.exported_input_ports:
+            keep = [t for t in targets if t.system is not system]
+            if keep:
+                exported.append((name, keep))
+        self.exported_input_ports = exported
+        self._exported_outputs = [(n, o) for n, o in self._exported_outputs if o.system is not system]
+        self._systems = [s for s in self._systems if s is not system]
+        del self._names[system.name]
+        system.in_builder = None
+
     def _claim_input(self, inp: InputPort, how: str) -> None:
         key = (id(inp.system), inp.index)
         if key in self._input_owner:

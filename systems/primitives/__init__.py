@@ -1,24 +1,29 @@
 """Primitive blocks (constructor arguments follow Drake's where Drake has the block).
 
-Sources: ConstantVectorSource, Sine, Step, Ramp, TrajectorySource, RandomSource.
+Sources: ConstantVectorSource, ConstantValueSource, Sine, Step, Ramp, TrajectorySource,
+RandomSource.
 Linear: Gain, MatrixGain, Integrator, LinearSystem, AffineSystem, FirstOrderLowPassFilter.
-Routing: Adder, Multiplexer, Demultiplexer, PassThrough, Saturation.
-Sampled data: ZeroOrderHold, DiscreteTimeDelay.
+Routing: Adder, Multiplexer, Demultiplexer, PassThrough, Saturation, PortSwitch, Selector,
+WrapToSystem.
+Sampled data: ZeroOrderHold, DiscreteTimeDelay, DiscreteDerivative, DiscreteTimeIntegrator.
 Functions: FunctionSystem, SymbolicVectorSystem.
 Logging: VectorLogSink, LogVectorOutput.
 """
-from .discrete import DiscreteTimeDelay, ZeroOrderHold
+from .discrete import DiscreteDerivative, DiscreteTimeDelay, DiscreteTimeIntegrator, ZeroOrderHold
 from .function import FunctionSystem, SymbolicVectorSystem
 from .linear import AffineSystem, FirstOrderLowPassFilter, Gain, Integrator, LinearSystem, MatrixGain
 from .logging import LogVectorOutput, VectorLog, VectorLogSink
 from .random_source import RandomSource
-from .routing import Adder, Demultiplexer, Multiplexer, PassThrough, Saturation
-from .sources import ConstantVectorSource, Ramp, Sine, Step, TrajectorySource
+from .routing import (Adder, Demultiplexer, Multiplexer, PassThrough, PortSwitch, Saturation, Selector,
+                      WrapToSystem)
+from .sources import ConstantValueSource, ConstantVectorSource, Ramp, Sine, Step, TrajectorySource
 
 __all__ = [
     "ConstantVectorSource", "Sine", "Step", "Ramp", "TrajectorySource", "RandomSource",
     "Gain", "MatrixGain", "Integrator", "LinearSystem", "AffineSystem", "FirstOrderLowPassFilter",
     "Adder", "Multiplexer", "Demultiplexer", "PassThrough", "Saturation",
-    "ZeroOrderHold", "DiscreteTimeDelay", "FunctionSystem", "SymbolicVectorSystem",
+    "ZeroOrderHold", "DiscreteTimeDelay", "DiscreteDerivative", "DiscreteTimeIntegrator",
+    "PortSwitch", "Selector", "WrapToSystem", "ConstantValueSource",
+    "FunctionSystem", "SymbolicVectorSystem",
     "VectorLogSink", "VectorLog", "LogVectorOutput",
 ]

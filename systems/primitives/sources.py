@@ -13,7 +13,7 @@ from scipy.interpolate import PPoly
 from solvers import ops
 from ..leaf_system import LeafSystem
 
-__all__ = ["ConstantVectorSource", "Sine", "Step", "Ramp", "TrajectorySource"]
+__all__ = ["ConstantVectorSource", "ConstantValueSource", "Sine", "Step", "Ramp", "TrajectorySource"]
 
 
 def _vec(value, name, owner) -> np.ndarray:
@@ -43,6 +43,36 @@ class ConstantVectorSource(LeafSystem):
     def set_source_value(self, context, value) -> None:
         """Change the value in ``context``."""
         self.get_my_context_from_root(context).set_parameter(0, value)
+
+
+class ConstantValueSource(LeafSystem):
+    """An abstract-valued constant: output ``y`` is always ``value`` (any Python object).
+
+    Drake's ``ConstantValueSource``. Each evaluation returns the same object, so a
+    consumer that mutates it changes it for everyone (treat it as read-only). Use
+    :class:`ConstantVectorSource` for numbers (it is a parameter and symbolic-capable).
+
+    Parameters
+    ----------
+    value : object
+        Anything but ``None``.
+
+    References
+    ----------
+    Drake, ``drake/systems/primitives/constant_value_source.h``.
+    """
+
+    def __init__(self, value, name: Optional[str] = None):
+        super().__init__(name)
+        if value is None:
+            raise ValueError(f"ConstantValueSource '{self.name}': value must not be None")
+        self._value = value
+        self.declare_abstract_output_port("y", lambda c: self._value, model_value=value,
+                                          feedthrough=False, prerequisites=())
+
+    def get_source_value(self):
+        """The constant object."""
+        return self._value
 
 
 def _broadcast(owner, size, **arrays):
