@@ -9,13 +9,27 @@ A CasADi ``Function`` is turned into a shared library in four steps:
    arrays sized by the generated ``*_work`` function, and a zero-argument entry point
    ``dynablocks_rt_call()``. A zero-argument ``ctypes`` call is the cheapest one.
 2. :func:`cache_key` hashes (sha256) the source, the compiler command and the flags.
-3. :func:`compile_library` compiles to a temporary file in the cache directory and renames
-   it atomically into place, so concurrent processes compiling the same key are safe.
-4. :func:`load_runtime` loads the library once per process and exposes numpy views of its
-   buffers.
+3. :func:`compile_library` compiles in a private temporary directory inside the cache
+   directory (a fixed file name there, so that every process builds the same bytes), writes
+   a manifest (the key and the sha256 of the library) and renames both atomically into
+   place: a reader never sees a half-written file, and concurrent processes compiling the
+   same key are safe.
+4. :func:`verify_library` checks, before anything is loaded, that the manifest names the
+   key and the library's bytes have its hash: a truncated or bit-flipped library, or
+   another function's library under this name, is compiled again instead of being loaded
+   (loading it could crash the process or give wrong numbers). :func:`load_runtime` loads
+   the library once per process, checks the key compiled into it (``dynablocks_rt_key``)
+   and exposes numpy views of its buffers.
+
+Temporary directories of a process that dies while compiling (a short-lived script whose
+background compilation is still running at exit) are removed at exit (``atexit``: the
+compiler's process group is killed) or, after a hard kill, by the next compilation in that
+cache directory (:func:`sweep_stale_temporaries`: owner process gone, or older than twice
+the compile timeout).
 """
 from __future__ import annotations
 
+import atexit
 import ctypes
 import hashlib
 import os
@@ -23,10 +37,12 @@ import platform
 import shlex
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -36,7 +52,7 @@ import numpy as np
 
 __all__: list[str] = []  # private module
 
-RUNTIME_VERSION = 1
+RUNTIME_VERSION = 2
 """Bumped whenever the generated runtime or the compile command changes."""
 
 _FUN_PREFIX = "dbfun_"
@@ -46,6 +62,11 @@ _COMPILE_TIMEOUT_S = 600.0
 _O2_MAX_LINES = 4000
 _O1_MAX_LINES = 10000
 _CACHE_ENV = "DYNABLOCKS_CACHE_DIR"
+_MANIFEST_SUFFIX = ".sha256"
+_MANIFEST_HEADER = "dynablocks compiled-function cache manifest v1"
+_TMP_PREFIX = ".dbk-tmp-"
+_HOST = hashlib.sha256(socket.gethostname().encode()).hexdigest()[:8]
+_KEY_SYMBOL = "dynablocks_rt_key"
 
 
 class CompilerNotFound(RuntimeError):
@@ -54,6 +75,21 @@ class CompilerNotFound(RuntimeError):
 
 class CompileError(RuntimeError):
     """Code generation, compilation or loading failed (message says why)."""
+
+
+def compiler_install_hint() -> str:
+    """How to get a C compiler on this platform (for the no-compiler message)."""
+    if sys.platform == "darwin":
+        how = "run 'xcode-select --install' (Apple's command line tools provide clang)"
+    elif sys.platform == "win32":
+        how = ("install MinGW-w64 gcc or LLVM clang and put it on the PATH (or "
+               "'conda install -c conda-forge m2w64-toolchain')")
+    else:
+        how = ("install gcc: 'sudo apt install gcc' (Debian/Ubuntu), 'sudo dnf install gcc' "
+               "(Fedora), 'apk add gcc musl-dev' (Alpine) or 'conda install -c conda-forge "
+               "c-compiler'")
+    return (f"{how}, or set CC to a compiler command; then build a model's functions once "
+            "with 'python -m solvers.compiled precompile model.urdf'")
 
 
 def default_cache_dir() -> Path:
@@ -212,32 +248,156 @@ def library_path(cache_dir: Path, name: str, key: str) -> Path:
     return cache_dir / f"dbk_{safe}_{key[:32]}{suffix}"
 
 
+_ACTIVE_PROCS: set = set()     # compiler processes running in this process
+_ACTIVE_TEMPS: set = set()     # temporary directories of compilations in progress
+
+
 def _run_compiler(argv: list[str]) -> subprocess.CompletedProcess:
     """Run one compiler command (separate function so tests can count compilations).
 
     The compiler runs in its own process group, killed as a whole (driver and ``cc1``)
-    after ``_COMPILE_TIMEOUT_S`` seconds; ``subprocess.TimeoutExpired`` is then raised.
+    after ``_COMPILE_TIMEOUT_S`` seconds (``subprocess.TimeoutExpired`` is then raised) or
+    when this Python process exits first.
     """
     with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                           start_new_session=(os.name == "posix")) as proc:
+        _ACTIVE_PROCS.add(proc)
         try:
             out, err = proc.communicate(timeout=_COMPILE_TIMEOUT_S)
         except subprocess.TimeoutExpired:
-            if os.name == "posix":
-                os.killpg(proc.pid, signal.SIGKILL)
-            else:
-                proc.kill()
+            _kill(proc)
             proc.communicate()
             raise
+        finally:
+            _ACTIVE_PROCS.discard(proc)
     return subprocess.CompletedProcess(argv, proc.returncode, out, err)
 
 
-def compile_library(source: str, target: Path, compiler: Sequence[str],
-                    flags: Sequence[str]) -> None:
-    """Compile ``source`` into the shared library ``target`` (atomic rename into place).
+def _kill(proc: subprocess.Popen) -> None:
+    try:
+        if os.name == "posix":
+            os.killpg(proc.pid, signal.SIGKILL)
+        else:
+            proc.kill()
+    except (ProcessLookupError, PermissionError, OSError):
+        pass
 
-    The C source is also kept next to the library (``target`` with suffix ``.c``) for
-    inspection.
+
+@atexit.register
+def _cleanup_at_exit() -> None:
+    """Kill compilers still running (a background build outlived the program) and remove
+    their temporary directories, so that no orphan files stay in the cache."""
+    for proc in list(_ACTIVE_PROCS):
+        _kill(proc)
+    for d in list(_ACTIVE_TEMPS):
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def manifest_path(library: Path) -> Path:
+    """The manifest next to ``library`` (its name plus ``.sha256``)."""
+    return library.with_name(library.name + _MANIFEST_SUFFIX)
+
+
+def _sha256_file(path: Path | str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _manifest_text(key: str, library_sha256: str) -> str:
+    return f"{_MANIFEST_HEADER}\nkey {key}\nlibrary-sha256 {library_sha256}\n"
+
+
+def verify_library(library: Path, key: str) -> bool:
+    """True when ``library`` may be loaded for cache key ``key``.
+
+    Its manifest must exist, name ``key`` (the hash of the generated source, compiler and
+    flags) and give the sha256 of the library's current bytes. False for a missing,
+    truncated or bit-flipped library, a missing or damaged manifest, or another function's
+    library or manifest under this name. Reads the whole library once (load time only).
+    """
+    try:
+        lines = manifest_path(library).read_text(encoding="ascii").splitlines()
+        if len(lines) != 3 or lines[0] != _MANIFEST_HEADER or lines[1] != f"key {key}":
+            return False
+        return lines[2] == f"library-sha256 {_sha256_file(library)}"
+    except (OSError, UnicodeError, ValueError):
+        return False
+
+
+def _owner_alive(name: str) -> bool:
+    """Whether the process that made temporary directory ``name`` may still run."""
+    parts = name[len(_TMP_PREFIX):].split("-")
+    if len(parts) < 2 or parts[0] != _HOST or not parts[1].isdigit():
+        return True                       # another host (shared cache) or unknown: by age
+    try:
+        os.kill(int(parts[1]), 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError, OverflowError):
+        return True
+    return True
+
+
+def sweep_stale_temporaries(cache_dir: Path, *, max_age_s: float | None = None) -> int:
+    """Remove temporary build directories whose process is gone (this host) or that are
+    older than ``max_age_s`` (default twice the compile timeout). Returns how many."""
+    max_age = 2 * _COMPILE_TIMEOUT_S if max_age_s is None else max_age_s
+    n = 0
+    try:
+        entries = list(os.scandir(cache_dir))
+    except OSError:
+        return 0
+    now = time.time()
+    for e in entries:
+        if not e.name.startswith(_TMP_PREFIX):
+            continue
+        try:
+            old = now - e.stat(follow_symlinks=False).st_mtime > max_age
+        except OSError:
+            continue
+        if old or not _owner_alive(e.name):
+            if e.is_dir(follow_symlinks=False):
+                shutil.rmtree(e.path, ignore_errors=True)
+            else:
+                try:
+                    os.unlink(e.path)
+                except OSError:
+                    pass
+            n += 1
+    return n
+
+
+def _fsync(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _key_source(key: str) -> str:
+    """C function returning the cache key, appended to every compiled source: a library
+    loaded under a key must answer it (a last check after ``dlopen``)."""
+    return (f"\n/* dynablocks cache key */\nconst char* {_KEY_SYMBOL}(void);\n"
+            f"const char* {_KEY_SYMBOL}(void) {{ return \"{key}\"; }}\n")
+
+
+def compile_library(source: str, target: Path, compiler: Sequence[str],
+                    flags: Sequence[str], key: str) -> None:
+    """Compile ``source`` into the shared library ``target`` with its manifest (key ``key``).
+
+    Compiles in a private temporary directory of the cache directory, then renames the
+    library, its C source (``target`` with suffix ``.c``, kept for inspection) and the
+    manifest into place, each atomically. Stale temporary directories of dead processes
+    are removed first (:func:`sweep_stale_temporaries`).
 
     Raises
     ------
@@ -245,28 +405,33 @@ def compile_library(source: str, target: Path, compiler: Sequence[str],
         With the compiler's command line and (truncated) error output.
     """
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_c = tempfile.mkstemp(suffix=".c", prefix=target.stem + ".", dir=target.parent)
-    tmp_so = tmp_c[:-2] + target.suffix
+    sweep_stale_temporaries(target.parent)
+    tmp = Path(tempfile.mkdtemp(prefix=f"{_TMP_PREFIX}{_HOST}-{os.getpid()}-",
+                                dir=target.parent))
+    _ACTIVE_TEMPS.add(tmp)
     try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(source)
-        argv = [*compiler, *flags, "-shared", "-fPIC", "-o", tmp_so, tmp_c, "-lm"]
+        tmp_c = tmp / (target.stem + ".c")
+        tmp_so = tmp / target.name           # same name in every process: same bytes
+        tmp_c.write_text(source + _key_source(key))
+        argv = [*compiler, *flags, "-shared", "-fPIC", "-o", str(tmp_so), str(tmp_c), "-lm"]
         try:
             proc = _run_compiler(argv)
         except (OSError, subprocess.SubprocessError) as exc:
             raise CompileError(f"running {shlex.join(argv)} failed: {exc}") from exc
-        if proc.returncode != 0 or not os.path.exists(tmp_so):
+        if proc.returncode != 0 or not tmp_so.exists():
             err = (proc.stderr or proc.stdout or "").strip()
             raise CompileError(f"{shlex.join(argv)} exited with status {proc.returncode}"
                                + (f": {err[-1500:]}" if err else ""))
+        tmp_manifest = tmp / "manifest"
+        tmp_manifest.write_text(_manifest_text(key, _sha256_file(tmp_so)), encoding="ascii")
+        _fsync(tmp_so)
+        _fsync(tmp_manifest)
         os.replace(tmp_so, target)
         os.replace(tmp_c, target.with_suffix(".c"))
+        os.replace(tmp_manifest, manifest_path(target))
     finally:
-        for p in (tmp_c, tmp_so):
-            try:
-                os.unlink(p)
-            except FileNotFoundError:
-                pass
+        shutil.rmtree(tmp, ignore_errors=True)
+        _ACTIVE_TEMPS.discard(tmp)
 
 
 @dataclass
@@ -285,30 +450,63 @@ LOCK = threading.RLock()
 background threads (``multibody`` compiles while CasADi's VM serves calls)."""
 
 
-def load_runtime(path: Path, n_in_total: int, n_out_total: int) -> Runtime:
-    """Load (once per process) and initialise the library at ``path``.
+def loaded_runtime(path: Path) -> Runtime | None:
+    """The runtime of ``path`` if this process has loaded it already."""
+    with LOCK:
+        return _RUNTIMES.get(str(path))
+
+
+def load_runtime(path: Path, n_in_total: int, n_out_total: int, key: str, *,
+                 fresh_name: bool = False) -> Runtime:
+    """Load (once per process) and initialise the library at ``path`` built for ``key``.
+
+    Call :func:`verify_library` first: loading a damaged library can crash the process.
+    ``fresh_name=True`` loads it through a temporary hard link of another name: the dynamic
+    loader returns the library already loaded under a name (one that failed the key check,
+    say) instead of the file now there.
 
     Raises
     ------
     CompileError
-        When the library cannot be loaded or initialised.
+        When the library cannot be loaded or initialised, or was built for another key.
     """
     with LOCK:
-        return _load_runtime_locked(path, n_in_total, n_out_total)
+        if not fresh_name:
+            return _load_runtime_locked(path, path, n_in_total, n_out_total, key)
+        alias = path.with_name(f"{_TMP_PREFIX}{_HOST}-{os.getpid()}-load-{time.time_ns()}"
+                               f"{path.suffix}")
+        try:
+            try:
+                os.link(path, alias)
+            except OSError:
+                shutil.copyfile(path, alias)
+            return _load_runtime_locked(path, alias, n_in_total, n_out_total, key)
+        finally:
+            try:
+                os.unlink(alias)
+            except OSError:
+                pass
 
 
-def _load_runtime_locked(path: Path, n_in_total: int, n_out_total: int) -> Runtime:
-    key = str(path)
-    rt = _RUNTIMES.get(key)
+def _load_runtime_locked(path: Path, file: Path, n_in_total: int, n_out_total: int,
+                         key: str) -> Runtime:
+    name = str(path)
+    rt = _RUNTIMES.get(name)
     if rt is not None:
         return rt
     try:
-        lib = ctypes.CDLL(key)
+        lib = ctypes.CDLL(str(file))
         version = lib.dynablocks_rt_version
         version.restype = ctypes.c_int
         if version() != RUNTIME_VERSION:
             raise CompileError(f"{path} has runtime version {version()}, "
                                f"expected {RUNTIME_VERSION}")
+        key_fn = getattr(lib, _KEY_SYMBOL)
+        key_fn.restype = ctypes.c_char_p
+        if key_fn() != key.encode():
+            raise CompileError(f"{path} was built for another function (cache key "
+                               f"{(key_fn() or b'?').decode(errors='replace')[:16]}..., "
+                               f"expected {key[:16]}...)")
         init = lib.dynablocks_rt_init
         init.restype = ctypes.c_int
         status = init()
@@ -326,5 +524,5 @@ def _load_runtime_locked(path: Path, n_in_total: int, n_out_total: int) -> Runti
     except (OSError, AttributeError) as exc:
         raise CompileError(f"loading {path} failed: {exc}") from exc
     rt = Runtime(path=path, call=call, in_buf=bufs[0], out_buf=bufs[1])
-    _RUNTIMES[key] = rt
+    _RUNTIMES[name] = rt
     return rt

@@ -264,9 +264,9 @@ def _build_caller_type(cache_dir: Path, compiler: Sequence[str]) -> type | None:
     suffix = (importlib.machinery.EXTENSION_SUFFIXES or [".so"])[0]
     path = cache_dir / f"dbk_fastcall_{key}{suffix}"
     try:
-        if not path.exists():
+        if not build.verify_library(path, key):   # missing or damaged: (re)build
             build.compile_library(_SOURCE, path, compiler,
-                                  ("-O2", f"-I{py_inc}", f"-I{np_inc}"))
+                                  ("-O2", f"-I{py_inc}", f"-I{np_inc}"), key)
         spec = importlib.util.spec_from_file_location(_MODNAME, path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)

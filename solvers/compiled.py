@@ -269,9 +269,12 @@ class CompiledFunction:
 
     def _no_compiler_message(self) -> str:
         which = (f"compiler {self._compiler_arg!r} not found" if self._compiler_arg
-                 else "no C compiler found (set CC or install cc, gcc or clang)")
+                 else "no C compiler found (CC is unset and none of cc, gcc, clang is on "
+                      "the PATH)")
         return (f"{which}: CasADi function '{self.name}' (and any other) is evaluated by "
-                f"CasADi's virtual machine, which is slower than compiled code")
+                f"CasADi's virtual machine, several times slower than compiled code. To "
+                f"get a compiler: {_build.compiler_install_hint()}. To silence this "
+                f"warning, use backend='casadi'.")
 
     def _compile(self) -> tuple[_build.Runtime, list[str]]:
         compiler = _build.find_compiler(self._compiler_arg)
@@ -290,13 +293,20 @@ class CompiledFunction:
         path = _build.library_path(cache_dir, self.name, key)
         n_in, n_out = sum(self.nnz_in), sum(self.nnz_out)
         try:
-            if path.exists():
+            rt = _build.loaded_runtime(path)
+            if rt is not None:
+                return rt, compiler
+            # Hash check before loading: a truncated or bit-flipped library, or another
+            # function's library under this name, is compiled again (loading it could
+            # crash the process or give wrong numbers).
+            retry = False
+            if _build.verify_library(path, key):
                 try:
-                    return _build.load_runtime(path, n_in, n_out), compiler
+                    return _build.load_runtime(path, n_in, n_out, key), compiler
                 except _build.CompileError:
-                    pass  # damaged cache entry: compile it again
-            _build.compile_library(source, path, compiler, flags)
-            return _build.load_runtime(path, n_in, n_out), compiler
+                    retry = True  # not the library of this key after all: compile it again
+            _build.compile_library(source, path, compiler, flags, key)
+            return _build.load_runtime(path, n_in, n_out, key, fresh_name=retry), compiler
         except (_build.CompileError, OSError) as exc:
             _FAILED[key] = str(exc)
             raise _build.CompileError(prefix + str(exc)) from exc
@@ -372,21 +382,23 @@ def compile_function(fun: ca.Function, **kwargs: Any) -> CompiledFunction:
 
 
 def clear_cache(cache_dir: str | Path | None = None) -> int:
-    """Delete the compiled libraries (and their C sources) in ``cache_dir``.
+    """Delete the compiled libraries (with their C sources and manifests) in ``cache_dir``,
+    and the temporary build directories of processes that no longer run.
 
     Libraries already loaded in a running process stay usable.
 
     Returns
     -------
     int
-        Number of files removed.
+        Number of libraries, sources, manifests and temporary directories removed.
     """
     d = Path(cache_dir) if cache_dir is not None else _build.default_cache_dir()
     if not d.is_dir():
         return 0
     n = 0
     for p in d.glob("dbk_*"):
-        if p.suffix in (".so", ".dll", ".c") and p.is_file():
+        if (p.suffix in (".so", ".dll", ".c") or p.name.endswith((".so.sha256", ".dll.sha256"))) \
+                and p.is_file():
             p.unlink(missing_ok=True)
             n += 1
-    return n
+    return n + _build.sweep_stale_temporaries(d)
