@@ -152,6 +152,46 @@ def test_ball_joints_as_euler_angles(built):
     np.testing.assert_allclose(R, np.asarray(Rx) @ np.asarray(Ry) @ np.asarray(Rz), atol=1e-14)
 
 
+def _ode_euler_motor_angles(R1, R2, a0, a2):
+    """ODE's AMotor in Euler mode (amotor.cpp, computeEulerAngles), written from its geometry:
+    axis 0 fixed in body 1, axis 2 fixed in body 2, axis 1 = ax2 x ax0; the reference vectors
+    are axis 2 seen by body 1 and axis 0 seen by body 2 when the motor is set up (here the
+    reference pose, both bodies unrotated)."""
+    ax0, ax2 = R1 @ a0, R2 @ a2
+    ax1 = np.cross(ax2, ax0)
+    ax1 /= np.linalg.norm(ax1)
+    ref1, ref2 = R1 @ a2, R2 @ a0
+    t0 = -math.atan2(ax2 @ np.cross(ax0, ref1), ax2 @ ref1)
+    t1 = -math.atan2(ax2 @ ax0, ax2 @ np.cross(ax0, ax1))
+    t2 = -math.atan2(ref2 @ ax1, ref2 @ np.cross(ax1, ax2))
+    return np.array([t0, t1, t2])
+
+
+@pytest.mark.parametrize("joint, body1, body2", [("r-thigh_joint", "pelvis", "r-thigh"),
+                                                 ("torso_joint", "torso", "pelvis")])
+def test_ball_stops_are_odes_euler_motor_angles(built, joint, body1, body2):
+    """Our Euler angles map to ODE's Euler-motor angles exactly as the stops were converted:
+    theta_k = q_j / c for the coordinate j holding the file's k-th stop (reversed order for the
+    spine line written child first), so a configuration inside our limits is inside the file's
+    stops and vice versa."""
+    sk, tree, info = built
+    j = tree.get_joint(joint)
+    line = next(s for s in sk.joints if {s.body1, s.body2} == {body1, body2})
+    rng = np.random.default_rng(1)
+    for _ in range(5):
+        q = tree.neutral_configuration()
+        q[j.q_start:j.q_start + 3] = rng.uniform(j.lower, j.upper)
+        R1 = np.asarray(tree.body_pose(body1, q))[:3, :3]
+        R2 = np.asarray(tree.body_pose(body2, q))[:3, :3]
+        theta = _ode_euler_motor_angles(R1, R2, np.array([1.0, 0, 0]), np.array([0, 0, 1.0]))
+        ours = q[j.q_start:j.q_start + 3] * np.array(info[joint]["ode_sign"])
+        if info[joint]["reversed"]:
+            ours = ours[::-1]
+        np.testing.assert_allclose(theta, ours, atol=1e-12)
+        lo, hi = np.radians(np.array(line.stops)).T
+        assert np.all(theta >= lo - 1e-12) and np.all(theta <= hi + 1e-12)
+
+
 def test_universal_with_given_axes(built):
     sk, tree, _ = built
     arm = tree.get_joint("l-arm_joint")
