@@ -8,6 +8,7 @@ Package map (each sub-package's docstring says what lives there and what it may 
     multibody.models       shipped URDF files (model_path) and small model builders
     multibody.constraints  one constraint vocabulary for both plants (contact, limits, closures)
     multibody.plants       RigidBodyPlant, RigidBodySystem, TimeSteppingRigidBodySystem
+    multibody.motion       marker fitting, inverse dynamics with ground contact, energetics
 
 Layers, lowest first: ``errors`` < ``tree`` < ``geometry`` < ``parsing`` < ``models`` <
 ``constraints`` < ``plants``. The first five never import ``systems``. The most used names
@@ -48,6 +49,8 @@ _LAZY = {
     "PainleveError": "plants", "RedundantConstraintWarning": "plants",
     "TimeSteppingRigidBodySystem": "plants", "StepSolution": "plants",
     "TimeSteppingWarning": "plants", "plants": None,
+    # motion analysis
+    "motion": None,
     # constraints
     "constraints": None,
     "ContactResults": "constraints", "PointContactResult": "constraints",

@@ -1,0 +1,27 @@
+"""Motion analysis of a tree from marker data: marker fitting, inverse dynamics with ground
+contact, energetics.
+
+Lives here: :class:`MarkerFitter` (per-frame inverse kinematics from motion-capture markers,
+Levenberg-Marquardt with exact Jacobians, warm start, joint limits, occlusions),
+:func:`smooth_trajectory` (``q(t)`` filtered and splined on the configuration manifold into
+``q, v, vdot``), :class:`ContactInverseDynamics` (joint torques, ground reaction forces in
+friction cones and a minimised residual wrench on the root, one small QP per frame;
+:func:`estimate_floor` fits the ground plane) and :func:`joint_work` (joint powers, positive
+and absolute work). May import :mod:`multibody.tree`, :mod:`multibody.parsing`,
+:mod:`multibody.models`, :mod:`sensors`, :mod:`solvers`, casadi and scipy.
+"""
+from __future__ import annotations
+
+from .contact_inverse_dynamics import (ContactInverseDynamics, ContactInverseDynamicsResult,
+                                       Floor, estimate_floor)
+from .energetics import JointWork, joint_powers, joint_work
+from .errors import (ContactError, ContactWarning, MarkerFitError, MarkerFitWarning, MarkerSetError,
+                     MotionError, TrajectoryError)
+from .marker_fit import MarkerFitResult, MarkerFitter, marker_set_arrays
+from .smoothing import JointTrajectory, smooth_trajectory
+
+__all__ = ["MarkerFitter", "MarkerFitResult", "marker_set_arrays", "JointTrajectory",
+           "smooth_trajectory", "ContactInverseDynamics", "ContactInverseDynamicsResult",
+           "Floor", "estimate_floor", "JointWork", "joint_powers", "joint_work",
+           "MotionError", "MarkerSetError", "MarkerFitError", "TrajectoryError",
+           "ContactError", "MarkerFitWarning", "ContactWarning"]
