@@ -123,7 +123,7 @@ class HumanModel:
 
 def human_model(skeleton_path: str | os.PathLike, markers_path: str | os.PathLike | None = None,
                 height: float | None = None, mass: float | None = None, *,
-                root: str | None = None) -> HumanModel:
+                root: str | None = None, segment_scales: dict | None = None) -> HumanModel:
     """Build the human model from a skeleton file (and a marker-placement file).
 
     Parameters
@@ -139,6 +139,9 @@ def human_model(skeleton_path: str | os.PathLike, markers_path: str | os.PathLik
         equals it.
     root : str, optional
         Root segment (default ``pelvis``).
+    segment_scales : dict, optional
+        ``{segment: factor}``: extra scale of single segments' dimensions (e.g. fitted from
+        markers), applied with the height scaling and before the mass scaling.
 
     Returns
     -------
@@ -163,6 +166,9 @@ def human_model(skeleton_path: str | os.PathLike, markers_path: str | os.PathLik
         if val is not None and not (np.isfinite(val) and val > 0):
             raise ValueError(f"human_model: {what} must be a positive number, got {val!r}")
     s = 1.0 if height is None else float(height) / skeleton_height(sk)
+    if segment_scales:
+        sk = sk.scaled(s, 1.0, segment_scales)
+        s = 1.0
     k = 1.0 if mass is None else float(mass) / (sk.total_mass * s ** 3)
     if s != 1.0 or k != 1.0:
         sk = sk.scaled(s, k)

@@ -87,8 +87,8 @@ class Segment:
     """One body segment: ``shape`` ('box', 'capsule', 'sphere', 'cylinder'), ``dims`` (box: (3,)
     side lengths; capsule/cylinder: (length, radius); sphere: (radius,)), ``density``, ``mass``,
     ``inertia`` (3 x 3 about the centre), ``half_extents`` (3,), ``position`` (centre in the
-    reference pose, world), ``center`` (centre in the body frame, set when a tree is built) and
-    the file ``line``."""
+    reference pose, world), ``center`` (centre in the body frame, set when a tree is built),
+    the file ``line`` and the ``given_position`` of the file (or None)."""
 
     name: str
     shape: str
@@ -100,6 +100,7 @@ class Segment:
     position: np.ndarray | None = None
     center: np.ndarray = field(default_factory=lambda: np.zeros(3))
     line: int = 0
+    given_position: np.ndarray | None = None
 
     def point(self, fraction: Any) -> np.ndarray:
         """Point at ``fraction`` of the half extents from the centre, in the body frame (m)."""
@@ -142,21 +143,36 @@ class Skeleton:
         """Sum of the segment masses (kg)."""
         return float(sum(s.mass for s in self.segments.values()))
 
-    def scaled(self, length_scale: float = 1.0, density_scale: float = 1.0) -> "Skeleton":
-        """A copy with every length times ``length_scale`` and every density times
-        ``density_scale`` (mass scales by ``density_scale * length_scale**3``, inertia by
-        ``density_scale * length_scale**5``); offsets stay fractions of half extents."""
+    def scaled(self, length_scale: float = 1.0, density_scale: float = 1.0,
+               segment_scales: dict | None = None) -> "Skeleton":
+        """A copy with every length times ``length_scale`` (and the dimensions of segment ``n``
+        also times ``segment_scales[n]``) and every density times ``density_scale``.
+
+        A segment's mass scales by ``density_scale * (length_scale * segment_scale)**3`` and its
+        inertia by the fifth power; offsets stay fractions of half extents, so joint anchors and
+        markers move with the segments and the reference pose is placed again.
+        """
         s, k = float(length_scale), float(density_scale)
         if not (s > 0 and k > 0 and math.isfinite(s) and math.isfinite(k)):
             raise SkeletonError(f"{self.source}: scales must be positive and finite, got "
                                 f"length {length_scale!r}, density {density_scale!r}")
+        per = dict(segment_scales or {})
+        for n, v in per.items():
+            if n not in self.segments:
+                raise SkeletonError(f"{self.source}: segment_scales names unknown segment '{n}' "
+                                    f"(segments: {', '.join(self.segments)})")
+            if not (float(v) > 0 and math.isfinite(float(v))):
+                raise SkeletonError(f"{self.source}: scale of segment '{n}' must be positive and "
+                                    f"finite, got {v!r}")
         segs = {}
         for n, g in self.segments.items():
-            dims = tuple(d * s for d in g.dims)
-            segs[n] = _make_segment(n, g.shape, dims, g.density * k, None, g.line,
-                                    None if g.position is None else g.position * s)
+            f = s * float(per.get(n, 1.0))
+            dims = tuple(d * f for d in g.dims)
+            given = None if g.given_position is None else g.given_position * s
+            segs[n] = _make_segment(n, g.shape, dims, g.density * k, None, g.line, given)
             if g.density == 0:  # a segment given by mass: keep the mass ratio
-                segs[n] = _with_mass(segs[n], g.mass * k * s ** 3)
+                segs[n] = _with_mass(segs[n], g.mass * k * f ** 3)
+        _place_reference_pose(segs, self.joints, self.source)
         return Skeleton(segs, list(self.joints), self.source, self.root)
 
 
@@ -186,8 +202,9 @@ def _shape_inertia(shape: str, dims: tuple, density: float):
 
 def _make_segment(name, shape, dims, density, mass, line, position) -> Segment:
     m, I, h = _shape_inertia(shape, dims, density)
+    given = None if position is None else np.asarray(position, float)
     seg = Segment(name, shape, tuple(float(d) for d in dims), float(density), m, I, h,
-                  None if position is None else np.asarray(position, float), line=line)
+                  None if given is None else given.copy(), line=line, given_position=given)
     return _with_mass(seg, mass) if mass is not None else seg
 
 
@@ -400,7 +417,7 @@ def _place_reference_pose(segments: dict, joints: list, source: str) -> None:
     """Centres of the segments in the reference pose: in file order, BODY2 is moved so that
     its anchor meets BODY1's (pagoda's ``move_next_to``); a segment without a ``position`` starts
     at the origin."""
-    pos = {n: (np.zeros(3) if s.position is None else s.position.copy())
+    pos = {n: (np.zeros(3) if s.given_position is None else s.given_position.copy())
            for n, s in segments.items()}
     parent_of: dict[str, str] = {}
     for j in joints:

@@ -110,3 +110,16 @@ def test_marker_on_unknown_segment_is_named(tmp_path):
 
 def test_skeleton_height_matches_the_model():
     assert skeleton_height(read_skeleton(SKEL)) == pytest.approx(human_model(SKEL).height)
+
+
+def test_segment_scales_then_mass():
+    base = human_model(SKEL, MARK)
+    m = human_model(SKEL, MARK, mass=50.0, segment_scales={"r-thigh": 1.05})
+    assert m.tree.total_mass() == pytest.approx(50.0, rel=1e-14)
+    b0 = dict((n, p) for n, _, p in base.markers)
+    b1 = dict((n, p) for n, _, p in m.markers)
+    # RKNE sits at the bottom of the thigh, 0.9 + 1 half extents below the hip anchor
+    h0 = base.skeleton.segments["r-thigh"].half_extents[2]
+    np.testing.assert_allclose(b1["RKNE"][2], b0["RKNE"][2] * 1.05, rtol=1e-12)
+    assert b0["RKNE"][2] == pytest.approx(-1.9 * h0)
+    np.testing.assert_allclose(b1["STRN"], b0["STRN"], atol=1e-15)

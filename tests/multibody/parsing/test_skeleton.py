@@ -216,6 +216,28 @@ def test_scaled_skeleton():
         np.testing.assert_allclose(g.position, seg.position * s, atol=1e-14)
 
 
+def test_segment_scales_move_the_anchors_with_the_segments():
+    sk = read_skeleton(SKEL)
+    sc = sk.scaled(segment_scales={"r-shank": 1.1})
+    shank, shank0 = sc.segments["r-shank"], sk.segments["r-shank"]
+    assert shank.dims == pytest.approx((0.33, 0.055))
+    assert shank.mass == pytest.approx(shank0.mass * 1.1 ** 3, rel=1e-12)
+    assert sc.segments["torso"].mass == sk.segments["torso"].mass
+    for j in sc.joints:  # the reference pose is placed again: anchors still meet
+        s1, s2 = sc.segments[j.body1], sc.segments[j.body2]
+        np.testing.assert_allclose(s1.position + j.offset1 * s1.half_extents,
+                                   s2.position + j.offset2 * s2.half_extents, atol=1e-14)
+    # the foot hangs lower by the shank's extra length between its two anchors (0.9 + 1 of
+    # the half extent)
+    dz = 1.9 * (shank.half_extents[2] - shank0.half_extents[2])
+    assert sc.segments["r-foot"].position[2] == pytest.approx(
+        sk.segments["r-foot"].position[2] - dz, abs=1e-14)
+    with pytest.raises(SkeletonError, match="segment_scales names unknown segment 'tail'"):
+        sk.scaled(segment_scales={"tail": 1.0})
+    with pytest.raises(SkeletonError, match="scale of segment 'torso' must be positive"):
+        sk.scaled(segment_scales={"torso": 0.0})
+
+
 # ------------------------------------------------------------------ bad input
 @pytest.mark.parametrize("text, line, words", [
     ("a box 1 1 1\nb box 1 1\n", 2, ["box side Z"]),
