@@ -64,6 +64,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import MultibodyError
+from ._skeleton_shapes import shape_inertia as _shape_inertia
 
 __all__ = ["SkeletonError", "Segment", "SkeletonJoint", "Skeleton", "parse_skeleton",
            "read_skeleton", "skeleton_tree"]
@@ -177,29 +178,6 @@ class Skeleton:
 
 
 # ---------------------------------------------------------------- shapes and masses
-def _shape_inertia(shape: str, dims: tuple, density: float):
-    """Mass, inertia about the centre (3 x 3) and half extents of a shape (ODE's formulas)."""
-    if shape == "box":
-        x, y, z = dims
-        m = density * x * y * z
-        I = m / 12.0 * np.diag([y * y + z * z, x * x + z * z, x * x + y * y])
-        return m, I, np.array([x, y, z]) / 2.0
-    if shape == "sphere":
-        (r,) = dims
-        m = density * 4.0 / 3.0 * math.pi * r ** 3
-        return m, 0.4 * m * r * r * np.eye(3), np.array([r, r, r])
-    L, r = dims
-    if shape == "cylinder":
-        m = density * math.pi * r * r * L
-        ixx = m * (3 * r * r + L * L) / 12.0
-        return m, np.diag([ixx, ixx, 0.5 * m * r * r]), np.array([r, r, L / 2.0])
-    m1 = density * math.pi * r * r * L          # cylinder part
-    m2 = density * 4.0 / 3.0 * math.pi * r ** 3  # the two caps
-    ixx = m1 * (0.25 * r * r + L * L / 12.0) + m2 * (0.4 * r * r + 0.375 * r * L + 0.25 * L * L)
-    izz = (0.5 * m1 + 0.4 * m2) * r * r
-    return m1 + m2, np.diag([ixx, ixx, izz]), np.array([r, r, r + L / 2.0])
-
-
 def _make_segment(name, shape, dims, density, mass, line, position) -> Segment:
     m, I, h = _shape_inertia(shape, dims, density)
     given = None if position is None else np.asarray(position, float)
