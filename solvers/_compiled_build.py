@@ -77,6 +77,15 @@ class CompileError(RuntimeError):
     """Code generation, compilation or loading failed (message says why)."""
 
 
+def missing_compiler_reason(compiler: str | Sequence[str] | None = None) -> str:
+    """Why :func:`find_compiler` found nothing, e.g. ``"compiler 'clang' not found"``."""
+    if compiler is not None:
+        return f"compiler {compiler!r} not found"
+    if os.environ.get("CC"):
+        return f"the compiler CC={os.environ['CC']!r} is not found"
+    return "no C compiler found (CC is unset and none of cc, gcc, clang is on the PATH)"
+
+
 def compiler_install_hint() -> str:
     """How to get a C compiler on this platform (for the no-compiler message)."""
     if sys.platform == "darwin":

@@ -35,9 +35,21 @@ Caching
 -------
 Libraries live in ``cache_dir`` (default ``$DYNABLOCKS_CACHE_DIR``, else
 ``~/.cache/dynablocks/compiled``) under a name holding the sha256 of the generated code,
-the compiler command and the flags; a second :class:`CompiledFunction` of the same function
-(in this process or another) loads the cached library without compiling. Compilation
-writes a temporary file and renames it atomically, so parallel processes are safe.
+the compiler command and the flags (the cache key); a second :class:`CompiledFunction` of
+the same function (in this process or another) loads the cached library without compiling.
+Next to each library, a manifest (``.so.sha256``) holds the key and the sha256 of the
+library; both are checked before loading, and the key compiled into the library after
+loading, so a truncated or bit-flipped library, or another function's library under the
+name, is compiled again rather than crashing the process or giving wrong numbers (the cost
+is at load time only; calls are unaffected). Compilation happens in a private temporary
+directory and the results are renamed into place atomically: several processes may load
+or compile the same function at once (e.g. Monte Carlo workers sharing one cache), and no
+process ever loads a half-written file. Temporary files of a process that exits during a
+background compilation are removed at exit, or by the next compilation after a hard kill.
+
+``python -m solvers.compiled precompile model.urdf [--cache-dir DIR] [--functions ...]``
+builds a model's dynamics functions ahead of time (progress on stdout; exit status 2 with
+instructions when no compiler is found).
 
 Thread safety
 -------------
@@ -268,9 +280,7 @@ class CompiledFunction:
         return self
 
     def _no_compiler_message(self) -> str:
-        which = (f"compiler {self._compiler_arg!r} not found" if self._compiler_arg
-                 else "no C compiler found (CC is unset and none of cc, gcc, clang is on "
-                      "the PATH)")
+        which = _build.missing_compiler_reason(self._compiler_arg)
         return (f"{which}: CasADi function '{self.name}' (and any other) is evaluated by "
                 f"CasADi's virtual machine, several times slower than compiled code. To "
                 f"get a compiler: {_build.compiler_install_hint()}. To silence this "
@@ -402,3 +412,8 @@ def clear_cache(cache_dir: str | Path | None = None) -> int:
             p.unlink(missing_ok=True)
             n += 1
     return n + _build.sweep_stale_temporaries(d)
+
+
+if __name__ == "__main__":  # python -m solvers.compiled precompile model.urdf
+    from solvers._precompile import main as _main
+    sys.exit(_main())
