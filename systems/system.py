@@ -200,6 +200,56 @@ class System:
         """Every declared event of this system and its subsystems (each knows its ``system``)."""
         return []
 
+    def eval_unique_periodic_discrete_update(self, context: "Context") -> np.ndarray:
+        """The discrete state one step ahead, without changing ``context`` (Drake's
+        ``EvalUniquePeriodicDiscreteUpdate``).
+
+        Every periodic discrete update of this system must share one (period, offset);
+        each leaf that has one returns ``xd[n+1]`` from ``context``, the others keep their
+        discrete state. This is the map ``x[n+1] = f(x[n], u[n])`` of a discrete system,
+        e.g. to step a controller by hand or to check a discretization.
+
+        Parameters
+        ----------
+        context : Context
+            A root context of this system.
+
+        Returns
+        -------
+        ndarray, shape (num_discrete_states,)
+            Leaf order, as ``context.discrete_state``.
+
+        Raises
+        ------
+        ValueError
+            When there is no periodic discrete update, or several timings (the message
+            lists them), or ``context`` belongs to another system.
+        """
+        from .events import PeriodicEvent
+        if getattr(context, "system", None) is not self:
+            raise ValueError(f"eval_unique_periodic_discrete_update: the context belongs to "
+                             f"'{getattr(getattr(context, 'system', None), 'name', context)}', not "
+                             f"to system '{self.name}'")
+        events = [e for e in self.events() if isinstance(e, PeriodicEvent) and e.kind == "discrete"]
+        if not events:
+            raise ValueError(f"eval_unique_periodic_discrete_update: system '{self.name}' has no "
+                             f"periodic discrete update")
+        timings = sorted({(e.period, e.offset) for e in events})
+        if len(timings) > 1:
+            owners = sorted({f"'{e.system.name}' (period {e.period}, offset {e.offset})" for e in events})
+            raise ValueError(f"eval_unique_periodic_discrete_update: system '{self.name}' has periodic "
+                             f"discrete updates of different timings: {', '.join(owners)}; expected one")
+        by_leaf = {}
+        for e in events:
+            by_leaf.setdefault(id(e.system), []).append(e)
+        parts = []
+        for leaf, c in zip(self.leaf_systems(), context.leaf_contexts()):
+            xd = np.array(c.discrete_state, dtype=float)
+            for e in by_leaf.get(id(leaf), ()):
+                xd = np.asarray(e.callback(c), dtype=float).reshape(-1)
+            parts.append(xd)
+        return np.concatenate(parts) if parts else np.zeros(0)
+
     # ------------------------------------------------------------------ feedthrough
     def feedthrough_pairs(self) -> Set[Tuple[int, int]]:
         """Override: ``(input index, output index)`` pairs with direct feedthrough."""

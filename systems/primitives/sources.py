@@ -12,6 +12,7 @@ from scipy.interpolate import PPoly
 
 from solvers import ops
 from ..leaf_system import LeafSystem
+from ._ppoly import ppoly_symbolic
 
 __all__ = ["ConstantVectorSource", "ConstantValueSource", "Sine", "Step", "Ramp", "TrajectorySource"]
 
@@ -208,17 +209,4 @@ class TrajectorySource(LeafSystem):
         return np.atleast_1d(pp(tc)).ravel()
 
     def _eval_symbolic(self, pp: PPoly, t, hold: bool):
-        x, c = pp.x, pp.c  # c: (order, pieces, ...)
-        n = self.get_output_port(0).size
-        coeffs = c.reshape(c.shape[0], c.shape[1], n)
-        tc = ca.fmin(ca.fmax(t, self._t0), self._t1) if hold else t
-        value = ca.SX.zeros(n, 1)
-        for k in range(coeffs.shape[1]):
-            dt = tc - x[k]
-            poly = ca.SX.zeros(n, 1)
-            for m in range(coeffs.shape[0]):
-                poly = poly * dt + ca.DM(coeffs[m, k])
-            last = k == coeffs.shape[1] - 1
-            inside = ca.logic_and(tc >= x[k], (tc <= x[k + 1]) if last else (tc < x[k + 1]))
-            value = value + ca.if_else(inside, poly, ca.SX.zeros(n, 1))
-        return value
+        return ppoly_symbolic(pp, t, self.get_output_port(0).size, hold)
