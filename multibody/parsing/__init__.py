@@ -12,8 +12,9 @@ from .urdf import URDFError, URDFWarning, parse_urdf, read_urdf_model
 from .skeleton import (Segment, Skeleton, SkeletonError, SkeletonJoint, parse_skeleton,
                        read_skeleton, skeleton_tree)
 from .marker_set import MarkerPlacement, marker_offsets, parse_marker_set, read_marker_set
-from .urdf_writer import (configuration_to_urdf_order, urdf_joint_order,
-                          velocity_to_urdf_order, write_urdf)
+from .urdf_writer import (configuration_from_urdf_order, configuration_to_urdf_order,
+                          urdf_joint_order, velocity_from_urdf_order, velocity_to_urdf_order,
+                          write_urdf)
 
 register_file_loader("urdf", parse_urdf)
 
@@ -21,4 +22,5 @@ __all__ = ["URDFError", "URDFWarning", "parse_urdf", "read_urdf_model"]
 __all__ += ["SkeletonError", "Segment", "SkeletonJoint", "Skeleton", "parse_skeleton",
             "read_skeleton", "skeleton_tree", "MarkerPlacement", "parse_marker_set",
             "read_marker_set", "marker_offsets", "write_urdf", "urdf_joint_order",
-            "configuration_to_urdf_order", "velocity_to_urdf_order"]
+            "configuration_to_urdf_order", "velocity_to_urdf_order",
+            "configuration_from_urdf_order", "velocity_from_urdf_order"]

@@ -39,7 +39,7 @@ import numpy as np
 from ..errors import JointError
 
 __all__ = ["write_urdf", "urdf_joint_order", "configuration_to_urdf_order",
-           "velocity_to_urdf_order"]
+           "velocity_to_urdf_order", "configuration_from_urdf_order", "velocity_from_urdf_order"]
 
 _BIG = 1e9
 
@@ -277,3 +277,29 @@ def velocity_to_urdf_order(tree, v: Any) -> np.ndarray:
         parts.append(v[..., [s + 3, s + 4, s + 5, s, s + 1, s + 2]])
     parts.append(v[..., [i for _, _, i in layout]])
     return np.concatenate(parts, axis=-1)
+
+
+def _inverse_index(tree, forward, n: int) -> np.ndarray:
+    """Index array ``idx`` with ``ours = pin[..., idx]`` from the forward map on ``arange``."""
+    perm = forward(tree, np.arange(n, dtype=float)).astype(int)
+    inv = np.empty(n, dtype=int)
+    inv[perm] = np.arange(n)
+    return inv
+
+
+def configuration_from_urdf_order(tree, q_urdf: Any) -> np.ndarray:
+    """Inverse of :func:`configuration_to_urdf_order`: Pinocchio's ``q`` -> ours."""
+    q_urdf = np.asarray(q_urdf, float)
+    if q_urdf.shape[-1] != tree.nq:
+        raise ValueError(f"q has {q_urdf.shape[-1]} coordinates but tree '{tree.name}' has "
+                         f"nq = {tree.nq}")
+    return q_urdf[..., _inverse_index(tree, configuration_to_urdf_order, tree.nq)]
+
+
+def velocity_from_urdf_order(tree, v_urdf: Any) -> np.ndarray:
+    """Inverse of :func:`velocity_to_urdf_order`: Pinocchio's ``v`` (or ``tau``) -> ours."""
+    v_urdf = np.asarray(v_urdf, float)
+    if v_urdf.shape[-1] != tree.nv:
+        raise ValueError(f"v has {v_urdf.shape[-1]} coordinates but tree '{tree.name}' has "
+                         f"nv = {tree.nv}")
+    return v_urdf[..., _inverse_index(tree, velocity_to_urdf_order, tree.nv)]

@@ -7,7 +7,9 @@ import numpy as np
 import pytest
 from scipy.integrate import quad
 
-from multibody.parsing import (SkeletonError, configuration_to_urdf_order, marker_offsets,
+from multibody.parsing import (SkeletonError, configuration_from_urdf_order,
+                               configuration_to_urdf_order, marker_offsets,
+                               velocity_from_urdf_order,
                                parse_marker_set, parse_skeleton, parse_urdf, read_marker_set,
                                read_skeleton, skeleton_tree, urdf_joint_order,
                                velocity_to_urdf_order, write_urdf)
@@ -387,6 +389,9 @@ def test_urdf_export_matches_pinocchio(built, tmp_path):
         v, a = rng.normal(size=tree.nv), rng.normal(size=tree.nv)
         qp = configuration_to_urdf_order(tree, q)
         np.testing.assert_allclose(qp[3:7], [q[1], q[2], q[3], q[0]])
+        np.testing.assert_array_equal(configuration_from_urdf_order(tree, qp), q)
+        np.testing.assert_array_equal(
+            velocity_from_urdf_order(tree, velocity_to_urdf_order(tree, v)), v)
         Hp = pin.crba(model, data, qp)
         Hp = np.triu(Hp) + np.triu(Hp, 1).T
         H = np.asarray(tree.mass_matrix(q))
