@@ -70,7 +70,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status (see the module docstring)."""
     args = _parser().parse_args(argv)
     from solvers import _compiled_build as build
-    from solvers.compiled import CompilationWarning
+    # The warning class the library raises: that of the module imported as
+    # ``solvers.compiled`` (by the tree), not of ``__main__`` when run with ``python -m``.
+    CompilationWarning = importlib.import_module("solvers.compiled").CompilationWarning
 
     if args.cache_dir is not None:
         os.environ["DYNABLOCKS_CACHE_DIR"] = str(args.cache_dir)

@@ -93,3 +93,12 @@ def test_precompile_reports_bad_models_and_names(tmp_path):
     out = run(["-m", "solvers.compiled", "precompile", str(tmp_path / "model.sdf"),
                "--cache-dir", str(tmp_path)], {"CC": sys.executable})
     assert out.returncode == 1 and "no model reader for '.sdf' files" in out.stderr
+
+
+def test_precompile_reports_a_failing_compiler(tmp_path):
+    out = run(["-m", "solvers.compiled", "precompile", str(ACROBOT), "--functions", "mass_matrix",
+               "--cache-dir", str(tmp_path)], {"CC": "false"})
+    assert out.returncode == 1
+    assert "[1/1] acrobot.urdf: mass_matrix ... FAILED" in out.stdout
+    assert "compiling CasADi function 'acrobot_mass_matrix' failed" in out.stderr
+    assert not list(tmp_path.glob("dbk_*")) and not list(tmp_path.glob(".dbk-tmp-*"))
