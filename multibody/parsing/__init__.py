@@ -1,7 +1,10 @@
 """Model file readers that build a :class:`~multibody.tree.RigidBodyTree`.
 
 Lives here: the URDF reader (:func:`parse_urdf`, :func:`read_urdf_model`, line-numbered
-:class:`URDFError`). Future formats (the human skeleton description, SDF, MJCF) go here too.
+:class:`URDFError`); the HDM / pagoda skeleton reader (:func:`read_skeleton`,
+:func:`skeleton_tree`, :class:`SkeletonError`) and marker-placement reader
+(:func:`read_marker_set`); the URDF writer (:func:`write_urdf`, with the coordinate maps to the
+exported model's order). Future formats (SDF, MJCF) go here too.
 Readers may import the tree and geometry layers, never the plants or ``systems``. Importing
 this package registers the URDF reader with :meth:`RigidBodyTree.from_urdf`.
 """
