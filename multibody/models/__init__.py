@@ -6,8 +6,9 @@ Lives here: the URDF files of this folder (``pendulum``, ``acrobot``, ``arm7``,
 :class:`~multibody.tree.RigidBodyTree`: :func:`pendulum`, :func:`acrobot`,
 :func:`cart_pole`, :func:`quadruped` (from the URDF files), :func:`four_bar`, :func:`slider_crank`,
 :func:`bouncing_ball`, :func:`box_on_ground`, :func:`leaning_rod`, the free and revolute
-pendulums used to check closures. May import the tree, geometry and parsing layers, never
-``systems``.
+pendulums used to check closures; the human dynamic model (:func:`human_model`, a
+:class:`HumanModel` from an HDM skeleton file). May import the tree, geometry and parsing
+layers, never ``systems``.
 """
 from __future__ import annotations
 
