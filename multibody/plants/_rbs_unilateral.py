@@ -1,39 +1,43 @@
-"""Unilateral part of :class:`~multibody.plants.RigidBodySystem`: the
-acceleration-level LCP, contact modes, witness functions and touchdown impulses.
+"""Unilateral part of :class:`~multibody.plants.RigidBodySystem`: the acceleration-level
+complementarity problem of the sites in contact, for the modes chosen by
+:mod:`._rbs_modes`.
 
 Acceleration problem (Baraff 1994)
 ----------------------------------
 With ``M^{-1}`` the inverse mass matrix, rows ``a = J_a vdot + b`` and forces acting as
 ``J_f^T x`` (``J_f = J_a`` except for sliding normal rows, which carry the friction
-``-mu f_n s``),
+``-mu f_n s``, ``s`` the point's unit slip),
 
 .. math::
 
-    a = J_a M^{-1} J_f^T x + J_a M^{-1} (\\tau - c) + b ,
+    a = J_a M^{-1} J_f^T x + J_a M^{-1} (\tau - c) + b ,
 
 a boxed LCP in ``x``: equality rows free (``a = 0``), normal rows ``x >= 0 _|_ a >= 0``,
-sticking friction rows ``|x_t| <= mu x_n`` (friction index). Solved by
-:func:`solvers.lcp.solve_boxed_lcp` (Dantzig, then Lemke); no verified solution raises
-:class:`PainleveError` (an inconsistent configuration, e.g. Painleve's paradox).
+sticking points two tangent rows ``a_t = 0`` with the friction in Coulomb's circle
+``|f_t| <= mu f_n``.
 
-Modes and events
-----------------
-Per site (a geometry pair or a joint-limit side) the mode is ``None`` (separated),
-``("stick", None)``, ``("slide", s)`` (``s``: the world slip direction at mode entry) or
-``("active", None)`` (frictionless). Witness functions per site: ``touchdown`` (signed
-distance, separated sites; impulse), ``liftoff`` (total normal force reaching zero;
-separate), ``stop`` (slip velocity along ``s`` reaching zero; stick, with the slip
-projected out), ``slip`` (``mu sum f_n - |sum f_t|`` reaching zero; slide).
+Friction circle. The solve first holds every row active with unbounded friction
+(``A x = -b``, minimum norm): these are the forces that keep the current modes. When every
+normal force is ``>= 0`` and each sticking site's total friction lies in the circle,
+``|sum f_t| <= mu sum f_n``, that is the answer (every solution of ``A x = -b`` gives the
+same ``J^T x`` when ``A = J M^-1 J^T``, so how the minimum-norm answer shares the load
+among a site's coplanar points does not change the accelerations). Otherwise the LCP
+decides, with each sticking point's tangent pair turned so that its first tangent lies
+along the friction that sticking needs: the per-row bound ``|x_t1| <= mu x_n`` is then the
+circle where it binds (fixed world-aligned tangents would let ``|f_t|`` reach
+``sqrt(2) mu f_n`` at 45 degrees and hold a box that must slide).
 
-Touchdown impulse: boxed LCP on ``P`` with ``v^+ = v^- + M^{-1} J^T P``: equality rows
-``J v^+ = 0``; normal rows of the impacting site ``J_n v^+ + e min(J_n v^-, 0) >= 0 _|_
-P_n >= 0`` (Newton), of the other sites in contact ``J_n v^+ >= 0``; tangent rows
-``J_t v^+ = 0`` inside ``|P_t| <= mu P_n``. The site then stays in contact when its
-normal velocity after the impulse is below ``REST_VELOCITY``, else it is separated.
+Solved by :func:`solvers.lcp.solve_boxed_lcp` (Dantzig, then Lemke, then projected
+Gauss-Seidel) with a tiny diagonal ``REGULARIZATION`` on the contact rows; a pivoting
+that meets a singular basis (identical rows of redundant contacts) is retried with
+``RETRY_REGULARIZATION``. No verified solution raises :class:`PainleveError` (an
+inconsistent configuration, e.g. Painleve's paradox, or the pivoting failing even when
+regularized), naming the system.
 
-Simultaneous witness triggers of one system in one step are evaluated from the same
-pre-event context, and the last applied wins (sites rarely trigger together; a box
-falling flat lands on one site, its four corners being one manifold).
+References
+----------
+D. Baraff, "Fast contact force computation for nonpenetrating rigid bodies", SIGGRAPH
+1994. R. W. Cottle, J.-S. Pang and R. E. Stone, *The Linear Complementarity Problem*, 1992.
 """
 from __future__ import annotations
 
@@ -48,13 +52,10 @@ from solvers.lcp import LCPFallbackWarning
 from ..constraints import ContactResults, PointContactResult
 from .solutions import RigidBodySolution
 
-__all__ = ["PainleveError", "SiteSolution", "solve_accelerations", "declare_witnesses",
-           "initial_modes", "REST_VELOCITY", "SLIP_VELOCITY"]
+__all__ = ["PainleveError", "SiteSolution", "solve_accelerations", "assemble", "cho_inv",
+           "regularized_lcp", "ACCEPT_RESIDUAL", "REGULARIZATION", "RETRY_REGULARIZATION",
+           "SLIP_DIRECTION_SPEED"]
 
-REST_VELOCITY = 1e-4
-"""Normal velocity (m/s) below which a site stays in contact after an impulse."""
-SLIP_VELOCITY = 1e-7
-"""Slip speed (m/s) below which a site in contact sticks."""
 SLIP_DIRECTION_SPEED = 1e-4
 """Below this slip speed (m/s) a sliding point's friction keeps the site's slip direction
 at mode entry (the direction of a vanishing slip velocity is noise)."""
@@ -66,13 +67,6 @@ REGULARIZATION = 1e-10
 """Relative diagonal added to the unilateral block of the contact LCP."""
 RETRY_REGULARIZATION = 1e-7
 """Relative diagonal of the retry when the pivoting meets a singular basis."""
-SEPARATION_GAP = 1e-12
-"""Signed distance (m) a separating site is left at after its touchdown impulse."""
-GAP_TOLERANCE = 1e-6
-"""Signed distance (m) within which a site counts as touching at initialization."""
-STICK_TOLERANCE = 1e-9
-"""Relative margin by which sticking friction may exceed ``mu f_n`` at stick entry
-(roundoff at the friction angle itself) before the site slides instead."""
 
 
 class PainleveError(RuntimeError):
@@ -90,7 +84,9 @@ class SiteSolution:
     at: np.ndarray
 
 
-def _cho_inv(sys, H, t):
+def cho_inv(sys, H, t):
+    """``H^{-1}`` (nv x nv) by Cholesky; ValueError naming ``sys`` if ``H`` is not
+    positive definite."""
     try:
         return sla.cho_solve(sla.cho_factor(H), np.eye(H.shape[0]))
     except (np.linalg.LinAlgError, ValueError):
@@ -180,7 +176,7 @@ def _lcp(sys, A, bb, lo, hi, fi, t, what):
     return res.x
 
 
-def _regularized_lcp(sys, A, bb, lo, hi, fi, rows, t, what, regs):
+def regularized_lcp(sys, A, bb, lo, hi, fi, rows, t, what, regs):
     """:func:`_lcp` with ``reg * max(1, mean |A_ii|)`` added to the diagonal of ``rows``,
     for each ``reg`` of ``regs`` in turn while the pivoting meets a singular basis (the
     identical rows of redundant contacts can defeat it); then :class:`PainleveError`
@@ -299,16 +295,16 @@ def _solve_lcp(sys, A, bb, lov, hiv, fiv, meq, nu, t):
     solution is unique and the pivoting robust; it perturbs the row accelerations by
     ``reg * f`` (the Baumgarte terms remove the resulting drift). A singular pivoting basis
     is retried with ``RETRY_REGULARIZATION``. Polished afterwards (:func:`_polish`)."""
-    x, _ = _regularized_lcp(sys, A, bb, lov, hiv, fiv, np.arange(meq, meq + nu), t,
+    x, _ = regularized_lcp(sys, A, bb, lov, hiv, fiv, np.arange(meq, meq + nu), t,
                             "acceleration-level contact",
                             (REGULARIZATION, RETRY_REGULARIZATION))
     return _polish(A, bb, x, lov, hiv, fiv)
 
 
-def _assemble(sys, q, v, tau, modes, t):
+def assemble(sys, q, v, tau, modes, t):
     """Rows of the current modes: ``(Minv, rhs, JA, JF, bvec, meq, lo, hi, fi, sites)``."""
     H, c, Jeq, beq, _ = sys.parts(q, v)
-    Minv = _cho_inv(sys, H, t)
+    Minv = cho_inv(sys, H, t)
     Ja, Jf, b, lo, hi, fi, sites = _site_rows(sys, q, v, modes) if modes else ([],) * 6 + ([],)
     nu = len(b)
     JA = np.vstack([Jeq] + ([np.array(Ja)] if nu else []))
@@ -320,7 +316,7 @@ def _assemble(sys, q, v, tau, modes, t):
 def solve_accelerations(sys, ctx, q, v, tau, modes):
     """Accelerations, forces and contact results with unilateral rows (numbers)."""
     t = float(ctx.time)
-    Minv, rhs, JA, JF, bvec, meq, lo, hi, fi, sites = _assemble(sys, q, v, tau, modes, t)
+    Minv, rhs, JA, JF, bvec, meq, lo, hi, fi, sites = assemble(sys, q, v, tau, modes, t)
     nu = len(lo)
     if meq + nu == 0:
         vdot = Minv @ rhs
@@ -374,292 +370,3 @@ def solve_accelerations(sys, ctx, q, v, tau, modes):
         sols.append(SiteSolution(k, [r[0] for r in rec], np.array(fns), np.array(fts).reshape(-1, 3),
                                  np.array(ats).reshape(-1, 3)))
     return RigidBodySolution(vdot, x[:meq], tau_c, tau, ContactResults(t, tuple(contacts)), sols)
-
-
-# ---------------------------------------------------------------------- modes and events
-def _contact_mode(blk, pts):
-    """Mode of a touching site from its points' slip velocities."""
-    if blk.mu <= 0 or not pts or pts[0].Jt is None:
-        return ("active", None)
-    slip = np.mean([p.vt @ p.tangents for p in pts], axis=0)
-    sp = float(np.linalg.norm(slip))
-    if sp > SLIP_VELOCITY:
-        return ("slide", slip / sp)
-    return ("stick", None)
-
-
-class _Time:
-    def __init__(self, t):
-        self.time = t
-
-
-def _pushes(sys, t, q, v, tau, modes, k, mode) -> bool:
-    """Whether site ``k`` in ``mode`` carries a positive normal force at ``(q, v)`` (else
-    it separates right away and is better left separated, its touchdown guard armed)."""
-    trial = list(modes)
-    trial[k] = mode
-    try:
-        sol = solve_accelerations(sys, _Time(t), q, v, tau, tuple(trial))
-    except PainleveError:
-        return True
-    for s in sol.sites:
-        if s.index == k:
-            return float(np.sum(s.fn)) > 1e-12
-    return False
-
-
-def initial_modes(sys, ctx) -> tuple:
-    """Modes from the state: touching (gap within ``GAP_TOLERANCE``) and not separating."""
-    x = np.asarray(ctx.continuous_state, float)
-    q, v = x[:sys.nq], x[sys.nq:sys.nq + sys.nv]
-    out = []
-    for blk, i in sys.sites:
-        mode = None
-        if blk.gap(q, i) <= GAP_TOLERANCE:
-            pts = blk.site_points(q, v, i)
-            if pts and max(p.vn for p in pts) <= REST_VELOCITY:
-                mode = _contact_mode(blk, pts)
-        out.append(mode)
-    tau = _tau(sys, ctx, x)
-    t = float(ctx.time)
-    for k, mode in enumerate(out):
-        if mode is not None:
-            out[k] = mode = _entry_mode(sys, t, q, v, tau, out, k)
-        if mode is not None and not _pushes(sys, t, q, v, tau, out, k, mode):
-            out[k] = None
-    return tuple(out)
-
-
-def _tau(sys, ctx, x):
-    tau = sys.actuation(ctx, x)
-    return np.zeros(sys.nv) if tau is None else np.asarray(tau, float).ravel()
-
-
-def _qv(sys, ctx):
-    x = np.asarray(ctx.continuous_state, float)
-    return x, x[:sys.nq], x[sys.nq:sys.nq + sys.nv]
-
-
-def _site_solution(sys, ctx, k):
-    for s in sys.solve(ctx).sites:
-        if s.index == k:
-            return s
-    return None
-
-
-def _unbounded(sys, t, q, v, tau, modes, k):
-    """``(sum f_n, sum f_t)`` of site ``k`` with every row of ``modes`` held active and
-    the friction rows unbounded (the forces that keeping the contact as it is would take).
-    Unlike the LCP's forces these are not clamped at their bounds, so the liftoff
-    (``sum f_n``) and slip (``mu sum f_n - |sum f_t|``) guards cross zero cleanly instead
-    of touching it."""
-    Minv, rhs, JA, JF, bvec, meq, _, _, _, sites = _assemble(sys, q, v, tau, modes, t)
-    A = JA @ Minv @ JF.T
-    f = -np.linalg.pinv(A, rcond=1e-12) @ (JA @ (Minv @ rhs) + bvec)
-    for kk, rec in sites:
-        if kk != k:
-            continue
-        fn, ft = 0.0, np.zeros(3)
-        for p, ni, ti, slide_f, T in rec:
-            fni = float(f[meq + ni])
-            fn += fni
-            if ti is not None:
-                ft = ft + f[meq + ti:meq + ti + 2] @ T
-            elif slide_f is not None:
-                ft = ft + slide_f * fni
-        return fn, ft
-    return 0.0, np.zeros(3)
-
-
-def _unclamped(sys, ctx, k):
-    """:func:`_unbounded` at the state and modes of ``ctx``."""
-    x, q, v = _qv(sys, ctx)
-    return _unbounded(sys, float(ctx.time), q, v, _tau(sys, ctx, x), sys.modes(ctx), k)
-
-
-def _entry_mode(sys, t, q, v, tau, modes, k):
-    """The mode site ``k`` enters when ``modes[k]`` is about to be set: a sticking site
-    whose sticking friction lies outside Coulomb's circle (``|sum f_t| > mu sum f_n``,
-    e.g. released on a slope steeper than the friction angle, or stopped there after
-    sliding uphill) slides at once, along the impending slip ``-sum f_t``; any other mode
-    is kept. Without this a site entering 'stick' outside the circle would never switch:
-    its slip guard ``mu sum f_n - |sum f_t|`` starts negative and cannot cross zero."""
-    mode = modes[k]
-    if mode is None or mode[0] != "stick":
-        return mode
-    fn, ftv = _unbounded(sys, t, q, v, tau, modes, k)
-    ft = float(np.linalg.norm(ftv))
-    mu = sys.sites[k][0].mu
-    if fn > 0.0 and ft > mu * fn * (1.0 + STICK_TOLERANCE) + 1e-12:
-        return ("slide", -ftv / ft)
-    return mode
-
-
-def _set(state, sys, k, mode, x=None):
-    modes = list(state.abstract_state[sys.mode_index])
-    modes[k] = mode
-    state.set_abstract_state(sys.mode_index, tuple(modes))
-    if x is not None:
-        state.set_continuous_state(x)
-
-
-def _project_slip(sys, q, v, pts, t):
-    """Remove the tangential slip of ``pts`` with the smallest kinetic-energy change."""
-    return _project_rows(sys, q, v, np.vstack([p.Jt for p in pts]), t)
-
-
-def _project_rows(sys, q, v, J, t):
-    """``v`` with ``J v = 0`` (and the equality rows kept), changed least in the
-    kinetic-energy metric: ``v - M^{-1} J^T (J M^{-1} J^T)^+ J v``."""
-    H, _, Jeq, _, _ = sys.parts(q, v)
-    Minv = _cho_inv(sys, H, t)
-    J = np.vstack([Jeq, J])
-    dv = -Minv @ J.T @ np.linalg.pinv(J @ Minv @ J.T, rcond=1e-10) @ (J @ v)
-    return v + dv
-
-
-def impact(sys, ctx, state, k: int) -> None:
-    """Touchdown of site ``k``: impulse with restitution and friction (module docstring)."""
-    x, q, v = _qv(sys, ctx)
-    t = float(ctx.time)
-    blk, i = sys.sites[k]
-    modes = sys.modes(ctx)
-    H, _, Jeq, _, _ = sys.parts(q, v)
-    Minv = _cho_inv(sys, H, t)
-    rows, bvec, lo, hi, fi = [Jeq], [Jeq @ v], [np.full(Jeq.shape[0], -np.inf)], \
-        [np.full(Jeq.shape[0], np.inf)], [np.full(Jeq.shape[0], -1)]
-    m = Jeq.shape[0]
-    own = []
-    for kk, ((b2, i2), mode) in enumerate(zip(sys.sites, modes)):
-        if kk != k and mode is None:
-            continue
-        for p in b2.site_points(q, v, i2):
-            e = b2.restitution if kk == k else 0.0
-            ni = m
-            rows.append(p.Jn[None]), bvec.append([p.vn + e * min(p.vn, 0.0)])
-            lo.append([0.0]), hi.append([np.inf]), fi.append([-1])
-            m += 1
-            if kk == k:
-                own.append(ni)
-            if p.Jt is not None and p.mu > 0:
-                rows.append(p.Jt), bvec.append(p.vt)
-                lo.append([-p.mu] * 2), hi.append([p.mu] * 2), fi.append([ni, ni])
-                m += 2
-    J = np.vstack(rows)
-    A = J @ Minv @ J.T
-    P, _ = _regularized_lcp(sys, A, np.concatenate(bvec), np.concatenate(lo),
-                            np.concatenate(hi), np.concatenate(fi).astype(int),
-                            np.arange(Jeq.shape[0], m), t, "impact",
-                            (0.0, RETRY_REGULARIZATION))
-    v_new = v + Minv @ (J.T @ P)
-    pts = blk.site_points(q, v_new, i)
-    mode = None
-    if pts and max(p.vn for p in pts) <= REST_VELOCITY:
-        # comes to rest on the surface: a plastic impact (normal velocity removed), and
-        # the slip too when it sticks
-        mode = _contact_mode(blk, pts)
-        rows = [p.Jn[None] for p in pts]
-        if mode[0] == "stick":
-            rows += [p.Jt for p in pts]
-        v_new = _project_rows(sys, q, v_new, np.vstack(rows), t)
-    tau = _tau(sys, ctx, x)
-    if mode is not None:
-        trial = list(modes)
-        trial[k] = mode
-        mode = _entry_mode(sys, t, q, v_new, tau, tuple(trial), k)
-    if mode is not None and not _pushes(sys, t, q, v_new, tau, modes, k, mode):
-        mode = None
-    # The event is isolated just after the crossing (a tiny penetration): move the site's
-    # points back to the surface (in contact) or just above it (separating, so that the
-    # touchdown guard starts positive again), by a minimum-norm position step.
-    target = 0.0 if mode is not None else SEPARATION_GAP
-    if pts:
-        phi = np.array([p.phi for p in pts])
-        if np.any(phi < target):
-            Jn = np.vstack([p.Jn for p in pts])
-            dq = np.linalg.pinv(Jn, rcond=1e-10) @ np.maximum(target - phi, 0.0)
-            q = np.asarray(sys.tree.integrate(q, dq, 1.0), float).ravel()
-    x_new = x.copy()
-    x_new[:sys.nq] = q
-    x_new[sys.nq:sys.nq + sys.nv] = v_new
-    _set(state, sys, k, mode, x_new)
-
-
-def declare_witnesses(sys) -> None:
-    """Four witness functions per unilateral site (module docstring)."""
-    for k, ((blk, i), name) in enumerate(zip(sys.sites,
-                                             [n for c in sys.unilateral_constraints
-                                              for n in c.site_names()])):
-        def touchdown(ctx, k=k, blk=blk, i=i):
-            if sys.modes(ctx)[k] is not None:
-                return 1.0
-            return blk.gap(_qv(sys, ctx)[1], i)
-
-        def liftoff(ctx, k=k):
-            if sys.modes(ctx)[k] is None:
-                return 1.0
-            return _unclamped(sys, ctx, k)[0]
-
-        def on_liftoff(ctx, state, k=k):
-            _set(state, sys, k, None)
-
-        def stop(ctx, k=k):
-            mode = sys.modes(ctx)[k]
-            if mode is None or mode[0] != "slide":
-                return 1.0
-            s = _site_solution(sys, ctx, k)
-            if s is None or not s.points:
-                return 1.0
-            slip = np.mean([p.vt @ p.tangents for p in s.points], axis=0)
-            return float(slip @ mode[1])
-
-        def on_stop(ctx, state, k=k, blk=blk, i=i):
-            x, q, v = _qv(sys, ctx)
-            t = float(ctx.time)
-            pts = blk.site_points(q, v, i)
-            if pts:
-                slip = np.mean([p.vt @ p.tangents for p in pts], axis=0)
-                sp = float(np.linalg.norm(slip))
-                if sp > SLIP_DIRECTION_SPEED:
-                    # the slip turned away from its entry direction without stopping
-                    # (a sideways force): keep sliding, along the slip as it is now
-                    _set(state, sys, k, ("slide", slip / sp))
-                    return
-            x_new = x.copy()
-            if pts:
-                x_new[sys.nq:sys.nq + sys.nv] = _project_slip(sys, q, v, pts, t)
-            trial = list(sys.modes(ctx))
-            trial[k] = ("stick", None)
-            # sticking needs more friction than the circle holds (stopped on a slope
-            # steeper than the friction angle): it slides back at once
-            mode = _entry_mode(sys, t, q, x_new[sys.nq:sys.nq + sys.nv], _tau(sys, ctx, x),
-                               tuple(trial), k)
-            _set(state, sys, k, mode, x_new)
-
-        def slip(ctx, k=k):
-            mode = sys.modes(ctx)[k]
-            if mode is None or mode[0] != "stick":
-                return 1.0
-            fn, ftv = _unclamped(sys, ctx, k)
-            ft = float(np.linalg.norm(ftv))
-            if ft <= 1e-9 * max(1.0, abs(fn)):
-                return 1.0  # no friction needed: a vanishing normal force is a liftoff
-            return sys.sites[k][0].mu * fn - ft
-
-        def on_slip(ctx, state, k=k):
-            fn, ft = _unclamped(sys, ctx, k)
-            if fn <= 0.0:
-                _set(state, sys, k, None)  # the normal force vanished too: separation
-                return
-            # it starts to slide against the friction that sticking would need
-            if np.linalg.norm(ft) < 1e-12:
-                return
-            _set(state, sys, k, ("slide", -ft / np.linalg.norm(ft)))
-
-        sys.declare_witness_function(f"{name}.touchdown", "positive_then_nonpositive", touchdown,
-                                     lambda ctx, state, k=k: impact(sys, ctx, state, k))
-        sys.declare_witness_function(f"{name}.liftoff", "positive_then_nonpositive", liftoff,
-                                     on_liftoff)
-        if getattr(blk, "mu", 0.0) > 0:
-            sys.declare_witness_function(f"{name}.stop", "positive_then_nonpositive", stop, on_stop)
-            sys.declare_witness_function(f"{name}.slip", "positive_then_nonpositive", slip, on_slip)

@@ -16,9 +16,11 @@ with every constraint row ``a = J vdot + b`` (:mod:`multibody.constraints`)
   the symbolic conversion (a closed-chain mechanism linearizes); redundant or conflicting
   rows are solved by least squares with a :class:`RedundantConstraintWarning` naming them;
 * unilateral rows (contacts with Coulomb friction, joint limits) in contact: an
-  acceleration-level (boxed) LCP, Baraff 1994 (:mod:`multibody._rbs_unilateral`), with the
-  contact modes (separated / sliding / sticking) held in abstract state and switched by
-  witness functions on the signed distance, the normal force and the slip velocity; a
+  acceleration-level (boxed) LCP, Baraff 1994 (:mod:`multibody.plants._rbs_unilateral`),
+  friction in Coulomb's circle (isotropic: no world axis preferred), with the contact
+  modes (separated / sliding / sticking) held in abstract state and switched by witness
+  functions on the signed distance, the normal force, the slip velocity and the friction
+  that sticking needs (:mod:`multibody.plants._rbs_modes`); a
   touchdown applies an impulse with Newton restitution and Coulomb friction as an
   unrestricted update. No LCP solution (Painleve) raises :class:`PainleveError`.
 
@@ -48,6 +50,7 @@ from solvers.compiled import CompiledFunction
 from systems import SymbolicEvaluationError
 
 from ..constraints import ContactResults
+from . import _rbs_modes as modes_
 from . import _rbs_unilateral as uni
 from ._rbs_equality import (RedundantConstraintWarning, equality_functions, redundant_rows,
                             warn_redundant)
@@ -128,7 +131,7 @@ class RigidBodySystem(RigidBodySystemBase):
         if self.sites:
             self.mode_index = self.declare_abstract_state(tuple(None for _ in self.sites))
             self.declare_initialization_unrestricted_update(self._init_modes)
-            uni.declare_witnesses(self)
+            modes_.declare_witnesses(self)
         # ports
         self.declare_output_port("state", nq + nv, lambda c: c.continuous_state[:nq + nv],
                                  feedthrough=False, prerequisites=["continuous_state"])
@@ -282,7 +285,7 @@ class RigidBodySystem(RigidBodySystemBase):
 
     # ------------------------------------------------------------------ events
     def _init_modes(self, context, state) -> None:
-        state.set_abstract_state(self.mode_index, uni.initial_modes(self, context))
+        state.set_abstract_state(self.mode_index, modes_.initial_modes(self, context))
 
     def reset_modes(self, context) -> tuple:
         """Set the contact modes in ``context`` from its state (as the Simulator's
@@ -291,7 +294,7 @@ class RigidBodySystem(RigidBodySystemBase):
         if self.mode_index is None:
             return ()
         ctx = self.get_my_context_from_root(context)
-        modes = uni.initial_modes(self, ctx)
+        modes = modes_.initial_modes(self, ctx)
         ctx.set_abstract_state(self.mode_index, modes)
         return modes
 

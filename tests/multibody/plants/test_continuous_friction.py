@@ -177,9 +177,13 @@ def test_stick_to_slide_when_a_push_at_any_heading_reaches_mu_m_g(heading_deg):
     sim = Simulator(s, ctx, integrator="RK45", accuracy=1e-10, max_step=0.02)
     sim.initialize()
     assert s.modes(ctx)[0] == ("stick", None)
-    seen = []
-    sim.set_monitor(lambda c: seen.append(float(ctx.time))
-                    if not seen and s.modes(ctx)[0][0] != "stick" else None)
+    seen, prev = [], [0.0]
+
+    def monitor(c):  # the mode switches at the start of the step leaving the event time
+        if not seen and s.modes(ctx)[0][0] != "stick":
+            seen.append(prev[0])
+        prev[0] = float(ctx.time)
+    sim.set_monitor(monitor)
     sim.advance_to(0.075)
     assert seen and abs(seen[0] - T * np.log(2)) < 1e-8
     mode = s.modes(ctx)[0]
