@@ -74,8 +74,11 @@ def main(argv=None) -> dict:
 
     def monitor(c):
         t, vz = float(ctx.time), s.get_velocities(ctx)[5]
-        if rows and vz > 1e-9 and vz > rows[-1][2] - G * (t - rows[-1][0]) + 1e-6:
-            impacts.append(t)
+        # The monitor at an impact time sees the pre-impact state; the impulse is applied at
+        # the start of the next step (Drake's order), so a rebound seen now is an impact at
+        # the previous monitor time.
+        if rows and rows[-1][2] < -1e-9 and vz > rows[-1][2] - G * (t - rows[-1][0]) + 1e-6:
+            impacts.append(rows[-1][0])
         fn = s.get_output_port("contact_results").eval(ctx).normal_forces()
         rows.append((t, s.get_positions(ctx)[6] - r, vz, float(fn.sum())))
     sim.set_monitor(monitor)

@@ -64,7 +64,8 @@ def main(argv=None) -> dict:
 
     def monitor(c):
         if not stop and s.modes(ctx)[0] is not None and s.modes(ctx)[0][0] == "stick":
-            stop.append(float(ctx.time))
+            # the mode switched at the start of the step leaving the stop time (Drake's order)
+            stop.append(rows[-1][0] if rows else float(ctx.time))
         f = s.get_output_port("contact_results").eval(ctx).total_force("box")
         rows.append((float(ctx.time), s.get_positions(ctx)[4], s.get_velocities(ctx)[3], f[0]))
     sim.set_monitor(monitor)
