@@ -420,3 +420,29 @@ def test_urdf_export_refuses_ball_joints():
     t.add_joint(Ball("ball", "a", "c"))
     with pytest.raises(JointError, match="joint 'ball'.*not 'ball'.*Euler joint instead"):
         write_urdf(t)
+
+
+@pytest.mark.parametrize("model", ["acrobot", "arm7", "branching"])
+def test_urdf_export_of_fixed_base_models(model, tmp_path):
+    """Shipped URDF models written back and read again give the same mass matrix and
+    kinematics (a welded root at the identity is left out; elsewhere a world link is written)."""
+    from multibody.models import model_path
+    tree = parse_urdf(model_path(model))
+    tree.finalize()
+    tree2 = parse_urdf(write_urdf(tree, tmp_path / "m.urdf"))
+    tree2.finalize()
+    assert (tree2.nq, tree2.nv) == (tree.nq, tree.nv)
+    assert [j.name for j in tree2.joints if j.nv] == [j.name for j in tree.joints if j.nv]
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        q = tree.random_configuration(rng)
+        np.testing.assert_allclose(np.asarray(tree2.mass_matrix(q)),
+                                   np.asarray(tree.mass_matrix(q)), atol=1e-12)
+        for b in tree.bodies[1:]:
+            np.testing.assert_allclose(np.asarray(tree2.body_pose(b.name, q)),
+                                       np.asarray(tree.body_pose(b.name, q)), atol=1e-12)
+    for j in tree.joints:
+        if j.nv:
+            j2 = tree2.get_joint(j.name)
+            np.testing.assert_allclose(j2.lower, j.lower)
+            np.testing.assert_allclose(j2.upper, j.upper)
