@@ -22,6 +22,8 @@ them. A small :class:`BodyContactForces` block turns the system's abstract
 trajectories and contact forces.
 
 Run: ``python examples/contact_spheres_boxes.py [--duration 1.5] [--time-step 1e-3] [--out DIR]``
+(``--viewer``: watch it in a browser, needs ``pip install 'dynablocks[viz]'``; ``--html
+run.html``: save the run as one HTML file to open anywhere)
 """
 from __future__ import annotations
 
@@ -33,6 +35,8 @@ import numpy as np
 
 from multibody import (Box, ContactResults, Free, Halfspace, PointContactConstraint,
                        RigidBodyTree, Sphere, TimeSteppingRigidBodySystem)
+from multibody.visualization import (ViewerUnavailableError, add_visualizer, require_viewer,
+                                     show_run)
 from systems import DiagramBuilder, LeafSystem
 from systems.analysis import Simulator
 from systems.primitives import LogVectorOutput
@@ -100,14 +104,18 @@ def _quaternion(rotvec: Optional[Sequence[float]]) -> np.ndarray:
 
 
 def build_scene(time_step: float = 1e-3, mu: float = MU, bodies: Optional[dict] = None,
-                log_period: float = 0.005):
+                log_period: float = 0.005, viewer: Optional[dict] = None):
     """The diagram (time-stepping system + contact-force block + logs) and its context.
+
+    ``viewer``: keyword arguments of a :class:`~multibody.visualization.Visualizer` to add
+    (``None``: none).
 
     Returns
     -------
     dict
         ``diagram``, ``context``, ``system`` (the TimeSteppingRigidBodySystem), ``tree``,
-        ``state_log`` and ``force_log`` (VectorLogSink), ``names`` (body names in order).
+        ``state_log`` and ``force_log`` (VectorLogSink), ``names`` (body names in order),
+        ``visualizer`` (or None).
     """
     bodies = BODIES if bodies is None else bodies
     tree = RigidBodyTree("spheres_boxes")
@@ -125,6 +133,7 @@ def build_scene(time_step: float = 1e-3, mu: float = MU, bodies: Optional[dict] 
                     forces.get_input_port("contact_results"))
     state_log = LogVectorOutput(plant.get_output_port("state"), builder, log_period)
     force_log = LogVectorOutput(forces.get_output_port("forces"), builder, log_period)
+    vis = add_visualizer(builder, plant, **viewer) if viewer is not None else None
     diagram = builder.build()
     context = diagram.create_default_context()
     q = tree.neutral_configuration()
@@ -139,7 +148,8 @@ def build_scene(time_step: float = 1e-3, mu: float = MU, bodies: Optional[dict] 
     plant.set_positions(context, q)
     plant.set_velocities(context, v)
     return {"diagram": diagram, "context": context, "system": plant, "tree": tree,
-            "state_log": state_log, "force_log": force_log, "names": list(bodies)}
+            "state_log": state_log, "force_log": force_log, "names": list(bodies),
+            "visualizer": vis}
 
 
 def _rotation(quat: np.ndarray) -> np.ndarray:
@@ -156,11 +166,25 @@ def main(argv=None) -> dict:
     parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                                       "output"))
     parser.add_argument("--no-plot", action="store_true")
+    parser.add_argument("--viewer", action="store_true",
+                        help="show the run in a web browser (needs the [viz] extra)")
+    parser.add_argument("--html", metavar="PATH", help="save the run as one HTML file")
     args = parser.parse_args(argv)
 
-    scene = build_scene(args.time_step)
+    viewer = None
+    if args.viewer or args.html:
+        try:
+            require_viewer()
+        except ViewerUnavailableError as exc:
+            raise SystemExit(f"--viewer/--html: {exc}") from None
+        viewer = {"publish_period": 1 / 30, "live": args.viewer, "contact_force_scale": 0.01}
+    scene = build_scene(args.time_step, viewer=viewer)
     tree, context, plant = scene["tree"], scene["context"], scene["system"]
-    Simulator(scene["diagram"], context).advance_to(args.duration)
+    sim = Simulator(scene["diagram"], context)
+    if args.viewer:
+        print(f"viewer: open {scene['visualizer'].url}")
+        sim.set_target_realtime_rate(1.0)
+    sim.advance_to(args.duration)
 
     t = scene["state_log"].find_log(context).sample_times()
     x = scene["state_log"].find_log(context).data()
@@ -215,6 +239,9 @@ def main(argv=None) -> dict:
               "box_stop_expected": d_expected,
               "box_stop_discrete": d_discrete, "roll_speed_ratio": roll_ratio,
               "ball_on_box_gap": on_box_z - 0.05 - box_top, "final": final, "plot": None}
+    if viewer is not None:
+        result["html"] = show_run(scene["visualizer"], context, html=args.html,
+                                  replay=args.viewer)
     if args.no_plot:
         return result
     plt = pyplot()

@@ -25,6 +25,8 @@ force against ``m g``, and saves a plot of the base height, the joint angles (as
 deviations from the stance) and the foot contact forces.
 
 Run: ``python examples/quadruped_standing.py [--duration 2] [--time-step 1e-3] [--out DIR]``
+(``--viewer``: watch it in a browser, needs ``pip install 'dynablocks[viz]'``; ``--html
+run.html``: save the run as one HTML file to open anywhere)
 """
 from __future__ import annotations
 
@@ -38,6 +40,8 @@ from actuators import GeneralizedForceActuator
 from multibody import (ContactResults, Halfspace, PointContactConstraint, RigidBodyTree,
                        TimeSteppingRigidBodySystem)
 from multibody.models import model_path
+from multibody.visualization import (ViewerUnavailableError, add_visualizer, require_viewer,
+                                     show_run)
 from systems import DiagramBuilder, LeafSystem
 from systems.analysis import Simulator
 from systems.primitives import Adder, LogVectorOutput, Step
@@ -155,17 +159,19 @@ class FootForces(LeafSystem):
 
 def build_quadruped(time_step: float = 1e-3, mu: float = 1.0, kp: float = KP, kd: float = KD,
                     clearance: float = 0.01, log_period: Optional[float] = 0.005,
-                    push: Optional[tuple] = None) -> dict:
+                    push: Optional[tuple] = None, viewer: Optional[dict] = None) -> dict:
     """The standing-quadruped diagram and its context (robot ``clearance`` m above ground).
 
     ``push = (force (3,), start, duration)``: a horizontal shove on the trunk (world axes, at
-    its origin) through the plant's ``applied_spatial_force`` input.
+    its origin) through the plant's ``applied_spatial_force`` input. ``viewer``: keyword
+    arguments of a :class:`~multibody.visualization.Visualizer` to add (``None``: none).
 
     Returns
     -------
     dict
         ``diagram``, ``context``, ``system``, ``tree``, ``controller``, ``q_stance``, and
-        (when ``log_period`` is not None) ``state_log``, ``force_log``.
+        (when ``log_period`` is not None) ``state_log``, ``force_log``; ``visualizer`` (or
+        None).
     """
     tree = RigidBodyTree.from_urdf(str(model_path("quadruped")), floating_base=True)
     tree.add_collision_geometry("world", Halfspace(), name="ground")
@@ -203,6 +209,7 @@ def build_quadruped(time_step: float = 1e-3, mu: float = 1.0, kp: float = KP, kd
                         feet.get_input_port("contact_results"))
         out["state_log"] = LogVectorOutput(plant.get_output_port("state"), builder, log_period)
         out["force_log"] = LogVectorOutput(feet.get_output_port("forces"), builder, log_period)
+    out["visualizer"] = add_visualizer(builder, plant, **viewer) if viewer is not None else None
     diagram = builder.build()
     context = diagram.create_default_context()
     plant.set_positions(context, stance_configuration(tree, clearance))
@@ -217,11 +224,25 @@ def main(argv=None) -> dict:
     parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                                       "output"))
     parser.add_argument("--no-plot", action="store_true")
+    parser.add_argument("--viewer", action="store_true",
+                        help="show the run in a web browser (needs the [viz] extra)")
+    parser.add_argument("--html", metavar="PATH", help="save the run as one HTML file")
     args = parser.parse_args(argv)
 
-    sc = build_quadruped(args.time_step)
+    viewer = None
+    if args.viewer or args.html:
+        try:
+            require_viewer()
+        except ViewerUnavailableError as exc:
+            raise SystemExit(f"--viewer/--html: {exc}") from None
+        viewer = {"publish_period": 1 / 30, "live": args.viewer, "contact_force_scale": 0.005}
+    sc = build_quadruped(args.time_step, viewer=viewer)
     tree, context, plant = sc["tree"], sc["context"], sc["system"]
-    Simulator(sc["diagram"], context).advance_to(args.duration)
+    sim = Simulator(sc["diagram"], context)
+    if args.viewer:
+        print(f"viewer: open {sc['visualizer'].url}")
+        sim.set_target_realtime_rate(1.0)
+    sim.advance_to(args.duration)
 
     slog, flog = sc["state_log"].find_log(context), sc["force_log"].find_log(context)
     t, x = slog.sample_times(), slog.data()
@@ -256,6 +277,8 @@ def main(argv=None) -> dict:
               "foot_forces": f[:, late].mean(axis=1),
               "foot_forces_static": sc["foot_forces_static"], "joint_error": joint_err,
               "plot": None}
+    if viewer is not None:
+        result["html"] = show_run(sc["visualizer"], context, html=args.html, replay=args.viewer)
     if args.no_plot:
         return result
     plt = pyplot()

@@ -15,8 +15,8 @@ from .errors import INSTALL_HINT, ViewerUnavailableError, VisualizationError
 from .recording import Recording
 from .scene import (DEFAULT_COLORS, VisualItem, body_poses, capsule_mesh, mesh_arrays,
                     pose_quaternions, visual_items)
-from .visualizer import Visualizer, add_visualizer
+from .visualizer import Visualizer, add_visualizer, require_viewer, show_run
 
-__all__ = ["Visualizer", "add_visualizer", "Recording", "VisualItem", "visual_items",
+__all__ = ["Visualizer", "add_visualizer", "require_viewer", "show_run", "Recording", "VisualItem", "visual_items",
            "body_poses", "pose_quaternions", "capsule_mesh", "mesh_arrays", "DEFAULT_COLORS",
            "VisualizationError", "ViewerUnavailableError", "INSTALL_HINT"]

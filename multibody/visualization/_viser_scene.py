@@ -3,8 +3,9 @@
 ``ViserScene`` turns :class:`~multibody.visualization.scene.VisualItem` lists into viser
 scene nodes: one frame node per body (``<root>/bodies/<body>``), its geometry as children at
 their body-frame poses, optional axes and marker spheres; contact points (a point cloud) and
-contact-force arrows (``<root>/contact_forces``). A frame of poses moves only the body nodes.
-viser is imported here, on first use, with a named error when it is missing.
+contact-force arrows (``<root>/contact_forces``, each ending at its point, pushing on body
+B). A frame of poses moves only the body nodes. viser is imported here, on first use, with a
+named error when it is missing.
 """
 from __future__ import annotations
 
@@ -51,16 +52,22 @@ class ViserScene:
     marker_radius : float
     force_scale : float
         Arrow length per newton (m/N).
+    camera : (position (3,), look_at (3,)), optional
+        Initial camera of new pages (world coordinates).
     """
 
     def __init__(self, server, items, body_names, *, root: str = "/dynablocks",
                  show_frames: bool = False, frame_length: float = 0.1, markers=(),
-                 marker_radius: float = 0.01, force_scale: float = 0.002) -> None:
+                 marker_radius: float = 0.01, force_scale: float = 0.002,
+                 camera=None) -> None:
         self.server = server
         self.root = root.rstrip("/")
         self.body_names = list(body_names)
         self.force_scale = float(force_scale)
         sc = server.scene
+        if camera is not None:
+            server.initial_camera.position = tuple(float(x) for x in camera[0])
+            server.initial_camera.look_at = tuple(float(x) for x in camera[1])
         self.body_nodes = {}
         self.geometry_nodes = {}
         self.marker_nodes = {}
@@ -113,7 +120,8 @@ class ViserScene:
                 node.wxyz = np.asarray(q, dtype=float)
 
     def set_contacts(self, points: np.ndarray, forces: np.ndarray) -> None:
-        """Draw contact points (k, 3) and arrows from each along ``force_scale * force``."""
+        """Draw contact points (k, 3) and the forces on body B (k, 3) as arrows from
+        ``point - force_scale * force`` to ``point``."""
         sc = self.server.scene
         for key in ("arrows", "points"):
             if self.contact_nodes[key] is not None:
@@ -123,7 +131,8 @@ class ViserScene:
         if points.shape[0] == 0:
             return
         forces = np.asarray(forces, dtype=float).reshape(-1, 3)
-        seg = np.stack([points, points + self.force_scale * forces], axis=1)
+        # each arrow ends at its contact point, pushing on body B (outside both bodies)
+        seg = np.stack([points - self.force_scale * forces, points], axis=1)
         self.contact_nodes["points"] = sc.add_point_cloud(
             f"{self.root}/contact_points", points=points.astype(np.float32),
             colors=(20, 20, 20), point_size=0.015, point_shape="circle", precision="float32")

@@ -35,7 +35,18 @@ from .errors import VisualizationError
 from .recording import Recording
 from .scene import body_poses, pose_quaternions, visual_items
 
-__all__ = ["Visualizer", "add_visualizer"]
+__all__ = ["Visualizer", "add_visualizer", "require_viewer", "show_run"]
+
+
+def require_viewer() -> None:
+    """Check that the browser viewer can run (``viser`` importable).
+
+    Raises
+    ------
+    ViewerUnavailableError
+        viser is not installed; the message says ``pip install 'dynablocks[viz]'``.
+    """
+    import_viser()
 
 
 def _free_port() -> int:
@@ -70,6 +81,8 @@ class Visualizer(LeafSystem):
         Length of a contact-force arrow per newton (m/N).
     collision_fallback : bool
         Draw the collision geometry of bodies without visual geometry.
+    camera : (position (3,), look_at (3,)) or None
+        Initial camera of a page (world coordinates, m); ``None``: viser's default.
     name : str
 
     Ports
@@ -97,6 +110,7 @@ class Visualizer(LeafSystem):
                  record: bool = True, show_frames: bool = False, frame_length: float = 0.1,
                  markers: Sequence = (), marker_radius: float = 0.01,
                  contact_force_scale: float = 0.002, collision_fallback: bool = True,
+                 camera=((1.2, -1.6, 0.9), (0.0, 0.0, 0.15)),
                  name: str = "visualizer") -> None:
         super().__init__(name)
         who = f"Visualizer '{self.name}'"
@@ -123,7 +137,7 @@ class Visualizer(LeafSystem):
         self.markers = self._check_markers(markers, who)
         self._options = dict(show_frames=bool(show_frames), frame_length=float(frame_length),
                              markers=self.markers, marker_radius=float(marker_radius),
-                             force_scale=float(contact_force_scale))
+                             force_scale=float(contact_force_scale), camera=camera)
         self._host, self._port = host, int(port)
         self._server, self._scene = server, None
         self.state_port = self.declare_input_port("state", tree.nq + tree.nv)
@@ -305,3 +319,22 @@ def add_visualizer(builder, plant, publish_period: float = 1.0 / 30.0, **kwargs)
         builder.connect(plant.get_output_port("contact_results"),
                         vis.get_input_port("contact_results"))
     return vis
+
+
+def show_run(visualizer: Visualizer, context, *, html: Optional[str] = None,
+             replay: bool = False) -> Optional[str]:
+    """What a script does after a run: write the recorded run in ``context`` to the HTML
+    file ``html`` (when given), then, with ``replay``, play it in the browser again and
+    again until Ctrl-C. Returns the HTML path (or None)."""
+    recording = visualizer.get_recording(context)
+    if html:
+        visualizer.export_html(recording, html)
+        print(f"saved {recording.num_frames} frames to {html}")
+    if replay:
+        print(f"replaying at {visualizer.url} (Ctrl-C to stop)")
+        try:
+            while True:
+                visualizer.replay(recording)
+        except KeyboardInterrupt:
+            visualizer.close()
+    return html

@@ -138,8 +138,8 @@ def test_markers_are_drawn_on_their_bodies(live):
 
 # ---------------------------------------------------------------- contacts
 def test_contact_arrows_are_the_contact_results_forces(live):
-    """Two balls resting on the ground: the arrows run from each contact point along
-    ``scale * force``, exactly the plant's contact results, and the recorded normal forces
+    """Two balls resting on the ground: the arrows end at each contact point and run along
+    ``scale * force`` (the force on B), exactly the plant's contact results, and the recorded normal forces
     carry each ball's weight m g (statics)."""
     tree, plant, masses = S.resting_balls()
     b = DiagramBuilder("balls")
@@ -154,8 +154,8 @@ def test_contact_arrows_are_the_contact_results_forces(live):
         assert len(results) == 2
         arrows = np.asarray(vis.scene.contact_nodes["arrows"].points, float)
         for k, c in enumerate(results):
-            np.testing.assert_allclose(arrows[k, 0], c.point, atol=1e-6)
-            np.testing.assert_allclose(arrows[k, 1], c.point + 0.01 * c.force, atol=1e-6)
+            np.testing.assert_allclose(arrows[k, 0], c.point - 0.01 * c.force, atol=1e-6)
+            np.testing.assert_allclose(arrows[k, 1], c.point, atol=1e-6)
         rec = vis.get_recording(ctx)
         points, forces = rec.contacts(rec.num_frames - 1)
         np.testing.assert_array_equal(points, results.points())
@@ -239,7 +239,7 @@ def test_recording_save_load_and_replay(live, tmp_path):
     np.testing.assert_array_equal(vis.scene.body_nodes["crate"].position,
                                   rec.body_position("crate")[-1])
     arrows = np.asarray(vis.scene.contact_nodes["arrows"].points, float)
-    np.testing.assert_allclose(arrows[0], [[0, 0, 0], [0, 0, 0.002 * 190]], atol=1e-6)
+    np.testing.assert_allclose(arrows[0], [[0, 0, -0.002 * 190], [0, 0, 0]], atol=1e-6)
     # a frame at the last frame's time replaces it; an earlier one is refused
     n = rec.num_frames
     rec.append(rec.times[-1], *vis.frame(tree.neutral_configuration())[:2])
