@@ -34,6 +34,7 @@ problems", IMM DTU, 2004 (section 3.2, the Levenberg-Marquardt damping update).
 """
 from __future__ import annotations
 
+import copy
 import time
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence
@@ -194,6 +195,8 @@ class MarkerFitter:
         Levenberg-Marquardt iterations per frame (the first frame gets ten times as many).
     tolerance : float
         Stop when the largest step component is below it (rad or m).
+    cost_tolerance : float
+        ... or when an accepted step lowers the cost by less than this fraction of it.
 
     Raises
     ------
@@ -212,7 +215,8 @@ class MarkerFitter:
     def __init__(self, tree, markers: Sequence, *, marker_weights: Any = None,
                  prior_weight: float = 0.01, preferred_q: Any = None,
                  locked_joints: Optional[Sequence[str]] = None, min_markers: int = 4,
-                 max_iterations: int = 20, tolerance: float = 1e-9) -> None:
+                 max_iterations: int = 20, tolerance: float = 1e-9,
+                 cost_tolerance: float = 1e-6) -> None:
         who = f"MarkerFitter on tree '{tree.name}'"
         self.tree = tree.finalize()
         self.marker_names, self.marker_bodies, self.marker_offsets = \
@@ -230,6 +234,7 @@ class MarkerFitter:
         self.min_markers = int(min_markers)
         self.max_iterations = int(max_iterations)
         self.tolerance = float(tolerance)
+        self.cost_tolerance = float(cost_tolerance)
         nq, nv = tree.nq, tree.nv
         lo, hi = tree.position_limits()
         self._lo, self._hi = np.asarray(lo, float), np.asarray(hi, float)
@@ -268,34 +273,37 @@ class MarkerFitter:
         self.locked_joints = list(locked_joints or ())
         self._free_v = np.setdiff1d(np.arange(nv), locked_v)
         self._locked_q = np.array(locked_q, int)
+        self._offsets_flat = self.marker_offsets.ravel().copy()
         self._fun = CompiledFunction(self._build_function())
 
     # ------------------------------------------------------------------ kinematics
     def _build_function(self) -> ca.Function:
         tree = self.tree
         q = ca.SX.sym("q", tree.nq)
+        o = ca.SX.sym("offsets", 3 * len(self.marker_names))
         P, J = [], []
         poses = {}
-        for body, o in zip(self.marker_bodies, self.marker_offsets):
+        for i, body in enumerate(self.marker_bodies):
             if body not in poses:
                 poses[body] = tree.body_pose(body, q)
             T = poses[body]
-            P.append(T[0:3, 3] + T[0:3, 0:3] @ ca.DM(o))
-            J.append(tree.jacobian(body, q, ca.DM(o), "world")[3:6, :])
-        return ca.Function("marker_kinematics", [q], [ca.vertcat(*P), ca.vertcat(*J)],
-                           ["q"], ["p", "J"])
+            oi = o[3 * i:3 * i + 3]
+            P.append(T[0:3, 3] + T[0:3, 0:3] @ oi)
+            J.append(tree.jacobian(body, q, oi, "world")[3:6, :])
+        return ca.Function("marker_kinematics", [q, o], [ca.vertcat(*P), ca.vertcat(*J)],
+                           ["q", "offsets"], ["p", "J"])
 
     def marker_positions(self, q: Any) -> np.ndarray:
         """World positions (M, 3) of the markers at configuration ``q`` (nq,)."""
         q = self._check_q(q, "q")
-        p, _ = self._fun(q)
+        p, _ = self._fun(q, self._offsets_flat)
         return np.asarray(p).reshape(-1, 3)
 
     def marker_jacobian(self, q: Any) -> np.ndarray:
         """Exact Jacobian (3M, nv) of the stacked marker positions with respect to ``v``
         (rows x, y, z of each marker in world axes)."""
         q = self._check_q(q, "q")
-        _, J = self._fun(q)
+        _, J = self._fun(q, self._offsets_flat)
         return np.asarray(J)
 
     def _check_q(self, q: Any, what: str) -> np.ndarray:
@@ -326,7 +334,7 @@ class MarkerFitter:
         return q
 
     def _cost(self, q, meas, rows, wr):
-        p, J = self._fun(q)
+        p, J = self._fun(q, self._offsets_flat)
         r = (np.asarray(p)[rows] - meas) * wr
         Jm = np.asarray(J)[rows] * wr[:, None]
         if self.prior_weight > 0 and self._prior_v.size:
@@ -400,11 +408,14 @@ class MarkerFitter:
                 if not out.any():
                     break
                 free = np.setdiff1d(free, self._lim_v[out])
+            predicted = -(dv @ g) - 0.5 * (dv @ H @ dv)
+            if predicted <= 1e-12 * cost + 1e-24:
+                break                              # at a (bounded) minimum
             q_new = self._clamp(np.asarray(self.tree.integrate(q, dv, 1.0), float).ravel())
             cost_new, r_new, J_new = self._cost(q_new, target, rows, wr)
             step = float(np.max(np.abs(dv)))
             if cost_new <= cost:
-                small = cost - cost_new <= 1e-14 * max(cost, 1e-30)
+                small = cost - cost_new <= self.cost_tolerance * cost
                 q, cost, r, J = q_new, cost_new, r_new, J_new
                 mu = max(mu / 3.0, 1e-9)
                 nu = 2.0
@@ -416,6 +427,70 @@ class MarkerFitter:
                 if step < self.tolerance or mu > 1e8:
                     break
         return q, iters
+
+    # ------------------------------------------------------------------ calibration
+    def with_offsets(self, offsets: Any) -> "MarkerFitter":
+        """A fitter like this one with other marker offsets (M, 3) in the body frames (the
+        compiled function is shared; this fitter is unchanged)."""
+        o = np.asarray(offsets, float)
+        if o.shape != self.marker_offsets.shape or not np.all(np.isfinite(o)):
+            raise MarkerSetError(f"MarkerFitter on tree '{self.tree.name}': offsets must be "
+                                 f"finite with shape {self.marker_offsets.shape}, got {o.shape}")
+        other = copy.copy(self)
+        other.marker_offsets = o.copy()
+        other._offsets_flat = o.ravel().copy()
+        return other
+
+    def calibrate(self, positions: Any, frames: Any = None, *, iterations: int = 5,
+                  offset_prior: float = 1.0) -> "MarkerFitter":
+        """Fit the marker offsets over calibration frames (alternating with the poses).
+
+        With the poses ``X_k = (R_k, p_k)`` of marker ``i``'s body fitted on the frames
+        ``k`` where it is visible, the offset minimising
+        ``sum_k |R_k o + p_k - m_ik|^2 + lambda^2 |o - o_i|^2`` is
+        ``o = (sum_k R_k^T (m_ik - p_k) + lambda^2 o_i) / (K_i + lambda^2)`` (``o_i``: the
+        current offset, ``lambda``: ``offset_prior``); poses and offsets alternate
+        ``iterations`` times.
+
+        Parameters
+        ----------
+        positions : (T, M, 3) array_like
+            The capture (markers in this fitter's order).
+        frames : sequence of int, optional
+            Calibration frames (default: 20 evenly spaced frames).
+        iterations : int
+        offset_prior : float
+            ``lambda`` (>= 0): the pull to the current offsets, in frames' worth.
+
+        Returns
+        -------
+        MarkerFitter
+            A fitter with the calibrated offsets (:meth:`with_offsets`).
+        """
+        X = np.asarray(positions, float)
+        if frames is None:
+            frames = np.unique(np.linspace(0, X.shape[0] - 1, min(20, X.shape[0])).astype(int))
+        Xc = X[np.asarray(frames, int)]
+        fitter = self
+        q_start = None
+        lam2 = float(offset_prior) ** 2
+        for _ in range(int(iterations)):
+            res = fitter.fit(Xc, q0=q_start, progress=False)
+            q_start = res.q[0]
+            new = fitter.marker_offsets.copy()
+            poses = {b: [np.asarray(self.tree.body_pose(b, q), float) for q in res.q]
+                     for b in set(self.marker_bodies)}
+            for i, b in enumerate(self.marker_bodies):
+                acc, n = lam2 * fitter.marker_offsets[i], lam2
+                for k, T in enumerate(poses[b]):
+                    m = Xc[k, i]
+                    if np.all(np.isfinite(m)) and not res.held[k]:
+                        acc = acc + T[:3, :3].T @ (m - T[:3, 3])
+                        n += 1.0
+                if n > 0:
+                    new[i] = acc / n
+            fitter = fitter.with_offsets(new)
+        return fitter
 
     # ------------------------------------------------------------------ a trial
     def fit(self, positions: Any, q0: Any = None, *, progress: Optional[bool] = None
