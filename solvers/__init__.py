@@ -5,7 +5,7 @@ Submodules are imported on first use (``solvers.ops``, ``solvers.lcp``, ...), so
 lower layers (``multibody``) can use ``solvers.ops`` without pulling in higher ones.
 """
 
-__all__ = ["ops", "compiled", "lcp"]
+__all__ = ["ops", "compiled", "lcp", "contact_step"]
 
 
 def __getattr__(name: str):

@@ -24,6 +24,7 @@ Tables (``it``, int32; offsets are absolute indices into ``it``):
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Optional
 
 import numpy as np
@@ -186,6 +187,8 @@ class CompiledContactStep:
         self.n_out = nq + 2 * nv + 4 + CANDIDATE_OUTPUTS * nc + 3 * nv * nc
         self._out_c = nq + 2 * nv + 4
         self._zero_warm = np.zeros(4 * nc)
+        self._ptrs = (self.it.ctypes.data, self.dt.ctypes.data, self.work.ctypes.data,
+                      self.iwork.ctypes.data)
 
     # ------------------------------------------------------------------ the step
     def run(self, t: float, xd: np.ndarray, q: np.ndarray, v: np.ndarray, tau: np.ndarray,
@@ -200,7 +203,8 @@ class CompiledContactStep:
         inp = np.concatenate([(self.h,), scalars, q, v, tau, H.ravel(), c, P.ravel(),
                               S.ravel(), w])
         out = np.empty(self.n_out)
-        code = self.kernel.step(self.it, self.dt, inp, out, self.work, self.iwork)
+        it_p, dt_p, w_p, iw_p = self._ptrs
+        code = self.kernel.pointer_call((it_p, dt_p, inp.ctypes.data, out.ctypes.data, w_p, iw_p))
         if code != 0:
             return None
         nq, nv, nc, h = self.nq, self.nv, self.nc, self.h
@@ -218,7 +222,7 @@ class CompiledContactStep:
         xd_next = np.array(xd, dtype=float)
         xd_next[:nq], xd_next[nq:nq + nv] = qn, vn
         Jall = out[self._out_c + CANDIDATE_OUTPUTS * nc:].reshape(nc, 3, nv)
-        rows = [_rows(self, co, act, Jall)]
+        rows = LazyRows(lambda: _rows(self, co, act, Jall))
         geoms = self.geoms
 
         def make_contacts() -> ContactResults:
@@ -234,6 +238,26 @@ class CompiledContactStep:
             return ContactResults(t, tuple(res))
         return StepSolution(t, qn, vn, xd_next, tau, tau_c, impulses, rows, report,
                             (vn - v) / h, warm_next, make_contacts)
+
+
+class LazyRows(Sequence):
+    """The step's one :class:`ConstraintRows` (the contact block's), built on first access
+    (most steps never look at them)."""
+
+    def __init__(self, build) -> None:
+        self._build = build
+        self._rows: Optional[list] = None
+
+    def _get(self) -> list:
+        if self._rows is None:
+            self._rows = [self._build()]
+        return self._rows
+
+    def __getitem__(self, i):
+        return self._get()[i]
+
+    def __len__(self) -> int:
+        return 1
 
 
 def _rows(step: CompiledContactStep, co: np.ndarray, act: np.ndarray, Jall: np.ndarray):

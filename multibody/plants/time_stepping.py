@@ -81,7 +81,7 @@ from solvers.contact_step import load_kernel
 from systems import SymbolicEvaluationError
 from systems.events import PeriodicEvent
 
-from ..constraints import ConstraintRows, ContactResults, StepKinematics
+from ..constraints import ConstraintRows, ContactResults, StepKinematics, softening_from_spring
 from ..constraints.kinematics import cross_rows
 from ._time_stepping_kinematics import ancestor_mask, fused_function, quat_to_rot
 from ._time_stepping_solve import SolveReport, TimeSteppingWarning, solve_impulses
@@ -229,6 +229,11 @@ class TimeSteppingRigidBodySystem(RigidBodySystemBase):
                                                      self._mask, int(pgs_max_sweeps))
         if reason is not None and contact_solver == "pgs":
             raise ValueError(f"{nm}: contact_solver='pgs' is not available: {reason}")
+        if self._compiled is not None:
+            cn = self.constraints[0]
+            soft = ("kp", "kd") if cn.spring else ("erp", "cfm")
+            self._compiled_params = tuple(self.parameter_index(f"{cn.name}.{n}")
+                                          for n in ("mu",) + soft)
         self.step_method = "compiled_pgs" if self._compiled is not None else "lcp"
         """``"compiled_pgs"`` (the compiled step with the block-PGS contact solver) or
         ``"lcp"`` (the interpreted step with the pivoting LCP solvers)."""
@@ -457,10 +462,11 @@ class TimeSteppingRigidBodySystem(RigidBodySystemBase):
         """The step by the compiled kernel (:mod:`._ts_compiled`), or None when it did not
         converge (or the mass matrix is singular): the interpreted step then runs."""
         contact = self.constraints[0]
-        ctx = self._block_context(contact, context, xd)
-        erp, cfm = contact.softening(ctx, self.time_step)
+        i_mu, i_a, i_b = self._compiled_params
+        a, b = float(context.get_parameter(i_a)[0]), float(context.get_parameter(i_b)[0])
+        erp, cfm = softening_from_spring(a, b, self.time_step) if contact.spring else (a, b)
         mode = 1.0 if (contact.formulation == "stewart_trinkle" and not contact.spring) else 0.0
-        scalars = (contact.margin, float(ctx.get_parameter("mu")[0]), erp, cfm, mode,
+        scalars = (contact.margin, float(context.get_parameter(i_mu)[0]), erp, cfm, mode,
                    self.lcp_tolerance, PGS_SWEEP_TOL)
         return self._compiled.run(t, xd, q, v, tau, self._fnum(q, v), scalars,
                                   context.get_memory().get("warm_start"))

@@ -227,7 +227,7 @@ def test_failed_solve_is_reported_with_fallback(monkeypatch):
     monkeypatch.setattr(tss, "solve_lcp", broken)
     tree = free_spheres(1)
     sys = TimeSteppingRigidBodySystem(tree, 1e-3, constraints=[PointContactConstraint(tree)],
-                                      name="plant")
+                                      contact_solver="lcp", name="plant")
     ctx = sys.create_default_context()
     q = tree.neutral_configuration()
     q[6] = 0.1
@@ -238,7 +238,8 @@ def test_failed_solve_is_reported_with_fallback(monkeypatch):
         assert sys.get_output_port("step").eval(ctx).report.status == "fallback"
     assert sys.get_positions(ctx)[6] == pytest.approx(0.1, abs=1e-6)     # still holds it
     strict = TimeSteppingRigidBodySystem(tree, 1e-3, constraints=[PointContactConstraint(tree)],
-                                         lcp_failure="raise", name="strict")
+                                         lcp_failure="raise", contact_solver="lcp",
+                                         name="strict")
     c2 = strict.create_default_context()
     strict.set_positions(c2, q)
     with pytest.raises(Exception, match=r"system 'strict' at t=0.*max_iterations"):
