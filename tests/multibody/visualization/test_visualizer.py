@@ -11,7 +11,8 @@ import pytest
 from multibody import Capsule, spatial
 from multibody.visualization import (INSTALL_HINT, Recording, ViewerUnavailableError,
                                      VisualizationError, Visualizer, add_visualizer,
-                                     body_poses, capsule_mesh, pose_quaternions, visual_items)
+                                     body_poses, capsule_mesh, pose_quaternions, show_run,
+                                     visual_items)
 from systems import DiagramBuilder
 from systems.analysis import Simulator
 from systems.primitives import LogVectorOutput
@@ -167,6 +168,37 @@ def test_contact_arrows_are_the_contact_results_forces(live):
         vis.close()
 
 
+def test_continuous_plant_contacts_are_drawn(live):
+    """A box resting on the ground in the continuous RigidBodySystem (acceleration-level
+    contact): its corner contacts are drawn as arrows that are the contact results' forces
+    and carry the box's weight m g."""
+    from multibody.constraints import PointContactConstraint
+    from multibody.models import box_on_ground
+    from multibody.plants import RigidBodySystem
+    m = 2.0
+    tree = box_on_ground(mass=m)
+    plant = RigidBodySystem(tree, constraints=[PointContactConstraint(tree, mu=0.5,
+                                                                      name="contact")])
+    b = DiagramBuilder("box")
+    b.add_system(plant)
+    vis = add_visualizer(b, plant, 0.05, port=S.free_port(), contact_force_scale=0.01)
+    diagram = b.build()
+    try:
+        ctx = diagram.create_default_context()
+        plant.set_positions(ctx, [1, 0, 0, 0, 0, 0, 0.1])
+        Simulator(diagram, ctx, integrator="RK45", accuracy=1e-8).advance_to(0.1)
+        results = plant.get_output_port("contact_results").eval(ctx)
+        assert len(results) == 4
+        arrows = np.asarray(vis.scene.contact_nodes["arrows"].points, float)
+        for k, c in enumerate(results):
+            np.testing.assert_allclose(arrows[k], [c.point - 0.01 * c.force, c.point],
+                                       atol=1e-6)
+        _, forces = vis.get_recording(ctx).contacts(-1)
+        assert forces[:, 2].sum() == pytest.approx(m * 9.81, rel=1e-9)
+    finally:
+        vis.close()
+
+
 # ---------------------------------------------------------------- no effect on the dynamics
 def _balls_run(with_visualizer: bool, final_time: float = 0.15):
     tree, plant, _ = S.resting_balls()
@@ -246,6 +278,32 @@ def test_recording_save_load_and_replay(live, tmp_path):
     assert rec.num_frames == n
     with pytest.raises(VisualizationError, match="before the last frame"):
         rec.append(0.0, *vis.frame(tree.neutral_configuration())[:2])
+
+
+def test_show_run_exports_then_replays_until_interrupted(tmp_path, monkeypatch):
+    """What an example's --html/--viewer does after its run: the HTML file, then replays
+    until Ctrl-C (here: the third replay is interrupted)."""
+    tree, plant, _ = S.resting_balls()
+    b = DiagramBuilder("balls")
+    b.add_system(plant)
+    vis = add_visualizer(b, plant, 0.05, port=S.free_port())
+    diagram = b.build()
+    ctx = diagram.create_default_context()
+    S.place_balls(tree, plant, ctx)
+    Simulator(diagram, ctx).advance_to(0.1)
+    calls = []
+
+    def replay(recording, speed=1.0):
+        calls.append(recording.num_frames)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return recording.num_frames
+    monkeypatch.setattr(vis, "replay", replay)
+    path = str(tmp_path / "run.html")
+    assert show_run(vis, ctx, html=path, replay=True) == path
+    assert calls == [3, 3, 3]                       # frames at t = 0, 0.05, 0.1
+    assert "__VISER_EMBED_DATA__" in open(path, encoding="utf-8").read()
+    vis.close()
 
 
 def test_export_html_is_one_self_contained_file(tmp_path):
