@@ -76,6 +76,33 @@ def test_one_node_per_geometry_with_shape_and_size(live, tmp_path):
     assert nodes[("crate", "crate_visual")].color == (0, 128, 230)
 
 
+def test_urdf_mesh_visuals_are_read_through_trimesh(live, tmp_path):
+    """Meshes named in a URDF (a path relative to the file, and a package:// URI with a
+    package map) are drawn from the file; an unresolved one is a named error."""
+    from multibody import parse_urdf
+    S.write_tetrahedron(str(tmp_path / "tetra.stl"))
+    urdf = tmp_path / "robot.urdf"
+    urdf.write_text("""<robot name="meshy">
+      <link name="base"><inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1"
+        ixy="0" ixz="0" iyz="0"/></inertial>
+        <visual name="rel"><geometry><mesh filename="tetra.stl" scale="2 2 2"/></geometry>
+        </visual>
+        <visual name="pkg"><origin xyz="0 0 1"/>
+          <geometry><mesh filename="package://things/tetra.stl"/></geometry></visual>
+      </link></robot>""")
+    tree = parse_urdf(str(urdf), package_map={"things": str(tmp_path)})
+    vis = live(tree)
+    rel = np.asarray(vis.scene.geometry_nodes[("base", "rel")].vertices, float)
+    pkg = vis.scene.geometry_nodes[("base", "pkg")]
+    np.testing.assert_allclose(rel.max(axis=0), [2, 2, 2], atol=1e-6)
+    np.testing.assert_allclose(np.asarray(pkg.vertices, float).max(axis=0), [1, 1, 1], atol=1e-6)
+    np.testing.assert_allclose(pkg.position, [0, 0, 1])
+    unresolved = parse_urdf(str(urdf))     # no package map: the URI stays as written
+    with pytest.raises(VisualizationError, match="body 'base' geometry 'pkg': mesh file "
+                                                 "'package://things/tetra.stl' not found"):
+        live(unresolved).scene
+
+
 def test_visual_items_fall_back_to_collision_geometry_only_when_asked():
     tree = S.shapes_tree()
     with_fallback = {(i.body, i.source) for i in visual_items(tree)}
