@@ -77,7 +77,6 @@ from typing import Any, Callable, List, Optional, Tuple
 import numpy as np
 
 from ..diagram import Diagram
-from ..errors import InputNotConnectedError, SystemCallbackError
 from ..events import InitializationEvent, PeriodicEvent, PerStepEvent, WitnessFunction
 from ..leaf_system import LeafSystem
 from ..system import System
@@ -597,75 +596,6 @@ class Simulator(_EventDispatch):
             self._load(t0, x0)  # the context keeps the last accepted state
             raise
         return t1, hits
-
-    def _guards(self) -> List[float]:
-        out = []
-        for w, c in self._witnesses:
-            try:
-                g = float(w.guard(c))
-            except (SystemCallbackError, InputNotConnectedError, NonFiniteStateError):
-                raise
-            except Exception as exc:
-                raise SystemCallbackError(
-                    f"system '{w.system.name}': guard of witness '{w.name}' at "
-                    f"t={c.time!r} raised {type(exc).__name__}: {exc}") from exc
-            if not math.isfinite(g):
-                raise NonFiniteStateError(f"system '{w.system.name}': guard of witness "
-                                          f"'{w.name}' is {g} at t={c.time!r}")
-            out.append(g)
-        return out
-
-    def _witness_time_only(self, t0: float, t1: float):
-        """Witnesses of a system without continuous state: the guards can only change with
-        time (and the held discrete and abstract state), so a crossing in [t0, t1] is
-        isolated by bisection on time alone; returns the stop time and the triggers."""
-        ws = self._witnesses
-        g0 = self._g_prev
-        g1 = self._guards()
-        if not any(w.triggers(p, q) for (w, _), p, q in zip(ws, g0, g1)):
-            self._g_prev = g1
-            return t1, ()
-        a, b, gb = t0, t1, g1
-        while b - a > self._witness_tol:
-            m = 0.5 * (a + b)
-            if m <= a or m >= b:
-                break
-            self._set_time(m)
-            gm = self._guards()
-            if any(w.triggers(p, q) for (w, _), p, q in zip(ws, g0, gm)):
-                b, gb = m, gm
-            else:
-                a = m
-        self._set_time(b)
-        self._g_prev = gb
-        hits = tuple((w, c) for (w, c), p, q in zip(ws, g0, gb) if w.triggers(p, q))
-        self._stats["witness_triggers"] += len(hits)
-        return b, hits
-
-    def _isolate(self, t0, t1, g0, g1):
-        """Bisect [t0, t1] down to ``witness_tolerance``; return the stop time just after
-        the first crossing and the witnesses that triggered."""
-        st = self._stepper
-        ws = self._witnesses
-        a, b, gb = t0, t1, g1
-        while b - a > self._witness_tol:
-            m = 0.5 * (a + b)
-            if m <= a or m >= b:
-                break
-            self._load(m, st.state_at(m))
-            gm = self._guards()
-            if any(w.triggers(p, q) for (w, _), p, q in zip(ws, g0, gm)):
-                b, gb = m, gm
-            else:
-                a = m
-        xb = st.state_at(b)
-        self._check_finite_state(b, xb, t0)
-        self._load(b, xb)
-        self._restart_stepper()  # the step ends at b, not where the integrator went
-        self._g_prev = gb
-        hits = tuple((w, c) for (w, c), p, q in zip(ws, g0, gb) if w.triggers(p, q))
-        self._stats["witness_triggers"] += len(hits)
-        return b, hits
 
 
 # Kept for introspection and documentation.
