@@ -10,10 +10,12 @@ time per state of ``forward_dynamics``, ``inverse_dynamics`` and ``mass_matrix``
 * ``thread``: the batched call split over ``--threads`` threads (``map(N, "thread", k)``),
 * ``pin``: N calls of Pinocchio's ``aba``/``rnea``/``crba`` on the same model.
 
-Timings are wall-clock medians over interleaved rounds (loop, batch, thread, pin, loop, ...),
-each variant evaluating about ``--states`` states per round, with BLAS pinned to one thread
-(threadpoolctl). Thread rows are wall time on a shared machine: with other load on the cores
-their gain shrinks or turns into a loss.
+Timings are medians over interleaved rounds (loop, batch, thread, pin, loop, ...), each
+variant evaluating about ``--states`` states per round, with BLAS pinned to one thread
+(threadpoolctl). The single-threaded variants are timed in process CPU time (steadier than
+wall time on a machine shared with other jobs); the ``thread`` column is wall time (CPU time
+would add up the threads): with other load on the cores its gain shrinks or turns into a
+loss.
 
 Run: ``.venv/bin/python benchmarks/bench_batched.py [--quick] [--rounds 9] [--threads 2]``
 """
@@ -32,11 +34,11 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 import models as M  # noqa: E402
 
 
-def _per_state(fn, n_states: int, reps: int) -> float:
-    t0 = time.perf_counter()
+def _per_state(fn, n_states: int, reps: int, clock=time.process_time) -> float:
+    t0 = clock()
     for _ in range(reps):
         fn()
-    return (time.perf_counter() - t0) / (reps * n_states)
+    return (clock() - t0) / (reps * n_states)
 
 
 def _states(tree, n: int, rng):
@@ -95,7 +97,8 @@ def bench_model(name: str, tree, sizes, rounds: int, states: int, threads: int) 
             times = {k: [] for k in variants}
             for _ in range(rounds):
                 for k, fn in variants.items():
-                    times[k].append(_per_state(fn, n, reps))
+                    clock = time.perf_counter if k == "thread" else time.process_time
+                    times[k].append(_per_state(fn, n, reps, clock))
             med = {k: float(np.median(t)) * 1e6 for k, t in times.items()}
             rows.append((name, tree.nv, fname, n, med["loop"], med["batch"], med["thread"],
                          pname, med["pin"]))
@@ -120,8 +123,9 @@ def main(argv=None) -> list:
         for name, make in (("arm7", lambda: M.arm7(backend="c")),
                            ("humanoid30", lambda: M.humanoid(30, backend="c"))):
             rows += bench_model(name, make(), sizes, rounds, states, args.threads)
-    print(f"per-state wall time [us], median of {rounds} interleaved rounds, BLAS 1 thread, "
-          f"{os.cpu_count()} cores, thread = {args.threads} threads")
+    print(f"per-state time [us] (CPU time; thread column: wall time), median of {rounds} "
+          f"interleaved rounds, BLAS 1 thread, {os.cpu_count()} cores, thread = "
+          f"{args.threads} threads")
     head = (f"{'model':<11}{'nv':>3} {'function':<17}{'N':>5} {'loop':>7} {'batch':>7} "
             f"{'thread':>7} {'pin':>7} {'batch/loop':>10} {'batch/pin':>9} {'thread/batch':>12}")
     print(head)

@@ -7,7 +7,7 @@ scalars); any CasADi ``SX``/``MX`` argument gives a CasADi expression.
 
 Batched calls: numeric arguments with a leading batch axis (``q`` of shape ``(N, nq)``,
 ``v``/``vdot``/``tau`` of shape ``(N, nv)``) evaluate the same function on N states at once
-(CasADi ``map`` over the compiled code, split over threads for large N; see
+(CasADi ``map`` over the compiled code, optionally split over threads; see
 :mod:`multibody.tree._functions`) and give ``(N, n)`` vectors, ``(N, rows, cols)`` matrices
 and ``(N,)`` scalars, equal to a loop of single calls. A 1-D argument in a batched call is
 shared by all N rows. For a tree with ``nq = 1``, ``q`` of shape ``(N, 1)`` is a batch while
@@ -61,7 +61,8 @@ class AlgorithmsMixin:
     ----------
     batch_threads : int
         Threads a batched call of at least ``batch_thread_min`` states is split over
-        (CasADi ``map(N, "thread", batch_threads)``); default ``min(2, cpu_count)``.
+        (CasADi ``map(N, "thread", batch_threads)``); default 1 (serial), see
+        ``benchmarks/bench_batched.py``.
     batch_thread_min : int
         Smallest batch that uses threads (default 512: starting threads costs tens of
         microseconds, see ``benchmarks/bench_batched.py``).

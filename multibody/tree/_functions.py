@@ -19,19 +19,19 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-import os
-
 import casadi as ca
 import numpy as np
 
 __all__ = ["FunctionCache", "COMPILE_FLAGS", "BATCH_THREADS", "BATCH_THREAD_MIN"]
 
-BATCH_THREADS: int = max(1, min(2, os.cpu_count() or 1))
-"""Threads of a batched call's ``map`` (CasADi ``"thread"`` parallelization)."""
+BATCH_THREADS: int = 1
+"""Default threads of a batched call's ``map`` (CasADi ``"thread"`` parallelization). One:
+on the shared 2-core machine the benchmarks run on, splitting even N = 1000 over 2 threads
+was slower in wall time than the serial map (``benchmarks/bench_batched.py``); set
+``tree.batch_threads`` where cores are free."""
 
 BATCH_THREAD_MIN: int = 512
-"""Smallest batch split over threads: starting the threads costs tens of microseconds, so
-smaller batches run serially (``benchmarks/bench_batched.py``)."""
+"""Smallest batch split over threads: starting the threads costs tens of microseconds."""
 
 _C_PREFIXES = ("dbfun_", "")  # C names the compiled library may give the function
 
@@ -161,7 +161,8 @@ class _Batched:
 
     ``__call__(args, n, threads)``: ``args`` are C-contiguous float64 arrays of shape ``(n, size_i)``;
     returns one array per output: ``(n, rows)`` for a column-vector output, ``(n, rows,
-    cols)`` for a matrix output (dense, zeros outside the sparsity pattern).
+    cols)`` for a matrix output (dense, zeros outside the sparsity pattern; for a dense
+    pattern a transposed view of CasADi's column-major result, not C-contiguous).
     """
 
     def __init__(self, fun: ca.Function, evaluator: _Numeric) -> None:
@@ -170,6 +171,16 @@ class _Batched:
         self.base = None  # the function to map: compiled external, or fun on the VM
         self.maps: dict[tuple[int, int], tuple] = {}
         self.out_sp = [fun.sparsity_out(i) for i in range(fun.n_out())]
+        # per output: None (dense column: the raw (N, rows) result is the answer) or the
+        # C-order positions of the nonzeros in a (rows, cols) matrix
+        self.out_pos = []
+        for sp in self.out_sp:
+            rows, cols = sp.shape
+            if cols == 1 and sp.is_dense():
+                self.out_pos.append(None)
+            else:
+                r, c = np.asarray(sp.get_triplet()[0]), np.asarray(sp.get_triplet()[1])
+                self.out_pos.append((r * cols + c).astype(np.intp))
 
     def _base(self) -> ca.Function:
         if self.base is not None:
@@ -187,6 +198,12 @@ class _Batched:
                     break
                 except RuntimeError:
                     continue
+            else:
+                import warnings
+                from solvers.compiled import CompilationWarning
+                warnings.warn(f"batched calls of '{self.fun.name()}' run on CasADi's virtual "
+                              f"machine: its function was not found in {path.name}",
+                              CompilationWarning, stacklevel=4)
         self.base = base
         return base
 
@@ -215,15 +232,17 @@ class _Batched:
             raise RuntimeError(f"batched evaluation of '{self.fun.name()}' failed "
                                f"(return code {fbuf.ret()})")
         outs = []
-        for r, sp in zip(raw, self.out_sp):
-            rows, cols = sp.shape
-            if cols == 1 and sp.is_dense():
+        for r, sp, pos in zip(raw, self.out_sp, self.out_pos):
+            if pos is None:
                 outs.append(r)
                 continue
-            dense = np.zeros((n, cols, rows))  # column-major blocks
-            flat = dense.reshape(n, rows * cols)
-            flat[:, np.asarray(sp.find(), dtype=np.intp)] = r
-            outs.append(dense[:, :, 0] if cols == 1 else dense.transpose(0, 2, 1).copy())
+            rows, cols = sp.shape
+            if sp.is_dense():  # column-major blocks: a transposed view, no copy
+                outs.append(r.reshape(n, cols, rows).transpose(0, 2, 1))
+                continue
+            dense = np.zeros((n, rows * cols))
+            dense[:, pos] = r
+            outs.append(dense if cols == 1 else dense.reshape(n, rows, cols))
         return outs
 
 
