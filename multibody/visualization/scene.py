@@ -4,8 +4,9 @@
 body that has none, its collision geometry) into a list of :class:`VisualItem`: the shape kind
 and size, the pose in the body frame and a colour. :func:`body_poses` gives the world pose of
 every body at a configuration ``q`` (forward kinematics, Featherstone 2008, sec. 4.1:
-``X_W,i = X_W,lambda(i) X_lambda(i),i(q_i)``), :func:`pose_quaternions` the same poses as
-positions and ``[w, x, y, z]`` quaternions (what a browser scene takes). None of this needs
+``X_W,i = X_W,lambda(i) X_lambda(i),i(q_i)``) in numpy, :class:`BodyPoseFunction` the same
+in one compiled call, :func:`pose_quaternions` the poses as positions and ``[w, x, y, z]``
+quaternions (what a browser scene takes). None of this needs
 the optional viewer library; mesh files are read through ``trimesh`` only when drawn
 (:func:`mesh_arrays`).
 """
@@ -16,14 +17,16 @@ import os
 from dataclasses import dataclass
 from typing import Any, Optional
 
+import casadi as ca
 import numpy as np
 
+from solvers.compiled import CompiledFunction
 from ..geometry import Box, Capsule, Cylinder, Halfspace, Mesh, Sphere
-from ..tree import kinematics, spatial
+from ..tree import kinematics
 from .errors import INSTALL_HINT, ViewerUnavailableError, VisualizationError
 
-__all__ = ["VisualItem", "visual_items", "body_poses", "pose_quaternions", "capsule_mesh",
-           "mesh_arrays", "DEFAULT_COLORS"]
+__all__ = ["VisualItem", "visual_items", "body_poses", "BodyPoseFunction", "pose_quaternions",
+           "capsule_mesh", "mesh_arrays", "DEFAULT_COLORS"]
 
 #: Colours (RGB, 0-255) given in turn to the bodies whose geometry names none.
 DEFAULT_COLORS = ((90, 140, 220), (230, 140, 50), (110, 180, 90), (200, 90, 110),
@@ -140,8 +143,20 @@ def visual_items(tree, collision_fallback: bool = True) -> list:
     return items
 
 
+def _checked_q(tree, q) -> np.ndarray:
+    q = np.asarray(q, dtype=float).ravel()
+    if q.shape != (tree.nq,):
+        raise VisualizationError(f"tree '{tree.name}': q has size {q.size}, expected "
+                                 f"nq = {tree.nq}")
+    if not np.all(np.isfinite(q)):
+        raise VisualizationError(f"tree '{tree.name}': q is not finite at entries "
+                                 f"{np.flatnonzero(~np.isfinite(q)).tolist()}")
+    return q
+
+
 def body_poses(tree, q) -> np.ndarray:
-    """World poses of all bodies at ``q``.
+    """World poses of all bodies at ``q``, by numpy forward kinematics (the reference for
+    :class:`BodyPoseFunction`, which the viewer calls).
 
     Parameters
     ----------
@@ -158,14 +173,7 @@ def body_poses(tree, q) -> np.ndarray:
     VisualizationError
         ``q`` of the wrong size or not finite (names the tree).
     """
-    q = np.asarray(q, dtype=float).ravel()
-    if q.shape != (tree.nq,):
-        raise VisualizationError(f"tree '{tree.name}': q has size {q.size}, expected "
-                                 f"nq = {tree.nq}")
-    if not np.all(np.isfinite(q)):
-        raise VisualizationError(f"tree '{tree.name}': q is not finite at entries "
-                                 f"{np.flatnonzero(~np.isfinite(q)).tolist()}")
-    poses = kinematics.world_poses(tree, q)
+    poses = kinematics.world_poses(tree, _checked_q(tree, q))
     out = np.zeros((len(poses), 4, 4))
     out[:, 3, 3] = 1.0
     for i, (R, p) in enumerate(poses):
@@ -176,13 +184,84 @@ def body_poses(tree, q) -> np.ndarray:
 
 def pose_quaternions(T: np.ndarray) -> tuple:
     """Positions (n, 3) and unit quaternions ``[w, x, y, z]`` (n, 4, with ``w >= 0``) of the
-    poses ``T`` (n, 4, 4)."""
-    T = np.asarray(T, dtype=float)
-    pos = T[:, :3, 3].copy()
-    quat = np.array([np.asarray(spatial.rotation_to_quaternion(R), dtype=float).ravel()
-                     for R in T[:, :3, :3]]).reshape(-1, 4)
+    poses ``T`` (n, 4, 4), all at once by Shepperd's method (the largest of ``4 w^2``,
+    ``4 x^2``, ``4 y^2``, ``4 z^2`` taken from the diagonal and the rest from the
+    off-diagonal sums and differences; Shepperd 1978, J. Guidance Control 1(3) 223)."""
+    T = np.asarray(T, dtype=float).reshape(-1, 4, 4)
+    R = T[:, :3, :3]
+    m00, m11, m22 = R[:, 0, 0], R[:, 1, 1], R[:, 2, 2]
+    d = np.stack([1 + m00 + m11 + m22, 1 + m00 - m11 - m22, 1 - m00 + m11 - m22,
+                  1 - m00 - m11 + m22], axis=1)                      # 4 w^2, 4 x^2, ...
+    k = np.argmax(d, axis=1)
+    s = 2.0 * np.sqrt(np.maximum(d[np.arange(len(k)), k], 1e-300))  # 4 * the largest
+    a = R[:, 2, 1] - R[:, 1, 2]     # 4 w x
+    b = R[:, 0, 2] - R[:, 2, 0]     # 4 w y
+    c = R[:, 1, 0] - R[:, 0, 1]     # 4 w z
+    e = R[:, 0, 1] + R[:, 1, 0]     # 4 x y
+    f = R[:, 0, 2] + R[:, 2, 0]     # 4 x z
+    g = R[:, 1, 2] + R[:, 2, 1]     # 4 y z
+    cand = np.stack([np.stack([s * s / 4, a, b, c], 1), np.stack([a, s * s / 4, e, f], 1),
+                     np.stack([b, e, s * s / 4, g], 1), np.stack([c, f, g, s * s / 4], 1)], 1)
+    quat = cand[np.arange(len(k)), k] / s[:, None]
+    quat /= np.linalg.norm(quat, axis=1, keepdims=True)
     quat *= np.where(quat[:, :1] < 0.0, -1.0, 1.0)
-    return pos, quat
+    return T[:, :3, 3].copy(), quat
+
+
+class BodyPoseFunction:
+    """World poses of all bodies of a tree in one compiled call (what the viewer evaluates
+    at every published frame).
+
+    The forward kinematics of :func:`body_poses` is traced once on CasADi symbols into one
+    function ``q -> [R_1, p_1, ..., R_n, p_n]`` and called through
+    :class:`solvers.compiled.CompiledFunction` (C code, or CasADi's virtual machine where
+    no compiler is found), built on the first call.
+
+    Parameters
+    ----------
+    tree : RigidBodyTree
+        Finalized here.
+    backend : {"auto", "c", "casadi"}
+        As for :class:`~solvers.compiled.CompiledFunction`.
+    """
+
+    def __init__(self, tree, backend: str = "auto") -> None:
+        tree.finalize()
+        self.tree = tree
+        self.backend = backend
+        self._fun = None
+
+    def _build(self):
+        tree = self.tree
+        qs = ca.SX.sym("q", tree.nq)
+        outs = []
+        for R, p in kinematics.world_poses(tree, qs)[1:]:
+            outs += [ca.reshape(ca.SX(R), 9, 1), ca.reshape(ca.SX(p), 3, 1)]
+        name = "".join(ch if ch.isalnum() else "_" for ch in f"body_poses_{tree.name}")
+        return CompiledFunction(ca.Function(name, [qs], [ca.vertcat(*outs)]),
+                                backend=self.backend)
+
+    def __call__(self, q) -> np.ndarray:
+        """World poses (nb, 4, 4) of all bodies at ``q`` (nq), ``tree.bodies`` order.
+
+        Raises
+        ------
+        VisualizationError
+            ``q`` of the wrong size or not finite (names the tree).
+        """
+        tree = self.tree
+        q = _checked_q(tree, q)
+        nb = len(tree.bodies)
+        out = np.zeros((nb, 4, 4))
+        out[:, 3, 3] = 1.0
+        out[0, :3, :3] = np.eye(3)
+        if nb > 1:
+            if self._fun is None:
+                self._fun = self._build()
+            y = np.asarray(self._fun(q), dtype=float).reshape(nb - 1, 12)
+            out[1:, :3, :3] = y[:, :9].reshape(nb - 1, 3, 3).transpose(0, 2, 1)
+            out[1:, :3, 3] = y[:, 9:]
+        return out
 
 
 def capsule_mesh(radius: float, length: float, segments: int = 16) -> tuple:

@@ -33,7 +33,7 @@ from ..constraints import ContactResults
 from ._viser_scene import ViserScene, import_viser, start_server
 from .errors import VisualizationError
 from .recording import Recording
-from .scene import body_poses, pose_quaternions, visual_items
+from .scene import BodyPoseFunction, pose_quaternions, visual_items
 
 __all__ = ["Visualizer", "add_visualizer", "require_viewer", "show_run"]
 
@@ -134,6 +134,7 @@ class Visualizer(LeafSystem):
         self.live, self.record = bool(live), bool(record)
         self.body_names = [b.name for b in tree.bodies]
         self.items = visual_items(tree, collision_fallback)
+        self._poses = BodyPoseFunction(tree)
         self.markers = self._check_markers(markers, who)
         self._options = dict(show_frames=bool(show_frames), frame_length=float(frame_length),
                              markers=self.markers, marker_radius=float(marker_radius),
@@ -205,7 +206,7 @@ class Visualizer(LeafSystem):
     def frame(self, q, contact_results: Optional[ContactResults] = None) -> tuple:
         """Poses and contacts drawn for ``q``: positions (nb, 3), quaternions ``[w, x, y, z]``
         (nb, 4), contact points (k, 3) and the forces on body B (k, 3)."""
-        pos, quat = pose_quaternions(body_poses(self.tree, q))
+        pos, quat = pose_quaternions(self._poses(q))
         if contact_results is None or len(contact_results) == 0:
             return pos, quat, np.zeros((0, 3)), np.zeros((0, 3))
         cp = np.array([c.point for c in contact_results], dtype=float).reshape(-1, 3)

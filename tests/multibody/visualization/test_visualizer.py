@@ -127,16 +127,35 @@ def test_body_nodes_at_the_tree_body_poses_at_a_random_configuration(live):
 
 
 def test_pose_quaternions_round_trip():
+    """Random rotations and the half turns about x, y, z and a diagonal (w = 0, where a
+    trace-only formula divides by zero): quaternion -> rotation gives the pose back."""
     rng = np.random.default_rng(3)
-    T = np.zeros((20, 4, 4))
-    for i in range(20):
-        T[i] = spatial.pose(spatial.exp_so3(rng.normal(size=3) * 2), rng.normal(size=3))
+    rots = [spatial.exp_so3(rng.normal(size=3) * 2) for _ in range(20)]
+    rots += [spatial.exp_so3(np.pi * np.asarray(a, float) / np.linalg.norm(a))
+             for a in ((1, 0, 0), (0, 1, 0), (0, 0, 1), (1, 1, 1), (1, -2, 0))]
+    rots += [np.eye(3)]
+    T = np.array([spatial.pose(R, rng.normal(size=3)) for R in rots])
     pos, quat = pose_quaternions(T)
     assert np.all(quat[:, 0] >= 0)
     np.testing.assert_allclose(np.linalg.norm(quat, axis=1), 1, atol=1e-14)
-    for i in range(20):
+    for i in range(len(T)):
         np.testing.assert_allclose(_rotation(quat[i]), T[i, :3, :3], atol=1e-13)
         np.testing.assert_array_equal(pos[i], T[i, :3, 3])
+    np.testing.assert_allclose(quat[-1], [1, 0, 0, 0], atol=1e-15)
+
+
+@pytest.mark.parametrize("backend", ["auto", "casadi"])
+def test_compiled_body_poses_equal_the_numpy_forward_kinematics(backend):
+    from multibody import model_path, parse_urdf
+    from multibody.visualization import BodyPoseFunction
+    for tree in (S.shapes_tree(), parse_urdf(str(model_path("quadruped")), True)):
+        f = BodyPoseFunction(tree, backend=backend)
+        rng = np.random.default_rng(11)
+        for _ in range(3):
+            q = tree.random_configuration(rng)
+            np.testing.assert_allclose(f(q), body_poses(tree, q), atol=1e-13)
+        with pytest.raises(VisualizationError, match=f"tree '{tree.name}': q is not finite"):
+            f(np.full(tree.nq, np.nan))
 
 
 def test_capsule_mesh_is_closed_and_outward():
