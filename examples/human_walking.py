@@ -1,0 +1,427 @@
+"""Whole-body analysis of a walking trial with the human dynamic model: marker fitting,
+inverse dynamics with ground contact, energetic cost, and the HDM experiments.
+
+The pipeline (``multibody.motion``):
+
+1. build the body from an HDM skeleton file and its marker placements
+   (``multibody.models.human_model``: 48 DOF for ``cooper-skeleton.txt``);
+2. read the capture (``sensors.read_c3d``; markers matched regardless of a subject prefix),
+   calibrate the marker offsets over 20 frames, then fit every frame (``MarkerFitter``:
+   Levenberg-Marquardt with exact compiled Jacobians, warm-started, joint limits);
+3. smooth ``q(t)`` (6 Hz zero-phase low-pass, quintic splines) into ``v`` and ``vdot``;
+4. fit the floor plane to the foot and toe contact points at rest, and solve each frame for
+   joint torques, ground forces in friction cones at the contact points on the floor, and a
+   minimised residual wrench on the pelvis (``ContactInverseDynamics``);
+5. joint powers and work (``joint_work``); the mean vertical ground force over whole strides
+   (heel strike to heel strike of one foot) against body weight;
+6. the experiments of Liu, Cooper and Ballard's HDM: (a) noise sensitivity: markers
+   synthesized from the fitted motion with Gaussian noise of 0.1 ... 64 mm, refitted; joint
+   angle and torque errors against the noise-free analysis (on a clip of ``--noise-frames``
+   frames); (b) arm swing: the same walk with the arm joints held at their standing pose by
+   the fit, its cost (absolute joint work over the strides) against the normal walk;
+   (c) reduced marker set: only head, hand and foot markers, joint angles against the
+   full-set fit.
+
+Outputs in ``--out``: ``model.urdf``, ``fit.npz`` (``t``, ``q`` in the URDF's joint order as
+Pinocchio reads it with a free-flyer root ``[x y z qx qy qz qw, joints]``, ``marker_names``,
+``marker_links``, ``marker_offsets`` (calibrated, link frames), ``tau`` (Pinocchio's velocity
+order: the pelvis residual ``[force; torque]`` first, then the joint torques), ``grf``),
+``report.json`` and the plots ``walking_motion.png`` (joint angles, torques and ground forces
+with stance shaded), ``walking_cost.png`` (work per joint), ``walking_stick.png`` (stick
+figure frames), ``walking_noise.png`` and ``walking_reduced_markers.png``.
+
+Run: ``python examples/human_walking.py --c3d cooper-motion.c3d --out DIR`` (the skeleton and
+marker files are looked for next to the C3D, or give ``--skeleton`` and ``--marker-set``;
+the whole trial is analysed). Without ``--c3d`` the script synthesizes a short capture of the
+small test skeleton in ``tests/data`` and runs in seconds; ``--markers FILE.npz`` (arrays
+``t``, ``labels``, ``positions`` in metres) is another input.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import time
+
+import numpy as np
+
+from multibody.models import human_model
+from multibody.motion import (ContactError, ContactInverseDynamics, Floor, MarkerFitter,
+                              estimate_floor, joint_work, smooth_trajectory)
+from sensors import MarkerData, read_c3d
+from _plotting import pyplot, save_figure
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DATA = os.path.join(os.path.dirname(HERE), "tests", "data")
+NOISE_MM = (0.1, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
+PAPER = {"noise_5mm": "about 1 degree and 5-10 N m", "arm_swing": "+6.1 %"}
+
+
+# ---------------------------------------------------------------------------- input
+def synthetic_capture(model, frames: int, rate: float = 120.0) -> MarkerData:
+    """A walking-like motion of ``model``: the pelvis moves forward at 1 m/s, every joint
+    coordinate swings at 1 Hz around the standing pose (within its limits); markers in metres
+    with a subject prefix."""
+    tree = model.tree
+    t = np.arange(frames) / rate
+    q0 = model.reference_configuration()
+    lo, hi = tree.position_limits()
+    Q = np.repeat(q0[None], frames, axis=0)
+    for k, j in enumerate(tree.joints[1:]):
+        for c in range(j.nq):
+            i = j.q_start + c
+            amp = 0.25 if np.isfinite(hi[i] - lo[i]) else 0.1
+            Q[:, i] = np.clip(q0[i] + amp * np.sin(2 * np.pi * t + 0.7 * k + c), lo[i], hi[i])
+    root = tree.joints[0]
+    Q[:, root.q_start + 4] += 1.0 * t
+    fitter = MarkerFitter(tree, model.markers)
+    X = np.array([fitter.marker_positions(q) for q in Q])
+    return MarkerData(t, [f"Synth:{n}" for n, _, _ in model.markers], X, rate, "synthetic")
+
+
+def load_capture(args, model) -> MarkerData:
+    if args.c3d:
+        return read_c3d(args.c3d)
+    if args.markers:
+        z = np.load(args.markers, allow_pickle=False)
+        t = np.asarray(z["t"], float)
+        rate = 1.0 / float(np.median(np.diff(t)))
+        return MarkerData(t, [str(x) for x in z["labels"]], z["positions"], rate, args.markers)
+    return synthetic_capture(model, args.synthetic_frames)
+
+
+def model_files(args) -> tuple[str, str]:
+    if args.skeleton:
+        return args.skeleton, args.marker_set
+    if args.c3d:
+        d = os.path.dirname(os.path.abspath(args.c3d))
+        sk, mk = os.path.join(d, "cooper-skeleton.txt"), os.path.join(d, "cooper-markers.txt")
+        if os.path.isfile(sk):
+            return sk, (args.marker_set or mk)
+    return (os.path.join(DATA, "hdm_small_skeleton.txt"),
+            args.marker_set or os.path.join(DATA, "hdm_small_markers.txt"))
+
+
+# ---------------------------------------------------------------------------- analysis
+def contact_groups(cid) -> dict:
+    """Contact-point indices per foot side: 'r' and 'l' from the HDM segment names."""
+    groups = {}
+    for i, b in enumerate(cid.point_bodies):
+        groups.setdefault(b.split("-")[0].split("_")[0], []).append(i)
+    return groups
+
+
+def stride_window(active: np.ndarray, groups: dict) -> tuple[int, int, int]:
+    """(start, stop, strides): from the first to the last heel strike (contact onset) of the
+    foot with the most whole strides; the whole trial and 0 strides when there is none."""
+    best = (0, active.shape[0], 0)
+    for idx in groups.values():
+        on = active[:, idx].any(axis=1)
+        strikes = np.flatnonzero(on[1:] & ~on[:-1]) + 1
+        if len(strikes) >= 2 and len(strikes) - 1 > best[2]:
+            best = (int(strikes[0]), int(strikes[-1]), len(strikes) - 1)
+    return best
+
+
+def inverse_dynamics(model, t, Q, cutoff, floor=None, progress=None):
+    """Smooth, fit the floor (unless given) and solve the contact inverse dynamics."""
+    traj = smooth_trajectory(model.tree, t, Q, cutoff_hz=cutoff)
+    cid = ContactInverseDynamics(model.tree, model.foot_contact_points, height_threshold=0.04,
+                                 speed_threshold=0.5)
+    if floor is None:
+        P, S = [], []
+        for q, v in zip(traj.q, traj.v):
+            p, _, pd = cid.contact_kinematics(q, v)
+            P.append(p)
+            S.append(np.linalg.norm(pd, axis=1))
+        try:
+            floor = estimate_floor(np.array(P), np.array(S))
+        except ContactError as e:          # no foot ever at rest: a level floor under it
+            floor = Floor(np.array([0.0, 0.0, 1.0]), np.array([0.0, 0.0, np.min(P)]))
+            print(f"  {e}; using the level floor z = {floor.point[2]:.3f} m")
+    cid.floor = floor
+    return traj, cid.solve(traj, progress=progress), floor, cid
+
+
+def joint_angle_rms_deg(tree, Qa, Qb, sl=slice(None)) -> float:
+    """RMS over frames and joint coordinates (root excluded) of the angle difference (deg)."""
+    d = np.array([tree.difference(a, b) for a, b in zip(Qa[sl], Qb[sl])])[:, 6:]
+    return float(np.degrees(np.sqrt(np.mean(d ** 2))))
+
+
+def noise_study(model, fitter, traj, floor, frames, cutoff, seed=0) -> list:
+    """Experiment (a): refit markers synthesized from the motion with Gaussian noise."""
+    tree = model.tree
+    Qt, t = traj.q[:frames], traj.t[:frames]
+    X = np.array([fitter.marker_positions(q) for q in Qt])
+    ref_fit = fitter.fit(X, q0=Qt[0], progress=False)
+    _, ref, _, _ = inverse_dynamics(model, t, ref_fit.q, cutoff, floor)
+    rng = np.random.default_rng(seed)
+    inner = slice(6, max(frames - 6, 7))
+    rows = []
+    for mm in NOISE_MM:
+        Xn = X + rng.normal(scale=mm * 1e-3, size=X.shape)
+        fit = fitter.fit(Xn, q0=Qt[0], progress=False)
+        _, res, _, _ = inverse_dynamics(model, t, fit.q, cutoff, floor)
+        dtau = (res.joint_torques - ref.joint_torques)[inner]
+        rows.append({"noise_mm": mm,
+                     "joint_angle_error_deg": joint_angle_rms_deg(tree, fit.q, ref_fit.q, inner),
+                     "torque_error_nm": float(np.sqrt(np.mean(dtau ** 2))),
+                     "marker_rms_m": fit.rms})
+        print(f"  noise {mm:5.1f} mm: joint angles {rows[-1]['joint_angle_error_deg']:7.3f} deg "
+              f"RMS, torques {rows[-1]['torque_error_nm']:8.3f} N m RMS")
+    return rows
+
+
+def reduced_markers(model) -> list:
+    """Experiment (c)'s marker subset: markers on head, hand, foot and toe segments."""
+    words = ("head", "hand", "foot", "toe")
+    return [m for m in model.markers if any(w in m[1] for w in words)]
+
+
+# ---------------------------------------------------------------------------- plots
+def _leg_joints(tree) -> list:
+    js = [j for j in tree.joints[1:] if j.child.startswith("r")
+          and any(w in j.child for w in ("leg", "foot", "toe", "thigh", "shank"))]
+    return js or list(tree.joints[1:4])
+
+
+def _shade(ax, t, active, groups):
+    colors = {"r": "tab:red", "l": "tab:blue"}
+    for side, idx in groups.items():
+        on = active[:, idx].any(axis=1)
+        edges = np.flatnonzero(np.diff(np.r_[0, on.astype(int), 0]))
+        for a, b in zip(edges[::2], edges[1::2]):
+            ax.axvspan(t[a], t[b - 1], color=colors.get(side, "gray"), alpha=0.08, lw=0)
+
+
+def plot_motion(plt, out, model, traj, res, groups, window):
+    tree = model.tree
+    fig, axes = plt.subplots(3, 1, figsize=(9, 9), sharex=True)
+    t = traj.t
+    for j in _leg_joints(tree):
+        for c in range(j.nv):
+            lab = j.name if j.nv == 1 else f"{j.name}[{c}]"
+            axes[0].plot(t, np.degrees(traj.q[:, j.q_start + c]), label=lab)
+            axes[1].plot(t, res.tau[:, j.v_start + c], label=lab)
+    axes[0].set_ylabel("joint angle (deg)")
+    axes[1].set_ylabel("joint torque (N m)")
+    axes[0].legend(fontsize=7, ncol=3)
+    for side, idx in groups.items():
+        axes[2].plot(t, res.contact_forces[:, idx, 2].sum(axis=1), label=f"{side} foot Fz")
+    axes[2].plot(t, res.grf[:, 2], "k", label="total Fz")
+    axes[2].axhline(res.weight, color="k", ls="--", lw=0.8, label="body weight")
+    axes[2].plot(t, np.linalg.norm(res.residual[:, 3:], axis=1), color="gray",
+                 label="pelvis residual |F|")
+    axes[2].axvline(t[window[0]], color="g", lw=0.8)
+    axes[2].axvline(t[min(window[1], len(t) - 1)], color="g", lw=0.8)
+    axes[2].set_ylabel("force (N)")
+    axes[2].set_xlabel("time (s)")
+    axes[2].legend(fontsize=7, ncol=3)
+    for ax in axes:
+        _shade(ax, t, res.active, groups)
+    axes[0].set_title("right leg: angles and torques; ground forces (stance shaded)")
+    return save_figure(fig, os.path.join(out, "walking_motion.png"))
+
+
+def plot_cost(plt, out, normal, locked):
+    fig, ax = plt.subplots(figsize=(10, 4))
+    x = np.arange(len(normal.joints))
+    ax.bar(x - 0.2, normal.absolute, 0.4, label=f"normal ({normal.total_absolute:.0f} J)")
+    lk = dict(zip(locked.joints, locked.absolute))
+    ax.bar(x + 0.2, [lk.get(j, 0.0) for j in normal.joints], 0.4,
+           label=f"arms held ({locked.total_absolute:.0f} J)")
+    ax.set_xticks(x)
+    ax.set_xticklabels(normal.joints, rotation=70, fontsize=7)
+    ax.set_ylabel("absolute work over the strides (J)")
+    ax.legend()
+    fig.tight_layout()
+    return save_figure(fig, os.path.join(out, "walking_cost.png"))
+
+
+def plot_stick(plt, out, model, Q, floor, n=8):
+    tree = model.tree
+    frames = np.linspace(0, len(Q) - 1, n).astype(int)
+    fig, ax = plt.subplots(figsize=(12, 3.5))
+    P0 = np.array([tree.body_pose(tree.joints[0].child, q)[:3, 3] for q in Q])
+    fwd = P0[-1] - P0[0]
+    fwd = fwd / (np.linalg.norm(fwd[:2]) + 1e-12)
+    ax_h = np.array([fwd[0], fwd[1], 0.0]) if np.linalg.norm(fwd[:2]) > 1e-6 else np.array([1.0, 0, 0])
+    children = {j.parent for j in tree.joints}
+    for k, f in enumerate(frames):
+        q = Q[f]
+        pose = {b.name: np.asarray(tree.body_pose(b.name, q)) for b in tree.bodies[1:]}
+        # joint centres: the joint frame on the parent; a leaf segment ends at 2 c - joint
+        centre = {j.child: (pose[j.parent] @ np.asarray(j.origin))[:3, 3]
+                  for j in tree.joints[1:]}
+        root = tree.joints[0].child
+        centre[root] = pose[root][:3, 3]
+        lines = [(centre[j.parent], centre[j.child]) for j in tree.joints[1:]]
+        lines += [(centre[b], 2 * pose[b][:3, 3] - centre[b]) for b in centre
+                  if b not in children and b != root]
+        for a, b in lines:
+            ax.plot([a @ ax_h, b @ ax_h], [a[2], b[2]], "-o", color=f"C{k % 10}", ms=2, lw=1.5)
+    ax.axhline(floor.point[2], color="k", lw=0.8)
+    ax.set_aspect("equal")
+    ax.set_xlabel("along the walk (m)")
+    ax.set_ylabel("height (m)")
+    ax.set_title("stick figure through the joint centres, frames evenly spaced")
+    return save_figure(fig, os.path.join(out, "walking_stick.png"))
+
+
+def plot_noise(plt, out, rows):
+    fig, ax = plt.subplots(1, 2, figsize=(10, 4))
+    mm = [r["noise_mm"] for r in rows]
+    ax[0].loglog(mm, [r["joint_angle_error_deg"] for r in rows], "o-")
+    ax[0].axhline(1.0, color="gray", ls="--", lw=0.8)
+    ax[0].axvline(5.0, color="gray", ls=":", lw=0.8)
+    ax[0].set_xlabel("marker noise (mm)")
+    ax[0].set_ylabel("joint angle error (deg RMS)")
+    ax[1].loglog(mm, [r["torque_error_nm"] for r in rows], "o-")
+    ax[1].axhspan(5, 10, color="gray", alpha=0.2, label="HDM paper at 5 mm")
+    ax[1].axvline(5.0, color="gray", ls=":", lw=0.8)
+    ax[1].set_xlabel("marker noise (mm)")
+    ax[1].set_ylabel("joint torque error (N m RMS)")
+    ax[1].legend()
+    fig.tight_layout()
+    return save_figure(fig, os.path.join(out, "walking_noise.png"))
+
+
+def plot_reduced(plt, out, tree, Qfull, Qred):
+    d = np.degrees(np.array([tree.difference(a, b) for a, b in zip(Qfull, Qred)])[:, 6:])
+    names = [f"{j.name}[{c}]" if j.nv > 1 else j.name for j in tree.joints[1:] for c in range(j.nv)]
+    fig, ax = plt.subplots(figsize=(10, 4))
+    ax.bar(np.arange(d.shape[1]), np.sqrt(np.mean(d ** 2, axis=0)))
+    ax.set_xticks(np.arange(d.shape[1]))
+    ax.set_xticklabels(names, rotation=80, fontsize=6)
+    ax.set_ylabel("RMS angle difference (deg)")
+    ax.set_title("reduced marker set (head, hands, feet) against the full set")
+    fig.tight_layout()
+    return save_figure(fig, os.path.join(out, "walking_reduced_markers.png"))
+
+
+# ---------------------------------------------------------------------------- main
+def main(argv=None) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--c3d", help="motion capture (C3D); default: a synthetic capture")
+    ap.add_argument("--markers", help="marker data as .npz (t, labels, positions in m)")
+    ap.add_argument("--skeleton", help="HDM skeleton file (default: next to the C3D)")
+    ap.add_argument("--marker-set", help="marker placement file (default: next to the C3D)")
+    ap.add_argument("--out", default=".", help="output folder")
+    ap.add_argument("--frames", type=int, default=0, help="analyse only the first N frames")
+    ap.add_argument("--synthetic-frames", type=int, default=72)
+    ap.add_argument("--noise-frames", type=int, default=120,
+                    help="frames of the clip of the noise study")
+    ap.add_argument("--cutoff", type=float, default=6.0, help="low-pass cut-off (Hz)")
+    ap.add_argument("--no-experiments", action="store_true")
+    ap.add_argument("--no-plot", action="store_true")
+    args = ap.parse_args(argv)
+    os.makedirs(args.out, exist_ok=True)
+    skeleton, marker_set = model_files(args)
+    model = human_model(skeleton, marker_set)
+    tree = model.tree
+    print(f"model {os.path.basename(skeleton)}: {tree.nv} DOF ({tree.nv - 6} joint + 6 base), "
+          f"{model.mass:.1f} kg, {len(model.markers)} markers")
+    data = load_capture(args, model)
+    names = [n for n, _, _ in model.markers]
+    cap = data.select(names)
+    if args.frames:
+        cap = cap.frames(0, args.frames)
+    X, t = cap.positions, cap.times
+    print(f"capture {cap.source}: {len(t)} frames at {cap.rate_hz:g} Hz, "
+          f"{100 * np.isfinite(X[..., 0]).mean():.1f} % of marker samples visible")
+
+    # 2. calibrate the marker offsets, then fit every frame
+    fitter = MarkerFitter(tree, model.markers, preferred_q=model.reference_configuration())
+    t0 = time.perf_counter()
+    fitter = fitter.calibrate(X)
+    t_cal = time.perf_counter() - t0
+    fit = fitter.fit(X)
+    fit = fitter.fit(X)                   # timed again with every function compiled
+    cpu_rate = len(t) / max(fit.cpu_seconds, 1e-12)
+    print(f"fit: marker RMS {1e3 * fit.rms:.2f} mm, {fit.frames_per_second:.0f} frames/s wall, "
+          f"{cpu_rate:.0f} frames/s of CPU time ({fit.iterations.mean():.1f} iterations per "
+          f"frame; calibration {t_cal:.1f} s)")
+
+    # 3-5. smoothing, contact inverse dynamics, energetics
+    traj, res, floor, cid = inverse_dynamics(model, t, fit.q, args.cutoff)
+    groups = contact_groups(cid)
+    a, b, strides = stride_window(res.active, groups)
+    sl = slice(a, b)
+    ratio = float(res.grf[sl, 2].mean() / res.weight)
+    res_rms = float(np.sqrt(np.mean(np.sum(res.residual[sl, 3:] ** 2, axis=1))))
+    res_trq = float(np.sqrt(np.mean(np.sum(res.residual[sl, :3] ** 2, axis=1))))
+    work = joint_work(tree, t[sl], res.tau[sl], traj.v[sl])
+    print(f"floor tilt {floor.tilt_degrees:.2f} deg; {strides} whole stride(s) over frames "
+          f"{a}-{b}: mean vertical ground force / weight = {ratio:.4f}; pelvis residual force "
+          f"RMS {res_rms:.1f} N ({100 * res_rms / res.weight:.2f} % of weight), torque "
+          f"{res_trq:.1f} N m; cost (absolute joint work) {work.total_absolute:.1f} J")
+    report = {"dof": int(tree.nv), "mass": float(model.mass), "marker_rms_m": fit.rms,
+              "fit_frames_per_s": fit.frames_per_second, "fit_frames_per_cpu_s": cpu_rate,
+              "capture_rate_hz": float(cap.rate_hz),
+              "mean_vertical_grf_over_weight": ratio, "pelvis_residual_rms_n": res_rms,
+              "pelvis_residual_over_weight": res_rms / res.weight,
+              "pelvis_residual_torque_rms_nm": res_trq, "body_weight_n": res.weight,
+              "floor_tilt_deg": floor.tilt_degrees, "stride_frames": [a, b],
+              "strides": strides, "frames": int(len(t)),
+              "fit_iterations_mean": float(fit.iterations.mean()),
+              "cost_absolute_work_j": work.total_absolute,
+              "cost_positive_work_j": work.total_positive,
+              "work_per_joint_j": {j: w[2] for j, w in work.per_joint().items()},
+              "paper": PAPER}
+
+    # 6. experiments
+    locked_work = None
+    if not args.no_experiments:
+        print("(a) noise study")
+        frames = min(args.noise_frames, len(t))
+        report["noise_study"] = noise_study(model, fitter, traj, floor, frames, args.cutoff)
+        print("(b) arm swing: arms held at the standing pose")
+        held = MarkerFitter(tree, model.markers, preferred_q=model.reference_configuration(),
+                            locked_joints=model.arm_joints).with_offsets(fitter.marker_offsets)
+        fit_h = held.fit(X, q0=None)
+        traj_h, res_h, _, _ = inverse_dynamics(model, t, fit_h.q, args.cutoff, floor)
+        locked_work = joint_work(tree, t[sl], res_h.tau[sl], traj_h.v[sl])
+        report["arm_swing_cost_ratio"] = locked_work.total_absolute / work.total_absolute
+        report["arm_swing_positive_work_ratio"] = locked_work.total_positive / work.total_positive
+        report["arms_held_marker_rms_m"] = fit_h.rms
+        print(f"  cost with arms held / normal = {report['arm_swing_cost_ratio']:.3f} "
+              f"(positive work {report['arm_swing_positive_work_ratio']:.3f}; paper +6.1 %)")
+        sub = reduced_markers(model)
+        if len(sub) >= 4:
+            idx = [names.index(n) for n, _, _ in sub]
+            red = MarkerFitter(tree, sub, preferred_q=model.reference_configuration(),
+                               min_markers=4).with_offsets(fitter.marker_offsets[idx])
+            fit_r = red.fit(X[:, idx], q0=fit.q[0])
+            report["reduced_marker_set"] = [n for n, _, _ in sub]
+            report["reduced_marker_angle_rms_deg"] = joint_angle_rms_deg(tree, fit.q, fit_r.q)
+            print(f"(c) {len(sub)} head/hand/foot markers: joint angles differ from the full "
+                  f"set by {report['reduced_marker_angle_rms_deg']:.2f} deg RMS")
+        else:
+            report["reduced_marker_angle_rms_deg"] = None
+            print(f"(c) skipped: {len(sub)} head/hand/foot markers in this marker set")
+
+    # outputs
+    model.write_urdf(os.path.join(args.out, "model.urdf"))
+    np.savez(os.path.join(args.out, "fit.npz"), t=t, q=model.configuration_to_urdf_order(fit.q),
+             marker_names=np.array(names), marker_links=np.array(fitter.marker_bodies),
+             marker_offsets=fitter.marker_offsets, tau=model.velocity_to_urdf_order(res.tau),
+             grf=res.grf, urdf_joint_order=np.array(model.urdf_joint_order()))
+    with open(os.path.join(args.out, "report.json"), "w") as fh:
+        json.dump(report, fh, indent=1)
+    print(f"wrote {os.path.join(args.out, 'report.json')}")
+    plt = None if args.no_plot else pyplot()
+    if plt is not None:
+        plot_motion(plt, args.out, model, traj, res, groups, (a, b))
+        plot_stick(plt, args.out, model, fit.q, floor)
+        if locked_work is not None:
+            plot_cost(plt, args.out, work, locked_work)
+            plot_noise(plt, args.out, report["noise_study"])
+            if report.get("reduced_marker_angle_rms_deg") is not None:
+                plot_reduced(plt, args.out, tree, fit.q, fit_r.q)
+    return {"report": report, "fit": fit, "inverse_dynamics": res, "trajectory": traj,
+            "model": model}
+
+
+if __name__ == "__main__":
+    main()
