@@ -292,6 +292,16 @@ def _kill(proc: subprocess.Popen) -> None:
         pass
 
 
+def _forget_parent_builds() -> None:
+    """In a forked child, the parent's compilers and temporaries are not ours to clean."""
+    _ACTIVE_PROCS.clear()
+    _ACTIVE_TEMPS.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_parent_builds)
+
+
 @atexit.register
 def _cleanup_at_exit() -> None:
     """Kill compilers still running (a background build outlived the program) and remove
