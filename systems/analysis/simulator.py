@@ -255,7 +255,7 @@ class Simulator(_EventDispatch):
         """Zero the counters."""
         self._reset_statistics()
 
-    def initialize(self) -> SimulatorStatus:
+    def initialize(self, suppress_initialization_events: bool = False) -> SimulatorStatus:
         """Drake's "0th step": initialization updates, publishes at the initial time, monitor.
 
         In order: the initialization unrestricted updates (evaluated together, applied),
@@ -264,6 +264,12 @@ class Simulator(_EventDispatch):
         at the current time; then the monitor. Periodic updates due at the current time
         are left pending for the first step of :meth:`advance_to` (Drake's
         ``Simulator::Initialize``, see the module docstring).
+
+        Parameters
+        ----------
+        suppress_initialization_events : bool
+            Skip the initialization updates and publishes (Drake's ``InitializeParams``),
+            e.g. when reusing a simulator on a context already initialized.
 
         Returns
         -------
@@ -275,8 +281,9 @@ class Simulator(_EventDispatch):
         t0 = ctx.time
         if not isinstance(t0, float) or not math.isfinite(t0):
             raise ValueError(f"Simulator.initialize: context time must be a finite float, got {t0!r}")
-        unres = [(e, c) for e, c in self._init_events if e.kind == "unrestricted"]
-        disc = [(e, c) for e, c in self._init_events if e.kind == "discrete"]
+        init_events = [] if suppress_initialization_events else self._init_events
+        unres = [(e, c) for e, c in init_events if e.kind == "unrestricted"]
+        disc = [(e, c) for e, c in init_events if e.kind == "discrete"]
         self._apply_updates(t0, unres, disc, "initialization")
         for te in self._timed:
             te.start(t0)
@@ -284,7 +291,7 @@ class Simulator(_EventDispatch):
         self._pending = []
         self._restart_stepper()
         self._g_prev = self._guards() if self._witnesses else []
-        for e, c in self._init_events:
+        for e, c in init_events:
             if e.kind == "publish":
                 self._call(e, c, t0, "initialization publish")
                 self._stats["publishes"] += 1

@@ -122,35 +122,58 @@ class PortSwitch(LeafSystem):
     .. math:: y = \\sum_i [\\mathrm{round}(s) = i]\\, u_i .
 
     A selector naming no switched input raises :class:`~systems.errors.PortValueError`.
+    Numerically only the selected input is evaluated (Drake's pull semantics). With
+    ``abstract_model_value`` (Drake's abstract form) the switched inputs and the output
+    carry any Python object (not symbolic).
 
     Parameters
     ----------
-    vector_size : int
-        Size of every switched input and of the output.
+    vector_size : int, optional
+        Size of every switched input and of the output (vector form).
     input_names : sequence of str, optional
         Inputs to declare at once (same as calling :meth:`declare_input_port` for each).
+    abstract_model_value : object, optional
+        Model value of the inputs and output (abstract form; instead of ``vector_size``).
 
     References
     ----------
     Drake, ``drake/systems/primitives/port_switch.h``.
     """
 
-    def __init__(self, vector_size: int, input_names: Sequence[str] = (), name: Optional[str] = None):
+    def __init__(self, vector_size: Optional[int] = None, input_names: Sequence[str] = (),
+                 name: Optional[str] = None, *, abstract_model_value: Any = None):
         super().__init__(name)
-        if isinstance(vector_size, bool) or not isinstance(vector_size, (int, np.integer)) or vector_size < 1:
-            raise ValueError(f"PortSwitch '{self.name}': vector_size must be an integer >= 1, "
-                             f"got {vector_size!r}")
-        self.vector_size = int(vector_size)
+        self._model = abstract_model_value
+        if (vector_size is None) == (abstract_model_value is None):
+            raise ValueError(f"PortSwitch '{self.name}': give exactly one of vector_size (a vector "
+                             f"switch) and abstract_model_value (an abstract one)")
         self._selector = super().declare_input_port("port_selector", 1)
         self._choices = []
-        self.declare_output_port("value", self.vector_size, self._calc, feedthrough=True,
-                                 prerequisites=())
+        if abstract_model_value is not None:
+            self.vector_size = None
+            self.declare_abstract_output_port("value", self._calc, model_value=abstract_model_value,
+                                              feedthrough=True, prerequisites=())
+        else:
+            if isinstance(vector_size, bool) or not isinstance(vector_size, (int, np.integer)) \
+                    or vector_size < 1:
+                raise ValueError(f"PortSwitch '{self.name}': vector_size must be an integer >= 1, "
+                                 f"got {vector_size!r}")
+            self.vector_size = int(vector_size)
+            self.declare_output_port("value", self.vector_size, self._calc, feedthrough=True,
+                                     prerequisites=())
         for n in input_names:
             self.declare_input_port(n)
 
     def declare_input_port(self, name: str, size: Optional[int] = None, optional: bool = False):
         """Add a switched input named ``name`` (of ``vector_size``); returns the port, whose
         ``index`` is the selector value that picks it."""
+        if self.vector_size is None:
+            if size is not None:
+                raise ValueError(f"PortSwitch '{self.name}': input '{name}' is abstract (the switch "
+                                 f"was made with abstract_model_value); do not give a size")
+            port = self.declare_abstract_input_port(name, self._model)
+            self._choices.append(port)
+            return port
         if size is not None and size != self.vector_size:
             raise ValueError(f"PortSwitch '{self.name}': input '{name}' must have size "
                              f"{self.vector_size} (the switch's vector_size), got {size}")

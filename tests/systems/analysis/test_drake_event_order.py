@@ -258,3 +258,26 @@ def test_reset_context_and_realtime_rate():
     assert sim.get_target_realtime_rate() == 0.0
     with pytest.raises(ValueError, match="rate must be a finite number"):
         sim.set_target_realtime_rate(-1.0)
+
+
+class Init(LeafSystem):
+    """An initialization unrestricted update (xd <- 42) and an initialization publish."""
+
+    def __init__(self):
+        super().__init__("init")
+        self.declare_discrete_state(1)
+        self.published = []
+        self.declare_initialization_unrestricted_update(lambda c, s: s.set_discrete_state([42.0]))
+        self.declare_initialization_publish(lambda c: self.published.append(c.discrete_state[0]))
+
+
+def test_initialization_events_run_once_and_can_be_suppressed():
+    s = Init()
+    sim = Simulator(s)
+    sim.initialize()
+    assert sim.get_context().discrete_state[0] == 42.0 and s.published == [42.0]
+    ctx = s.create_default_context()
+    sim.reset_context(ctx)                  # reuse the simulator on an initialized state
+    ctx.set_discrete_state([7.0])
+    sim.initialize(suppress_initialization_events=True)   # Drake's InitializeParams
+    assert ctx.discrete_state[0] == 7.0 and s.published == [42.0]

@@ -106,6 +106,15 @@ def test_port_switch_routes_by_its_selector():
         assert n == 1
     with pytest.raises(ValueError, match="must have size 2"):
         sw2.declare_input_port("z", 3)
+    # Abstract form: any Python objects.
+    sw3 = PortSwitch(abstract_model_value="", input_names=["left", "right"], name="words")
+    c3 = sw3.create_default_context()
+    sw3.get_input_port("left").fix_value(c3, "gripper open")
+    sw3.get_input_port("right").fix_value(c3, "gripper closed")
+    sw3.get_port_selector_input_port().fix_value(c3, [2])
+    assert sw3.get_output_port("value").eval(c3) == "gripper closed"
+    with pytest.raises(ValueError, match="give exactly one of vector_size"):
+        PortSwitch()
 
 
 def test_selector_picks_the_elements_given():
