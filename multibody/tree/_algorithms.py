@@ -79,6 +79,8 @@ class AlgorithmsMixin:
             self._inertias = [b.spatial_inertia() for b in self._body_order]
             fc = self._functions = FunctionCache(self, self.backend, self.compile_after)
             self._fentries = fc.entries
+            if self._nv == 1:
+                self._matrix = self._matrix_one_column
         return fc
 
     def _sym(self, name: str):
@@ -200,10 +202,18 @@ class AlgorithmsMixin:
         """A numeric matrix result as 2-D ``(rows, nv)`` also when ``nv == 1`` (the compiled
         call returns one-column outputs as vectors), ``(N, rows, nv)`` for a batched call
         (whose one-column outputs come as ``(N, rows)``); symbolic results pass through."""
+        if isinstance(out, np.ndarray) and out.ndim == 1:
+            return out.reshape(rows, -1)
+        return out
+
+    def _matrix_one_column(self, out, rows: int):
+        """:meth:`_matrix` of a tree with ``nv == 1``, whose batched matrix results come
+        back as ``(N, rows)`` (installed per tree by :meth:`_fcache`, so that trees with
+        ``nv > 1`` keep the shorter single-call path)."""
         if isinstance(out, np.ndarray):
             if out.ndim == 1:
                 return out.reshape(rows, -1)
-            if out.ndim == 2 and self._nv == 1:
+            if out.ndim == 2:
                 return out.reshape(out.shape[0], rows, 1)
         return out
 
@@ -306,8 +316,9 @@ class AlgorithmsMixin:
             self._frame_names(f, x)
             qs, ps = self._sym("q"), self._sym("point")
             return [qs, ps], ["q", "point"], [kin.point_jacobian(self, qs, f, ps, x)], ["J"]
-        return self._matrix(self._call(("jacobian", f, x), build, ("q", "point"), q,
-                          np.zeros(3) if point is None else point), 6)
+        out = self._call(("jacobian", f, x), build, ("q", "point"), q,
+                          np.zeros(3) if point is None else point)
+        return self._matrix(out, 6)
 
     def jacobian_dot_times_v(self, body: str, q: Any, v: Any, point: Any = None):
         """``Jdot v`` (6,) of the world-aligned point Jacobian: ``[dw/dt; a_P]`` in world
@@ -336,7 +347,8 @@ class AlgorithmsMixin:
             qs = self._sym("q")
             A = dyn.centroidal_momentum_matrix(self, qs)
             return [qs], ["q"], [A[3:6, :] / self.total_mass()], ["J_com"]
-        return self._matrix(self._call("center_of_mass_jacobian", build, ("q",), q), 3)
+        out = self._call("center_of_mass_jacobian", build, ("q",), q)
+        return self._matrix(out, 3)
 
     def momentum_matrix(self, q: Any):
         """Centroidal momentum matrix (6 x nv): ``[k_G; l] = A_G v`` (angular momentum about
@@ -345,7 +357,8 @@ class AlgorithmsMixin:
         def build():
             qs = self._sym("q")
             return [qs], ["q"], [dyn.centroidal_momentum_matrix(self, qs)], ["A_G"]
-        return self._matrix(self._call("momentum_matrix", build, ("q",), q), 6)
+        out = self._call("momentum_matrix", build, ("q",), q)
+        return self._matrix(out, 6)
 
     def kinetic_energy(self, q: Any, v: Any):
         """``1/2 v^T H v`` (float, or a CasADi scalar)."""
@@ -437,7 +450,8 @@ class AlgorithmsMixin:
         def build():
             qs = self._sym("q")
             return [qs], ["q"], [dyn.mass_matrix(self, qs)], ["H"]
-        return self._matrix(self._call("mass_matrix", build, ("q",), q), self.nv)
+        out = self._call("mass_matrix", build, ("q",), q)
+        return self._matrix(out, self.nv)
 
     def bias_forces(self, q: Any, v: Any):
         """``C(q, v)`` (nv,): Coriolis, centrifugal and gravity terms (RNEA with vdot = 0)."""
@@ -488,7 +502,8 @@ class AlgorithmsMixin:
                            + _force_bar_matrix(I @ Vi))
                 C = C + J.T @ (I @ Jd + B @ J)
             return [qs, vs], ["q", "v"], [C], ["C"]
-        return self._matrix(self._call("coriolis_matrix", build, ("q", "v"), q, v), self.nv)
+        out = self._call("coriolis_matrix", build, ("q", "v"), q, v)
+        return self._matrix(out, self.nv)
 
     def forward_dynamics(self, q: Any, v: Any, tau: Any,
                          external_wrenches: dict | None = None):
