@@ -220,3 +220,39 @@ def test_unrestricted_then_discrete_updates_as_drake():
     osim = Simulator(od)
     osim.advance_to(0.35)
     assert list(osim.get_context().discrete_state) == drake_values == [30.0, 30.0]
+
+
+@pytest.mark.parametrize("time_period", [0.0, 0.1])
+def test_trajectory_affine_system_equals_drakes(time_period):
+    from pydrake.trajectories import PiecewisePolynomial as DrakePP
+    Tf = 2.0
+    mats = {"A": (np.array([[0.0, 1.0], [-1.0, -0.2]]), np.array([[0.0, 1.0], [-3.0, 0.1]])),
+            "B": (np.array([[0.0], [1.0]]), np.array([[0.5], [2.0]])),
+            "f0": (np.array([[0.1], [0.0]]), np.array([[-0.2], [0.3]])),
+            "C": (np.array([[1.0, 0.0]]), np.array([[0.5, 1.0]])),
+            "D": (np.array([[0.2]]), np.array([[-0.1]])),
+            "y0": (np.array([[0.05]]), np.array([[0.15]]))}
+    drake_args = [DrakePP.FirstOrderHold([0.0, Tf], [m0, m1]) for m0, m1 in mats.values()]
+    # Ours: the same linear interpolation as a callable of t (exact symbolically too).
+    ours_args = [(lambda m0, m1: lambda t: m0 + (m1 - m0) * (t / Tf))(m0, m1) for m0, m1 in mats.values()]
+    dsys = pd.TrajectoryAffineSystem(*drake_args, time_period=time_period)
+    osys = ours.TrajectoryAffineSystem(*ours_args, time_period=time_period)
+    x0, u = np.array([1.0, -0.5]), np.array([0.7])
+    sim_d = DrakeSimulator(dsys)
+    cd = sim_d.get_mutable_context()
+    if time_period:
+        cd.SetDiscreteState(x0)
+    else:
+        cd.SetContinuousState(x0)
+        sim_d.get_mutable_integrator().set_target_accuracy(1e-12)
+    dsys.get_input_port().FixValue(cd, u)
+    sim_d.AdvanceTo(1.5)
+    co = osys.create_default_context()
+    (co.set_discrete_state if time_period else co.set_continuous_state)(x0)
+    osys.get_input_port().fix_value(co, u)
+    Simulator(osys, co, integrator="DOP853", accuracy=1e-12, max_step=1.0).advance_to(1.5)
+    xd = (cd.get_discrete_state_vector() if time_period else cd.get_continuous_state_vector()).CopyToVector()
+    xo = co.discrete_state if time_period else co.continuous_state
+    np.testing.assert_allclose(xo, xd, atol=1e-8 if not time_period else 1e-12)
+    np.testing.assert_allclose(osys.get_output_port().eval(co), dsys.get_output_port().Eval(cd), atol=1e-8)
+    assert np.linalg.norm(xd - x0) > 0.1
