@@ -155,21 +155,24 @@ def noise_study(model, fitter, traj, floor, frames, cutoff, seed=0) -> list:
     Qt, t = traj.q[:frames], traj.t[:frames]
     X = np.array([fitter.marker_positions(q) for q in Qt])
     ref_fit = fitter.fit(X, q0=Qt[0], progress=False)
-    _, ref, _, _ = inverse_dynamics(model, t, ref_fit.q, cutoff, floor)
+    ref_traj, ref, _, _ = inverse_dynamics(model, t, ref_fit.q, cutoff, floor)
     rng = np.random.default_rng(seed)
     inner = slice(6, max(frames - 6, 7))
     rows = []
     for mm in NOISE_MM:
         Xn = X + rng.normal(scale=mm * 1e-3, size=X.shape)
         fit = fitter.fit(Xn, q0=Qt[0], progress=False)
-        _, res, _, _ = inverse_dynamics(model, t, fit.q, cutoff, floor)
+        traj, res, _, _ = inverse_dynamics(model, t, fit.q, cutoff, floor)
         dtau = (res.joint_torques - ref.joint_torques)[inner]
         rows.append({"noise_mm": mm,
                      "joint_angle_error_deg": joint_angle_rms_deg(tree, fit.q, ref_fit.q, inner),
+                     "joint_angle_error_filtered_deg": joint_angle_rms_deg(
+                         tree, traj.q, ref_traj.q, inner),
                      "torque_error_nm": float(np.sqrt(np.mean(dtau ** 2))),
                      "marker_rms_m": fit.rms})
         print(f"  noise {mm:5.1f} mm: joint angles {rows[-1]['joint_angle_error_deg']:7.3f} deg "
-              f"RMS, torques {rows[-1]['torque_error_nm']:8.3f} N m RMS")
+              f"RMS per frame, {rows[-1]['joint_angle_error_filtered_deg']:7.3f} deg filtered; "
+              f"torques {rows[-1]['torque_error_nm']:8.3f} N m RMS")
     return rows
 
 
@@ -272,7 +275,10 @@ def plot_stick(plt, out, model, Q, floor, n=8):
 def plot_noise(plt, out, rows):
     fig, ax = plt.subplots(1, 2, figsize=(10, 4))
     mm = [r["noise_mm"] for r in rows]
-    ax[0].loglog(mm, [r["joint_angle_error_deg"] for r in rows], "o-")
+    ax[0].loglog(mm, [r["joint_angle_error_deg"] for r in rows], "o-", label="per-frame fit")
+    ax[0].loglog(mm, [r["joint_angle_error_filtered_deg"] for r in rows], "s-",
+                 label="after the low-pass filter")
+    ax[0].legend()
     ax[0].axhline(1.0, color="gray", ls="--", lw=0.8)
     ax[0].axvline(5.0, color="gray", ls=":", lw=0.8)
     ax[0].set_xlabel("marker noise (mm)")
@@ -313,6 +319,8 @@ def main(argv=None) -> dict:
     ap.add_argument("--noise-frames", type=int, default=120,
                     help="frames of the clip of the noise study")
     ap.add_argument("--cutoff", type=float, default=6.0, help="low-pass cut-off (Hz)")
+    ap.add_argument("--prior-weight", type=float, default=0.01,
+                    help="pull of the joint angles to the standing pose (m/rad)")
     ap.add_argument("--no-experiments", action="store_true")
     ap.add_argument("--no-plot", action="store_true")
     args = ap.parse_args(argv)
@@ -332,7 +340,8 @@ def main(argv=None) -> dict:
           f"{100 * np.isfinite(X[..., 0]).mean():.1f} % of marker samples visible")
 
     # 2. calibrate the marker offsets, then fit every frame
-    fitter = MarkerFitter(tree, model.markers, preferred_q=model.reference_configuration())
+    fitter = MarkerFitter(tree, model.markers, preferred_q=model.reference_configuration(),
+                          prior_weight=args.prior_weight)
     t0 = time.perf_counter()
     fitter = fitter.calibrate(X)
     t_cal = time.perf_counter() - t0
@@ -365,7 +374,7 @@ def main(argv=None) -> dict:
               "floor_tilt_deg": floor.tilt_degrees, "stride_frames": [a, b],
               "strides": strides, "frames": int(len(t)),
               "fit_iterations_mean": float(fit.iterations.mean()),
-              "cost_absolute_work_j": work.total_absolute,
+              "cost_absolute_work_j": work.total_absolute, "prior_weight": args.prior_weight,
               "cost_positive_work_j": work.total_positive,
               "work_per_joint_j": {j: w[2] for j, w in work.per_joint().items()},
               "paper": PAPER}
@@ -378,7 +387,8 @@ def main(argv=None) -> dict:
         report["noise_study"] = noise_study(model, fitter, traj, floor, frames, args.cutoff)
         print("(b) arm swing: arms held at the standing pose")
         held = MarkerFitter(tree, model.markers, preferred_q=model.reference_configuration(),
-                            locked_joints=model.arm_joints).with_offsets(fitter.marker_offsets)
+                            prior_weight=args.prior_weight, locked_joints=model.arm_joints
+                            ).with_offsets(fitter.marker_offsets)
         fit_h = held.fit(X, q0=None)
         traj_h, res_h, _, _ = inverse_dynamics(model, t, fit_h.q, args.cutoff, floor)
         locked_work = joint_work(tree, t[sl], res_h.tau[sl], traj_h.v[sl])
@@ -391,7 +401,8 @@ def main(argv=None) -> dict:
         if len(sub) >= 4:
             idx = [names.index(n) for n, _, _ in sub]
             red = MarkerFitter(tree, sub, preferred_q=model.reference_configuration(),
-                               min_markers=4).with_offsets(fitter.marker_offsets[idx])
+                               prior_weight=args.prior_weight, min_markers=4
+                               ).with_offsets(fitter.marker_offsets[idx])
             fit_r = red.fit(X[:, idx], q0=fit.q[0])
             report["reduced_marker_set"] = [n for n, _, _ in sub]
             report["reduced_marker_angle_rms_deg"] = joint_angle_rms_deg(tree, fit.q, fit_r.q)
