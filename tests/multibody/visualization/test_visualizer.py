@@ -1,21 +1,16 @@
-"""The Visualizer block (without a browser): the scene holds one node per geometry with the
-right shape and size, body nodes sit at the tree's body poses, contact arrows are the contact
-results' forces, publishing changes no dynamics, recordings are per context and rerun
-bitwise, replay and HTML export, and the named errors."""
+"""The Visualizer block on a viser server (without a browser): the scene holds one node per
+geometry with the right shape and size, body nodes sit at the tree's body poses, contact
+arrows are the contact results' forces in both plants, recordings replay and export."""
 import math
-import sys
 
 import numpy as np
 import pytest
 
 from multibody import Capsule, spatial
-from multibody.visualization import (INSTALL_HINT, Recording, ViewerUnavailableError,
-                                     VisualizationError, Visualizer, add_visualizer,
-                                     body_poses, capsule_mesh, pose_quaternions, show_run,
-                                     visual_items)
+from multibody.visualization import (Recording, VisualizationError, Visualizer,
+                                     add_visualizer, show_run)
 from systems import DiagramBuilder
 from systems.analysis import Simulator
-from systems.primitives import LogVectorOutput
 
 import _viz_scenes as S
 
@@ -103,13 +98,6 @@ def test_urdf_mesh_visuals_are_read_through_trimesh(live, tmp_path):
         live(unresolved).scene
 
 
-def test_visual_items_fall_back_to_collision_geometry_only_when_asked():
-    tree = S.shapes_tree()
-    with_fallback = {(i.body, i.source) for i in visual_items(tree)}
-    assert ("link", "collision") in with_fallback and ("crate", "visual") in with_fallback
-    assert "link" not in {i.body for i in visual_items(tree, collision_fallback=False)}
-
-
 def test_body_nodes_at_the_tree_body_poses_at_a_random_configuration(live):
     """The scene's body nodes against the tree's compiled ``body_pose`` (an independent
     evaluation path: CasADi functions, not the numpy forward kinematics the viewer uses)."""
@@ -124,52 +112,6 @@ def test_body_nodes_at_the_tree_body_poses_at_a_random_configuration(live):
             node = vis.scene.body_nodes[b.name]
             np.testing.assert_allclose(node.position, T[:3, 3], atol=1e-12)
             np.testing.assert_allclose(_rotation(node.wxyz), T[:3, :3], atol=1e-12)
-
-
-def test_pose_quaternions_round_trip():
-    """Random rotations and the half turns about x, y, z and a diagonal (w = 0, where a
-    trace-only formula divides by zero): quaternion -> rotation gives the pose back."""
-    rng = np.random.default_rng(3)
-    rots = [spatial.exp_so3(rng.normal(size=3) * 2) for _ in range(20)]
-    rots += [spatial.exp_so3(np.pi * np.asarray(a, float) / np.linalg.norm(a))
-             for a in ((1, 0, 0), (0, 1, 0), (0, 0, 1), (1, 1, 1), (1, -2, 0))]
-    rots += [np.eye(3)]
-    T = np.array([spatial.pose(R, rng.normal(size=3)) for R in rots])
-    pos, quat = pose_quaternions(T)
-    assert np.all(quat[:, 0] >= 0)
-    np.testing.assert_allclose(np.linalg.norm(quat, axis=1), 1, atol=1e-14)
-    for i in range(len(T)):
-        np.testing.assert_allclose(_rotation(quat[i]), T[i, :3, :3], atol=1e-13)
-        np.testing.assert_array_equal(pos[i], T[i, :3, 3])
-    np.testing.assert_allclose(quat[-1], [1, 0, 0, 0], atol=1e-15)
-
-
-@pytest.mark.parametrize("backend", ["auto", "casadi"])
-def test_compiled_body_poses_equal_the_numpy_forward_kinematics(backend):
-    from multibody import model_path, parse_urdf
-    from multibody.visualization import BodyPoseFunction
-    for tree in (S.shapes_tree(), parse_urdf(str(model_path("quadruped")), True)):
-        f = BodyPoseFunction(tree, backend=backend)
-        rng = np.random.default_rng(11)
-        for _ in range(3):
-            q = tree.random_configuration(rng)
-            np.testing.assert_allclose(f(q), body_poses(tree, q), atol=1e-13)
-        with pytest.raises(VisualizationError, match=f"tree '{tree.name}': q is not finite"):
-            f(np.full(tree.nq, np.nan))
-
-
-def test_capsule_mesh_is_closed_and_outward():
-    """Signed volume by the divergence theorem, sum (v0 . (v1 x v2)) / 6 over the faces,
-    is positive (outward faces) and tends to the capsule's pi r^2 (L + 4 r / 3)."""
-    r, L = 0.1, 0.3
-    exact = math.pi * r ** 2 * (L + 4 * r / 3)
-    vols = []
-    for n in (16, 64):
-        v, f = capsule_mesh(r, L, n)
-        vol = np.einsum("ij,ij->i", v[f[:, 0]], np.cross(v[f[:, 1]], v[f[:, 2]])).sum() / 6
-        vols.append(vol)
-    assert 0 < vols[0] < vols[1] < exact
-    assert vols[1] == pytest.approx(exact, rel=5e-3)
 
 
 def test_markers_are_drawn_on_their_bodies(live):
@@ -243,49 +185,6 @@ def test_continuous_plant_contacts_are_drawn(live):
         assert forces[:, 2].sum() == pytest.approx(m * 9.81, rel=1e-9)
     finally:
         vis.close()
-
-
-# ---------------------------------------------------------------- no effect on the dynamics
-def _balls_run(with_visualizer: bool, final_time: float = 0.15):
-    tree, plant, _ = S.resting_balls()
-    b = DiagramBuilder("balls")
-    b.add_system(plant)
-    log = LogVectorOutput(plant.get_output_port("state"), b, 0.004)
-    vis = add_visualizer(b, plant, 0.01, live=False) if with_visualizer else None
-    diagram = b.build()
-    ctx = diagram.create_default_context()
-    S.place_balls(tree, plant, ctx, drop=0.05, vx=0.3)
-    init = ctx.clone()
-    Simulator(diagram, ctx).advance_to(final_time)
-    return diagram, init, ctx, log, vis
-
-
-def test_publishing_does_not_change_the_dynamics_and_reruns_are_bitwise():
-    _, _, ctx0, log0, _ = _balls_run(False)
-    diagram, init, ctx1, log1, vis = _balls_run(True)
-    np.testing.assert_array_equal(log0.find_log(ctx0).data(), log1.find_log(ctx1).data())
-    np.testing.assert_array_equal(log0.find_log(ctx0).sample_times(),
-                                  log1.find_log(ctx1).sample_times())
-    rec = vis.get_recording(ctx1)
-    # one frame per publish period, t = 0, 0.01, ..., 0.15
-    np.testing.assert_allclose(rec.times, np.arange(16) * 0.01, atol=1e-12)
-    # the recorded poses are the logged states' forward kinematics
-    x = log1.find_log(ctx1).data()
-    t = log1.find_log(ctx1).sample_times()
-    k = int(np.argmin(np.abs(t - 0.08)))
-    j = int(np.argmin(np.abs(rec.times - 0.08)))
-    pos, quat = pose_quaternions(body_poses(vis.tree, x[:vis.tree.nq, k]))
-    np.testing.assert_array_equal(rec.positions[j], pos)
-    np.testing.assert_array_equal(rec.quaternions[j], quat)
-    # a rerun from a copy of the initial context records the same frames, bitwise; the
-    # first run's recording is untouched (it lives in the other context)
-    ctx2 = init.clone()
-    Simulator(diagram, ctx2).advance_to(0.15)
-    rec2 = vis.get_recording(ctx2)
-    assert rec2 is not rec and rec2.num_frames == rec.num_frames == 16
-    np.testing.assert_array_equal(rec2.positions, rec.positions)
-    np.testing.assert_array_equal(rec2.quaternions, rec.quaternions)
-    assert vis.get_recording(init).num_frames == 0
 
 
 # ---------------------------------------------------------------- recordings
@@ -362,31 +261,3 @@ def test_export_html_is_one_self_contained_file(tmp_path):
     assert "<script src=" not in text and 'rel="stylesheet"' not in text
 
 
-# ---------------------------------------------------------------- errors
-def test_named_errors():
-    tree = S.shapes_tree()
-    for bad in (0.0, -1.0, math.nan, "fast"):
-        with pytest.raises(VisualizationError, match="publish_period must be a positive"):
-            Visualizer(tree, bad, live=False)
-    vis = Visualizer(tree, live=False, name="viewer")
-    other = Recording(["world", "elsewhere"])
-    with pytest.raises(VisualizationError, match="Visualizer 'viewer'.*'elsewhere'"):
-        vis.export_html(other, "unused.html")
-    with pytest.raises(VisualizationError, match="no frames"):
-        vis.replay(Recording(vis.body_names))
-    with pytest.raises(VisualizationError, match="q has size 3, expected nq = 29"):
-        vis.frame([0.0, 0.0, 0.0])
-    with pytest.raises(VisualizationError, match="expected positions"):
-        Recording(vis.body_names).append(0.0, np.zeros((2, 3)), np.zeros((2, 4)))
-    with pytest.raises(VisualizationError, match="not found"):
-        Recording.load("/nonexistent/run.npz")
-
-
-def test_missing_viser_names_the_extra(monkeypatch):
-    monkeypatch.setitem(sys.modules, "viser", None)  # import viser -> ImportError
-    with pytest.raises(ViewerUnavailableError, match=r"pip install 'dynablocks\[viz\]'"):
-        Visualizer(S.shapes_tree())
-    assert issubclass(ViewerUnavailableError, ImportError)
-    assert "dynablocks[viz]" in INSTALL_HINT
-    # recording needs no viser
-    Visualizer(S.shapes_tree(), live=False)
