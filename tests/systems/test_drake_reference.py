@@ -256,3 +256,37 @@ def test_trajectory_affine_system_equals_drakes(time_period):
     np.testing.assert_allclose(xo, xd, atol=1e-8 if not time_period else 1e-12)
     np.testing.assert_allclose(osys.get_output_port().eval(co), dsys.get_output_port().Eval(cd), atol=1e-8)
     assert np.linalg.norm(xd - x0) > 0.1
+
+
+def test_selector_and_port_switch_equal_drakes():
+    from pydrake.common.value import Value
+    from pydrake.systems.framework import InputPortIndex
+    S = pd.SelectorParams
+    picks = [[(1, 0), (0, 2)], [(0, 0), (0, 0), (1, 1)]]
+    params = S()
+    params.inputs = [S.InputPortParams(name="a", size=3), S.InputPortParams(name="b", size=2)]
+    params.outputs = [S.OutputPortParams(name=f"y{j}", selections=[
+        S.OutputSelection(input_port_index=i, input_offset=e) for i, e in sel]) for j, sel in enumerate(picks)]
+    sd = pd.Selector(params)
+    so = ours.Selector([3, 2], picks, input_names=["a", "b"])
+    cd, co = sd.CreateDefaultContext(), so.create_default_context()
+    for name, v in (("a", [10.0, 11.0, 12.0]), ("b", [20.0, 21.0])):
+        sd.GetInputPort(name).FixValue(cd, v)
+        so.get_input_port(name).fix_value(co, v)
+    for j in range(2):
+        np.testing.assert_array_equal(so.get_output_port(f"y{j}").eval(co),
+                                      sd.get_output_port(j).Eval(cd))
+    # PortSwitch: Drake's selector is an InputPortIndex; ours the same index as a number.
+    wd, wo = pd.PortSwitch(2), ours.PortSwitch(2)
+    for name in ("p", "q"):
+        wd.DeclareInputPort(name)
+        wo.declare_input_port(name)
+    cds, cos = wd.CreateDefaultContext(), wo.create_default_context()
+    for name, v in (("p", [1.0, 2.0]), ("q", [3.0, 4.0])):
+        wd.GetInputPort(name).FixValue(cds, v)
+        wo.get_input_port(name).fix_value(cos, v)
+    for k in (1, 2):
+        wd.get_port_selector_input_port().FixValue(cds, Value(InputPortIndex(k)))
+        wo.get_port_selector_input_port().fix_value(cos, [k])
+        np.testing.assert_array_equal(wo.get_output_port("value").eval(cos),
+                                      wd.get_output_port().Eval(cds))
