@@ -23,9 +23,12 @@ The pipeline (``multibody.motion``):
    full-set fit.
 
 Outputs in ``--out``: ``model.urdf``, ``fit.npz`` (``t``, ``q`` in the URDF's joint order as
-Pinocchio reads it with a free-flyer root ``[x y z qx qy qz qw, joints]``, ``marker_names``,
+Pinocchio reads it with a free-flyer root ``[x y z qx qy qz qw, joints]``: the smoothed motion
+the torques belong to; ``q_fit``: the per-frame marker fit, same order; ``marker_names``,
 ``marker_links``, ``marker_offsets`` (calibrated, link frames), ``tau`` (Pinocchio's velocity
-order: the pelvis residual ``[force; torque]`` first, then the joint torques), ``grf``),
+order: the pelvis residual ``[force; torque]`` first, then the joint torques), ``grf``; also
+``v``, ``vdot`` (Pinocchio's order) and ``contact_links``, ``contact_points`` (link frames),
+``contact_forces`` (world), so that ``rnea(q, v, vdot) - sum J_c^T f = tau`` can be checked),
 ``report.json`` and the plots ``walking_motion.png`` (joint angles, torques and ground forces
 with stance shaded), ``walking_cost.png`` (work per joint), ``walking_stick.png`` (stick
 figure frames), ``walking_noise.png`` and ``walking_reduced_markers.png``.
@@ -414,10 +417,14 @@ def main(argv=None) -> dict:
 
     # outputs
     model.write_urdf(os.path.join(args.out, "model.urdf"))
-    np.savez(os.path.join(args.out, "fit.npz"), t=t, q=model.configuration_to_urdf_order(fit.q),
+    np.savez(os.path.join(args.out, "fit.npz"), t=t, q=model.configuration_to_urdf_order(traj.q),
+             q_fit=model.configuration_to_urdf_order(fit.q),
              marker_names=np.array(names), marker_links=np.array(fitter.marker_bodies),
              marker_offsets=fitter.marker_offsets, tau=model.velocity_to_urdf_order(res.tau),
-             grf=res.grf, urdf_joint_order=np.array(model.urdf_joint_order()))
+             grf=res.grf, urdf_joint_order=np.array(model.urdf_joint_order()),
+             v=model.velocity_to_urdf_order(traj.v), vdot=model.velocity_to_urdf_order(traj.vdot),
+             contact_links=np.array(res.point_bodies), contact_points=cid.points,
+             contact_forces=res.contact_forces)
     with open(os.path.join(args.out, "report.json"), "w") as fh:
         json.dump(report, fh, indent=1)
     print(f"wrote {os.path.join(args.out, 'report.json')}")
