@@ -95,8 +95,11 @@ def _parallelism(pool, workers: int, rounds: int) -> float:
 
 
 def _timed(executor, n: int, seed: int):
+    # the functions by module name, so workers import them (run as a script, they would
+    # live in __main__, which Dask pickles by value: a new DampedPendulum class per task)
+    import bench_monte_carlo as this
     t0 = time.perf_counter()
-    res = monte_carlo(make_simulator, final_angle_error, FINAL_TIME, n, seed=seed,
+    res = monte_carlo(this.make_simulator, this.final_angle_error, FINAL_TIME, n, seed=seed,
                       executor=executor)
     return time.perf_counter() - t0, res
 
@@ -128,8 +131,7 @@ def main(argv=None) -> list:
         closers += [client.close, cluster.close]
     try:
         for ex in executors.values():  # warm up: workers import and build once
-            monte_carlo(make_simulator, final_angle_error, FINAL_TIME, 2 * args.workers,
-                        seed=1, executor=ex)
+            _timed(ex, 2 * args.workers, seed=1)
         times = {k: [] for k in executors}
         outputs = {}
         for r in range(rounds):
