@@ -417,7 +417,8 @@ class ContactInverseDynamics:
         Raises
         ------
         ContactError
-            A trajectory whose sizes do not match the tree.
+            A trajectory whose sizes do not match the tree, or a non-finite sample (the
+            frame is named).
         """
         t, Q, V, A = trajectory.t, trajectory.q, trajectory.v, trajectory.vdot
         T = len(t)
@@ -425,6 +426,12 @@ class ContactInverseDynamics:
             raise ContactError(f"ContactInverseDynamics on tree '{self.tree.name}': trajectory "
                                f"shapes q {Q.shape}, v {V.shape}, vdot {A.shape} do not match "
                                f"T = {T}, nq = {self.tree.nq}, nv = {self.tree.nv}")
+        for name, arr in (("q", Q), ("v", V), ("vdot", A)):
+            bad = ~np.all(np.isfinite(arr), axis=1)
+            if bad.any():
+                raise ContactError(f"ContactInverseDynamics on tree '{self.tree.name}': {name} "
+                                   f"is not finite at frame {int(np.argmax(bad))} (t = "
+                                   f"{float(t[int(np.argmax(bad))]):g} s)")
         Pn = len(self.points)
         tau = np.zeros((T, self.tree.nv))
         res = np.zeros((T, 6))

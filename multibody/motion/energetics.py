@@ -85,12 +85,16 @@ def joint_powers(tree, tau: Any, v: Any, joints: Optional[Sequence[str]] = None
     Raises
     ------
     TrajectoryError
-        ``tau`` and ``v`` of different or wrong shapes, an unknown joint.
+        ``tau`` and ``v`` of different or wrong shapes, non-finite values, an unknown joint.
     """
     tau, v = np.asarray(tau, float), np.asarray(v, float)
     if tau.ndim != 2 or tau.shape != v.shape or tau.shape[1] != tree.nv:
         raise TrajectoryError(f"joint_powers on tree '{tree.name}': tau {tau.shape} and v "
                               f"{v.shape} must both be (T, nv = {tree.nv})")
+    bad = ~(np.all(np.isfinite(tau), axis=1) & np.all(np.isfinite(v), axis=1))
+    if bad.any():
+        raise TrajectoryError(f"joint_powers on tree '{tree.name}': tau or v is not finite at "
+                              f"sample {int(np.argmax(bad))}")
     if joints is None:
         chosen = [j for j in tree.joints if j.nv and not (j.type == "free" and j.parent == "world")]
     else:

@@ -133,6 +133,11 @@ def test_bad_input_is_named():
         ContactInverseDynamics(tree, W.contact_points(), torque_limits=np.ones(3))
     cid = ContactInverseDynamics(tree, W.contact_points(), floor=Floor(np.array([0, 0, 1.0]),
                                                                         np.zeros(3)))
+    Q = np.tile(tree.neutral_configuration(), (3, 1))
+    V = np.zeros((3, 21))
+    V[2, 4] = np.inf
+    with pytest.raises(ContactError, match=r"v is not finite at frame 2 \(t = 2 s\)"):
+        cid.solve(JointTrajectory(np.arange(3.0), Q, V, np.zeros((3, 21))))
     with pytest.raises(ContactError, match="do not match"):
         cid.solve(JointTrajectory(np.zeros(2), np.zeros((2, 5)), np.zeros((2, 21)),
                                   np.zeros((2, 21))))

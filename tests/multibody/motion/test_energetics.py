@@ -57,3 +57,11 @@ def test_the_free_root_is_left_out_and_bad_input_is_named():
         joint_powers(t, np.ones((3, 7)), np.ones((3, 7)), joints=["knee"])
     with pytest.raises(TrajectoryError, match="increasing times"):
         joint_work(t, [0, 2, 1], np.ones((3, 7)), np.ones((3, 7)))
+
+
+def test_non_finite_samples_are_named():
+    tree = _pendulum()
+    tau = np.ones((5, 1))
+    tau[3] = np.nan
+    with pytest.raises(TrajectoryError, match="not finite at sample 3"):
+        joint_work(tree, np.arange(5.0), tau, np.ones((5, 1)))

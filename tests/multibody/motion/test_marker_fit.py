@@ -155,3 +155,14 @@ def test_calibration_recovers_displaced_marker_offsets(case):
                                   np.array([o for _, _, o in wrong]))   # unchanged
     with pytest.raises(MarkerSetError, match="offsets must be finite with shape"):
         fitter.with_offsets(np.zeros((3, 3)))
+
+
+def test_reruns_are_bitwise_identical_and_progress_is_drawn(case, capsys):
+    tree, t, Q, X = case
+    fitter = MarkerFitter(tree, W.markers())
+    a = fitter.fit(X[:20], progress=True)
+    err = capsys.readouterr().err
+    assert "marker fit [" in err and "20/20 frames" in err and err.endswith("\n")
+    b = fitter.fit(X[:20])                       # stderr is not a terminal here: silent
+    assert capsys.readouterr().err == ""
+    assert np.array_equal(a.q, b.q) and np.array_equal(a.marker_errors, b.marker_errors)
