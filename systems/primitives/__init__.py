@@ -10,7 +10,7 @@ Sampled data: ZeroOrderHold, DiscreteTimeDelay, DiscreteDerivative, DiscreteTime
 Functions: FunctionSystem, SymbolicVectorSystem.
 Logging: VectorLogSink, LogVectorOutput.
 """
-from .discretization import discrete_time_approximation
+from .discretization import DiscreteTimeApproximation, discrete_time_approximation
 from .discrete import DiscreteDerivative, DiscreteTimeDelay, DiscreteTimeIntegrator, ZeroOrderHold
 from .function import FunctionSystem, SymbolicVectorSystem
 from .linear import AffineSystem, FirstOrderLowPassFilter, Gain, Integrator, LinearSystem, MatrixGain
@@ -27,7 +27,7 @@ __all__ = [
     "Adder", "Multiplexer", "Demultiplexer", "PassThrough", "Saturation",
     "ZeroOrderHold", "DiscreteTimeDelay", "DiscreteDerivative", "DiscreteTimeIntegrator",
     "PortSwitch", "Selector", "WrapToSystem", "ConstantValueSource", "TrajectoryAffineSystem",
-    "discrete_time_approximation",
+    "discrete_time_approximation", "DiscreteTimeApproximation",
     "FunctionSystem", "SymbolicVectorSystem",
     "VectorLogSink", "VectorLog", "LogVectorOutput",
 ]

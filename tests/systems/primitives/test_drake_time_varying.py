@@ -2,16 +2,19 @@
 affine) and System.eval_unique_periodic_discrete_update, against closed forms and scipy."""
 import math
 
+import casadi as ca
 import numpy as np
 import pytest
+from scipy.integrate import solve_ivp
 from scipy.linalg import expm
 from scipy.signal import cont2discrete
 
 from solvers import ops
-from systems import DiagramBuilder
+from systems import DiagramBuilder, LeafSystem
 from systems.analysis import Simulator
-from systems.primitives import (AffineSystem, ConstantVectorSource, Gain, Integrator, LinearSystem,
-                                TrajectoryAffineSystem, ZeroOrderHold, discrete_time_approximation)
+from systems.primitives import (AffineSystem, ConstantVectorSource, DiscreteTimeApproximation, Gain,
+                                Integrator, LinearSystem, SymbolicVectorSystem, TrajectoryAffineSystem,
+                                ZeroOrderHold, discrete_time_approximation)
 from systems.trajectories import PiecewisePolynomial
 from _symbolic_check import symbolic_vs_numeric
 
@@ -44,7 +47,7 @@ def test_discrete_affine_approximation_matches_the_continuous_solution_at_sample
         x = disc.A @ x + disc.B[:, 0] * u + disc.f0
         M = expm(np.block([[A, (B[:, 0] * u + f0)[:, None]], [np.zeros((1, 3))]]) * n * h)
         np.testing.assert_allclose(x, M[:2, :2] @ x0 + M[:2, 2], atol=1e-13)
-    with pytest.raises(TypeError, match="system 'gain' is a Gain; expected a LinearSystem"):
+    with pytest.raises(ValueError, match="system 'gain' must have continuous state"):
         discrete_time_approximation(Gain(2.0, name="gain"), h)
     with pytest.raises(ValueError, match="already discrete"):
         discrete_time_approximation(disc, h)
@@ -131,3 +134,60 @@ def test_eval_unique_periodic_discrete_update():
     integ = Integrator(1)
     with pytest.raises(ValueError, match="has no periodic discrete update"):
         integ.eval_unique_periodic_discrete_update(integ.create_default_context())
+
+
+def _pendulum(A=None):
+    x, u = ca.SX.sym("x", 2), ca.SX.sym("u", 1)
+    if A is None:
+        f = ca.vertcat(x[1], -ca.sin(x[0]) - 0.3 * x[1] + u[0])
+    else:
+        f = ca.mtimes(ca.DM(A), x) + ca.vertcat(0.0, u[0])
+    return SymbolicVectorSystem(state=x, input=u, dynamics=f, output=x[0], name="pendulum")
+
+
+def test_nonlinear_discrete_time_approximation_matches_an_ode_solve():
+    h, u, N = 0.05, 0.4, 20
+    disc = discrete_time_approximation(_pendulum(), h, integration_timestep=0.005)
+    assert isinstance(disc, DiscreteTimeApproximation) and disc.substeps == 10
+    b = DiagramBuilder()
+    src = b.add_system(ConstantVectorSource([u]))
+    b.add_system(disc)
+    b.connect(src.get_output_port(), disc.get_input_port("u"))
+    d = b.build()
+    ctx = d.create_default_context()
+    x0 = np.array([1.2, 0.0])
+    d.get_subsystem_context(disc, ctx).set_discrete_state(x0)
+    Simulator(d, ctx).advance_to(N * h)     # N updates (at 0, h, ..., (N-1) h); N h pending
+    ref = solve_ivp(lambda t, x: [x[1], -np.sin(x[0]) - 0.3 * x[1] + u], (0.0, N * h), x0,
+                    rtol=1e-12, atol=1e-12)
+    xN = d.get_subsystem_context(disc, ctx).discrete_state
+    np.testing.assert_allclose(xN, ref.y[:, -1], atol=1e-9)
+    assert abs(xN[0] - x0[0]) > 0.1
+    assert disc.get_output_port("y").eval(d.get_subsystem_context(disc, ctx))[0] == xN[0]
+    c2 = disc.create_default_context()
+    c2.set_discrete_state([0.3, -0.2])
+    assert symbolic_vs_numeric(disc, c2, [np.array([0.5])]) == 2
+
+
+def test_rk_discretization_of_a_linear_system_approaches_the_exact_one():
+    A = np.array([[0.0, 1.0], [-4.0, -0.6]])
+    h = 0.1
+    rk = discrete_time_approximation(_pendulum(A), h, integration_timestep=0.01)
+    exact = discrete_time_approximation(LinearSystem(A, [[0.0], [1.0]], [[1.0, 0.0]], [[0.0]]), h)
+    for xd, u in (([1.0, 0.0], 0.0), ([0.0, 1.0], 0.0), ([0.0, 0.0], 1.0)):
+        c = rk.create_default_context()
+        c.set_discrete_state(xd)
+        rk.get_input_port("u").fix_value(c, [u])
+        nxt = rk.eval_unique_periodic_discrete_update(c)
+        np.testing.assert_allclose(nxt, exact.A @ xd + exact.B[:, 0] * u, atol=1e-9)
+    with pytest.raises(TypeError, match="system 'bad' cannot be discretized"):
+        discrete_time_approximation(_NotSymbolic(), h)
+
+
+class _NotSymbolic(LeafSystem):
+    def __init__(self):
+        super().__init__("bad")
+        self.declare_continuous_state(1)
+
+    def time_derivatives(self, context):
+        return [float(context.continuous_state[0]) ** 2]
