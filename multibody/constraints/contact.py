@@ -36,11 +36,12 @@ Continuous time (Baraff 1994)
 Every geometry pair is a *site*, separated or in contact. In contact, its points within
 ``active_margin`` each give a normal row ``a_n = n^T (a_B - a_A) + alpha v_n + beta phi >= 0``
 complementary to ``f_n >= 0``; when sticking two tangent rows ``a_t = t^T (a_B - a_A) +
-alpha v_t`` with ``|f_t| <= mu f_n`` per direction; when sliding with unit slip ``s`` the
-friction ``-mu f_n s`` folded into the normal row's force Jacobian (an unsymmetric LCP that
-may have no solution: Painleve's paradox, which the plant reports). A touchdown applies an
-impulse with Newton's restitution ``e`` and Coulomb friction
-(:class:`~multibody.plants.RigidBodySystem`).
+alpha v_t`` with the friction in Coulomb's circle ``|f_t| <= mu f_n`` (the plant turns the
+tangent pair to the friction that sticking needs, so no world axis is preferred); when
+sliding with unit slip ``s`` the friction ``-mu f_n s`` folded into the normal row's force
+Jacobian (an unsymmetric LCP that may have no solution: Painleve's paradox, which the plant
+reports). A touchdown applies an impulse with Newton's restitution ``e`` and Coulomb
+friction (:class:`~multibody.plants.RigidBodySystem`).
 
 References
 ----------
