@@ -2,6 +2,7 @@
 skeleton of tests/data): it fits, solves the contact inverse dynamics, runs the three
 experiments and writes model.urdf, fit.npz and report.json as the issue specifies; the fit.npz
 configuration, read with the URDF by Pinocchio, puts the markers where the capture has them."""
+import importlib.util
 import json
 
 import numpy as np
@@ -33,9 +34,11 @@ def test_human_walking_on_a_synthetic_c3d(tmp_path):
     noise = rep["noise_study"]
     assert [r["noise_mm"] for r in noise] == [0.1, 0.5, 1, 2, 4, 8, 16, 32, 64]
     assert noise[0]["joint_angle_error_deg"] < noise[-1]["joint_angle_error_deg"]
-    for name in ("model.urdf", "walking_motion.png", "walking_stick.png", "walking_cost.png",
-                 "walking_noise.png"):
-        assert (tmp_path / name).is_file()
+    assert (tmp_path / "model.urdf").is_file()
+    if importlib.util.find_spec("matplotlib") is not None:      # plots are optional
+        for name in ("walking_motion.png", "walking_stick.png", "walking_cost.png",
+                     "walking_noise.png"):
+            assert (tmp_path / name).is_file()
     z = np.load(tmp_path / "fit.npz")
     T = len(data.times)
     assert z["t"].shape == (T,) and z["q"].shape == (T, 7 + 12) and z["tau"].shape == (T, 18)
