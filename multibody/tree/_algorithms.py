@@ -121,9 +121,14 @@ class AlgorithmsMixin:
                 not any(ops.is_symbolic(a) for a in args):
             batch = self._batch_args(args, sizes, names)
             if batch is not None:
-                n_batch = batch[1]
+                arrs, n_batch = batch
+                if n_batch == 1:  # one state: the single call is cheaper than a map
+                    single = e.numeric(*(a[0] for a in arrs))
+                    if isinstance(single, tuple):
+                        return tuple(np.asarray(o)[None] for o in single)
+                    return np.asarray(single)[None]
                 threads = self.batch_threads if n_batch >= self.batch_thread_min else 1
-                outs = self._fcache().batched(e)(*batch, threads)
+                outs = self._fcache().batched(e)(arrs, n_batch, threads)
                 return outs[0] if len(outs) == 1 else tuple(outs)
         if any(ops.is_symbolic(a) for a in args):
             cargs = []
