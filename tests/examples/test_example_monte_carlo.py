@@ -10,11 +10,11 @@ from _examples import load_example
 
 def test_quadruped_push_monte_carlo(tmp_path):
     out = load_example("quadruped_push_monte_carlo").main(
-        ["--samples", "3", "--seed", "10", "--force-range", "40", "460", "--duration", "0.7",
+        ["--samples", "2", "--seed", "10", "--force-range", "40", "460", "--duration", "0.7",
          "--out", str(tmp_path)])
     forces = out["pushes"][:, 0]
-    assert len(out["results"]) == 3 and all(r.ok for r in out["results"])
-    # seed 10 draws about 52 N, 364 N and 53 N; the robot falls from 300 N in this scene
+    assert len(out["results"]) == 2 and all(r.ok for r in out["results"])
+    # seed 10 draws about 52 N and 364 N; the robot falls from about 300 N in this scene
     assert forces.min() < 60 and forces.max() > 350
     assert np.all(out["success"][forces < 100])
     assert not np.any(out["success"][forces > 350])
