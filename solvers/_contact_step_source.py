@@ -13,7 +13,7 @@ from __future__ import annotations
 
 __all__: list[str] = []  # private module
 
-VERSION = 3
+VERSION = 9
 
 SOURCE = r"""
 #include <math.h>
@@ -116,15 +116,38 @@ static double lmax2(double a, double b, double c) {
     return m + sqrt(d * d + b * b);
 }
 
+/* the velocity blocks candidate k touches: count, then block indices */
+static const int *cand_blocks(const int *it, const int *cands, int k) {
+    const int *ci = cands + CI * k;
+    return it + ci[6] + 2 * ci[7];
+}
+
+/* vel += Y_k^T (a0, a1, a2) on the blocks candidate k touches (Y_k is zero elsewhere) */
+static void add_y(const int *it, const int *cands, const int *blocks, int k, int nv,
+                  const double *Yk, double a0, double a1, double a2, double *vel) {
+    const int *bl = cand_blocks(it, cands, k);
+    for (int b = 0; b < bl[0]; ++b) {
+        const int s = blocks[2 * bl[1 + b]], e = s + blocks[2 * bl[1 + b] + 1];
+        for (int i = s; i < e; ++i) vel[i] += Yk[i] * a0 + Yk[nv + i] * a1 + Yk[2 * nv + i] * a2;
+    }
+}
+
+static int share_block(const int *it, const int *cands, int k, int l) {
+    const int *a = cand_blocks(it, cands, k), *b = cand_blocks(it, cands, l);
+    for (int i = 0; i < a[0]; ++i)
+        for (int j = 0; j < b[0]; ++j) if (a[1 + i] == b[1 + j]) return 1;
+    return 0;
+}
+
 /* vel = v_free + sum_k Y_k p_k over the active contacts */
-static void rebuild_vel(int na, const int *act, int nv, const double *co, const double *Y,
+static void rebuild_vel(int na, const int *act, const int *it, const int *cands,
+                        const int *blocks, int nv, const double *co, const double *Y,
                         const double *vfree, double *vel) {
     memcpy(vel, vfree, nv * sizeof(double));
     for (int j = 0; j < na; ++j) {
         const int k = act[j];
-        const double *pk = co + CO * k + 14, *Yk = Y + 3 * nv * k;
-        for (int r = 0; r < 3; ++r)
-            if (pk[r] != 0.0) for (int i = 0; i < nv; ++i) vel[i] += Yk[r * nv + i] * pk[r];
+        const double *pk = co + CO * k + 14;
+        add_y(it, cands, blocks, k, nv, Y + 3 * nv * k, pk[0], pk[1], pk[2], vel);
     }
 }
 
@@ -160,13 +183,15 @@ static double residual(int na, const int *act, const int *it, const int *cands, 
 /* Newton polish on the active set PGS found: normal rows w_n = 0 where p_n > 0, tangent rows
    w_t = 0 where the contact sticks, p_t = mu p_n d (d its current direction) where it
    slides; one dense solve (partial pivoting). Writes p and returns 1 when the solution is
-   feasible (p_n >= 0, sticking inside the disc), else leaves p and returns 0. */
+   feasible (p_n >= 0, sticking inside the disc), else leaves p and returns 0. With
+   classify = 0 the sets and sliding directions of the previous call are reused. */
 static int polish(int na, const int *act, const int *it, const int *cands, int nv,
                   double *co, const double *Jall, const double *Y, const double *bias,
                   const double *vfree, double mu, double cfm, double *M, double *x,
-                  double *dsl, int *idn, int *idt) {
+                  double *dsl, int *idn, int *idt, int classify) {
     int nu = 0, j, l, r, s, i;
-    for (j = 0; j < na; ++j) {
+    for (j = 0; j < na && !classify; ++j) nu += (idn[j] >= 0) + 2 * (idt[j] >= 0);
+    for (j = 0; j < na && classify; ++j) {
         const double *pk = co + CO * act[j] + 14;
         idn[j] = idt[j] = -1;
         dsl[2 * j] = dsl[2 * j + 1] = 0.0;
@@ -191,7 +216,7 @@ static int polish(int na, const int *act, const int *it, const int *cands, int n
             for (i = 0; i < ncol; ++i) { const int col = cc[2 * i]; s0 += Jk[r * nv + col] * vfree[col]; }
             x[row] = -(s0 + (r == 0 ? bias[k] : 0.0));
             for (l = 0; l < na; ++l) {
-                if (idn[l] < 0) continue;
+                if (idn[l] < 0 || !share_block(it, cands, k, act[l])) continue;
                 const double *Yl = Y + 3 * nv * act[l];
                 double A[3];
                 for (s = 0; s < 3; ++s) {
@@ -268,8 +293,8 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
     const double *q = in + S_NS, *v = q + nq, *tau = v + nv, *H = tau + nv, *c = H + nv * nv;
     const double *P = c + nv, *S = P + 12 * nb, *warm = S + 6 * nv;
     const double *W = S, *U = S + 3 * nv;
-    double *qn = out, *vn = qn + nq, *tauc = vn + nv, *stat = tauc + nv;
-    double *co = stat + 4, *Jall = co + CO * nc;
+    double *qn = out, *vn = qn + nq, *tauc = vn + nv, *acc = tauc + nv, *stat = acc + nv;
+    double *imp = stat + 4, *wout = imp + 3 * nc, *co = wout + 4 * nc, *Jall = co + CO * nc;
     double *L = work, *vfree = L + nv * nv, *vel = vfree + nv, *Y = vel + nv;
     double *G = Y + 3 * nc * nv, *bias = G + 9 * nc, *tmp = bias + nc;
     double *Mp = tmp + nv, *xp = Mp + 9 * nc * nc, *dsl = xp + 3 * nc, *psave = dsl + 2 * nc;
@@ -433,9 +458,9 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
     for (j = 0; j < na; ++j) {
         k = act[j];
         const double *pk = co + CO * k + 14, *Yk = Y + 3 * nv * k;
-        for (r = 0; r < 3; ++r) if (pk[r] != 0.0) for (i = 0; i < nv; ++i) vel[i] += Yk[r * nv + i] * pk[r];
+        add_y(it, cands, blocks, k, nv, Yk, pk[0], pk[1], pk[2], vel);
     }
-    int iter = 0;
+    int iter = 0, last_polish = 0;
     double change = 0.0;
     for (iter = 0; iter < maxit && na > 0; ++iter) {
         change = 0.0;
@@ -481,19 +506,44 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
             if (ch > change) change = ch;
             pk[0] = pn; pk[1] = pt1; pk[2] = pt2;
             if (dpn != 0.0 || d1 != 0.0 || d2 != 0.0)
-                for (i = 0; i < nv; ++i) vel[i] += Yk[i] * dpn + Yk[nv + i] * d1 + Yk[2 * nv + i] * d2;
+                add_y(it, cands, blocks, k, nv, Yk, dpn, d1, d2, vel);
         }
         if (change <= ittol * bscale) { ++iter; break; }
-        if (iter == 1 || iter % 16 == 7) {  /* polish on PGS's active set; keep it if it is exact */
+        /* polish on PGS's active set (after the first sweep: a warm start's set; later once
+           PGS is close, so that its set is likely right); keep it when it is exact */
+        if (iter == 1 || (change < 1e-6 * bscale && iter - last_polish >= 8)) {
+            last_polish = iter;
             for (j = 0; j < na; ++j) memcpy(psave + 3 * j, co + CO * act[j] + 14, 3 * sizeof(double));
+            int ok = 0;
             if (polish(na, act, it, cands, nv, co, Jall, Y, bias, vfree, mu, cfm, Mp, xp, dsl,
-                       idn, idt)) {
-                rebuild_vel(na, act, nv, co, Y, vfree, vel);
-                if (residual(na, act, it, cands, nv, co, Jall, G, bias, vel, mu, cfm)
-                        <= ittol * bscale) { ++iter; break; }
-                for (j = 0; j < na; ++j) memcpy(co + CO * act[j] + 14, psave + 3 * j, 3 * sizeof(double));
-                rebuild_vel(na, act, nv, co, Y, vfree, vel);
+                       idn, idt, 1)) {
+                for (int rep = 0; ; ++rep) {
+                    rebuild_vel(na, act, it, cands, blocks, nv, co, Y, vfree, vel);
+                    if (residual(na, act, it, cands, nv, co, Jall, G, bias, vel, mu, cfm)
+                            <= ittol * bscale) { ok = 1; break; }
+                    if (rep == 2) break;
+                    /* sliding contacts: friction against the slip the solve produced */
+                    for (j = 0; j < na; ++j) {
+                        if (idn[j] < 0 || idt[j] >= 0) continue;
+                        const int kk = act[j];
+                        const int *cj = cands + CI * kk, *cc = it + cj[6];
+                        const double *Jk = Jall + 3 * nv * kk, *pk = co + CO * kk + 14;
+                        double w1 = cfm * pk[1], w2 = cfm * pk[2];
+                        for (i = 0; i < cj[7]; ++i) {
+                            const int col = cc[2 * i];
+                            w1 += Jk[nv + col] * vel[col];
+                            w2 += Jk[2 * nv + col] * vel[col];
+                        }
+                        double wn = sqrt(w1 * w1 + w2 * w2);
+                        if (wn > 0) { dsl[2 * j] = -w1 / wn; dsl[2 * j + 1] = -w2 / wn; }
+                    }
+                    if (!polish(na, act, it, cands, nv, co, Jall, Y, bias, vfree, mu, cfm, Mp,
+                                xp, dsl, idn, idt, 0)) break;
+                }
             }
+            if (ok) { ++iter; break; }
+            for (j = 0; j < na; ++j) memcpy(co + CO * act[j] + 14, psave + 3 * j, 3 * sizeof(double));
+            rebuild_vel(na, act, it, cands, blocks, nv, co, Y, vfree, vel);
         }
     }
 
@@ -538,9 +588,14 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
         /* warm start for the next step: normal impulse, world friction impulse */
         for (i = 0; i < 3; ++i) o[20 + i + 1] = pk[1] * o[8 + i] + pk[2] * o[11 + i];
         o[20] = pk[0];
+        /* the block's impulses: normals first, then (t1, t2) per contact */
+        imp[j] = pk[0];
+        imp[na + 2 * j] = pk[1];
+        imp[na + 2 * j + 1] = pk[2];
     }
+    for (k = 0; k < nc; ++k) memcpy(wout + 4 * k, co + CO * k + 20, 4 * sizeof(double));
     stat[0] = (res <= tol * bscale) ? 1.0 : 0.0;
-    stat[1] = iter;
+    stat[1] = iter + 1000000.0 * na;
     stat[2] = res / bscale;
     stat[3] = margin;
 
@@ -576,6 +631,7 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
                                 + Rr[3 * i + 2] * vn[vs + 3 * r + 2];
         for (i = 0; i < 6; ++i) vn[vs + i] = t6[i];
     }
+    for (i = 0; i < nv; ++i) acc[i] = (vn[i] - v[i]) / h;
     return 0;
 }
 """

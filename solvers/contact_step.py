@@ -80,7 +80,11 @@ CANDIDATE_DOUBLES = 12
 """Doubles per candidate: type 0: local point (3), halfspace local origin (3) and normal (3),
 radius; type 1: local centres of A and B (3 + 3), -, radii ``ra``, ``rb``."""
 CANDIDATE_OUTPUTS = 24
-"""Outputs per candidate: active, distance, point (3), normal (3), t1 (3), t2 (3),
+"""Output layout: ``q_next`` (nq), ``v_next`` (nv, free joints in their new frames),
+``J^T p / h`` (nv), ``(v_next - v) / h`` (nv), status (accepted, sweeps + 1e6 x active contacts, residual, margin),
+the impulses (normals of the active contacts, then their (t1, t2) pairs; 3 x candidates
+long), the warm start out (4 per candidate), then per candidate these outputs and its rows
+(3 x nv). Outputs per candidate: active, distance, point (3), normal (3), t1 (3), t2 (3),
 impulses (normal, t1, t2), slip along t1, t2, -, warm start out (normal, world friction 3)."""
 HEADER_INTS = 40
 """Ints of the table header (counts, offsets; at 32.. the offsets into the double table)."""

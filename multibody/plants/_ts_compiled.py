@@ -184,50 +184,79 @@ class CompiledContactStep:
         self.dt = np.ascontiguousarray(dt, dtype=float)
         self.work = np.zeros(nv * nv + 4 * nv + 3 * nc * nv + 9 * nc * nc + 18 * nc + 8)
         self.iwork = np.zeros(3 * nc + 1, dtype=np.int32)
-        self.n_out = nq + 2 * nv + 4 + CANDIDATE_OUTPUTS * nc + 3 * nv * nc
-        self._out_c = nq + 2 * nv + 4
+        self.n_out = nq + 3 * nv + 4 + 7 * nc + CANDIDATE_OUTPUTS * nc + 3 * nv * nc
         self._zero_warm = np.zeros(4 * nc)
-        self._ptrs = (self.it.ctypes.data, self.dt.ctypes.data, self.work.ctypes.data,
-                      self.iwork.ctypes.data)
+        # the kernel's input: scalars, [q; v], tau, H, c, P, S, warm start (scratch, fully
+        # overwritten every step; nothing carries over from one step to the next)
+        sizes = [NUM_SCALARS, nq + nv, nv, nv * nv, nv, 12 * N, 6 * nv, 4 * nc]
+        self.inp = np.zeros(sum(sizes))
+        cuts = np.cumsum([0] + sizes)
+        view = [self.inp[a:b] for a, b in zip(cuts[:-1], cuts[1:])]
+        view[3] = view[3].reshape(nv, nv)
+        view[6] = view[6].reshape(6, nv)
+        self._in_s, self._in_x, self._in_tau, self._in_H, self._in_c, self._in_P, \
+            self._in_S, self._in_w = view
+        self.inp[0] = self.h
+        self._pool_size = 16
+        self._pool_i = self._pool_size
+        self._pool, self._pool_addr = None, 0
+        self._ptrs = (self.it.ctypes.data, self.dt.ctypes.data, self.inp.ctypes.data,
+                      self.work.ctypes.data, self.iwork.ctypes.data)
+
+    def _out(self):
+        """A fresh output array (a slice of a pool, so that its address costs nothing)."""
+        if self._pool_i == self._pool_size:
+            self._pool = np.empty(self._pool_size * self.n_out)
+            self._pool_addr = self._pool.ctypes.data
+            self._pool_i = 0
+        i, n = self._pool_i, self.n_out
+        self._pool_i += 1
+        return self._pool[i * n:(i + 1) * n], self._pool_addr + 8 * i * n
 
     # ------------------------------------------------------------------ the step
-    def run(self, t: float, xd: np.ndarray, q: np.ndarray, v: np.ndarray, tau: np.ndarray,
-            dyn: tuple, scalars: tuple, warm) -> Optional[StepSolution]:
+    def run(self, t: float, xd: np.ndarray, tau: np.ndarray, dyn: tuple, scalars: tuple,
+            warm) -> Optional[StepSolution]:
         """One step (None: the kernel did not converge or the mass matrix is singular:
-        the caller takes the interpreted path). ``dyn = (H, c, P, S)`` of the plant's
-        compiled function; ``scalars``: margin, mu, erp, cfm, bias mode, tol, it_tol;
-        ``warm``: the context's last ``(PGS_TAG, array)`` or anything else (cold)."""
-        H, c, P, S = dyn
-        w = warm[1] if (isinstance(warm, tuple) and len(warm) == 2 and warm[0] == PGS_TAG
-                        and warm[1].shape[0] == 4 * self.nc) else self._zero_warm
-        inp = np.concatenate([(self.h,), scalars, q, v, tau, H.ravel(), c, P.ravel(),
-                              S.ravel(), w])
-        out = np.empty(self.n_out)
-        it_p, dt_p, w_p, iw_p = self._ptrs
-        code = self.kernel.pointer_call((it_p, dt_p, inp.ctypes.data, out.ctypes.data, w_p, iw_p))
-        if code != 0:
+        the caller takes the interpreted path). ``xd`` the discrete state ``[q; v; ...]``,
+        ``dyn = (H, c, P, S)`` of the plant's compiled function; ``scalars``: margin, mu,
+        erp, cfm, bias mode, tol, it_tol; ``warm``: the context's last ``(PGS_TAG, array)``
+        or anything else (cold)."""
+        nq, nv, nc = self.nq, self.nv, self.nc
+        self._in_s[1:] = scalars
+        self._in_x[:] = xd[:nq + nv]
+        self._in_tau[:] = tau
+        self._in_H[:], self._in_c[:], self._in_P[:], self._in_S[:] = dyn
+        if isinstance(warm, tuple) and warm[0] == PGS_TAG and warm[1].shape[0] == 4 * nc:
+            self._in_w[:] = warm[1]
+        else:
+            self._in_w[:] = 0.0
+        out, out_p = self._out()
+        it_p, dt_p, in_p, w_p, iw_p = self._ptrs
+        if self.kernel.pointer_call((it_p, dt_p, in_p, out_p, w_p, iw_p)) != 0:
             return None
-        nq, nv, nc, h = self.nq, self.nv, self.nc, self.h
-        stat = out[nq + 2 * nv: nq + 2 * nv + 4]
+        k = nq + 3 * nv
+        stat = out[k:k + 4].tolist()
         if stat[0] != 1.0:
             return None
-        qn, vn, tau_c = out[:nq], out[nq:nq + nv], out[nq + nv:nq + 2 * nv]
-        co = out[self._out_c:self._out_c + CANDIDATE_OUTPUTS * nc].reshape(nc, CANDIDATE_OUTPUTS)
-        act = np.flatnonzero(co[:, 0])
-        na = act.shape[0]
-        report = SolveReport("solved", PGS_TAG, float(stat[2]), 3 * na, int(stat[1]))
-        warm_next = (PGS_TAG, np.ascontiguousarray(co[:, 20:24]).ravel())
-        p = co[act, 14:17]
-        impulses = [np.concatenate([p[:, 0], p[:, 1:].ravel()])]
-        xd_next = np.array(xd, dtype=float)
-        xd_next[:nq], xd_next[nq:nq + nv] = qn, vn
-        Jall = out[self._out_c + CANDIDATE_OUTPUTS * nc:].reshape(nc, 3, nv)
-        rows = LazyRows(lambda: _rows(self, co, act, Jall))
-        geoms = self.geoms
+        na, sweeps = divmod(int(stat[1]), 1000000)
+        k += 4
+        if xd.shape[0] == nq + nv:         # no block states: the kernel's output is it
+            xd_next = out[:nq + nv]
+        else:
+            xd_next = np.array(xd, dtype=float)
+            xd_next[:nq + nv] = out[:nq + nv]
+        report = SolveReport("solved", PGS_TAG, stat[2], 3 * na, sweeps)
+        impulses = [out[k:k + 3 * na]]
+        warm_next = (PGS_TAG, out[k + 3 * nc:k + 7 * nc])
+        k += 7 * nc
+        co = out[k:k + CANDIDATE_OUTPUTS * nc].reshape(nc, CANDIDATE_OUTPUTS)
+        Jall = out[k + CANDIDATE_OUTPUTS * nc:].reshape(nc, 3, nv)
+        rows = LazyRows(lambda: _rows(self, co, Jall))
+        geoms, h = self.geoms, self.h
 
         def make_contacts() -> ContactResults:
             res = []
-            for k in act.tolist():
+            for k in np.flatnonzero(co[:, 0]).tolist():
                 ga, gb = geoms[k]
                 o = co[k]
                 t1, t2 = o[8:11], o[11:14]
@@ -236,8 +265,9 @@ class CompiledContactStep:
                                               (o[15] * t1 + o[16] * t2) / h,
                                               o[17] * t1 + o[18] * t2))
             return ContactResults(t, tuple(res))
-        return StepSolution(t, qn, vn, xd_next, tau, tau_c, impulses, rows, report,
-                            (vn - v) / h, warm_next, make_contacts)
+        return StepSolution(t, xd_next[:nq], xd_next[nq:nq + nv], xd_next, tau,
+                            out[nq + nv:nq + 2 * nv], impulses, rows, report,
+                            out[nq + 2 * nv:nq + 3 * nv], warm_next, make_contacts)
 
 
 class LazyRows(Sequence):
@@ -260,9 +290,10 @@ class LazyRows(Sequence):
         return 1
 
 
-def _rows(step: CompiledContactStep, co: np.ndarray, act: np.ndarray, Jall: np.ndarray):
+def _rows(step: CompiledContactStep, co: np.ndarray, Jall: np.ndarray):
     """The contact rows of the step as :class:`ConstraintRows` (normals first, then the two
     tangent rows of each contact, ``FRICTION_BOX`` kind with the disc's radius ``mu``)."""
+    act = np.flatnonzero(co[:, 0])
     na, nv = act.shape[0], step.nv
     if na == 0:
         return ConstraintRows.empty(nv)

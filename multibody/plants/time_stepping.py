@@ -92,7 +92,7 @@ from .solutions import StepSolution
 __all__ = ["TimeSteppingRigidBodySystem", "StepSolution", "TimeSteppingWarning"]
 
 
-PGS_SWEEP_TOL = 1e-12
+PGS_SWEEP_TOL = 1e-10
 """The compiled PGS stops when no impulse changes by more than this (velocity units,
 relative to ``max(1, |J v_free + b|)``)."""
 
@@ -181,6 +181,7 @@ class TimeSteppingRigidBodySystem(RigidBodySystemBase):
                 full = f"{blk.name}.{pname}"
                 self.declare_numeric_parameter(full, pval)
                 self._params.setdefault(blk, []).append((full, pname))
+        self._no_params = not self._params
         self._declare_command_ports()
         self._declare_applied_force_inputs()
         self.declare_output_port("state", nq + nv, self._calc_state, feedthrough=False,
@@ -267,6 +268,11 @@ class TimeSteppingRigidBodySystem(RigidBodySystemBase):
 
     # ------------------------------------------------------------------ helpers
     def _numeric(self, context, what: str) -> None:
+        # fast exit for the common numeric context; Context.load_symbols makes time, state
+        # and every parameter symbolic together, so the first parameter stands for all
+        if type(context.discrete_state) is np.ndarray and type(context.time) is float and \
+                (self._no_params or type(context.get_parameter(0)) is np.ndarray):
+            return
         if ops.is_symbolic(context.discrete_state) or ops.is_symbolic(context.time) or \
                 ops.is_symbolic(context.parameters):
             raise SymbolicEvaluationError(
@@ -468,7 +474,7 @@ class TimeSteppingRigidBodySystem(RigidBodySystemBase):
         mode = 1.0 if (contact.formulation == "stewart_trinkle" and not contact.spring) else 0.0
         scalars = (contact.margin, float(context.get_parameter(i_mu)[0]), erp, cfm, mode,
                    self.lcp_tolerance, PGS_SWEEP_TOL)
-        return self._compiled.run(t, xd, q, v, tau, self._fnum(q, v), scalars,
+        return self._compiled.run(t, xd, tau, self._fnum(q, v), scalars,
                                   context.get_memory().get("warm_start"))
 
     def _project(self, context, xd, qn, vn, Minv, t):
