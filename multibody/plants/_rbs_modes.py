@@ -24,7 +24,8 @@ away from its entry direction without stopping) keeps sliding along the slip as 
 Touchdown impulse: boxed LCP on ``P`` with ``v^+ = v^- + M^{-1} J^T P``: equality rows
 ``J v^+ = 0``; normal rows of the impacting site ``J_n v^+ + e min(J_n v^-, 0) >= 0 _|_
 P_n >= 0`` (Newton), of the other sites in contact ``J_n v^+ >= 0``; tangent rows
-``J_t v^+ = 0`` inside ``|P_t| <= mu P_n``. The site then stays in contact when its
+``J_t v^+ = 0`` inside Coulomb's circle ``|P_t| <= mu P_n`` (each point's tangent pair
+turned along the impulse that would stop its slip, as for sticking forces). The site then stays in contact when its
 normal velocity after the impulse is below ``REST_VELOCITY``, else it is separated.
 
 Simultaneous witness triggers of one system in one step are evaluated from the same
@@ -41,7 +42,8 @@ from __future__ import annotations
 import numpy as np
 
 from ._rbs_unilateral import (RETRY_REGULARIZATION, SLIP_DIRECTION_SPEED, PainleveError,
-                              assemble, cho_inv, regularized_lcp, solve_accelerations)
+                              assemble, cho_inv, regularized_lcp, solve_accelerations,
+                              turn_pairs)
 
 __all__ = ["initial_modes", "declare_witnesses", "impact", "REST_VELOCITY", "SLIP_VELOCITY"]
 
@@ -210,7 +212,7 @@ def impact(sys, ctx, state, k: int) -> None:
     rows, bvec, lo, hi, fi = [Jeq], [Jeq @ v], [np.full(Jeq.shape[0], -np.inf)], \
         [np.full(Jeq.shape[0], np.inf)], [np.full(Jeq.shape[0], -1)]
     m = Jeq.shape[0]
-    own = []
+    own, pairs = [], []
     for kk, ((b2, i2), mode) in enumerate(zip(sys.sites, modes)):
         if kk != k and mode is None:
             continue
@@ -225,10 +227,17 @@ def impact(sys, ctx, state, k: int) -> None:
             if p.Jt is not None and p.mu > 0:
                 rows.append(p.Jt), bvec.append(p.vt)
                 lo.append([-p.mu] * 2), hi.append([p.mu] * 2), fi.append([ni, ni])
+                pairs.append(m)
                 m += 2
     J = np.vstack(rows)
+    bvec = np.concatenate(bvec)
+    if pairs:
+        # friction in Coulomb's circle: tangent pairs turned along the impulse that would
+        # stop the slip (every row held, friction unbounded)
+        A = J @ Minv @ J.T
+        turn_pairs((J,), (bvec,), pairs, -np.linalg.pinv(A, rcond=1e-12) @ bvec)
     A = J @ Minv @ J.T
-    P, _ = regularized_lcp(sys, A, np.concatenate(bvec), np.concatenate(lo),
+    P, _ = regularized_lcp(sys, A, bvec, np.concatenate(lo),
                             np.concatenate(hi), np.concatenate(fi).astype(int),
                             np.arange(Jeq.shape[0], m), t, "impact",
                             (0.0, RETRY_REGULARIZATION))

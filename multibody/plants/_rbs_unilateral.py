@@ -53,7 +53,7 @@ from ..constraints import ContactResults, PointContactResult
 from .solutions import RigidBodySolution
 
 __all__ = ["PainleveError", "SiteSolution", "solve_accelerations", "assemble", "cho_inv",
-           "regularized_lcp", "ACCEPT_RESIDUAL", "REGULARIZATION", "RETRY_REGULARIZATION",
+           "regularized_lcp", "turn_pairs", "ACCEPT_RESIDUAL", "REGULARIZATION", "RETRY_REGULARIZATION",
            "SLIP_DIRECTION_SPEED"]
 
 SLIP_DIRECTION_SPEED = 1e-4
@@ -261,29 +261,46 @@ def _polish(A, b, x, lo, hi, fi):
     return x
 
 
-def _align_stick_rows(JA, JF, bvec, x0, meq, sites) -> list:
-    """Turn the tangent pair of every sticking point (in place) so that its first tangent
-    points along the friction that sticking needs, ``x0`` (the unbounded solution): then
-    the LCP's per-row bound ``|x_t1| <= mu x_n`` on the aligned pair is Coulomb's friction
-    circle at the point, whatever the heading (a fixed basis would let ``|f_t|`` reach
-    ``sqrt(2) mu f_n``). Returns the records with the turned tangents."""
+def turn_pairs(mats, vecs, starts, x0) -> list:
+    """Turn tangent row pairs ``(i, i + 1)`` for ``i`` in ``starts``, in place in every
+    matrix of ``mats`` (rows) and vector of ``vecs``, so that the pair's first row lies
+    along ``(x0[i], x0[i + 1])``, the friction that holding the rows takes: then the LCP's
+    per-row bound ``|x_t1| <= mu x_n`` on the turned pair is Coulomb's friction circle where
+    it binds, whatever the heading (a fixed basis would let ``|f_t|`` reach
+    ``sqrt(2) mu f_n`` at 45 degrees). Returns per pair ``(c, s)``: new rows
+    ``(c r1 + s r2, c r2 - s r1)``, ``(1, 0)`` where ``x0`` has no friction there."""
     out = []
     scale = 1e-12 * max(1.0, float(np.max(np.abs(x0))) if x0.size else 1.0)
+    for i in starts:
+        fx, fy = float(x0[i]), float(x0[i + 1])
+        r = float(np.hypot(fx, fy))
+        if r <= scale:
+            out.append((1.0, 0.0))
+            continue
+        c, s = fx / r, fy / r
+        for M in mats:
+            a, b = M[i].copy(), M[i + 1].copy()
+            M[i], M[i + 1] = c * a + s * b, c * b - s * a
+        for w in vecs:
+            a, b = w[i], w[i + 1]
+            w[i], w[i + 1] = c * a + s * b, c * b - s * a
+        out.append((c, s))
+    return out
+
+
+def _align_stick_rows(JA, JF, bvec, x0, meq, sites) -> list:
+    """Turn the tangent pair of every sticking point (:func:`turn_pairs`) along the
+    friction that sticking needs, ``x0`` (the unbounded solution). Returns the site
+    records with the turned tangents."""
+    starts = [meq + ti for _, rec in sites for _, _, ti, _, _ in rec if ti is not None]
+    turns = iter(turn_pairs((JA, JF), (bvec,), starts, x0))
+    out = []
     for k, rec in sites:
         new = []
         for p, ni, ti, slide_f, T in rec:
             if ti is not None:
-                i = meq + ti
-                fx, fy = float(x0[i]), float(x0[i + 1])
-                r = float(np.hypot(fx, fy))
-                if r > scale:
-                    c, s = fx / r, fy / r
-                    for M in (JA, JF):
-                        a, b = M[i].copy(), M[i + 1].copy()
-                        M[i], M[i + 1] = c * a + s * b, c * b - s * a
-                    a, b = bvec[i], bvec[i + 1]
-                    bvec[i], bvec[i + 1] = c * a + s * b, c * b - s * a
-                    T = np.vstack([c * T[0] + s * T[1], c * T[1] - s * T[0]])
+                c, s = next(turns)
+                T = np.vstack([c * T[0] + s * T[1], c * T[1] - s * T[0]])
             new.append((p, ni, ti, slide_f, T))
         out.append((k, new))
     return out

@@ -285,3 +285,34 @@ def test_a_singular_pivoting_basis_is_retried_then_named(monkeypatch):
     s.set_velocities(ctx, [0, 0, 0, 0, 0, -1e-6])          # a new state: solved afresh
     with pytest.raises(PainleveError, match=f"'{s.name}'.*singular basis"):
         s.solve(ctx)
+
+
+# ---------------------------------------------------------------------- touchdown impulse
+def test_an_oblique_touchdown_loses_the_same_speed_at_every_heading():
+    """A ball (radius r, I = 0.4 m r^2) hits the ground at normal speed u with horizontal
+    speed w; restitution e, mu small enough that the friction impulse saturates (sticking
+    would need m w / 3.5 > mu (1 + e) m u): the impulse's friction is mu P_n = mu (1 + e) m u
+    along -w in Coulomb's circle, so the ball leaves with horizontal speed w - mu (1 + e) u
+    straight ahead, at every heading (per-axis bounds would take up to 1.41 times more at
+    45 degrees)."""
+    from _time_stepping_models import free_spheres
+    e, mu, w, u0, r, h0 = 0.5, 0.1, 2.0, 2.0, 0.1, 1e-3
+    u = np.sqrt(u0 ** 2 + 2 * G * h0)                     # normal speed at the touchdown
+    assert mu * (1 + e) * u < w / 3.5
+    tree = free_spheres(1, radius=r)
+    s = RigidBodySystem(tree, constraints=[PointContactConstraint(tree, mu, restitution=e)])
+    speeds = []
+    for heading in np.arange(8) * np.pi / 4 + 0.1:
+        d = np.array([np.cos(heading), np.sin(heading), 0.0])
+        ctx = s.create_default_context()
+        s.set_positions(ctx, [1, 0, 0, 0, 0, 0, r + h0])
+        s.set_velocities(ctx, np.concatenate([np.zeros(3), w * d - [0, 0, u0]]))
+        sim = Simulator(s, ctx, integrator="RK45", accuracy=1e-10, max_step=0.01)
+        sim.initialize()
+        sim.advance_to(0.05)                              # after the bounce, in flight
+        assert s.modes(ctx)[0] is None
+        R = np.asarray(tree.body_pose("ball0", s.get_positions(ctx)))[:3, :3]
+        v = R @ s.get_velocities(ctx)[3:6]              # world axes (the ball spins)
+        np.testing.assert_allclose(v[:2], (v[:2] @ d[:2]) * d[:2], atol=1e-12)
+        speeds.append(v[:2] @ d[:2])
+    np.testing.assert_allclose(speeds, w - mu * (1 + e) * u, rtol=1e-9)
