@@ -2,8 +2,7 @@
 
 Builds a function of 10 inputs with about 100 operations (chained sin/cos/mul/add), once
 with 10 scalar inputs and once with one 10-vector input, and prints the median time per
-call (microseconds; ``repeats`` batches of ``number`` calls timed with
-``time.perf_counter``) of:
+call (microseconds of CPU time; ``repeats`` batches of ``number`` calls) of:
 
 * CasADi ``Function.__call__`` with numpy/float inputs and with ``DM`` inputs,
 * CasADi's ``FunctionBuffer`` (its own preallocated-buffer call, virtual machine),
@@ -12,6 +11,11 @@ call (microseconds; ``repeats`` batches of ``number`` calls timed with
   ``call_into`` a preallocated array, ``call_view`` (views of internal buffers),
 * ``CompiledFunction(backend="casadi")`` (the fallback path),
 * a compiled trivial function f(x) = x: the fixed cost of a call.
+
+The paths are timed in interleaved rounds (each round times one batch of every path in
+turn) with the process CPU time (``time.process_time``: on a shared machine, time other
+processes run is not counted), and the table gives medians over the rounds, with BLAS
+limited to one thread.
 
 Target: the default compiled call at most 3 us. Run:
 ``.venv/bin/python benchmarks/bench_compiled_call.py`` (about 10 s on an idle machine).
@@ -27,6 +31,7 @@ from typing import Callable
 
 import casadi as ca
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from solvers.compiled import CompiledFunction
 
@@ -51,15 +56,19 @@ def build_function(vector_input: bool, n_ops: int = 100) -> ca.Function:
     return ca.Function(name, ins, [acc])
 
 
-def time_call(fn: Callable[[], object], number: int, repeats: int) -> tuple[float, float]:
-    """(median, minimum) seconds per call over ``repeats`` batches of ``number`` calls."""
-    samples = []
+def time_interleaved(calls: list[tuple[str, Callable[[], object], int]], repeats: int
+                     ) -> list[tuple[float, float]]:
+    """(median, minimum) seconds per call of each ``(label, fn, number)``: ``repeats``
+    rounds, each timing one batch of ``number`` calls of every path in turn (interleaved,
+    so that a change of machine load affects all paths alike)."""
+    samples: list[list[float]] = [[] for _ in calls]
     for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
-        samples.append((time.perf_counter() - t0) / number)
-    return statistics.median(samples), min(samples)
+        for k, (_, fn, number) in enumerate(calls):
+            t0 = time.process_time()
+            for _ in range(number):
+                fn()
+            samples[k].append((time.process_time() - t0) / number)
+    return [(statistics.median(s), min(s)) for s in samples]
 
 
 def bench(vector_input: bool, number: int, repeats: int, cache_dir: str) -> list[tuple]:
@@ -92,18 +101,18 @@ def bench(vector_input: bool, number: int, repeats: int, cache_dir: str) -> list
                                lazy=False)
     out = np.empty(1)
     slow = max(number // 20, 100)  # CasADi's Function call is ~100x slower
-    rows = [
-        ("casadi Function(numpy/float)", time_call(lambda: f(*args_np), slow, repeats)),
-        ("casadi Function(DM)", time_call(lambda: f(*args_dm), slow, repeats)),
-        ("casadi FunctionBuffer eval", time_call(feval, number, repeats)),
-        ("compiled, backend='casadi'", time_call(lambda: cv(*args_np), number, repeats)),
-        ("compiled, ctypes only", time_call(lambda: cc(*args_np), number, repeats)),
-        ("compiled (fresh output)", time_call(lambda: cf(*args_np), number, repeats)),
-        ("compiled call_into(out)", time_call(lambda: cf.call_into(out, *args_np),
-                                              number, repeats)),
-        ("compiled call_view", time_call(lambda: cf.call_view(*args_np), number, repeats)),
-        ("compiled trivial f(x)=x (floor)", time_call(lambda: trivial(0.5), number, repeats)),
+    calls = [
+        ("casadi Function(numpy/float)", lambda: f(*args_np), slow),
+        ("casadi Function(DM)", lambda: f(*args_dm), slow),
+        ("casadi FunctionBuffer eval", feval, number),
+        ("compiled, backend='casadi'", lambda: cv(*args_np), number),
+        ("compiled, ctypes only", lambda: cc(*args_np), number),
+        ("compiled (fresh output)", lambda: cf(*args_np), number),
+        ("compiled call_into(out)", lambda: cf.call_into(out, *args_np), number),
+        ("compiled call_view", lambda: cf.call_view(*args_np), number),
+        ("compiled trivial f(x)=x (floor)", lambda: trivial(0.5), number),
     ]
+    rows = list(zip([c[0] for c in calls], time_interleaved(calls, repeats)))
     return rows
 
 
@@ -115,7 +124,7 @@ def main(argv: list[str] | None = None) -> None:
     if hasattr(os, "getloadavg"):
         print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs (times scale "
               f"with it; the speed-up column much less)")
-    with tempfile.TemporaryDirectory() as cache_dir:
+    with tempfile.TemporaryDirectory() as cache_dir, threadpool_limits(limits=1):
         for vector_input in (False, True):
             rows = bench(vector_input, opts.number, opts.repeats, cache_dir)
             base = rows[0][1][0]
