@@ -172,10 +172,14 @@ def noise_study(model, fitter, traj, floor, frames, cutoff, seed=0) -> list:
                      "joint_angle_error_filtered_deg": joint_angle_rms_deg(
                          tree, traj.q, ref_traj.q, inner),
                      "torque_error_nm": float(np.sqrt(np.mean(dtau ** 2))),
+                     "torque_error_median_nm": float(np.median(np.abs(dtau))),
+                     "contact_set_changed_frames": int(np.sum(np.any(
+                         res.active[inner] != ref.active[inner], axis=1))),
                      "marker_rms_m": fit.rms})
         print(f"  noise {mm:5.1f} mm: joint angles {rows[-1]['joint_angle_error_deg']:7.3f} deg "
               f"RMS per frame, {rows[-1]['joint_angle_error_filtered_deg']:7.3f} deg filtered; "
-              f"torques {rows[-1]['torque_error_nm']:8.3f} N m RMS")
+              f"torques {rows[-1]['torque_error_nm']:8.3f} N m RMS "
+              f"({rows[-1]['contact_set_changed_frames']} frames with another contact set)")
     return rows
 
 
