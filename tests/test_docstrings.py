@@ -1,15 +1,30 @@
 """Meta-test: every public name (in a package's ``__all__``) and its public methods have docstrings."""
 import importlib
 import inspect
+import pkgutil
+
+TOP_LEVEL = ["systems", "multibody", "actuators", "sensors", "solvers"]
 
 
-MODULES = ["systems", "systems.primitives", "systems.analysis", "systems.controllers",
+def _public_packages():
+    """Every public package below the top-level ones (new sub-packages are covered by
+    themselves)."""
+    for top in TOP_LEVEL:
+        yield top
+        mod = importlib.import_module(top)
+        for info in pkgutil.walk_packages(mod.__path__, top + "."):
+            if info.ispkg and not any(p.startswith("_") for p in info.name.split(".")):
+                yield info.name
+
+
+EXTRA_MODULES = ["systems", "systems.primitives", "systems.analysis", "systems.controllers",
            "systems.trajectories", "systems.trajectory_optimization",
            "systems.symbolic", "systems.drawing", "multibody", "multibody.geometry",
            "multibody.tree", "multibody.tree.spatial", "multibody.parsing", "multibody.models",
            "multibody.constraints", "multibody.plants",
            "solvers.ops", "solvers.lcp", "solvers.compiled",
            "actuators", "sensors"]
+MODULES = sorted(set(EXTRA_MODULES) | set(_public_packages()))
 
 
 def _public_names():
