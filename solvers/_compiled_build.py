@@ -9,38 +9,24 @@ A CasADi ``Function`` is turned into a shared library in four steps:
    arrays sized by the generated ``*_work`` function, and a zero-argument entry point
    ``dynablocks_rt_call()``. A zero-argument ``ctypes`` call is the cheapest one.
 2. :func:`cache_key` hashes (sha256) the source, the compiler command and the flags.
-3. :func:`compile_library` compiles in a private temporary directory inside the cache
+3. :func:`compile_library` compiles in a private build directory inside the cache
    directory (a fixed file name there, so that every process builds the same bytes), writes
-   a manifest (the key and the sha256 of the library) and renames both atomically into
-   place: a reader never sees a half-written file, and concurrent processes compiling the
-   same key are safe.
-4. :func:`verify_library` checks, before anything is loaded, that the manifest names the
-   key and the library's bytes have its hash: a truncated or bit-flipped library, or
-   another function's library under this name, is compiled again instead of being loaded
-   (loading it could crash the process or give wrong numbers). :func:`load_runtime` loads
-   the library once per process, checks the key compiled into it (``dynablocks_rt_key``)
-   and exposes numpy views of its buffers.
-
-Temporary directories of a process that dies while compiling (a short-lived script whose
-background compilation is still running at exit) are removed at exit (``atexit``: the
-compiler's process group is killed) or, after a hard kill, by the next compilation in that
-cache directory (:func:`sweep_stale_temporaries`: owner process gone, or older than twice
-the compile timeout).
+   the manifest (the key and the sha256 of the library) and renames both atomically into
+   place (integrity and housekeeping: :mod:`solvers._compiled_cache`).
+4. :func:`load_runtime` loads a library once per process (after the caller verified its
+   manifest), checks the key compiled into it (``dynablocks_rt_key``) and exposes numpy
+   views of its buffers.
 """
 from __future__ import annotations
 
-import atexit
 import ctypes
 import hashlib
 import os
 import platform
 import shlex
 import shutil
-import signal
-import socket
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -49,6 +35,8 @@ from typing import Sequence
 
 import casadi as ca
 import numpy as np
+
+from solvers import _compiled_cache as cache
 
 __all__: list[str] = []  # private module
 
@@ -62,10 +50,6 @@ _COMPILE_TIMEOUT_S = 600.0
 _O2_MAX_LINES = 4000
 _O1_MAX_LINES = 10000
 _CACHE_ENV = "DYNABLOCKS_CACHE_DIR"
-_MANIFEST_SUFFIX = ".sha256"
-_MANIFEST_HEADER = "dynablocks compiled-function cache manifest v1"
-_TMP_PREFIX = ".dbk-tmp-"
-_HOST = hashlib.sha256(socket.gethostname().encode()).hexdigest()[:8]
 _KEY_SYMBOL = "dynablocks_rt_key"
 
 
@@ -257,10 +241,6 @@ def library_path(cache_dir: Path, name: str, key: str) -> Path:
     return cache_dir / f"dbk_{safe}_{key[:32]}{suffix}"
 
 
-_ACTIVE_PROCS: set = set()     # compiler processes running in this process
-_ACTIVE_TEMPS: set = set()     # temporary directories of compilations in progress
-
-
 def _run_compiler(argv: list[str]) -> subprocess.CompletedProcess:
     """Run one compiler command (separate function so tests can count compilations).
 
@@ -269,137 +249,15 @@ def _run_compiler(argv: list[str]) -> subprocess.CompletedProcess:
     when this Python process exits first.
     """
     with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                          start_new_session=(os.name == "posix")) as proc:
-        _ACTIVE_PROCS.add(proc)
+                          start_new_session=(os.name == "posix")) as proc, \
+            cache.tracked_process(proc):
         try:
             out, err = proc.communicate(timeout=_COMPILE_TIMEOUT_S)
         except subprocess.TimeoutExpired:
-            _kill(proc)
+            cache.kill_process_group(proc)
             proc.communicate()
             raise
-        finally:
-            _ACTIVE_PROCS.discard(proc)
     return subprocess.CompletedProcess(argv, proc.returncode, out, err)
-
-
-def _kill(proc: subprocess.Popen) -> None:
-    try:
-        if os.name == "posix":
-            os.killpg(proc.pid, signal.SIGKILL)
-        else:
-            proc.kill()
-    except (ProcessLookupError, PermissionError, OSError):
-        pass
-
-
-def _forget_parent_builds() -> None:
-    """In a forked child, the parent's compilers and temporaries are not ours to clean."""
-    _ACTIVE_PROCS.clear()
-    _ACTIVE_TEMPS.clear()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_parent_builds)
-
-
-@atexit.register
-def _cleanup_at_exit() -> None:
-    """Kill compilers still running (a background build outlived the program) and remove
-    their temporary directories, so that no orphan files stay in the cache."""
-    for proc in list(_ACTIVE_PROCS):
-        _kill(proc)
-    for d in list(_ACTIVE_TEMPS):
-        shutil.rmtree(d, ignore_errors=True)
-
-
-def manifest_path(library: Path) -> Path:
-    """The manifest next to ``library`` (its name plus ``.sha256``)."""
-    return library.with_name(library.name + _MANIFEST_SUFFIX)
-
-
-def _sha256_file(path: Path | str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def _manifest_text(key: str, library_sha256: str) -> str:
-    return f"{_MANIFEST_HEADER}\nkey {key}\nlibrary-sha256 {library_sha256}\n"
-
-
-def verify_library(library: Path, key: str) -> bool:
-    """True when ``library`` may be loaded for cache key ``key``.
-
-    Its manifest must exist, name ``key`` (the hash of the generated source, compiler and
-    flags) and give the sha256 of the library's current bytes. False for a missing,
-    truncated or bit-flipped library, a missing or damaged manifest, or another function's
-    library or manifest under this name. Reads the whole library once (load time only).
-    """
-    try:
-        lines = manifest_path(library).read_text(encoding="ascii").splitlines()
-        if len(lines) != 3 or lines[0] != _MANIFEST_HEADER or lines[1] != f"key {key}":
-            return False
-        return lines[2] == f"library-sha256 {_sha256_file(library)}"
-    except (OSError, UnicodeError, ValueError):
-        return False
-
-
-def _owner_alive(name: str) -> bool:
-    """Whether the process that made temporary directory ``name`` may still run."""
-    parts = name[len(_TMP_PREFIX):].split("-")
-    if len(parts) < 2 or parts[0] != _HOST or not parts[1].isdigit():
-        return True                       # another host (shared cache) or unknown: by age
-    try:
-        os.kill(int(parts[1]), 0)
-    except ProcessLookupError:
-        return False
-    except (PermissionError, OSError, OverflowError):
-        return True
-    return True
-
-
-def sweep_stale_temporaries(cache_dir: Path, *, max_age_s: float | None = None) -> int:
-    """Remove temporary build directories whose process is gone (this host) or that are
-    older than ``max_age_s`` (default twice the compile timeout). Returns how many."""
-    max_age = 2 * _COMPILE_TIMEOUT_S if max_age_s is None else max_age_s
-    n = 0
-    try:
-        entries = list(os.scandir(cache_dir))
-    except OSError:
-        return 0
-    now = time.time()
-    for e in entries:
-        if not e.name.startswith(_TMP_PREFIX):
-            continue
-        try:
-            old = now - e.stat(follow_symlinks=False).st_mtime > max_age
-        except OSError:
-            continue
-        if old or not _owner_alive(e.name):
-            if e.is_dir(follow_symlinks=False):
-                shutil.rmtree(e.path, ignore_errors=True)
-            else:
-                try:
-                    os.unlink(e.path)
-                except OSError:
-                    pass
-            n += 1
-    return n
-
-
-def _fsync(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def _key_source(key: str) -> str:
@@ -415,8 +273,7 @@ def compile_library(source: str, target: Path, compiler: Sequence[str],
 
     Compiles in a private temporary directory of the cache directory, then renames the
     library, its C source (``target`` with suffix ``.c``, kept for inspection) and the
-    manifest into place, each atomically. Stale temporary directories of dead processes
-    are removed first (:func:`sweep_stale_temporaries`).
+    manifest into place, each atomically (see :mod:`solvers._compiled_cache`).
 
     Raises
     ------
@@ -424,11 +281,7 @@ def compile_library(source: str, target: Path, compiler: Sequence[str],
         With the compiler's command line and (truncated) error output.
     """
     target.parent.mkdir(parents=True, exist_ok=True)
-    sweep_stale_temporaries(target.parent)
-    tmp = Path(tempfile.mkdtemp(prefix=f"{_TMP_PREFIX}{_HOST}-{os.getpid()}-",
-                                dir=target.parent))
-    _ACTIVE_TEMPS.add(tmp)
-    try:
+    with cache.build_directory(target.parent) as tmp:
         tmp_c = tmp / (target.stem + ".c")
         tmp_so = tmp / target.name           # same name in every process: same bytes
         tmp_c.write_text(source + _key_source(key))
@@ -442,15 +295,13 @@ def compile_library(source: str, target: Path, compiler: Sequence[str],
             raise CompileError(f"{shlex.join(argv)} exited with status {proc.returncode}"
                                + (f": {err[-1500:]}" if err else ""))
         tmp_manifest = tmp / "manifest"
-        tmp_manifest.write_text(_manifest_text(key, _sha256_file(tmp_so)), encoding="ascii")
-        _fsync(tmp_so)
-        _fsync(tmp_manifest)
+        tmp_manifest.write_text(cache.manifest_text(key, cache.sha256_file(tmp_so)),
+                                encoding="ascii")
+        cache.fsync(tmp_so)
+        cache.fsync(tmp_manifest)
         os.replace(tmp_so, target)
         os.replace(tmp_c, target.with_suffix(".c"))
-        os.replace(tmp_manifest, manifest_path(target))
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-        _ACTIVE_TEMPS.discard(tmp)
+        os.replace(tmp_manifest, cache.manifest_path(target))
 
 
 @dataclass
@@ -479,7 +330,8 @@ def load_runtime(path: Path, n_in_total: int, n_out_total: int, key: str, *,
                  fresh_name: bool = False) -> Runtime:
     """Load (once per process) and initialise the library at ``path`` built for ``key``.
 
-    Call :func:`verify_library` first: loading a damaged library can crash the process.
+    Call :func:`solvers._compiled_cache.verify_library` first: loading a damaged library
+    can crash the process.
     ``fresh_name=True`` loads it through a temporary hard link of another name: the dynamic
     loader returns the library already loaded under a name (one that failed the key check,
     say) instead of the file now there.
@@ -492,8 +344,8 @@ def load_runtime(path: Path, n_in_total: int, n_out_total: int, key: str, *,
     with LOCK:
         if not fresh_name:
             return _load_runtime_locked(path, path, n_in_total, n_out_total, key)
-        alias = path.with_name(f"{_TMP_PREFIX}{_HOST}-{os.getpid()}-load-{time.time_ns()}"
-                               f"{path.suffix}")
+        alias = path.with_name(f"{cache.TMP_PREFIX}{cache.HOST}-{os.getpid()}-load-"
+                               f"{time.time_ns()}{path.suffix}")
         try:
             try:
                 os.link(path, alias)

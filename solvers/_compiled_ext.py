@@ -254,6 +254,7 @@ def caller_type(cache_dir: Path, compiler: Sequence[str]) -> type | None:
 
 def _build_caller_type(cache_dir: Path, compiler: Sequence[str]) -> type | None:
     from solvers import _compiled_build as build
+    from solvers import _compiled_cache as cache
     py_inc = sysconfig.get_paths().get("include", "")
     np_inc = np.get_include()
     if not os.path.exists(os.path.join(py_inc, "Python.h")):
@@ -264,7 +265,7 @@ def _build_caller_type(cache_dir: Path, compiler: Sequence[str]) -> type | None:
     suffix = (importlib.machinery.EXTENSION_SUFFIXES or [".so"])[0]
     path = cache_dir / f"dbk_fastcall_{key}{suffix}"
     try:
-        if not build.verify_library(path, key):   # missing or damaged: (re)build
+        if not cache.verify_library(path, key):   # missing or damaged: (re)build
             build.compile_library(_SOURCE, path, compiler,
                                   ("-O2", f"-I{py_inc}", f"-I{np_inc}"), key)
         spec = importlib.util.spec_from_file_location(_MODNAME, path)

@@ -81,6 +81,7 @@ import casadi as ca
 import numpy as np
 
 from solvers import _compiled_build as _build
+from solvers import _compiled_cache as _cache
 
 __all__ = [
     "CompilationWarning", "CompiledFunction", "compile_function", "clear_cache",
@@ -310,7 +311,7 @@ class CompiledFunction:
             # function's library under this name, is compiled again (loading it could
             # crash the process or give wrong numbers).
             retry = False
-            if _build.verify_library(path, key):
+            if _cache.verify_library(path, key):
                 try:
                     return _build.load_runtime(path, n_in, n_out, key), compiler
                 except _build.CompileError:
@@ -411,7 +412,7 @@ def clear_cache(cache_dir: str | Path | None = None) -> int:
                 and p.is_file():
             p.unlink(missing_ok=True)
             n += 1
-    return n + _build.sweep_stale_temporaries(d)
+    return n + _cache.sweep_stale_temporaries(d)
 
 
 if __name__ == "__main__":  # python -m solvers.compiled precompile model.urdf

@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 
 from solvers import _compiled_build as build
+from solvers import _compiled_cache as store
 from solvers import compiled
 from solvers.compiled import CompilationWarning, CompiledFunction
 
@@ -34,6 +35,7 @@ CHILD = r'''
 import json, os, pathlib, sys, threading, time
 import casadi as ca, numpy as np
 from solvers import _compiled_build as B
+from solvers import _compiled_cache as C
 from solvers.compiled import CompiledFunction
 
 built = []
@@ -53,9 +55,9 @@ if mode == "orphan":           # start a slow background compile, then exit at o
     slow = sys.argv[3]
     cf = CompiledFunction(make("f"), compiler=slow, cache_dir=cache)
     threading.Thread(target=cf.build, daemon=True).start()
-    while not B._ACTIVE_PROCS:
+    while not C.active_processes:
         time.sleep(0.01)
-    print(json.dumps({"temps": [str(p) for p in B._ACTIVE_TEMPS]}))
+    print(json.dumps({"temps": [str(p) for p in C.active_temporaries]}))
     sys.exit(0)
 if mode == "race":             # wait for the others, then compile the same function
     go = pathlib.Path(sys.argv[3])
@@ -119,13 +121,13 @@ def assert_recompiled_and_right(tmp_path, cache_dir, lib: pathlib.Path):
     assert out["g"] == pytest.approx(expected("g"), abs=1e-15)
     assert out["f_backend"] == "c"
     assert out["built"] == [lib.name], out["built"]              # f compiled again, g reused
-    assert build.verify_library(lib, _key_of(lib))
+    assert store.verify_library(lib, _key_of(lib))
     again = run_child(tmp_path, "run", cache_dir)                 # and now it is healthy
     assert again["built"] == [] and again["f"] == out["f"]
 
 
 def _key_of(lib: pathlib.Path) -> str:
-    return build.manifest_path(lib).read_text().splitlines()[1].split()[1]
+    return store.manifest_path(lib).read_text().splitlines()[1].split()[1]
 
 
 # ---------------------------------------------------------------- corruption
@@ -165,7 +167,7 @@ def test_another_functions_library_under_the_key_is_recompiled(cache, tmp_path):
 def test_another_functions_library_and_manifest_are_recompiled(cache, tmp_path):
     d, f_lib, g_lib = cache
     shutil.copyfile(g_lib, f_lib)
-    shutil.copyfile(build.manifest_path(g_lib), build.manifest_path(f_lib))
+    shutil.copyfile(store.manifest_path(g_lib), store.manifest_path(f_lib))
     assert_recompiled_and_right(tmp_path, d, f_lib)
 
 
@@ -176,15 +178,15 @@ def test_forged_manifest_is_caught_by_the_key_inside_the_library(cache, tmp_path
     d, f_lib, g_lib = cache
     key = _key_of(f_lib)
     shutil.copyfile(g_lib, f_lib)
-    build.manifest_path(f_lib).write_text(build._manifest_text(key, build._sha256_file(f_lib)))
-    assert build.verify_library(f_lib, key)
+    store.manifest_path(f_lib).write_text(store.manifest_text(key, store.sha256_file(f_lib)))
+    assert store.verify_library(f_lib, key)
     assert_recompiled_and_right(tmp_path, d, f_lib)
 
 
 @needs_cc
 def test_half_written_library_without_manifest_is_recompiled(cache, tmp_path):
     d, f_lib, _ = cache
-    build.manifest_path(f_lib).unlink()
+    store.manifest_path(f_lib).unlink()
     f_lib.write_bytes(f_lib.read_bytes()[:1000])
     assert_recompiled_and_right(tmp_path, d, f_lib)
 
@@ -194,10 +196,10 @@ def test_stale_temporaries_of_dead_processes_are_removed(cache, tmp_path):
     d, f_lib, _ = cache
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
-    stale = d / f".dbk-tmp-{build._HOST}-{dead.pid}-abc123"
+    stale = d / f".dbk-tmp-{store.HOST}-{dead.pid}-abc123"
     stale.mkdir()
     (stale / f_lib.name).write_bytes(b"\x7fELF half written")
-    live = d / f".dbk-tmp-{build._HOST}-{os.getpid()}-def456"     # this process: kept
+    live = d / f".dbk-tmp-{store.HOST}-{os.getpid()}-def456"     # this process: kept
     live.mkdir()
     f_lib.unlink()                                                # forces a compilation
     out = run_child(tmp_path, "run", d)
@@ -255,7 +257,7 @@ def test_concurrent_processes_compile_the_same_function_into_an_empty_cache(tmp_
         assert out["f_backend"] == "c"
         assert out["f"] == pytest.approx(expected("f"), abs=1e-15)
     libs = sorted(d.glob("dbk_f_*.so"))
-    assert len(libs) == 1 and build.verify_library(libs[0], _key_of(libs[0]))
+    assert len(libs) == 1 and store.verify_library(libs[0], _key_of(libs[0]))
     assert not list(d.glob(".dbk-tmp-*"))                         # nothing left behind
 
 
@@ -263,16 +265,16 @@ def test_concurrent_processes_compile_the_same_function_into_an_empty_cache(tmp_
 def test_verify_library_refuses_missing_and_damaged_entries(tmp_path):
     lib = tmp_path / "dbk_x_0.so"
     key = "k" * 64
-    assert not build.verify_library(lib, key)                     # nothing there
+    assert not store.verify_library(lib, key)                     # nothing there
     lib.write_bytes(b"library bytes")
-    assert not build.verify_library(lib, key)                     # no manifest
-    build.manifest_path(lib).write_text(build._manifest_text(key, build._sha256_file(lib)))
-    assert build.verify_library(lib, key)
-    assert not build.verify_library(lib, "j" * 64)                # another key
+    assert not store.verify_library(lib, key)                     # no manifest
+    store.manifest_path(lib).write_text(store.manifest_text(key, store.sha256_file(lib)))
+    assert store.verify_library(lib, key)
+    assert not store.verify_library(lib, "j" * 64)                # another key
     lib.write_bytes(b"library bytez")
-    assert not build.verify_library(lib, key)                     # changed bytes
-    build.manifest_path(lib).write_bytes(b"\xff\xfe garbage")
-    assert not build.verify_library(lib, key)                     # damaged manifest
+    assert not store.verify_library(lib, key)                     # changed bytes
+    store.manifest_path(lib).write_bytes(b"\xff\xfe garbage")
+    assert not store.verify_library(lib, key)                     # damaged manifest
 
 
 def test_no_compiler_warning_says_how_to_get_one(monkeypatch, tmp_path):
