@@ -248,10 +248,22 @@ def _extract(basis: _Basis) -> np.ndarray:
     return np.maximum(z, 0.0)
 
 
+ILL_CONDITIONED = 1e12
+"""Condition number of ``M`` from which a ray on a numerically positive-semidefinite ``M``
+is not trusted as a proof of infeasibility."""
+
+
 def ray_verdict(M: np.ndarray, msg: str) -> tuple[str, str]:
     """Ray termination proves infeasibility only when it can: a positive-definite ``M`` is a
     P-matrix, whose LCP always has a (unique) solution, so there the ray is a numerical
-    failure of the pivoting (a badly conditioned ``M``) and the verdict is "inconclusive"."""
+    failure of the pivoting (a badly conditioned ``M``) and the verdict is "inconclusive".
+    The same holds for an ``M`` that is positive definite only to within roundoff: its
+    symmetric part's smallest eigenvalue above ``-10 n eps ||M||`` and ``cond(M) >=
+    ILL_CONDITIONED`` (finite), e.g. a positive-definite matrix of condition 1e16 whose
+    rounded copy has an eigenvalue of -1e-17 (a singular positive-semidefinite ``M``
+    cannot be told from it in floating point, so its rays are "inconclusive" too). A
+    well-conditioned copositive-plus ``M`` (a skew matrix) and an exactly singular one
+    (infinite condition number) keep the ray's proof."""
     sym = 0.5 * (M + M.T)
     try:
         lam = np.linalg.eigvalsh(sym)
@@ -262,4 +274,16 @@ def ray_verdict(M: np.ndarray, msg: str) -> tuple[str, str]:
         return "inconclusive", (f"{msg}; M is positive definite (condition number {cond:.3g}), "
                                 "so the LCP has a solution: the ray is a numerical failure of "
                                 "the pivoting, not a proof of infeasibility")
+    if lam.size:
+        size = float(np.max(np.abs(lam)))
+        roundoff = 10.0 * lam.size * np.finfo(float).eps * size
+        if size > 0 and lam[0] >= -roundoff:
+            with np.errstate(all="ignore"):
+                cond = float(np.linalg.cond(M))
+            if np.isfinite(cond) and cond >= ILL_CONDITIONED:
+                return "inconclusive", (
+                    f"{msg}; M is positive definite to within roundoff (smallest eigenvalue "
+                    f"of its symmetric part {lam[0]:.3g}, roundoff level {roundoff:.3g}, "
+                    f"condition number {cond:.3g}): the ray may be a numerical failure of the "
+                    "pivoting, not a proof of infeasibility")
     return "ray_termination", msg
