@@ -4,8 +4,9 @@ Every shipped model is mutated a few dozen times (fixed seeds, so a failure is r
 from the case id): elements and attributes deleted or duplicated, numbers replaced by odd
 strings (``1_0``, full-width and Arabic-Indic digits, ``1e400``, ``nan``, non-breaking
 spaces), elements wrapped in deep nesting, the document re-encoded or declared in an unknown
-encoding, and the text truncated. For each mutant ``parse_urdf`` must either return a tree
-that finalizes or raise :class:`URDFError`; the only warnings the parser may issue are
+encoding, and the text truncated; some are given as ``str`` rather than bytes. For each
+mutant ``parse_urdf`` must either return a tree that finalizes or raise :class:`URDFError`;
+the only warnings the parser may issue are
 :class:`URDFWarning` (numpy's overflow or invalid-value warnings would mean a silent inf/NaN);
 ``finalize()`` may add the tree's "joint moves no mass" warning.
 """
@@ -112,10 +113,16 @@ def _mutants(model: str, n: int):
         root = ET.fromstring(text)
         nested: list = []
         ops = [_mutate_tree(rng, root, nested) for _ in range(rng.choice([1, 1, 2, 3]))]
-        yield f"{model}-{k}", ops, _serialize(rng, root, nested)
+        data = _serialize(rng, root, nested)
+        if rng.random() < 0.3:              # the same document given as a str
+            try:
+                data = data.decode("utf-8")
+            except UnicodeDecodeError:
+                pass
+        yield f"{model}-{k}", ops, data
 
 
-def _check_one(case: str, ops: list[str], data: bytes) -> str:
+def _check_one(case: str, ops: list[str], data: bytes | str) -> str:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         with np.errstate(over="warn", invalid="warn", divide="warn", under="ignore"):

@@ -91,6 +91,19 @@ def test_latin1_document_is_read():
     assert model.name == "caf\u00e9"
 
 
+def test_text_with_a_byte_order_mark_or_leading_junk_is_read_as_xml():
+    model = load_quietly("\ufeff" + doc())                 # BOM before the declaration
+    assert model.name == "one"
+    err = error_of("junk " + doc())                        # was: OSError, file name too long
+    assert err.line == 1 and "not well-formed" in str(err)
+
+
+@pytest.mark.parametrize("name", ["x" * 5000, "model\0.urdf"])
+def test_unusable_file_names_are_file_not_found(name):
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        parse_urdf(name)
+
+
 # ------------------------------------------------------------------ numbers
 @pytest.mark.parametrize("token", [
     "1_0",                  # float() accepts digit separators
