@@ -46,6 +46,13 @@ STALE_AGE_S = 1200.0
 
 active_processes: set = set()      # compiler processes of this process
 active_temporaries: set = set()    # build directories of this process
+_exiting: list[bool] = [False]
+
+
+def exiting() -> bool:
+    """True once this process has started its exit clean-up (compilers are being killed:
+    a compilation failing now is no news for the user)."""
+    return _exiting[0]
 
 
 # ---------------------------------------------------------------- integrity
@@ -193,6 +200,7 @@ if hasattr(os, "register_at_fork"):
 def _cleanup_at_exit() -> None:
     """Kill compilers still running (a background build outlived the program) and remove
     their build directories, so that no orphan files stay in the cache."""
+    _exiting[0] = True
     for proc in list(active_processes):
         kill_process_group(proc)
     for d in list(active_temporaries):

@@ -271,7 +271,9 @@ class CompiledFunction:
         except (_build.CompilerNotFound, _build.CompileError) as exc:
             if self._requested == "c":
                 raise RuntimeError(str(exc)) from exc
-            if isinstance(exc, _build.CompilerNotFound):
+            if _cache.exiting():
+                pass  # the program exits and killed its compiler: nothing to report
+            elif isinstance(exc, _build.CompilerNotFound):
                 _warn_once("no-compiler", str(exc))
             else:
                 _warn_once("failed:" + self.name + ":" + str(exc), str(exc))

@@ -90,7 +90,9 @@ def run_child(tmp_path, *args, check=True) -> dict:
                           text=True, cwd=ROOT, env=env, timeout=300)
     # a negative return code is a signal (SIGSEGV, SIGBUS): the defect this file guards against
     assert proc.returncode == 0, f"child exited with {proc.returncode}: {proc.stderr[-3000:]}"
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    out["stderr"] = proc.stderr
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -218,6 +220,7 @@ def test_process_exiting_during_a_background_compile_leaves_no_temporaries(tmp_p
     out = run_child(tmp_path, "orphan", d, slow)
     assert out["temps"] and all(pathlib.Path(t).parent == d for t in out["temps"])
     assert [p.name for p in d.iterdir()] == []                    # removed at exit
+    assert "Warning" not in out["stderr"]          # no "compilation failed" noise at exit
     pid = int(pidfile.read_text())
     for _ in range(500):                                          # the compiler was killed
         try:
