@@ -1,11 +1,12 @@
 """Numerical back ends: numpy/CasADi operations, compiled CasADi calls, LCP solvers and
-mathematical programs.
+mathematical programs; ``progress``, the one progress line of long loops (the lowest layer
+every package may import).
 
 Submodules are imported on first use (``solvers.ops``, ``solvers.lcp``, ...), so that the
 lower layers (``multibody``) can use ``solvers.ops`` without pulling in higher ones.
 """
 
-__all__ = ["ops", "compiled", "lcp", "contact_step"]
+__all__ = ["ops", "compiled", "lcp", "contact_step", "progress"]
 
 
 def __getattr__(name: str):

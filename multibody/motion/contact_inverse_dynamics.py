@@ -48,7 +48,7 @@ import numpy as np
 from scipy.optimize import nnls
 
 from solvers.compiled import CompiledFunction
-from ._progress import FrameProgress
+from solvers.progress import ProgressLine
 from .errors import ContactError, warn_contact
 
 __all__ = ["Floor", "estimate_floor", "ContactInverseDynamics", "ContactInverseDynamicsResult"]
@@ -437,7 +437,8 @@ class ContactInverseDynamics:
         res = np.zeros((T, 6))
         F = np.zeros((T, Pn, 3))
         act = np.zeros((T, Pn), bool)
-        bar = FrameProgress(T, "inverse dynamics", enabled=progress)
+        bar = ProgressLine(T, "inverse dynamics", enabled=progress, delay=0.5,
+                           note_format=f"{{:.0f}}/{T} frames")
         for k in range(T):
             act[k] = self.active_points(Q[k], V[k])
             tau[k], F[k], res[k] = self.solve_frame(Q[k], V[k], A[k], act[k])

@@ -43,7 +43,7 @@ import casadi as ca
 import numpy as np
 
 from solvers.compiled import CompiledFunction
-from ._progress import FrameProgress
+from solvers.progress import ProgressLine
 from .errors import MarkerFitError, MarkerSetError, warn
 
 __all__ = ["MarkerFitter", "MarkerFitResult", "marker_set_arrays"]
@@ -534,7 +534,8 @@ class MarkerFitter:
         iters = np.zeros(T, int)
         held = np.zeros(T, bool)
         vis = np.all(np.isfinite(X), axis=2)
-        bar = FrameProgress(T, "marker fit", enabled=progress)
+        bar = ProgressLine(T, "marker fit", enabled=progress, delay=0.5,
+                           note_format=f"{{:.0f}}/{T} frames")
         t0, c0 = time.perf_counter(), time.process_time()
         q = None
         for k in range(T):

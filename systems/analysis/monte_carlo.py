@@ -51,13 +51,13 @@ from __future__ import annotations
 import concurrent.futures as cf
 import itertools
 import pickle
-import sys
-import time
 import traceback
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, TextIO
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 import numpy as np
+
+from solvers.progress import ProgressLine
 
 __all__ = ["MonteCarloResult", "SweepResult", "NotPicklableError", "monte_carlo", "sweep",
            "sample_seeds"]
@@ -196,38 +196,6 @@ def _check_picklable(executor: Any, **funcs: Callable) -> None:
                 f"functools.partial of a module-level function") from None
 
 
-class _Progress:
-    """``samples done/total`` on one terminal line, shown after ``delay`` seconds."""
-
-    def __init__(self, total: int, label: str, enabled: Optional[bool],
-                 stream: Optional[TextIO] = None, delay: float = 1.0) -> None:
-        self.stream = sys.stderr if stream is None else stream
-        if enabled is None:
-            isatty = getattr(self.stream, "isatty", None)
-            enabled = bool(isatty and isatty())
-        self.enabled, self.total, self.label = enabled, total, label
-        self.t0 = time.perf_counter()
-        self.next_draw = self.t0 + delay
-        self.drawn = False
-        self.done = self.failed = 0
-
-    def step(self, ok: bool) -> None:
-        self.done += 1
-        self.failed += not ok
-        now = time.perf_counter()
-        if self.enabled and (now >= self.next_draw or (self.drawn and self.done == self.total)):
-            self.next_draw = now + 0.2
-            self.stream.write(f"\r{self.label}: {self.done}/{self.total} done, "
-                              f"{self.failed} failed, wall {now - self.t0:.1f} s")
-            self.stream.flush()
-            self.drawn = True
-
-    def close(self) -> None:
-        if self.drawn:
-            self.stream.write("\n")
-            self.stream.flush()
-
-
 def _chunks(keys: list, chunk_size: int) -> list[list]:
     return [keys[i:i + chunk_size] for i in range(0, len(keys), chunk_size)]
 
@@ -242,14 +210,20 @@ def _failed(runner: Callable, keys: Sequence, exc: BaseException) -> list:
 def _execute(runner: Callable, make_simulator: Callable, output: Callable,
              final_time: float, keys: list, executor: Any, chunk_size: int,
              progress: Optional[bool], label: str) -> list:
-    bar = _Progress(len(keys), label, progress)
+    bar = ProgressLine(len(keys), label, enabled=progress, delay=1.0, interval=0.2)
     results: list = []
+    failed = 0
+
+    def record(r) -> None:
+        nonlocal failed
+        results.append(r)
+        failed += not r.ok
+        bar.update(len(results), f"{len(results)}/{len(keys)} done, {failed} failed")
+
     try:
         if executor is None:
             for k in keys:
-                r = runner(make_simulator, output, final_time, k)
-                results.append(r)
-                bar.step(r.ok)
+                record(runner(make_simulator, output, final_time, k))
             return results
         chunks = _chunks(keys, chunk_size)
         if _is_dask_client(executor):
@@ -267,8 +241,7 @@ def _execute(runner: Callable, make_simulator: Callable, output: Callable,
             except Exception as exc:  # the task itself failed (pickling, a dead worker)
                 part = _failed(runner, c, exc)
             for r in part:
-                results.append(r)
-                bar.step(r.ok)
+                record(r)
         return results
     finally:
         bar.close()

@@ -76,11 +76,11 @@ from typing import Any, Callable, List, Optional, Tuple
 
 import numpy as np
 
+from solvers.progress import ProgressLine
 from ..diagram import Diagram
 from ..events import InitializationEvent, PeriodicEvent, PerStepEvent, WitnessFunction
 from ..leaf_system import LeafSystem
 from ..system import System
-from ._progress import ProgressBar
 from ._simulator_events import (EventStatus, NonFiniteStateError, SimulationError,
                                 SimulatorStatus, _EventDispatch, _merge_tol, _Timed)
 from .integrators import (INTEGRATOR_NAMES, SCIPY_METHODS, TABLEAUS, Stepper, StepSizeError,
@@ -339,7 +339,8 @@ class Simulator(_EventDispatch):
             self._sync_stepper()
         t_start = ctx.time
         wall0 = _time.perf_counter()
-        bar = ProgressBar(t_start, t_final, enabled=self._progress)
+        bar = ProgressLine(t_final, "simulating", start=t_start, enabled=self._progress,
+                           delay=1.0, interval=0.1, note_format="t={:.4g} s")
         status_reason, message = "reached_boundary_time", ""
         stats = self._stats
         try:
