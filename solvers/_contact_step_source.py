@@ -13,7 +13,7 @@ from __future__ import annotations
 
 __all__: list[str] = []  # private module
 
-VERSION = 9
+VERSION = 10
 
 SOURCE = r"""
 #include <math.h>
@@ -183,15 +183,13 @@ static double residual(int na, const int *act, const int *it, const int *cands, 
 /* Newton polish on the active set PGS found: normal rows w_n = 0 where p_n > 0, tangent rows
    w_t = 0 where the contact sticks, p_t = mu p_n d (d its current direction) where it
    slides; one dense solve (partial pivoting). Writes p and returns 1 when the solution is
-   feasible (p_n >= 0, sticking inside the disc), else leaves p and returns 0. With
-   classify = 0 the sets and sliding directions of the previous call are reused. */
+   feasible (p_n >= 0, sticking inside the disc), else leaves p and returns 0. */
 static int polish(int na, const int *act, const int *it, const int *cands, int nv,
                   double *co, const double *Jall, const double *Y, const double *bias,
                   const double *vfree, double mu, double cfm, double *M, double *x,
-                  double *dsl, int *idn, int *idt, int classify) {
+                  double *dsl, int *idn, int *idt) {
     int nu = 0, j, l, r, s, i;
-    for (j = 0; j < na && !classify; ++j) nu += (idn[j] >= 0) + 2 * (idt[j] >= 0);
-    for (j = 0; j < na && classify; ++j) {
+    for (j = 0; j < na; ++j) {
         const double *pk = co + CO * act[j] + 14;
         idn[j] = idt[j] = -1;
         dsl[2 * j] = dsl[2 * j + 1] = 0.0;
@@ -514,36 +512,20 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
         if (iter == 1 || (change < 1e-6 * bscale && iter - last_polish >= 8)) {
             last_polish = iter;
             for (j = 0; j < na; ++j) memcpy(psave + 3 * j, co + CO * act[j] + 14, 3 * sizeof(double));
-            int ok = 0;
+            const double r0 = residual(na, act, it, cands, nv, co, Jall, G, bias, vel, mu, cfm);
             if (polish(na, act, it, cands, nv, co, Jall, Y, bias, vfree, mu, cfm, Mp, xp, dsl,
-                       idn, idt, 1)) {
-                for (int rep = 0; ; ++rep) {
-                    rebuild_vel(na, act, it, cands, blocks, nv, co, Y, vfree, vel);
-                    if (residual(na, act, it, cands, nv, co, Jall, G, bias, vel, mu, cfm)
-                            <= ittol * bscale) { ok = 1; break; }
-                    if (rep == 2) break;
-                    /* sliding contacts: friction against the slip the solve produced */
-                    for (j = 0; j < na; ++j) {
-                        if (idn[j] < 0 || idt[j] >= 0) continue;
-                        const int kk = act[j];
-                        const int *cj = cands + CI * kk, *cc = it + cj[6];
-                        const double *Jk = Jall + 3 * nv * kk, *pk = co + CO * kk + 14;
-                        double w1 = cfm * pk[1], w2 = cfm * pk[2];
-                        for (i = 0; i < cj[7]; ++i) {
-                            const int col = cc[2 * i];
-                            w1 += Jk[nv + col] * vel[col];
-                            w2 += Jk[2 * nv + col] * vel[col];
-                        }
-                        double wn = sqrt(w1 * w1 + w2 * w2);
-                        if (wn > 0) { dsl[2 * j] = -w1 / wn; dsl[2 * j + 1] = -w2 / wn; }
-                    }
-                    if (!polish(na, act, it, cands, nv, co, Jall, Y, bias, vfree, mu, cfm, Mp,
-                                xp, dsl, idn, idt, 0)) break;
+                       idn, idt)) {
+                /* exact on the right active set: done; else keep whichever point is better
+                   (the polished one often is, and PGS continues from it) */
+                double *vtmp = psave + 3 * nc;
+                rebuild_vel(na, act, it, cands, blocks, nv, co, Y, vfree, vtmp);
+                const double r1 = residual(na, act, it, cands, nv, co, Jall, G, bias, vtmp, mu, cfm);
+                if (r1 <= ittol * bscale) { memcpy(vel, vtmp, nv * sizeof(double)); ++iter; break; }
+                if (r1 < r0) memcpy(vel, vtmp, nv * sizeof(double));
+                else {
+                    for (j = 0; j < na; ++j) memcpy(co + CO * act[j] + 14, psave + 3 * j, 3 * sizeof(double));
                 }
             }
-            if (ok) { ++iter; break; }
-            for (j = 0; j < na; ++j) memcpy(co + CO * act[j] + 14, psave + 3 * j, 3 * sizeof(double));
-            rebuild_vel(na, act, it, cands, blocks, nv, co, Y, vfree, vel);
         }
     }
 

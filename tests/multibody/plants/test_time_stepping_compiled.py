@@ -1,0 +1,242 @@
+"""The compiled step of TimeSteppingRigidBodySystem (issue 12): it is the default where it
+applies, agrees with the interpreted Lemke step and with closed forms, keeps its warm start
+in the context (bitwise reruns), falls back to the interpreted step when the PGS does not
+converge, and the plant runs without a C compiler (interpreted step). h = 1e-3."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from _time_stepping_models import free_boxes, free_spheres
+from multibody import RigidBodyTree
+from multibody.constraints import PointContactConstraint
+from multibody.geometry import Box, Halfspace, Sphere
+from multibody.plants import TimeSteppingRigidBodySystem
+from multibody.tree import Free, Revolute
+
+G = 9.81
+H = 1e-3
+pytestmark = pytest.mark.skipif(
+    __import__("solvers.compiled", fromlist=["x"]).find_compiler() is None,
+    reason="no C compiler: the compiled step is not built (its fallback is tested below)")
+
+
+def _pair(tree, **kw):
+    """The same scene stepped by the compiled and by the interpreted path."""
+    fast = TimeSteppingRigidBodySystem(tree, H, constraints=[PointContactConstraint(tree, **kw)])
+    slow = TimeSteppingRigidBodySystem(tree, H, constraints=[PointContactConstraint(tree, **kw)],
+                                       contact_solver="lcp")
+    assert fast.step_method == "compiled_pgs" and slow.step_method == "lcp"
+    return fast, slow
+
+
+def _run(plant, q, v, steps):
+    ctx = plant.create_default_context()
+    plant.set_positions(ctx, q)
+    plant.set_velocities(ctx, v)
+    plant.advance(ctx, steps)
+    return plant.get_positions(ctx), plant.get_velocities(ctx), ctx
+
+
+def _box_q(z=0.1, yaw=0.0):
+    return np.array([np.cos(yaw / 2), 0, 0, np.sin(yaw / 2), 0.0, 0.0, z])
+
+
+# ---------------------------------------------------------------- selection
+def test_compiled_step_is_the_default_and_the_lcp_step_selectable():
+    tree = free_boxes(1)
+    fast, slow = _pair(tree, mu=0.5)
+    assert fast.step_method_reason is None
+    assert slow.step_method_reason == "contact_solver='lcp'"
+    with pytest.raises(ValueError, match=r"contact_solver must be 'auto', 'pgs' or 'lcp'"):
+        TimeSteppingRigidBodySystem(tree, H, constraints=[PointContactConstraint(tree)],
+                                    contact_solver="fast")
+    with pytest.raises(ValueError, match=r"pgs_max_sweeps must be an integer >= 1"):
+        TimeSteppingRigidBodySystem(tree, H, constraints=[PointContactConstraint(tree)],
+                                    pgs_max_sweeps=0)
+
+
+def test_scene_without_closed_form_pairs_uses_the_interpreted_step():
+    tree = free_boxes(2, ground=True)                 # box-box: no closed form in the kernel
+    s = TimeSteppingRigidBodySystem(tree, H, constraints=[PointContactConstraint(tree)])
+    assert s.step_method == "lcp"
+    assert "Box-Box" in s.step_method_reason and "box0_geom" in s.step_method_reason
+    with pytest.raises(ValueError, match=r"contact_solver='pgs' is not available: geometry "
+                                         r"pair \('box0_geom', 'box1_geom'\) is Box-Box"):
+        TimeSteppingRigidBodySystem(tree, H, constraints=[PointContactConstraint(tree)],
+                                    contact_solver="pgs")
+    box = free_boxes(1)
+    s = TimeSteppingRigidBodySystem(box, H, constraints=[PointContactConstraint(
+        box, friction="box")])
+    assert s.step_method == "lcp" and "friction='box'" in s.step_method_reason
+
+
+@pytest.mark.filterwarnings("ignore::solvers.compiled.CompilationWarning")
+def test_without_a_compiler_the_plant_takes_the_interpreted_step(monkeypatch):
+    import solvers._compiled_build as build
+    import solvers.contact_step as cs
+    monkeypatch.setattr(build, "find_compiler", lambda compiler=None: None)
+    monkeypatch.setattr(cs, "_LOADED", {})
+    tree = free_spheres(1)
+    s = TimeSteppingRigidBodySystem(tree, H, constraints=[PointContactConstraint(tree)])
+    assert s.step_method == "lcp" and s.step_method_reason == "no C compiler found"
+    q = tree.neutral_configuration()
+    q[6] = 0.1
+    qn, vn, ctx = _run(s, q, np.zeros(6), 50)
+    assert qn[6] == pytest.approx(0.1, abs=1e-9)           # rests on the ground
+    assert s.get_output_port("step").eval(ctx).report.method == "lemke"
+
+
+# ---------------------------------------------------------------- agreement
+def test_resting_box_matches_the_lcp_step_and_splits_its_weight():
+    fast, slow = _pair(free_boxes(1, mass=1.5), mu=0.5, cfm=1e-6)
+    q0 = _box_q()
+    qf, vf, cf = _run(fast, q0, np.zeros(6), 300)
+    qs, vs, cs = _run(slow, q0, np.zeros(6), 300)
+    np.testing.assert_allclose(qf, qs, atol=1e-12)
+    np.testing.assert_allclose(vf, vs, atol=1e-10)             # the PGS accepts 1e-10 m/s
+    assert abs(qf[6] - 0.1) < 1e-7                  # the CFM's compliance: 18 nm, as Lemke
+    res = fast.get_output_port("contact_results").eval(cf)
+    assert len(res) == 4
+    np.testing.assert_allclose(res.normal_forces(), 1.5 * G / 4, rtol=1e-9)
+    np.testing.assert_allclose(res.total_force("box0"), [0, 0, 1.5 * G], atol=1e-9)
+    rep = fast.get_output_port("step").eval(cf).report
+    assert rep.method == "pgs" and rep.size == 12 and rep.residual < 1e-12
+
+
+@pytest.mark.parametrize("heading_deg", [0.0, 30.0, 135.0])
+def test_sliding_box_decelerates_by_mu_g_along_any_heading(heading_deg):
+    """v(t) = v0 - mu g t along the heading, x(t) = v0 t - mu g t^2 / 2 (semi-implicit Euler:
+    x_n = h sum v_k), until it sticks; the LCP step gives the same to 1e-10."""
+    mu, v0, n = 0.4, 1.0, 150
+    d = np.array([np.cos(np.deg2rad(heading_deg)), np.sin(np.deg2rad(heading_deg)), 0.0])
+    fast, slow = _pair(free_boxes(1), mu=mu)
+    v = np.concatenate([np.zeros(3), v0 * d])
+    qf, vf, _ = _run(fast, _box_q(), v, n)
+    qs, vs, _ = _run(slow, _box_q(), v, n)
+    vk = v0 - mu * G * H * np.arange(1, n + 1)
+    np.testing.assert_allclose(vf[3:], vk[-1] * d, atol=1e-9)
+    np.testing.assert_allclose(qf[4:6], H * vk.sum() * d[:2], atol=1e-9)
+    np.testing.assert_allclose(np.concatenate([qf, vf]), np.concatenate([qs, vs]), atol=1e-10)
+
+
+def test_sphere_pile_agrees_with_the_lcp_step():
+    """Three spheres on the ground with a fourth on top (a pyramid that spreads): the friction
+    disc (compiled) and the slip-aligned cone (Lemke) give the same motion to 1e-7 m."""
+    tree = RigidBodyTree("pile")
+    tree.add_collision_geometry("world", Halfspace(), name="ground")
+    r = 0.05
+    for i in range(4):
+        tree.add_body(f"b{i}", 0.1, inertia=np.eye(3) * 0.4 * 0.1 * r * r)
+        tree.add_joint(Free(f"f{i}", "world", f"b{i}"))
+        tree.add_collision_geometry(f"b{i}", Sphere(r), name=f"s{i}")
+    fast, slow = _pair(tree, mu=0.5)
+    d = 2 * r + 1e-4
+    pos = [(0, 0, r), (d, 0, r), (d / 2, d * np.sqrt(3) / 2, r),
+           (d / 2, d / (2 * np.sqrt(3)), r + d * np.sqrt(2 / 3) - 2e-3)]
+    q = tree.neutral_configuration()
+    for i, p in enumerate(pos):
+        q[7 * i:7 * i + 7] = [1, 0, 0, 0, *p]
+    qf, vf, cf = _run(fast, q, np.zeros(tree.nv), 150)
+    qs, vs, _ = _run(slow, q, np.zeros(tree.nv), 150)
+    np.testing.assert_allclose(qf, qs, atol=1e-7)
+    np.testing.assert_allclose(vf, vs, atol=1e-6)
+    assert qf[7 * 3 + 6] < pos[3][2] - 1e-3                   # the top sphere came down
+    assert fast.get_output_port("step").eval(cf).report.method == "pgs"
+
+
+def test_spinning_tumbling_body_in_flight_matches_the_tree_integration():
+    """No contact within the margin: the kernel's integration (exponential map, straight-line
+    position) and frame change equal the interpreted step's."""
+    fast, slow = _pair(free_boxes(1), mu=0.5)
+    q0 = _box_q(z=2.0)
+    v0 = np.array([3.0, -1.0, 7.0, 0.5, 0.2, 1.0])
+    qf, vf, _ = _run(fast, q0, v0, 200)
+    qs, vs, _ = _run(slow, q0, v0, 200)
+    np.testing.assert_allclose(qf, qs, atol=1e-13)
+    np.testing.assert_allclose(vf, vs, atol=1e-12)
+
+
+def test_pendulum_tip_on_the_ground_with_joint_damping():
+    """A revolute chain (one velocity block of size 2, joint damping taken implicitly) whose
+    tip sphere rests on a halfspace below the hinge."""
+    tree = RigidBodyTree("arm")
+    L = 0.5
+    for i, parent in enumerate(["world", "l0"]):
+        tree.add_body(f"l{i}", 1.0, com=[L / 2, 0, 0], inertia=np.diag([1e-3, 0.02, 0.02]))
+        tree.add_joint(Revolute(f"j{i}", parent, f"l{i}", axis=[0, 1, 0], damping=0.3,
+                                origin=np.eye(4) if i == 0 else np.array(
+                                    [[1, 0, 0, L], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1.0]])))
+    tree.add_collision_geometry("l1", Sphere(0.03), pose=np.array(
+        [[1, 0, 0, L], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1.0]]), name="tip")
+    X = np.eye(4)
+    X[2, 3] = -0.6
+    tree.add_collision_geometry("world", Halfspace(), pose=X, name="ground")
+    fast, slow = _pair(tree, mu=0.8)
+    q = np.array([0.6, 0.3])
+    qf, vf, cf = _run(fast, q, np.zeros(2), 400)
+    qs, vs, _ = _run(slow, q, np.zeros(2), 400)
+    np.testing.assert_allclose(qf, qs, atol=1e-9)
+    np.testing.assert_allclose(vf, vs, atol=1e-8)
+    assert len(fast.get_output_port("contact_results").eval(cf)) == 1
+
+
+# ---------------------------------------------------------------- memory and fallback
+def test_warm_start_lives_in_the_context_and_reruns_are_bitwise():
+    tree = free_spheres(3, radius=0.05, mass=0.1)
+    s = TimeSteppingRigidBodySystem(tree, H, constraints=[PointContactConstraint(tree, mu=0.5)])
+    q = tree.neutral_configuration()
+    for i, p in enumerate([(0, 0, 0.05), (0.1001, 0, 0.05), (0.05, 0.03, 0.14)]):
+        q[7 * i:7 * i + 7] = [1, 0, 0, 0, *p]
+    a = s.create_default_context()
+    s.set_positions(a, q)
+    b = a.clone()
+    s.advance(a, 60)
+    tag, warm = a.get_memory()["warm_start"]
+    assert tag == "pgs" and np.any(warm > 0)
+    c = s.create_default_context()                      # another run interleaved with b
+    s.set_positions(c, q)
+    for _ in range(60):
+        s.advance(b, 1)
+        s.advance(c, 1)
+    assert np.array_equal(a.discrete_state, b.discrete_state)
+    assert np.array_equal(b.discrete_state, c.discrete_state)
+
+
+def test_unconverged_pgs_falls_back_to_the_lcp_step():
+    """With one sweep allowed the PGS cannot finish; every step is then the interpreted one."""
+    tree = free_boxes(1)
+    one = TimeSteppingRigidBodySystem(tree, H, constraints=[PointContactConstraint(tree, mu=0.5)],
+                                      pgs_max_sweeps=1)
+    slow = TimeSteppingRigidBodySystem(tree, H, constraints=[PointContactConstraint(tree, mu=0.5)],
+                                       contact_solver="lcp")
+    assert one.step_method == "compiled_pgs"
+    v = np.array([0, 0, 2.0, 0.3, 0.0, -0.2])                 # spinning and landing
+    q1, v1, c1 = _run(one, _box_q(z=0.1005), v, 40)
+    qs, vs, _ = _run(slow, _box_q(z=0.1005), v, 40)
+    assert one.get_output_port("step").eval(c1).report.method == "lemke"
+    np.testing.assert_allclose(q1, qs, atol=1e-12)
+    np.testing.assert_allclose(v1, vs, atol=1e-10)
+
+
+def test_contact_results_of_the_compiled_step():
+    """A sphere at rest: normal force m g, no friction, the point midway between the
+    surfaces, the normal; the rows are available on demand and give ``tau_constraint``."""
+    tree = free_spheres(1, radius=0.1, mass=2.0)
+    s = TimeSteppingRigidBodySystem(tree, H, constraints=[PointContactConstraint(tree, mu=0.5)])
+    ctx = s.create_default_context()
+    q = tree.neutral_configuration()
+    q[6] = 0.1
+    s.set_positions(ctx, q)
+    s.advance(ctx, 300)
+    step = s.get_output_port("step").eval(ctx)
+    (c,) = s.get_output_port("contact_results").eval(ctx)
+    assert (c.body_a, c.body_b, c.geometry_b) == ("world", "ball0", "ball0_geom")
+    np.testing.assert_allclose(c.normal, [0, 0, 1])
+    np.testing.assert_allclose(c.point, [0, 0, (q[6] - 0.1) / 2], atol=1e-9)
+    assert c.normal_force == pytest.approx(2.0 * G, rel=1e-9)
+    np.testing.assert_allclose(c.friction_force, 0.0, atol=1e-12)
+    rows = step.rows[0]
+    assert rows.J.shape == (3, 6) and list(rows.kind[:1]) == [1]
+    np.testing.assert_allclose(step.impulses[0], [2.0 * G * H, 0, 0], atol=1e-12)
+    np.testing.assert_allclose(step.tau_constraint, rows.J.T @ step.impulses[0] / H, atol=1e-12)
