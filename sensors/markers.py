@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from typing import Optional, Sequence
 
-import numpy as np
-
 from solvers import ops
 from .base import Sensor
 
@@ -33,38 +31,19 @@ class MarkerSensor(Sensor):
 
     Raises
     ------
-    ValueError
-        An unknown body, a duplicate marker name, or an offset that is not 3 finite numbers.
+    multibody.motion.MarkerSetError
+        (a ``ValueError``) An empty set, a malformed entry, a duplicate marker name, an
+        unknown body or frame, or an offset that is not 3 finite numbers
+        (:func:`multibody.motion.marker_set_arrays`, shared with the marker fitter).
     """
 
     def __init__(self, tree, markers: Sequence, name: Optional[str] = None):
         super().__init__(tree, name=name)
-        who = f"MarkerSensor '{self.name}'"
-        names, bodies, offsets = [], [], []
-        for entry in markers:
-            try:
-                mname, body, offset = entry
-            except (TypeError, ValueError):
-                raise ValueError(f"{who}: each marker is (name, body, offset), got {entry!r}") from None
-            if mname in names:
-                raise ValueError(f"{who}: duplicate marker name {mname!r}")
-            try:
-                frame = tree.get_frame(body)
-            except (KeyError, ValueError, TypeError):
-                raise ValueError(f"{who}: marker {mname!r} is on {body!r}, which is not a body or "
-                                 f"frame of tree '{tree.name}'") from None
-            p = np.asarray(offset, dtype=float).ravel()
-            if p.shape != (3,) or not np.all(np.isfinite(p)):
-                raise ValueError(f"{who}: marker {mname!r} offset must be 3 finite numbers, got "
-                                 f"{offset!r}")
-            X = np.asarray(frame.pose, float)
-            names.append(mname)
-            bodies.append(frame.body)
-            offsets.append(X[:3, :3] @ p + X[:3, 3])
-        if not names:
-            raise ValueError(f"{who}: no markers given")
+        # imported here: ``import sensors`` need not load multibody.motion's scipy modules
+        from multibody.motion import marker_set_arrays
+        names, bodies, offsets = marker_set_arrays(tree, markers, f"MarkerSensor '{self.name}'")
         self.marker_names, self.marker_bodies = names, bodies
-        self.marker_offsets = np.array(offsets)
+        self.marker_offsets = offsets
         self.declare_output_port("positions", 3 * len(names), self._positions, feedthrough=True)
 
     def _positions(self, context):

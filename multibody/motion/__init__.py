@@ -7,8 +7,10 @@ Levenberg-Marquardt with exact Jacobians, warm start, joint limits, occlusions),
 ``q, v, vdot``), :class:`ContactInverseDynamics` (joint torques, ground reaction forces in
 friction cones and a minimised residual wrench on the root, one small QP per frame;
 :func:`estimate_floor` fits the ground plane) and :func:`joint_work` (joint powers, positive
-and absolute work). May import :mod:`multibody.tree`, :mod:`multibody.parsing`,
-:mod:`multibody.models`, :mod:`sensors`, :mod:`solvers`, casadi and scipy.
+and absolute work); :func:`marker_set_arrays`, the one check of a marker list against a tree
+(also used by :class:`sensors.MarkerSensor`). May import :mod:`multibody.tree`,
+:mod:`multibody.parsing`, :mod:`multibody.models`, :mod:`solvers`, casadi and scipy; not
+:mod:`sensors` or :mod:`systems` (``sensors`` imports this package).
 """
 from __future__ import annotations
 
@@ -17,7 +19,8 @@ from .contact_inverse_dynamics import (ContactInverseDynamics, ContactInverseDyn
 from .energetics import JointWork, joint_powers, joint_work
 from .errors import (ContactError, ContactWarning, MarkerFitError, MarkerFitWarning, MarkerSetError,
                      MotionError, TrajectoryError)
-from .marker_fit import MarkerFitResult, MarkerFitter, marker_set_arrays
+from .marker_fit import MarkerFitResult, MarkerFitter
+from .marker_set import marker_set_arrays
 from .smoothing import JointTrajectory, smooth_trajectory
 
 __all__ = ["MarkerFitter", "MarkerFitResult", "marker_set_arrays", "JointTrajectory",

@@ -45,55 +45,9 @@ import numpy as np
 from solvers.compiled import CompiledFunction
 from solvers.progress import ProgressLine
 from .errors import MarkerFitError, MarkerSetError, warn
+from .marker_set import marker_set_arrays
 
-__all__ = ["MarkerFitter", "MarkerFitResult", "marker_set_arrays"]
-
-
-def marker_set_arrays(tree, markers: Sequence, who: str = "marker set"
-                      ) -> tuple[list[str], list[str], np.ndarray]:
-    """Validate ``markers`` = [(name, body, offset (3,))] against ``tree``.
-
-    Frames are resolved to their body (the offset is moved into the body frame).
-
-    Returns
-    -------
-    names : list of str
-    bodies : list of str
-        The body each marker is fixed on.
-    offsets : (M, 3) ndarray
-        Marker positions in their body frames (m).
-
-    Raises
-    ------
-    MarkerSetError
-        An empty set, a malformed entry, a duplicate name, an unknown body or frame, an
-        offset that is not 3 finite numbers.
-    """
-    names, bodies, offsets = [], [], []
-    for entry in markers:
-        try:
-            name, body, offset = entry
-        except (TypeError, ValueError):
-            raise MarkerSetError(f"{who}: each marker is (name, body, offset), got "
-                                 f"{entry!r}") from None
-        if name in names:
-            raise MarkerSetError(f"{who}: duplicate marker name {name!r}")
-        try:
-            frame = tree.get_frame(body)
-        except (KeyError, ValueError, TypeError):
-            raise MarkerSetError(f"{who}: marker {name!r} is on {body!r}, which is not a body "
-                                 f"or frame of tree '{tree.name}'") from None
-        p = np.asarray(offset, dtype=float).ravel()
-        if p.shape != (3,) or not np.all(np.isfinite(p)):
-            raise MarkerSetError(f"{who}: marker {name!r} offset must be 3 finite numbers, "
-                                 f"got {offset!r}")
-        X = np.asarray(frame.pose, float)
-        names.append(str(name))
-        bodies.append(frame.body)
-        offsets.append(X[:3, :3] @ p + X[:3, 3])
-    if not names:
-        raise MarkerSetError(f"{who}: no markers given")
-    return names, bodies, np.array(offsets)
+__all__ = ["MarkerFitter", "MarkerFitResult"]
 
 
 def _kabsch(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
