@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from multibody import models
+from multibody.motion import MarkerSetError
 from multibody.parsing import parse_urdf
 from sensors import MarkerSensor
 from systems.symbolic import to_casadi
@@ -39,3 +40,6 @@ def test_bad_markers_are_named():
         MarkerSensor(tree, [("a", b, [0, 0, 0]), ("a", b, [0, 0, 1])])
     with pytest.raises(ValueError, match="offset must be 3 finite numbers"):
         MarkerSensor(tree, [("a", b, [0, 0])])
+    # the one check shared with MarkerFitter: its named error, naming this sensor
+    with pytest.raises(MarkerSetError, match="MarkerSensor 'mocap': no markers given"):
+        MarkerSensor(tree, [], name="mocap")
