@@ -17,6 +17,10 @@ turn) with the process CPU time (``time.process_time``: on a shared machine, tim
 processes run is not counted), and the table gives medians over the rounds, with BLAS
 limited to one thread.
 
+A last table gives the cost of the first build in a fresh process: compiling into an
+empty cache against loading from a warm one (the cache's integrity checks, a manifest and
+a sha256 of the library, run here, once per library and process, never per call).
+
 Target: the default compiled call at most 3 us. Run:
 ``.venv/bin/python benchmarks/bench_compiled_call.py`` (about 10 s on an idle machine).
 """
@@ -25,6 +29,8 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from typing import Callable
@@ -120,6 +126,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--number", type=int, default=5000, help="calls per batch")
     parser.add_argument("--repeats", type=int, default=20, help="batches")
+    parser.add_argument("--load-runs", type=int, default=3,
+                        help="processes per cell of the load-time table")
     opts = parser.parse_args(argv)
     if hasattr(os, "getloadavg"):
         print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs (times scale "
@@ -138,6 +146,46 @@ def main(argv: list[str] | None = None) -> None:
             ours = dict(rows)["compiled (fresh output)"][0] * 1e6
             print(f"compiled default call: {ours:.2f} us "
                   f"({'meets' if ours <= 3.0 else 'MISSES'} the 3 us target)")
+        load_table(cache_dir, opts.load_runs)
+
+
+_LOAD_CODE = """
+import resource, sys
+from solvers.compiled import CompiledFunction
+sys.path.insert(0, sys.argv[2])
+from bench_compiled_call import build_function
+def cpu():  # this process and its finished children (the compiler)
+    a = resource.getrusage(resource.RUSAGE_SELF)
+    b = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
+f = build_function(True, n_ops=int(sys.argv[3]))
+t1 = cpu()
+cf = CompiledFunction(f, cache_dir=sys.argv[1], lazy=False)
+t2 = cpu()
+assert cf.backend == "c"
+print(t2 - t1)
+"""
+
+
+def load_table(cache_dir: str, runs: int) -> None:
+    """First build in a fresh process: compiling into an empty cache against loading from a
+    warm one (code generation, manifest and hash check, ``dlopen``), in CPU ms, medians of
+    ``runs`` processes (cold and warm alternate)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    print(f"\nfirst build in a new process (CPU ms incl. the compiler, median of {runs} processes)")
+    print(f"{'operations':>10s} {'compile (cold)':>15s} {'load (warm)':>12s} {'library KB':>11s}")
+    for n_ops in (100, 4000):
+        cold, warm = [], []
+        for r in range(runs):
+            with tempfile.TemporaryDirectory() as fresh:
+                for d, out in ((fresh, cold), (cache_dir, warm)):
+                    res = subprocess.run([sys.executable, "-c", _LOAD_CODE, d, here, str(n_ops)],
+                                         capture_output=True, text=True, check=True)
+                    out.append(float(res.stdout.strip().splitlines()[-1]) * 1e3)
+        size = max(os.path.getsize(os.path.join(cache_dir, n)) for n in os.listdir(cache_dir)
+                   if n.startswith("dbk_bench_vec") and n.endswith(".so"))
+        print(f"{n_ops:10d} {statistics.median(cold):15.1f} {statistics.median(warm):12.1f} "
+              f"{size / 1e3:11.0f}")
 
 
 if __name__ == "__main__":
