@@ -448,8 +448,10 @@ def _check_scale(robot_name: str, links: list[LinkSpec], joints: list[JointSpec]
         j = joints[int(np.argmax(offsets))]
         raise rd.error_at(j.line, _owner("joint", j.name),
                           f"<origin> offset {j.origin[:3, 3].tolist()} is so large that the "
-                          "mass matrix overflows in double precision")
+                          f"mass matrix may overflow in double precision (bound "
+                          f"{_MAX_INERTIA:g} on sum(|I| + 3 m R^2))")
     heavy = max(links, key=lambda lk: lk.mass * (1.0 + float(np.linalg.norm(lk.com))) ** 2)
     raise rd.error_at(heavy.line, _owner("link", heavy.name),
-                      f"total mass {mass:g} kg at a reach of {reach:g} m (mass times reach squared) "
-                      "makes the mass matrix overflow in double precision")
+                      f"total mass {mass:g} kg at a reach of {reach:g} m may make the mass "
+                      f"matrix overflow in double precision (bound {_MAX_INERTIA:g} on "
+                      "sum(|I| + 3 m R^2))")

@@ -159,7 +159,7 @@ def test_rotated_huge_inertia_is_rejected_without_numpy_warnings():
 def test_joint_offset_that_overflows_the_mass_matrix_is_rejected():
     err = error_of(doc(offset="1e200 0 0"))
     assert err.element == "joint 'hinge'" and err.line == JOINT_LINE
-    assert "mass matrix overflows" in str(err)
+    assert "mass matrix may overflow" in str(err)
 
 
 def test_heavy_link_far_away_is_rejected():
