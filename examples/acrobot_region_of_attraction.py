@@ -24,6 +24,7 @@ import numpy as np
 from systems.analysis import sweep
 from systems.analysis.compiled import CompiledSimulator
 from acrobot_lqr import build
+from _cluster import add_cluster_arguments, executor, executor_name
 from _plotting import pyplot, save_figure
 
 UPRIGHT = np.array([np.pi, 0.0, 0.0, 0.0])
@@ -60,9 +61,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--span1", type=float, default=0.35, help="theta1 offsets +-span (rad)")
     parser.add_argument("--span2", type=float, default=0.7, help="theta2 offsets +-span (rad)")
     parser.add_argument("--duration", type=float, default=4.0)
-    parser.add_argument("--cluster", action="store_true",
-                        help="run on a dask LocalCluster (extra [cluster])")
-    parser.add_argument("--workers", type=int, default=2)
+    add_cluster_arguments(parser)
     parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                                       "output"))
     args = parser.parse_args(argv)
@@ -70,35 +69,20 @@ def main(argv=None) -> dict:
         parser.error("--grid must be at least 2")
     dq1 = np.linspace(-args.span1, args.span1, args.grid)
     dq2 = np.linspace(-args.span2, args.span2, args.grid)
-    client = cluster = None
-    if args.cluster:
-        try:
-            import distributed
-        except ImportError:
-            raise SystemExit("--cluster needs dask.distributed: pip install "
-                             "'dynablocks[cluster]' (or pip install 'dask[distributed]')") from None
-        cluster = distributed.LocalCluster(n_workers=args.workers, threads_per_worker=1,
-                                           processes=True, dashboard_address=None)
-        client = distributed.Client(cluster)
     # workers import the functions by module name (this file, found on the examples path)
     import acrobot_region_of_attraction as this
     t0 = time.perf_counter()
-    try:
+    with executor(args) as client:
         results = sweep(this.make_simulator, {"dq1": dq1, "dq2": dq2},
                         this.distance_to_upright, args.duration, executor=client,
                         chunk_size=max(1, args.grid))
-    finally:
-        if client is not None:
-            client.close()
-            cluster.close()
     wall = time.perf_counter() - t0
     dist = np.array([r.output if r.ok else np.inf for r in results]).reshape(args.grid,
                                                                              args.grid)
     success = dist < TOLERANCE
-    where = f"dask LocalCluster({args.workers})" if args.cluster else "serially"
     print(f"{args.grid}x{args.grid} initial states within +-{args.span1} rad (theta1) and "
-          f"+-{args.span2} rad (theta2) of upright, {args.duration} s each, {where} in "
-          f"{wall:.1f} s: {success.sum()}/{success.size} balanced "
+          f"+-{args.span2} rad (theta2) of upright, {args.duration} s each, "
+          f"{executor_name(args)} in {wall:.1f} s: {success.sum()}/{success.size} balanced "
           f"({100 * success.mean():.0f} %)")
     for r in results:
         if not r.ok:

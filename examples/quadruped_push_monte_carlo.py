@@ -24,6 +24,7 @@ import numpy as np
 
 from systems.analysis import Simulator, monte_carlo
 from quadruped_standing import build_quadruped, stance_height
+from _cluster import add_cluster_arguments, executor, executor_name
 from _plotting import pyplot, save_figure
 
 PUSH_START, PUSH_LENGTH = 0.2, 0.1
@@ -65,17 +66,6 @@ def stood(height_tilt: np.ndarray) -> bool:
     return bool(abs(height_tilt[0] - stance_height()) < 0.03 and height_tilt[1] < 0.2)
 
 
-def _cluster_client(workers: int):
-    try:
-        import distributed
-    except ImportError:
-        raise SystemExit("--cluster needs dask.distributed: pip install 'dynablocks[cluster]' "
-                         "(or pip install 'dask[distributed]')") from None
-    cluster = distributed.LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                       dashboard_address=None)
-    return cluster, distributed.Client(cluster)
-
-
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=6)
@@ -83,34 +73,25 @@ def main(argv=None) -> dict:
     parser.add_argument("--force-range", type=float, nargs=2, default=FORCE_RANGE,
                         metavar=("MIN", "MAX"), help="push magnitude range (N)")
     parser.add_argument("--duration", type=float, default=0.8)
-    parser.add_argument("--cluster", action="store_true",
-                        help="run on a dask LocalCluster (extra [cluster])")
-    parser.add_argument("--workers", type=int, default=2)
+    add_cluster_arguments(parser)
     parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                                       "output"))
     args = parser.parse_args(argv)
     # workers import these by module name (this file, found on the examples path)
     import quadruped_push_monte_carlo as this
     make = this.PushedQuadruped(args.force_range)
-    cluster = client = None
-    if args.cluster:
-        cluster, client = _cluster_client(args.workers)
     t0 = time.perf_counter()
-    try:
+    with executor(args) as client:
         results = monte_carlo(make, this.trunk_height_and_tilt, args.duration, args.samples,
                               seed=args.seed, executor=client)
-    finally:
-        if client is not None:
-            client.close()
-            cluster.close()
     wall = time.perf_counter() - t0
     pushes = np.array([draw_push(np.random.default_rng(r.seed), args.force_range)
                        for r in results]).reshape(-1, 2)
     success = np.array([r.ok and stood(r.output) for r in results], dtype=bool)
     failed = [r for r in results if not r.ok]
-    where = f"dask LocalCluster({args.workers})" if args.cluster else "serially"
     print(f"{args.samples} pushes of {args.force_range[0]:.0f}-{args.force_range[1]:.0f} N for "
-          f"{PUSH_LENGTH} s, {where} in {wall:.1f} s: stood {success.sum()}/{len(results)} "
+          f"{PUSH_LENGTH} s, {executor_name(args)} in {wall:.1f} s: "
+          f"stood {success.sum()}/{len(results)} "
           f"({100 * success.mean() if len(results) else 0:.0f} %)")
     for r in failed:
         print(f"  sample with seed {r.seed} raised: {r.error.splitlines()[-1]}")
