@@ -37,7 +37,9 @@ Run: ``python examples/human_walking.py --c3d cooper-motion.c3d --out DIR`` (the
 marker files are looked for next to the C3D, or give ``--skeleton`` and ``--marker-set``;
 the whole trial is analysed). Without ``--c3d`` the script synthesizes a short capture of the
 small test skeleton in ``tests/data`` and runs in seconds; ``--markers FILE.npz`` (arrays
-``t``, ``labels``, ``positions`` in metres) is another input.
+``t``, ``labels``, ``positions`` in metres) is another input. ``--viewer`` replays the fitted
+walk with its ground forces and markers in a web browser, ``--html PATH`` saves it as one
+HTML file (both need ``pip install 'dynablocks[viz]'``).
 """
 from __future__ import annotations
 
@@ -49,6 +51,8 @@ import time
 import numpy as np
 
 from multibody.models import human_model
+from multibody.visualization import (ViewerUnavailableError, Visualizer, require_viewer,
+                                     show_run)
 from multibody.motion import (ContactError, ContactInverseDynamics, Floor, MarkerFitter,
                               estimate_floor, joint_work, smooth_trajectory)
 from sensors import MarkerData, read_c3d
@@ -330,7 +334,15 @@ def main(argv=None) -> dict:
                     help="pull of the joint angles to the standing pose (m/rad)")
     ap.add_argument("--no-experiments", action="store_true")
     ap.add_argument("--no-plot", action="store_true")
+    ap.add_argument("--viewer", action="store_true",
+                    help="replay the fitted walk in a web browser (needs the [viz] extra)")
+    ap.add_argument("--html", metavar="PATH", help="save the fitted walk as one HTML file")
     args = ap.parse_args(argv)
+    if args.viewer or args.html:
+        try:
+            require_viewer()
+        except ViewerUnavailableError as exc:
+            raise SystemExit(f"--viewer/--html: {exc}") from None
     os.makedirs(args.out, exist_ok=True)
     skeleton, marker_set = model_files(args)
     model = human_model(skeleton, marker_set)
@@ -441,6 +453,12 @@ def main(argv=None) -> dict:
             plot_noise(plt, args.out, report["noise_study"])
             if report.get("reduced_marker_angle_rms_deg") is not None:
                 plot_reduced(plt, args.out, tree, fit.q, fit_r.q)
+    if args.viewer or args.html:          # the fitted walk, ground forces and markers
+        vis = Visualizer(tree, live=args.viewer, contact_force_scale=0.001, markers=list(
+            zip(names, fitter.marker_bodies, fitter.marker_offsets)))
+        walk = vis.record_trajectory(t, traj.q, res.point_bodies, cid.points,
+                                     res.contact_forces)
+        report["html"] = show_run(vis, walk, html=args.html, replay=args.viewer)
     return {"report": report, "fit": fit, "inverse_dynamics": res, "trajectory": traj,
             "model": model}
 

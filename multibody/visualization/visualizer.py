@@ -230,6 +230,58 @@ class Visualizer(LeafSystem):
             self.scene.set_poses(pos, quat)
             self.scene.set_contacts(cp, cf)
 
+    def record_trajectory(self, times, q, contact_bodies: Sequence[str] = (),
+                          contact_points=None, contact_forces=None) -> Recording:
+        """A :class:`Recording` of a motion computed elsewhere (a fit, a planner, a log).
+
+        Parameters
+        ----------
+        times : array_like, shape (N,)
+            Increasing.
+        q : array_like, shape (N, nq)
+        contact_bodies : sequence of str, length P
+            Body of each contact point.
+        contact_points : array_like, shape (P, 3), optional
+            Contact points in their bodies' frames.
+        contact_forces : array_like, shape (N, P, 3), optional
+            World force at each point in each frame; points with a zero force are left out
+            of that frame.
+
+        Raises
+        ------
+        VisualizationError
+            Shapes that do not fit, an unknown contact body.
+        """
+        who = f"Visualizer '{self.name}'.record_trajectory"
+        t = np.asarray(times, dtype=float).ravel()
+        Q = np.asarray(q, dtype=float)
+        if Q.ndim != 2 or Q.shape != (t.size, self.tree.nq):
+            raise VisualizationError(f"{who}: q has shape {Q.shape}, expected "
+                                     f"({t.size}, nq = {self.tree.nq}) for {t.size} times")
+        bodies = list(contact_bodies)
+        P = len(bodies)
+        pts = np.zeros((0, 3)) if contact_points is None else \
+            np.asarray(contact_points, dtype=float).reshape(-1, 3)
+        F = np.zeros((t.size, 0, 3)) if contact_forces is None else \
+            np.asarray(contact_forces, dtype=float)
+        if pts.shape[0] != P or F.shape != (t.size, P, 3):
+            raise VisualizationError(f"{who}: {P} contact bodies, contact points {pts.shape} "
+                                     f"and forces {F.shape}: expected ({P}, 3) and "
+                                     f"({t.size}, {P}, 3)")
+        unknown = sorted(set(bodies) - set(self.body_names))
+        if unknown:
+            raise VisualizationError(f"{who}: contact bodies {unknown} are not bodies of tree "
+                                     f"'{self.tree.name}'")
+        index = [self.body_names.index(b) for b in bodies]
+        rec = Recording(self.body_names)
+        for k in range(t.size):
+            T = self._poses(Q[k])
+            pos, quat = pose_quaternions(T)
+            world = np.array([T[i, :3, :3] @ p + T[i, :3, 3] for i, p in zip(index, pts)])
+            on = np.linalg.norm(F[k], axis=1) > 0.0 if P else np.zeros(0, bool)
+            rec.append(t[k], pos, quat, world.reshape(-1, 3)[on], F[k][on])
+        return rec
+
     def get_recording(self, context) -> Recording:
         """The frames published in ``context`` (this block's or an enclosing diagram's)."""
         return self.get_my_context_from_root(context).abstract_state[self._rec_index]
@@ -322,12 +374,12 @@ def add_visualizer(builder, plant, publish_period: float = 1.0 / 30.0, **kwargs)
     return vis
 
 
-def show_run(visualizer: Visualizer, context, *, html: Optional[str] = None,
+def show_run(visualizer: Visualizer, run, *, html: Optional[str] = None,
              replay: bool = False) -> Optional[str]:
-    """What a script does after a run: write the recorded run in ``context`` to the HTML
-    file ``html`` (when given), then, with ``replay``, play it in the browser again and
-    again until Ctrl-C. Returns the HTML path (or None)."""
-    recording = visualizer.get_recording(context)
+    """What a script does after a run: write the run (a :class:`Recording`, or the context
+    whose recording to take) to the HTML file ``html`` (when given), then, with ``replay``,
+    play it in the browser again and again until Ctrl-C. Returns the HTML path (or None)."""
+    recording = run if isinstance(run, Recording) else visualizer.get_recording(run)
     if html:
         visualizer.export_html(recording, html)
         print(f"saved {recording.num_frames} frames to {html}")

@@ -1,6 +1,6 @@
-"""The --viewer and --html flags of the contact and quadruped examples: --html writes one
-self-contained HTML file of the run without changing its numbers; without the [viz] extra
-either flag exits non-zero saying how to install it."""
+"""The --viewer and --html flags of the contact, quadruped and human walking examples: --html
+writes one self-contained HTML file of the run without changing its numbers; without the
+[viz] extra either flag exits non-zero saying how to install it."""
 import sys
 
 import numpy as np
@@ -12,13 +12,16 @@ pytest.importorskip("multibody.plants",
                     reason="multibody.plants (TimeSteppingRigidBodySystem) not available")
 
 
-@pytest.mark.parametrize("name", ["contact_spheres_boxes", "quadruped_standing"])
-def test_missing_extra_exits_with_the_install_command(name, monkeypatch):
+@pytest.mark.parametrize("name, args", [
+    ("contact_spheres_boxes", ["--duration", "0.01"]),
+    ("quadruped_standing", ["--duration", "0.01"]),
+    ("human_walking", ["--no-experiments", "--synthetic-frames", "8"])])
+def test_missing_extra_exits_with_the_install_command(name, args, monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "viser", None)  # import viser -> ImportError
     ex = load_example(name)
-    for flag in (["--viewer"], ["--html", "unused.html"]):
+    for flag in (["--viewer"], ["--html", str(tmp_path / "unused.html")]):
         with pytest.raises(SystemExit) as info:
-            ex.main(flag + ["--duration", "0.01", "--no-plot"])
+            ex.main(flag + args + ["--no-plot", "--out", str(tmp_path)])
         assert info.value.code not in (0, None)
         assert "pip install 'dynablocks[viz]'" in str(info.value.code)
 
@@ -43,3 +46,13 @@ def test_quadruped_example_exports_html(tmp_path):
     r = load_example("quadruped_standing").main(["--duration", "0.1", "--no-plot",
                                                   "--html", path])
     assert r["html"] == path and "__VISER_EMBED_DATA__" in open(path, encoding="utf-8").read()
+
+
+def test_human_walking_exports_the_fitted_walk(tmp_path):
+    pytest.importorskip("viser", reason="the viewer needs the [viz] extra (viser)")
+    path = str(tmp_path / "walk.html")
+    r = load_example("human_walking").main(["--out", str(tmp_path), "--no-experiments",
+                                            "--no-plot", "--synthetic-frames", "24",
+                                            "--html", path])
+    assert r["report"]["html"] == path
+    assert "__VISER_EMBED_DATA__" in open(path, encoding="utf-8").read()

@@ -147,3 +147,37 @@ def test_publishing_does_not_change_the_dynamics_and_reruns_are_bitwise():
     np.testing.assert_array_equal(rec2.positions, rec.positions)
     np.testing.assert_array_equal(rec2.quaternions, rec.quaternions)
     assert vis.get_recording(init).num_frames == 0
+
+
+def test_record_trajectory_poses_contacts_and_errors():
+    """A recording of a motion computed elsewhere: body poses are the forward kinematics of
+    each q, contact points are carried to the world by their bodies' poses, points without
+    force are left out of a frame."""
+    tree = S.shapes_tree()
+    vis = Visualizer(tree, live=False, name="viewer")
+    rng = np.random.default_rng(5)
+    Q = np.array([tree.random_configuration(rng) for _ in range(4)])
+    t = np.array([0.0, 0.1, 0.2, 0.3])
+    pts = np.array([[0.0, 0.0, -0.05], [0.1, 0.0, 0.0]])
+    F = rng.normal(size=(4, 2, 3))
+    F[2, 1] = 0.0
+    rec = vis.record_trajectory(t, Q, ["ball", "link"], pts, F)
+    assert rec.num_frames == 4
+    np.testing.assert_array_equal(rec.times, t)
+    for k in range(4):
+        T = body_poses(tree, Q[k])
+        pos, quat = pose_quaternions(T)
+        np.testing.assert_allclose(rec.positions[k], pos, atol=1e-13)
+        np.testing.assert_allclose(np.abs(rec.quaternions[k] @ quat.T).diagonal(), 1, atol=1e-12)
+        cp, cf = rec.contacts(k)
+        b, l = tree.body_pose("ball", Q[k]), tree.body_pose("link", Q[k])
+        world = [b[:3, :3] @ pts[0] + b[:3, 3], l[:3, :3] @ pts[1] + l[:3, 3]]
+        keep = [0] if k == 2 else [0, 1]
+        np.testing.assert_allclose(cp, np.array(world)[keep], atol=1e-12)
+        np.testing.assert_array_equal(cf, F[k][keep])
+    with pytest.raises(VisualizationError, match=r"q has shape \(4, 3\), expected \(4, nq = 29\)"):
+        vis.record_trajectory(t, Q[:, :3])
+    with pytest.raises(VisualizationError, match=r"contact bodies \['nowhere'\] are not bodies"):
+        vis.record_trajectory(t, Q, ["nowhere"], pts[:1], F[:, :1])
+    with pytest.raises(VisualizationError, match="2 contact bodies"):
+        vis.record_trajectory(t, Q, ["ball", "link"], pts, F[:3])
