@@ -36,7 +36,7 @@ from xml.sax.saxutils import quoteattr
 
 import numpy as np
 
-from ..errors import JointError
+from ..errors import InputSizeError, JointError
 
 __all__ = ["write_urdf", "urdf_joint_order", "configuration_to_urdf_order",
            "velocity_to_urdf_order", "configuration_from_urdf_order", "velocity_from_urdf_order"]
@@ -241,65 +241,70 @@ def urdf_joint_order(tree) -> list[str]:
     return [n for n, _, _ in _urdf_layout(tree)[1]]
 
 
+def _urdf_index(tree, kind: str) -> np.ndarray:
+    """Index array ``idx`` with ``x_urdf = x[..., idx]`` for ``kind`` "q" or "v"."""
+    root, layout = _urdf_layout(tree)
+    idx = []
+    if root.type == "free":
+        if kind == "q":   # ours [qw, qx, qy, qz, x, y, z] -> [x, y, z, qx, qy, qz, qw]
+            s = root.q_start
+            idx += [s + 4, s + 5, s + 6, s + 1, s + 2, s + 3, s]
+        else:             # ours [omega; v] -> [v; omega]
+            s = root.v_start
+            idx += [s + 3, s + 4, s + 5, s, s + 1, s + 2]
+    idx += [qi if kind == "q" else vi for _, qi, vi in layout]
+    return np.array(idx, dtype=int)
+
+
+def _checked(tree, x: Any, kind: str, who: str) -> np.ndarray:
+    x = np.asarray(x, float)
+    n = tree.nq if kind == "q" else tree.nv
+    if x.ndim == 0 or x.shape[-1] != n:
+        raise InputSizeError(f"{who}: {kind} must have shape ({n},) or (T, {n}) for tree "
+                             f"'{tree.name}' (n{kind} = {n}), got shape {x.shape}")
+    return x
+
+
 def configuration_to_urdf_order(tree, q: Any) -> np.ndarray:
     """Our configuration ``q`` (nq,) or (T, nq) -> the exported URDF's, Pinocchio's order.
 
     With a Free root (ours ``[qw, qx, qy, qz, x, y, z]``) the result starts with Pinocchio's
     free-flyer ``[x, y, z, qx, qy, qz, qw]``; then one angle per exported joint in
     :func:`urdf_joint_order` (Euler and Universal angles carry over unchanged).
+
+    Raises
+    ------
+    InputSizeError
+        ``q`` whose last axis is not ``nq`` long.
     """
-    root, layout = _urdf_layout(tree)
-    q = np.asarray(q, float)
-    if q.shape[-1] != tree.nq:
-        raise ValueError(f"q has {q.shape[-1]} coordinates but tree '{tree.name}' has nq = "
-                         f"{tree.nq}")
-    parts = []
-    if root.type == "free":
-        s = root.q_start
-        parts.append(q[..., [s + 4, s + 5, s + 6, s + 1, s + 2, s + 3, s]])
-    parts.append(q[..., [i for _, i, _ in layout]])
-    return np.concatenate(parts, axis=-1)
+    q = _checked(tree, q, "q", "configuration_to_urdf_order")
+    return q[..., _urdf_index(tree, "q")]
 
 
 def velocity_to_urdf_order(tree, v: Any) -> np.ndarray:
     """Our ``v`` (or ``vdot``, or ``tau``) (nv,) or (T, nv) -> Pinocchio's order: a Free root's
     ``[omega; v]`` becomes ``[v; omega]`` (both in the root link frame; for ``tau``, our
     ``[torque; force]`` becomes ``[force; torque]``), then the joints in
-    :func:`urdf_joint_order`."""
-    root, layout = _urdf_layout(tree)
-    v = np.asarray(v, float)
-    if v.shape[-1] != tree.nv:
-        raise ValueError(f"v has {v.shape[-1]} coordinates but tree '{tree.name}' has nv = "
-                         f"{tree.nv}")
-    parts = []
-    if root.type == "free":
-        s = root.v_start
-        parts.append(v[..., [s + 3, s + 4, s + 5, s, s + 1, s + 2]])
-    parts.append(v[..., [i for _, _, i in layout]])
-    return np.concatenate(parts, axis=-1)
+    :func:`urdf_joint_order`.
 
-
-def _inverse_index(tree, forward, n: int) -> np.ndarray:
-    """Index array ``idx`` with ``ours = pin[..., idx]`` from the forward map on ``arange``."""
-    perm = forward(tree, np.arange(n, dtype=float)).astype(int)
-    inv = np.empty(n, dtype=int)
-    inv[perm] = np.arange(n)
-    return inv
+    Raises
+    ------
+    InputSizeError
+        ``v`` whose last axis is not ``nv`` long.
+    """
+    v = _checked(tree, v, "v", "velocity_to_urdf_order")
+    return v[..., _urdf_index(tree, "v")]
 
 
 def configuration_from_urdf_order(tree, q_urdf: Any) -> np.ndarray:
-    """Inverse of :func:`configuration_to_urdf_order`: Pinocchio's ``q`` -> ours."""
-    q_urdf = np.asarray(q_urdf, float)
-    if q_urdf.shape[-1] != tree.nq:
-        raise ValueError(f"q has {q_urdf.shape[-1]} coordinates but tree '{tree.name}' has "
-                         f"nq = {tree.nq}")
-    return q_urdf[..., _inverse_index(tree, configuration_to_urdf_order, tree.nq)]
+    """Inverse of :func:`configuration_to_urdf_order`: Pinocchio's ``q`` (nq,) or (T, nq) ->
+    ours."""
+    q_urdf = _checked(tree, q_urdf, "q", "configuration_from_urdf_order")
+    return q_urdf[..., np.argsort(_urdf_index(tree, "q"))]
 
 
 def velocity_from_urdf_order(tree, v_urdf: Any) -> np.ndarray:
-    """Inverse of :func:`velocity_to_urdf_order`: Pinocchio's ``v`` (or ``tau``) -> ours."""
-    v_urdf = np.asarray(v_urdf, float)
-    if v_urdf.shape[-1] != tree.nv:
-        raise ValueError(f"v has {v_urdf.shape[-1]} coordinates but tree '{tree.name}' has "
-                         f"nv = {tree.nv}")
-    return v_urdf[..., _inverse_index(tree, velocity_to_urdf_order, tree.nv)]
+    """Inverse of :func:`velocity_to_urdf_order`: Pinocchio's ``v`` (or ``tau``) (nv,) or
+    (T, nv) -> ours."""
+    v_urdf = _checked(tree, v_urdf, "v", "velocity_from_urdf_order")
+    return v_urdf[..., np.argsort(_urdf_index(tree, "v"))]

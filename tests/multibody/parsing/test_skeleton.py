@@ -300,12 +300,14 @@ def test_marker_set_reader_and_errors(built):
 
 
 # ------------------------------------------------------------------ URDF export
-def _map_q(tree, tree2, q):
-    """Our q -> the reloaded URDF tree's q (joint chains named <joint>_<axis> or _1/_2)."""
-    q2 = np.zeros(tree2.nq)
-    fb = tree.get_joint("floating_base")
-    fb2 = tree2.get_joint("floating_base")
-    q2[fb2.q_start:fb2.q_start + 7] = q[fb.q_start:fb.q_start + 7]
+def _map(tree, tree2, x, kind="q"):
+    """Our q (kind "q") or v/tau (kind "v") -> the reloaded URDF tree's, joint by joint by name
+    (chains named <joint>_<axis> or _1/_2), independently of the writer's own order maps."""
+    start, base = ("q_start", 7) if kind == "q" else ("v_start", 6)
+    x2 = np.zeros(tree2.nq if kind == "q" else tree2.nv)
+    fb, fb2 = tree.get_joint("floating_base"), tree2.get_joint("floating_base")
+    s, s2 = getattr(fb, start), getattr(fb2, start)
+    x2[s2:s2 + base] = x[s:s + base]
     for j in tree.joints:
         if j.type == "free":
             continue
@@ -313,8 +315,8 @@ def _map_q(tree, tree2, q):
                  [f"{j.name}_1", f"{j.name}_2"] if j.type == "universal" else
                  [f"{j.name}_{a}" for a in j.axes])
         for k, n in enumerate(names):
-            q2[tree2.get_joint(n).q_start] = q[j.q_start + k]
-    return q2
+            x2[getattr(tree2.get_joint(n), start)] = x[getattr(j, start) + k]
+    return x2
 
 
 def test_urdf_export_loads_back(built, tmp_path):
@@ -344,31 +346,16 @@ def test_urdf_export_loads_back(built, tmp_path):
     rng = np.random.default_rng(3)
     for _ in range(5):
         q = tree.random_configuration(rng)
-        q2 = _map_q(tree, tree2, q)
+        q2 = _map(tree, tree2, q)
         for b in tree.bodies:
             np.testing.assert_allclose(np.asarray(tree2.body_pose(b.name, q2)),
                                        np.asarray(tree.body_pose(b.name, q)), atol=1e-12)
         v = rng.normal(size=tree.nv)
         a = rng.normal(size=tree.nv)
         tau = np.ravel(tree.inverse_dynamics(q, v, a))
-        tau2 = np.ravel(tree2.inverse_dynamics(q2, _map_q_v(tree, tree2, v),
-                                               _map_q_v(tree, tree2, a)))
-        np.testing.assert_allclose(_map_q_v(tree, tree2, tau), tau2, atol=1e-10)
-
-
-def _map_q_v(tree, tree2, v):
-    v2 = np.zeros(tree2.nv)
-    fb, fb2 = tree.get_joint("floating_base"), tree2.get_joint("floating_base")
-    v2[fb2.v_start:fb2.v_start + 6] = v[fb.v_start:fb.v_start + 6]
-    for j in tree.joints:
-        if j.type == "free":
-            continue
-        names = ([j.name] if j.type == "revolute" else
-                 [f"{j.name}_1", f"{j.name}_2"] if j.type == "universal" else
-                 [f"{j.name}_{a}" for a in j.axes])
-        for k, n in enumerate(names):
-            v2[tree2.get_joint(n).v_start] = v[j.v_start + k]
-    return v2
+        tau2 = np.ravel(tree2.inverse_dynamics(q2, _map(tree, tree2, v, "v"),
+                                               _map(tree, tree2, a, "v")))
+        np.testing.assert_allclose(_map(tree, tree2, tau, "v"), tau2, atol=1e-10)
 
 
 def test_urdf_export_matches_pinocchio(built, tmp_path):
@@ -420,6 +407,27 @@ def test_urdf_export_refuses_ball_joints():
     t.add_joint(Ball("ball", "a", "c"))
     with pytest.raises(JointError, match="joint 'ball'.*not 'ball'.*Euler joint instead"):
         write_urdf(t)
+
+
+def test_urdf_order_maps_are_permutations_with_named_size_errors(built):
+    """The maps move coordinates (no arithmetic): batches of (T, n) round-trip bitwise, the
+    free-flyer block comes first in Pinocchio's layout, and a wrong size is InputSizeError."""
+    from multibody.errors import InputSizeError
+    _, tree, _ = built
+    Q = np.random.default_rng(2).normal(size=(4, tree.nq))
+    V = np.random.default_rng(3).normal(size=(4, tree.nv))
+    Qp, Vp = configuration_to_urdf_order(tree, Q), velocity_to_urdf_order(tree, V)
+    assert Qp.shape == Q.shape and sorted(Qp[1]) == sorted(Q[1])
+    fb = tree.get_joint("floating_base")
+    np.testing.assert_array_equal(Qp[:, :7], Q[:, fb.q_start + np.array([4, 5, 6, 1, 2, 3, 0])])
+    np.testing.assert_array_equal(Vp[:, :6], V[:, fb.v_start + np.array([3, 4, 5, 0, 1, 2])])
+    np.testing.assert_array_equal(configuration_from_urdf_order(tree, Qp), Q)
+    np.testing.assert_array_equal(velocity_from_urdf_order(tree, Vp), V)
+    with pytest.raises(InputSizeError, match=r"configuration_to_urdf_order: q must have shape "
+                                             rf"\({tree.nq},\).*got shape \(3,\)"):
+        configuration_to_urdf_order(tree, np.zeros(3))
+    with pytest.raises(InputSizeError, match="velocity_from_urdf_order: v"):
+        velocity_from_urdf_order(tree, 1.0)
 
 
 @pytest.mark.parametrize("model", ["acrobot", "arm7", "branching"])
