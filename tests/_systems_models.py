@@ -62,3 +62,41 @@ def _sampled_data_loop(T=0.1):
     b.export_output(plant.get_output_port(), "y")
     sink = LogVectorOutput(plant.get_output_port(), b, publish_period=T)
     return b.build(), sink
+
+
+class _JumpSource(LeafSystem):
+    """A periodic unrestricted update adds 10 to xd at t = 0.1 k (k >= 1); output xd."""
+
+    def __init__(self):
+        super().__init__("source")
+        self.declare_discrete_state(1)
+        self.declare_periodic_unrestricted_update(
+            0.1, 0.1, lambda c, s: s.set_discrete_state(s.discrete_state + 10.0))
+        self.declare_output_port("y", 1, lambda c: c.discrete_state, feedthrough=False)
+
+
+class _Sampler(LeafSystem):
+    """A periodic discrete update samples its input at the same times (0.1 k)."""
+
+    def __init__(self):
+        super().__init__("sampler")
+        self.declare_discrete_state(1)
+        u = self.declare_input_port("u", 1)
+        self.declare_periodic_discrete_update(0.1, 0.1, lambda c: u.eval(c))
+
+
+def _jump_then_sample(t_final=0.35):
+    """Source -> Sampler, both updated every 0.1 s, simulated to ``t_final``; returns the final
+    discrete states [source, sampler] (Drake: the sampler sees the source's update due at the
+    same time, so both read 30 at t = 0.35)."""
+    from systems.analysis import Simulator
+    b = DiagramBuilder()
+    src, smp = b.add_system(_JumpSource()), b.add_system(_Sampler())
+    b.connect(src.get_output_port(), smp.get_input_port())
+    d = b.build()
+    sim = Simulator(d)
+    sim.advance_to(t_final)
+    ctx = sim.get_context()
+    return [d.get_subsystem_context(src, ctx).discrete_state[0],
+            d.get_subsystem_context(smp, ctx).discrete_state[0]]
+

@@ -19,6 +19,7 @@ from systems import DiagramBuilder  # noqa: E402
 from systems.analysis import Simulator  # noqa: E402
 from systems import primitives as ours  # noqa: E402
 from systems.primitives import discrete_time_approximation  # noqa: E402
+from _systems_models import _jump_then_sample  # noqa: E402
 
 T = 0.1
 
@@ -196,30 +197,7 @@ def test_unrestricted_then_discrete_updates_as_drake():
     ctx = sim.get_context()
     drake_values = [src.GetMyContextFromRoot(ctx).get_discrete_state(0).get_value()[0],
                     smp.GetMyContextFromRoot(ctx).get_discrete_state(0).get_value()[0]]
-    from systems import LeafSystem
-
-    class Source(LeafSystem):
-        def __init__(self):
-            super().__init__("source")
-            self.declare_discrete_state(1)
-            self.declare_periodic_unrestricted_update(
-                0.1, 0.1, lambda c, s: s.set_discrete_state(s.discrete_state + 10.0))
-            self.declare_output_port("y", 1, lambda c: c.discrete_state, feedthrough=False)
-
-    class Sampler(LeafSystem):
-        def __init__(self):
-            super().__init__("sampler")
-            self.declare_discrete_state(1)
-            u = self.declare_input_port("u", 1)
-            self.declare_periodic_discrete_update(0.1, 0.1, lambda c: u.eval(c))
-
-    ob = DiagramBuilder()
-    osrc, osmp = ob.add_system(Source()), ob.add_system(Sampler())
-    ob.connect(osrc.get_output_port(), osmp.get_input_port())
-    od = ob.build()
-    osim = Simulator(od)
-    osim.advance_to(0.35)
-    assert list(osim.get_context().discrete_state) == drake_values == [30.0, 30.0]
+    assert _jump_then_sample(0.35) == drake_values == [30.0, 30.0]
 
 
 @pytest.mark.parametrize("time_period", [0.0, 0.1])

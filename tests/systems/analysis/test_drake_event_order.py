@@ -17,7 +17,7 @@ from solvers import ops
 from systems import DiagramBuilder, LeafSystem
 from systems.analysis import EventStatus, NonFiniteStateError, Simulator
 from systems.primitives import LogVectorOutput, Ramp, ZeroOrderHold
-from _systems_models import _sampled_data_loop
+from _systems_models import _jump_then_sample, _sampled_data_loop
 
 
 class Counter(LeafSystem):
@@ -96,40 +96,9 @@ def test_the_monitor_is_called_by_initialize_and_can_stop_the_run():
     assert sim2.get_context().time == 0.0 and sim2.get_num_steps_taken() == 0
 
 
-class Source(LeafSystem):
-    """A periodic unrestricted update sets xd to 10 * k at t = 0.1 k; output xd."""
-
-    def __init__(self):
-        super().__init__("source")
-        self.declare_discrete_state(1)
-        self.declare_periodic_unrestricted_update(0.1, 0.1, self._jump)
-        self.declare_output_port("y", 1, lambda c: c.discrete_state, feedthrough=False)
-
-    def _jump(self, context, state):
-        state.set_discrete_state(state.discrete_state + 10.0)
-
-
-class Sampler(LeafSystem):
-    """A periodic discrete update samples its input at the same times."""
-
-    def __init__(self):
-        super().__init__("sampler")
-        self.declare_discrete_state(1)
-        u = self.declare_input_port("u", 1)
-        self.declare_periodic_discrete_update(0.1, 0.1, lambda c: u.eval(c))
-
-
 def test_discrete_updates_see_the_unrestricted_updates_due_at_the_same_time():
-    b = DiagramBuilder()
-    src, smp = b.add_system(Source()), b.add_system(Sampler())
-    b.connect(src.get_output_port(), smp.get_input_port())
-    d = b.build()
-    sim = Simulator(d)
-    sim.advance_to(0.35)
-    ctx = sim.get_context()
     # Drake: x* <- unrestricted(t, x-); xd+ <- discrete(t, x*). Updates at 0.1, 0.2, 0.3.
-    assert d.get_subsystem_context(src, ctx).discrete_state[0] == 30.0
-    assert d.get_subsystem_context(smp, ctx).discrete_state[0] == 30.0   # not 20
+    assert _jump_then_sample(0.35) == [30.0, 30.0]          # the sampler's is not 20
 
 
 class TimeWitness(LeafSystem):
