@@ -25,6 +25,7 @@ import atexit
 import contextlib
 import hashlib
 import os
+import re
 import shutil
 import signal
 import socket
@@ -43,6 +44,9 @@ HOST = hashlib.sha256(socket.gethostname().encode()).hexdigest()[:8]
 """Short hash of the host name, in temporary names (a cache may be shared over NFS)."""
 STALE_AGE_S = 1200.0
 """Age after which any build directory is stale (twice the default compile timeout)."""
+
+_LEGACY_TMP = re.compile(r"dbk_\w+\.[a-z0-9_]{8}\.(?:c|so)")
+"""Temporary files of the earlier layout (``tempfile.mkstemp`` next to the library)."""
 
 active_processes: set = set()      # compiler processes of this process
 active_temporaries: set = set()    # build directories of this process
@@ -160,7 +164,9 @@ def _owner_alive(name: str) -> bool:
 
 def sweep_stale_temporaries(cache_dir: Path, *, max_age_s: float = STALE_AGE_S) -> int:
     """Remove the temporaries in ``cache_dir`` whose process is gone (this host) or that
-    are older than ``max_age_s``. Returns how many were removed."""
+    are older than ``max_age_s``, and temporary files of the earlier cache layout
+    (``dbk_<name>.<8 random characters>.c`` or ``.so``) older than ``max_age_s``. Returns
+    how many were removed."""
     try:
         entries = list(os.scandir(cache_dir))
     except OSError:
@@ -168,13 +174,14 @@ def sweep_stale_temporaries(cache_dir: Path, *, max_age_s: float = STALE_AGE_S) 
     n = 0
     now = time.time()
     for e in entries:
-        if not e.name.startswith(TMP_PREFIX):
+        ours = e.name.startswith(TMP_PREFIX)
+        if not ours and _LEGACY_TMP.fullmatch(e.name) is None:
             continue
         try:
             old = now - e.stat(follow_symlinks=False).st_mtime > max_age_s
         except OSError:
             continue
-        if old or not _owner_alive(e.name):
+        if old or (ours and not _owner_alive(e.name)):
             if e.is_dir(follow_symlinks=False):
                 shutil.rmtree(e.path, ignore_errors=True)
             else:

@@ -210,6 +210,25 @@ def test_stale_temporaries_of_dead_processes_are_removed(cache, tmp_path):
     assert compiled.clear_cache(d) >= 3 and live.exists()        # live owner: still kept
 
 
+def test_temporaries_of_the_earlier_layout_are_removed_when_old(tmp_path):
+    """Before, a compilation wrote dbk_<name>_<key>.<random>.c/.so next to the library; a
+    process killed meanwhile left them forever."""
+    old_c = tmp_path / "dbk_f_0123456789abcdef0123456789abcdef.k3x_9abq.c"
+    old_so = tmp_path / "dbk_f_0123456789abcdef0123456789abcdef.k3x_9abq.so"
+    recent = tmp_path / "dbk_g_0123456789abcdef0123456789abcdef.zz1y2x3w.so"
+    keep = [tmp_path / "dbk_f_0123456789abcdef0123456789abcdef.so",
+            tmp_path / "dbk_f_0123456789abcdef0123456789abcdef.so.sha256",
+            tmp_path / "dbk_f_0123456789abcdef0123456789abcdef.c",
+            tmp_path / "dbk_fastcall_0123456789abcdef.cpython-311-x86_64-linux-gnu.so"]
+    for p in [old_c, old_so, recent, *keep]:
+        p.write_bytes(b"x")
+    hour_ago = time.time() - 2 * store.STALE_AGE_S
+    for p in [old_c, old_so, *keep]:
+        os.utime(p, (hour_ago, hour_ago))
+    assert store.sweep_stale_temporaries(tmp_path) == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(p.name for p in [recent, *keep])
+
+
 @needs_cc
 def test_process_exiting_during_a_background_compile_leaves_no_temporaries(tmp_path):
     pidfile = tmp_path / "cc.pid"
