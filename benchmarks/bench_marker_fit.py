@@ -122,41 +122,38 @@ def main(argv=None) -> None:
     need = args.frames * args.rounds + 1
     if X.shape[0] < need:
         raise SystemExit(f"the capture has {X.shape[0]} frames, {need} needed")
+    def ipopt_frame(x, q):
+        m = np.nan_to_num(x.ravel())
+        mask = np.repeat(np.all(np.isfinite(x), axis=1), 3).astype(float)
+        lbx, ubx = bounds(fitter, q)
+        sol = solver(x0=np.zeros(tree.nv), p=np.concatenate([q, m, mask]), lbx=lbx, ubx=ubx)
+        return np.asarray(step(q, sol["x"])).ravel()
+
+    methods = {"LM": lambda x, q: fitter.fit_frame(x, q)[0],
+               "LM tight": lambda x, q: tight.fit_frame(x, q)[0],
+               "IPOPT": ipopt_frame}
     with threadpool_limits(limits=1):
-        per = {"LM": [], "LM tight": [], "IPOPT": []}
-        dq, dq_t, rms = [], [], {"LM": [], "LM tight": [], "IPOPT": []}
-        q_lm = q_ip = q_t = first.q[0]
+        per = {name: [] for name in methods}
+        rms = {name: [] for name in methods}
+        dq, dq_t = [], []
+        q_warm = {name: first.q[0] for name in methods}   # each method warm-starts itself
         for r in range(args.rounds):
             frames = range(1 + r * args.frames, 1 + (r + 1) * args.frames)
-            c0 = time.process_time()
-            sol_lm = []
-            for k in frames:
-                q_lm, _ = fitter.fit_frame(X[k], q_lm)
-                sol_lm.append(q_lm)
-            per["LM"].append((time.process_time() - c0) / args.frames)
-            c0 = time.process_time()
-            sol_t = []
-            for k in frames:
-                q_t, _ = tight.fit_frame(X[k], q_t)
-                sol_t.append(q_t)
-            per["LM tight"].append((time.process_time() - c0) / args.frames)
-            c0 = time.process_time()
-            sol_ip = []
-            for k in frames:
-                m = np.nan_to_num(X[k].ravel())
-                mask = np.repeat(np.all(np.isfinite(X[k]), axis=1), 3).astype(float)
-                lbx, ubx = bounds(fitter, q_ip)
-                s = solver(x0=np.zeros(tree.nv), p=np.concatenate([q_ip, m, mask]),
-                           lbx=lbx, ubx=ubx)
-                q_ip = np.asarray(step(q_ip, s["x"])).ravel()
-                sol_ip.append(q_ip)
-            per["IPOPT"].append((time.process_time() - c0) / args.frames)
-            for k, a, b, c in zip(frames, sol_lm, sol_ip, sol_t):
-                dq.append(np.abs(tree.difference(a, b)).max())
-                dq_t.append(np.abs(tree.difference(c, b)).max())
-                for lab, q in (("LM", a), ("IPOPT", b), ("LM tight", c)):
-                    e = fitter.marker_positions(q) - X[k]
-                    rms[lab].append(np.sqrt(np.nanmean(np.sum(e ** 2, axis=1))))
+            sol = {}
+            for name, fit_frame in methods.items():        # interleaved within each round
+                c0 = time.process_time()
+                sol[name] = []
+                for k in frames:
+                    q_warm[name] = fit_frame(X[k], q_warm[name])
+                    sol[name].append(q_warm[name])
+                per[name].append((time.process_time() - c0) / args.frames)
+            for i, k in enumerate(frames):
+                ref = sol["IPOPT"][i]
+                dq.append(np.abs(tree.difference(sol["LM"][i], ref)).max())
+                dq_t.append(np.abs(tree.difference(sol["LM tight"][i], ref)).max())
+                for name in methods:
+                    e = fitter.marker_positions(sol[name][i]) - X[k]
+                    rms[name].append(np.sqrt(np.nanmean(np.sum(e ** 2, axis=1))))
     med = {k: statistics.median(v) for k, v in per.items()}
     print(f"model {os.path.basename(skeleton)}: nv = {tree.nv}, {len(names)} markers; "
           f"{args.rounds} interleaved rounds of {args.frames} warm-started frames; CPU time")

@@ -68,8 +68,19 @@ class NotPicklableError(TypeError):
     processes (it is a lambda, a closure or a local function)."""
 
 
+class _Outcome:
+    """``ok`` of a result with an ``error`` field (shared by the two result types)."""
+
+    error: Optional[str]
+
+    @property
+    def ok(self) -> bool:
+        """True when the run reached ``final_time`` without raising."""
+        return self.error is None
+
+
 @dataclass(frozen=True)
-class MonteCarloResult:
+class MonteCarloResult(_Outcome):
     """One Monte Carlo sample.
 
     Attributes
@@ -86,25 +97,15 @@ class MonteCarloResult:
     output: Any
     error: Optional[str] = None
 
-    @property
-    def ok(self) -> bool:
-        """True when the sample ran to ``final_time`` without raising."""
-        return self.error is None
-
 
 @dataclass(frozen=True)
-class SweepResult:
+class SweepResult(_Outcome):
     """One point of a :func:`sweep`: ``params`` (the dict given to ``make_simulator``),
     ``output`` (None on failure) and ``error`` (the exception text, or None)."""
 
     params: dict
     output: Any
     error: Optional[str] = None
-
-    @property
-    def ok(self) -> bool:
-        """True when the run reached ``final_time`` without raising."""
-        return self.error is None
 
 
 def sample_seeds(seed: Optional[int], num_samples: int) -> list[int]:
