@@ -32,6 +32,16 @@ def _size(value, owner: str) -> int:
     return int(value)
 
 
+def _initial(value, n: int, owner: str) -> np.ndarray:
+    """``value`` as (n,) floats (zeros when None), or a ValueError naming ``initial_value``."""
+    if value is None:
+        return np.zeros(n)
+    v = np.asarray(value, dtype=float)
+    if v.shape not in ((n,), (n, 1)):
+        raise ValueError(f"{owner}: initial_value must have shape ({n},), got shape {v.shape}")
+    return v.reshape(n)
+
+
 class ZeroOrderHold(LeafSystem):
     """Samples ``u`` at t = offset + k * period and holds it: y = the last sample.
 
@@ -79,8 +89,7 @@ class ZeroOrderHold(LeafSystem):
             return
         n = _size(vector_size, owner)
         u = self.declare_input_port("u", n)
-        init = np.zeros(n) if initial_value is None else initial_value
-        self.declare_discrete_state(np.asarray(init, dtype=float))
+        self.declare_discrete_state(_initial(initial_value, n, owner))
         self.declare_periodic_discrete_update(self.period, float(offset_sec), lambda c: u.eval(c))
         self.declare_output_port("y", n, lambda c: c.discrete_state, feedthrough=False,
                                  prerequisites=["discrete_state"])
@@ -207,8 +216,7 @@ class DiscreteTimeIntegrator(LeafSystem):
         n = self._n = _size(size, owner)
         h = self._h = _period(time_step, owner, "time_step")
         u = self.declare_input_port("u", n)
-        self.declare_discrete_state(np.zeros(n) if initial_value is None
-                                    else np.asarray(initial_value, float))
+        self.declare_discrete_state(_initial(initial_value, n, owner))
         self.declare_periodic_discrete_update(h, 0.0, lambda c: c.discrete_state + h * u.eval(c))
         self.declare_output_port("y", n, lambda c: c.discrete_state, feedthrough=False,
                                  prerequisites=["discrete_state"])

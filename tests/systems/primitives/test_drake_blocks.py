@@ -76,6 +76,12 @@ def test_discrete_time_integrator_equals_the_closed_form_sum():
     assert symbolic_vs_numeric(integ, ctx, [np.array([4.0])]) == 2
     with pytest.raises(ValueError, match="got 2 values, expected 1"):
         integ.set_integral_value(ctx, [1.0, 2.0])
+    # an initial value of the wrong size is named at construction, not at the first output
+    with pytest.raises(ValueError, match=r"DiscreteTimeIntegrator 'i': initial_value must "
+                                         r"have shape \(2,\), got shape \(3,\)"):
+        DiscreteTimeIntegrator(2, h, initial_value=[1.0, 2.0, 3.0], name="i")
+    with pytest.raises(ValueError, match=r"ZeroOrderHold 'z': initial_value must have shape"):
+        ZeroOrderHold(0.1, 2, initial_value=[1.0], name="z")
 
 
 def test_port_switch_routes_by_its_selector():
