@@ -462,6 +462,8 @@ def _first_step_child(scene: str) -> None:
 
 
 def main(argv: Optional[list] = None) -> dict:
+    """Run the benchmark; returns ``{scene: {engine: seconds per step, engine + "_height":
+    height, ...}}`` (engines: ``dynablocks``, ``dynablocks_lcp``, ``drake``, ``mujoco``)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--repeats", type=int, default=5)
@@ -520,13 +522,13 @@ def main(argv: Optional[list] = None) -> dict:
             row = {}
             for name, r in runs.items():
                 t = med[name]
-                row[name] = {"time": t, "height": r.height()}
+                row[name], row[f"{name}_height"] = t, r.height()
                 ratio = f"{t / med['drake']:>8.2f}x" if "drake" in med else f"{'':>9}"
                 print(f"{SCENES[key]:<26} {ENGINES[name][0]:<32} {1e3 * t:>9.3f} {1 / t:>9.0f} "
                       f"{H / t:>7.2f} {r.height():>11.5f} {ratio}")
             if args.first_step and "dynablocks" in engines:
                 cold, warm = first_step_times(key)
-                row["first_step"] = {"cold": cold, "warm": warm}
+                row["first_step_cold"], row["first_step_warm"] = cold, warm
                 print(f"{'':<26} {'first step: build + 1 step':<32} cold {cold:.2f} s, "
                       f"warm {warm:.2f} s")
             results[key] = row

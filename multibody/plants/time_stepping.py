@@ -26,8 +26,28 @@ in world-aligned coordinates, as Drake does for free bodies (the rotating-frame 
 tumbling body keeps its world velocity and a rolling ball keeps its speed.
 
 Warm start: the previous step's impulses, by row key (contacts: geometry pair and point),
-seed the pivoting solvers. It is kept on the system object, not in the context, because it
-is only a hint: every solution is verified and a failed warm start is retried cold.
+seed the pivoting solvers. It is kept in the context's memory (``"warm_start"``); it is only
+a hint: every solution is verified and a failed warm start is retried cold.
+
+The compiled step (default where it applies)
+--------------------------------------------
+When the only constraint block is a :class:`~multibody.constraints.PointContactConstraint`
+with the default friction (``"cone"``), every geometry pair has closed-form contact points
+(halfspace-sphere, halfspace-box, sphere-sphere) and every joint integrates as ``q + h v``
+or by a quaternion's exponential map, a step is two compiled calls: the fused
+dynamics/kinematics function ``(q, v) -> (H, c, poses, motion columns)`` and the C kernel
+of :mod:`solvers.contact_step` (contact candidates, their rows, ``M^-1 J^T`` on the touched
+velocity blocks, 3 x 3 Delassus blocks, block projected Gauss-Seidel with the friction
+*disc* ``|p_t| <= mu p_n`` -- isotropic by construction -- and an exact active-set polish,
+then the integration). Its warm start (normal and world friction impulse per candidate) is
+kept in the context's memory too. When the kernel does not reach the residual
+``lcp_tolerance`` within ``pgs_max_sweeps`` sweeps, that step is taken by the interpreted
+path below (Lemke's method; ``step.report.method`` says which). The compiled step makes no
+BLAS calls (single-threaded by construction). ``contact_solver="lcp"`` selects the
+interpreted step always; :attr:`TimeSteppingRigidBodySystem.step_method` tells which one a
+system uses and :attr:`~TimeSteppingRigidBodySystem.step_method_reason` why not the compiled
+one (no C compiler: the interpreted step). The kernel's scratch buffers belong to the
+system: step one system's contexts from one thread at a time.
 
 Ports
 -----
@@ -70,6 +90,7 @@ system, the time and the residual (or raises :class:`~solvers.lcp.LCPSolveError`
 """
 from __future__ import annotations
 
+import warnings
 from typing import Optional, Sequence
 
 import numpy as np
@@ -77,7 +98,7 @@ import scipy.linalg as sla
 
 from solvers import ops
 from solvers.compiled import CompiledFunction
-from solvers.contact_step import load_kernel
+from solvers.contact_step import ContactStepBuildError, load_kernel
 from systems import SymbolicEvaluationError
 from systems.events import PeriodicEvent
 
@@ -124,13 +145,25 @@ class TimeSteppingRigidBodySystem(RigidBodySystemBase):
         relative to ``max(1, ||b||)``; default 1e-7).
     backend : {"auto", "c", "casadi"}
         Evaluation of the fused dynamics/kinematics function (compiled C by default).
+    contact_solver : {"auto", "pgs", "lcp"}
+        ``"auto"``: the compiled step with the block-PGS contact solver where it applies
+        (module docstring), else the interpreted step; ``"pgs"``: the compiled step or a
+        ``ValueError`` saying why it does not apply; ``"lcp"``: the interpreted step with
+        the pivoting LCP solvers.
+    pgs_max_sweeps : int
+        Sweeps of the compiled step's PGS before that step falls back to the interpreted
+        one (default 500).
     name : str, optional
 
     Raises
     ------
     ValueError
         ``time_step <= 0``, a block built on another tree or with sizes that do not match
-        the tree, duplicate block names, unsupported block state or events.
+        the tree, duplicate block names, unsupported block state or events, a bad
+        ``contact_solver`` or ``pgs_max_sweeps``, ``contact_solver="pgs"`` where the
+        compiled step does not apply.
+    solvers.contact_step.ContactStepBuildError
+        The C compiler failed on the contact kernel.
     """
 
     def __init__(self, tree, time_step: float, actuators: Sequence = (), sensors: Sequence = (),
@@ -221,10 +254,17 @@ class TimeSteppingRigidBodySystem(RigidBodySystemBase):
         reason = unsupported_reason(tree, self.constraints) if contact_solver != "lcp" else \
             "contact_solver='lcp'"
         if reason is None:
-            kernel = load_kernel()
-            if kernel is None:
+            try:
+                kernel = load_kernel()
+            except ContactStepBuildError as exc:
+                if contact_solver == "pgs":
+                    raise
+                warnings.warn(f"{nm}: the compiled contact step is not available ({exc}); "
+                              "using the interpreted step", TimeSteppingWarning, stacklevel=2)
+                kernel, reason = None, f"the contact kernel did not compile: {exc}"
+            if kernel is None and reason is None:
                 reason = "no C compiler found"
-            else:
+            elif kernel is not None:
                 self._compiled = CompiledContactStep(tree, self.constraints[0], kernel, h,
                                                      np.diag(self._hD).copy(), self._blocks,
                                                      self._mask, int(pgs_max_sweeps))
