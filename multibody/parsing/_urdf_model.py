@@ -26,6 +26,8 @@ JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "plan
 _AXIS_TYPES = ("revolute", "continuous", "prismatic", "planar")
 _MAX_LENGTH = 1e150
 """Largest geometry dimension or offset (m): collision code squares lengths."""
+_ROUNDING = 1e-9      # relative to the largest moment: negative moments tolerated as rounding
+_VISIBLE = 1e-6       # relative triangle-inequality deficit repaired with a warning
 
 
 @dataclass
@@ -230,24 +232,28 @@ def _check_inertia(I: np.ndarray, rd: Reader, node: XmlNode, owner: str) -> np.n
     :class:`URDFWarning`, as Pinocchio and Drake load these files: the deficit
     ``d = I3 - I1 - I2`` is split between the two smaller moments,
     ``I1 + d/2, I2 + d/2, I3`` (same principal axes), the smallest change to them that
-    makes the inertia physical and keeps it nonsingular. Returns ``I`` unchanged otherwise.
+    makes the inertia physical and keeps it nonsingular. Rounding-level defects (a moment
+    down to ``-1e-9`` of the largest, a deficit up to ``1e-6`` of it, as from decimals
+    printed by an exporter) are repaired the same way without a warning, so that the tree's
+    own strict check accepts the result. Returns ``I`` unchanged when it is physical.
     """
     scale = float(np.abs(I).max())
     if scale == 0.0:
         return I
     eig, axes = np.linalg.eigh(I / scale)     # scaled: no overflow for huge finite entries
-    tol = 1e-9
-    if eig[0] < -tol:
+    if eig[0] < -_ROUNDING:
         raise rd.error(node, owner, "rotational inertia is not positive semidefinite "
                                     f"(principal moments {(eig * scale).tolist()})")
-    eig = np.maximum(eig, 0.0)
-    deficit = eig[2] - eig[0] - eig[1]
-    if deficit <= tol * eig[2]:
-        return I
-    fixed = eig + np.array([deficit / 2, deficit / 2, 0.0])
-    rd.warn(node, owner, f"principal moments of inertia {(eig * scale).tolist()} violate the "
-                         "triangle inequality I1 + I2 >= I3 (no rigid body has them); repaired to "
-                         f"{(fixed * scale).tolist()} by raising the two smaller moments")
+    clamped = np.maximum(eig, 0.0)
+    deficit = clamped[2] - clamped[0] - clamped[1]
+    if eig[0] >= 0.0 and deficit <= 0.0:
+        return I                               # physical as written: kept bit for bit
+    fixed = clamped + max(deficit, 0.0) * np.array([0.5, 0.5, 0.0])
+    if deficit > _VISIBLE * clamped[2]:        # beyond the rounding of printed decimals
+        rd.warn(node, owner, f"principal moments of inertia {(eig * scale).tolist()} violate "
+                             "the triangle inequality I1 + I2 >= I3 (no rigid body has them); "
+                             f"repaired to {(fixed * scale).tolist()} by raising the two "
+                             "smaller moments")
     J = (axes * fixed) @ axes.T * scale
     return 0.5 * (J + J.T)
 

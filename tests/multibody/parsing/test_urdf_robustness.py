@@ -237,6 +237,23 @@ def test_boundary_of_the_triangle_inequality_is_accepted_silently():
     load_quietly(doc(ixx="0.1", iyy="0.1", izz="0", rpy="0.3 0.2 0.1"))
 
 
+@pytest.mark.parametrize("izz, ixy", [("2.0000000005", "0"), ("2", "-1e-10"),
+                                      ("2.0000005", "0")])
+def test_rounding_level_defects_are_repaired_silently(izz, ixy):
+    """Deficits of rounding size, relative to I3 below 1e-6 (as from an exporter's printed
+    decimals): (1, 1, 2 + 5e-10), which the tree alone refuses (its tolerance is 1e-12);
+    (1 - 1e-10, 1 + 1e-10, 2) on the boundary; (1, 1, 2 + 5e-7). Repaired without a
+    warning, moments moved by at most the deficit."""
+    text = doc(ixx="1", iyy="1", izz=izz, ixy=ixy, com="0 0 0")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        tree = parse_urdf(text)
+    ev = np.linalg.eigvalsh(tree.get_body("arm").inertia)
+    assert ev[0] + ev[1] >= ev[2] - 1e-15
+    np.testing.assert_allclose(ev, np.linalg.eigvalsh(np.array(
+        [[1, float(ixy), 0], [float(ixy), 1, 0], [0, 0, float(izz)]])), rtol=0, atol=5e-7)
+
+
 def test_not_positive_semidefinite_is_still_an_error():
     err = error_of(doc(ixy="0.5"))
     assert "not positive semidefinite" in str(err) and err.element == "link 'arm'"
