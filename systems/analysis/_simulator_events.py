@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import List, Optional
+from typing import Any, List, Optional, Tuple
 
 import numpy as np
 
 from ..errors import InputNotConnectedError, PortValueError, SystemCallbackError
-from ..events import PeriodicEvent, State, WitnessFunction
+from ..events import InitializationEvent, PeriodicEvent, PerStepEvent, State, WitnessFunction
 
 __all__ = ["SimulationError", "NonFiniteStateError", "EventStatus", "SimulatorStatus"]
 
@@ -106,6 +106,35 @@ class _EventDispatch:
     """Event dispatch and fault reporting of :class:`~systems.analysis.Simulator`."""
 
     # ================================================================== events
+    def _collect_events(self) -> None:
+        """Sort the diagram's events by kind, each with its leaf context."""
+        ctx = self._context
+        leaf_ctx = {}
+        for system, c in zip(self._system.leaf_systems(), ctx.leaf_contexts()):
+            leaf_ctx[id(system)] = c
+        self._timed: List[_Timed] = []
+        self._per_step = {"publish": [], "discrete": [], "unrestricted": []}
+        self._init_events = []
+        self._witnesses: List[Tuple[WitnessFunction, Any]] = []
+        for e in self._system.events():
+            c = leaf_ctx[id(e.system)]
+            if isinstance(e, PeriodicEvent):
+                self._timed.append(_Timed(e, c))
+            elif isinstance(e, PerStepEvent):
+                self._per_step[e.kind].append((e, c))
+            elif isinstance(e, InitializationEvent):
+                self._init_events.append((e, c))
+            elif isinstance(e, WitnessFunction):
+                self._witnesses.append((e, c))
+            else:  # pragma: no cover - the framework defines no other kinds
+                raise TypeError(f"Simulator: unknown event {e!r} of system '{e.system.name}'")
+        self._g_prev: List[float] = []
+        self._per_step_pub = self._per_step["publish"]
+        self._per_step_disc = self._per_step["discrete"]
+        self._per_step_unres = self._per_step["unrestricted"]
+        self._any_per_step_update = bool(self._per_step_disc or self._per_step_unres)
+        self._pending: List[Tuple[Any, Any]] = []
+
     def _due(self, t: float) -> List[_Timed]:
         limit = t + 1e-12 * (t if t > 1.0 else (-t if t < -1.0 else 1.0))
         return [te for te in self._timed if te.t_next <= limit]

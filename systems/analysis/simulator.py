@@ -72,17 +72,16 @@ from __future__ import annotations
 import math
 import numbers
 import time as _time
-from typing import Any, Callable, List, Optional, Tuple
+from typing import Any, Callable, Optional, Tuple
 
 import numpy as np
 
 from solvers.progress import ProgressLine
 from ..diagram import Diagram
-from ..events import InitializationEvent, PeriodicEvent, PerStepEvent, WitnessFunction
 from ..leaf_system import LeafSystem
 from ..system import System
 from ._simulator_events import (EventStatus, NonFiniteStateError, SimulationError,
-                                SimulatorStatus, _EventDispatch, _merge_tol, _Timed)
+                                SimulatorStatus, _EventDispatch, _merge_tol)
 from .integrators import (INTEGRATOR_NAMES, SCIPY_METHODS, TABLEAUS, Stepper, StepSizeError,
                           check_integrator_name, make_stepper)
 
@@ -444,34 +443,6 @@ class Simulator(_EventDispatch):
         return sim / wall if wall > 0 and sim > 0 else 0.0
 
     # ================================================================== setup
-    def _collect_events(self) -> None:
-        ctx = self._context
-        leaf_ctx = {}
-        for system, c in zip(self._system.leaf_systems(), ctx.leaf_contexts()):
-            leaf_ctx[id(system)] = c
-        self._timed: List[_Timed] = []
-        self._per_step = {"publish": [], "discrete": [], "unrestricted": []}
-        self._init_events = []
-        self._witnesses: List[Tuple[WitnessFunction, Any]] = []
-        for e in self._system.events():
-            c = leaf_ctx[id(e.system)]
-            if isinstance(e, PeriodicEvent):
-                self._timed.append(_Timed(e, c))
-            elif isinstance(e, PerStepEvent):
-                self._per_step[e.kind].append((e, c))
-            elif isinstance(e, InitializationEvent):
-                self._init_events.append((e, c))
-            elif isinstance(e, WitnessFunction):
-                self._witnesses.append((e, c))
-            else:  # pragma: no cover - the framework defines no other kinds
-                raise TypeError(f"Simulator: unknown event {e!r} of system '{e.system.name}'")
-        self._g_prev: List[float] = []
-        self._per_step_pub = self._per_step["publish"]
-        self._per_step_disc = self._per_step["discrete"]
-        self._per_step_unres = self._per_step["unrestricted"]
-        self._any_per_step_update = bool(self._per_step_disc or self._per_step_unres)
-        self._pending: List[Tuple[Any, Any]] = []
-
     def _setup_fast_path(self) -> None:
         """The context's fast path for loading (t, x): :class:`~systems.context.StateLoader`
         (one read-only copy of ``x`` shared by the leaves, exactly the dependent cached
