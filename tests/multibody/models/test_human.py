@@ -4,6 +4,7 @@ import pathlib
 import numpy as np
 import pytest
 
+from multibody.errors import InputSizeError
 from multibody.models import HumanModel, human_model, skeleton_height
 from multibody.parsing import SkeletonError, read_skeleton
 from sensors import MarkerSensor
@@ -95,7 +96,8 @@ def test_urdf_order_of_the_configuration(model, tmp_path):
     assert len(names) == model.tree.nv - 6 and "r-thigh_joint_x" in names
     text = model.write_urdf(tmp_path / "h.urdf")
     assert (tmp_path / "h.urdf").read_text() == text and 'name="human"' in text
-    with pytest.raises(ValueError, match="q has 3 coordinates but tree 'human' has nq = 19"):
+    with pytest.raises(InputSizeError, match=r"q must have shape \(19,\) or \(T, 19\) for "
+                                            r"tree 'human' \(nq = 19\), got shape \(3,\)"):
         model.configuration_to_urdf_order(np.zeros(3))
 
 
