@@ -70,6 +70,15 @@ class MarkerData:
         self.times = np.asarray(self.times, float)
         self.positions = np.asarray(self.positions, float)
         self.labels = [str(x) for x in self.labels]
+        if self.times.ndim != 1:
+            raise MotionCaptureError(f"{self.source}: times must have shape (T,), got "
+                                     f"{self.times.shape}")
+        rate = self.rate_hz
+        if isinstance(rate, bool) or not isinstance(rate, (int, float, np.number)) \
+                or not np.isfinite(rate) or rate <= 0:
+            raise MotionCaptureError(f"{self.source}: rate_hz must be a finite number > 0 "
+                                     f"(Hz), got {rate!r}")
+        self.rate_hz = float(rate)
         T, M = self.times.shape[0], len(self.labels)
         if self.positions.shape != (T, M, 3):
             raise MotionCaptureError(f"{self.source}: positions must have shape (T, M, 3) = "
@@ -113,7 +122,16 @@ class MarkerData:
                           self.positions[:, idx, :].copy(), self.rate_hz, self.source)
 
     def frames(self, start: int = 0, stop: int | None = None, step: int = 1) -> "MarkerData":
-        """A slice of the frames (times keep their values)."""
+        """A slice of the frames (times keep their values; the rate becomes ``rate_hz / step``).
+
+        Raises
+        ------
+        MotionCaptureError
+            ``step`` is not a positive integer.
+        """
+        if isinstance(step, bool) or not isinstance(step, (int, np.integer)) or step < 1:
+            raise MotionCaptureError(f"{self.source}: frames() step must be an integer >= 1, "
+                                     f"got {step!r}")
         sl = slice(start, stop, step)
         return MarkerData(self.times[sl].copy(), list(self.labels), self.positions[sl].copy(),
                           self.rate_hz / step, self.source)
@@ -176,6 +194,19 @@ def write_c3d(path: str | os.PathLike, data: MarkerData) -> None:
     """Write marker positions to a C3D file in millimetres (through ezc3d).
 
     NaN samples are written as occluded (residual -1). Used to build small test files.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file to write (overwritten).
+    data : MarkerData
+        ``positions`` (T, M, 3) in metres, ``labels`` (M,), ``rate_hz``; read back by
+        :func:`read_c3d` to the same values (to the file's single-precision floats).
+
+    Raises
+    ------
+    ImportError
+        ezc3d is not installed (the message says ``pip install 'dynablocks[mocap]'``).
     """
     ezc3d = _ezc3d()
     c = ezc3d.c3d()

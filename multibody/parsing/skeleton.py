@@ -384,7 +384,23 @@ def parse_skeleton(text: str, source: str = "<string>") -> Skeleton:
 
 
 def read_skeleton(path: str | os.PathLike) -> Skeleton:
-    """Read a skeleton file (see :func:`parse_skeleton`)."""
+    """Read a skeleton file (format and errors: :func:`parse_skeleton`).
+
+    Parameters
+    ----------
+    path : str or path-like
+
+    Returns
+    -------
+    Skeleton
+
+    Raises
+    ------
+    FileNotFoundError
+        No such file.
+    SkeletonError
+        A malformed line (file and line named).
+    """
     p = pathlib.Path(path)
     if not p.is_file():
         raise FileNotFoundError(f"skeleton file '{p}' does not exist")

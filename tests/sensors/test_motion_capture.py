@@ -74,6 +74,17 @@ def test_bad_input_is_named(tmp_path, monkeypatch):
     with pytest.raises(MotionCaptureError, match=r"positions must have shape \(T, M, 3\) = "
                                                   r"\(2, 1, 3\)"):
         MarkerData(np.zeros(2), ["a"], np.zeros((2, 2, 3)), 10.0, "x")
+    with pytest.raises(MotionCaptureError, match=r"x: rate_hz must be a finite number > 0 "
+                                                  r"\(Hz\), got 0.0"):
+        MarkerData(np.zeros(2), ["a"], np.zeros((2, 1, 3)), 0.0, "x")
+    with pytest.raises(MotionCaptureError, match="rate_hz .* got nan"):
+        MarkerData(np.zeros(2), ["a"], np.zeros((2, 1, 3)), float("nan"), "x")
+    with pytest.raises(MotionCaptureError, match=r"x: times must have shape \(T,\)"):
+        MarkerData(np.zeros((2, 1)), ["a"], np.zeros((2, 1, 3)), 10.0, "x")
+    ok = MarkerData(np.arange(4) / 10.0, ["a"], np.zeros((4, 1, 3)), 10, "x")
+    assert ok.rate_hz == 10.0 and ok.frames(step=2).rate_hz == 5.0
+    with pytest.raises(MotionCaptureError, match="x: frames\\(\\) step must be an integer >= 1"):
+        ok.frames(step=0)
     with pytest.raises(FileNotFoundError, match="C3D file .*nothing.c3d' does not exist"):
         read_c3d(tmp_path / "nothing.c3d")
     junk = tmp_path / "junk.c3d"
