@@ -221,11 +221,16 @@ class CompiledSimulator:
             start += n
         return self._system, index  # pragma: no cover
 
+    def _first_nonfinite(self, vec: np.ndarray, discrete: bool):
+        """``(index, leaf, local index)`` of the first non-finite entry of a flat state (or
+        derivative) vector."""
+        bad = int(np.flatnonzero(~np.isfinite(vec))[0])
+        return (bad,) + tuple(self._locate(bad, discrete))
+
     def _check_finite(self, t0, t1, x, xd, what) -> None:
         for vec, discrete, kind in ((x, False, "continuous state"), (xd, True, "discrete state")):
             if vec.size and not np.all(np.isfinite(vec)):
-                bad = int(np.flatnonzero(~np.isfinite(vec))[0])
-                leaf, local = self._locate(bad, discrete)
+                bad, leaf, local = self._first_nonfinite(vec, discrete)
                 when = f"t={t1!r}" if t0 == t1 else f"the step from t={t0!r} to t={t1!r}"
                 raise NonFiniteStateError(
                     f"compiled simulation of '{self._system.name}': {kind} {local} of system "
@@ -241,8 +246,7 @@ class CompiledSimulator:
         self._write_back(t_prev, x_prev, xd)
         xdot = np.asarray(self._cs.f(t_prev, x_prev, xd, u, p), float).ravel()
         if not np.all(np.isfinite(xdot)):
-            bad = int(np.flatnonzero(~np.isfinite(xdot))[0])
-            leaf, local = self._locate(bad, False)
+            bad, leaf, local = self._first_nonfinite(xdot, False)
             raise NonFiniteStateError(
                 f"compiled simulation of '{self._system.name}': time derivative of continuous "
                 f"state {local} of system '{leaf.name}' (index {bad}) is {xdot[bad]} at "
@@ -329,8 +333,7 @@ class CompiledSimulator:
                 if not (np.all(np.isfinite(kc)) and np.all(np.isfinite(xc))):
                     self._write_back(t, x, xd)
                     vec, what = (kc, "time derivative of") if np.all(np.isfinite(xc)) else (xc, "")
-                    bad = int(np.flatnonzero(~np.isfinite(vec))[0])
-                    leaf, local = self._locate(bad, False)
+                    bad, leaf, local = self._first_nonfinite(vec, False)
                     raise NonFiniteStateError(
                         f"compiled simulation of '{self._system.name}' (CVODES): "
                         f"{what + ' ' if what else ''}continuous state {local} of system "
