@@ -251,7 +251,7 @@ class CompiledContactStep:
         k += 7 * nc
         co = out[k:k + CANDIDATE_OUTPUTS * nc].reshape(nc, CANDIDATE_OUTPUTS)
         Jall = out[k + CANDIDATE_OUTPUTS * nc:].reshape(nc, 3, nv)
-        rows = LazyRows(lambda: _rows(self, co, Jall))
+        rows = LazyRows(lambda: _rows(self, co, Jall, scalars))
         geoms, h = self.geoms, self.h
 
         def make_contacts() -> ContactResults:
@@ -290,9 +290,10 @@ class LazyRows(Sequence):
         return 1
 
 
-def _rows(step: CompiledContactStep, co: np.ndarray, Jall: np.ndarray):
+def _rows(step: CompiledContactStep, co: np.ndarray, Jall: np.ndarray, scalars: tuple):
     """The contact rows of the step as :class:`ConstraintRows` (normals first, then the two
-    tangent rows of each contact, ``FRICTION_BOX`` kind with the disc's radius ``mu``)."""
+    tangent rows of each contact; ``FRICTION_BOX`` kind with bounds ``-+mu``, which the
+    kernel applies to the pair as the disc ``|p_t| <= mu p_n``)."""
     act = np.flatnonzero(co[:, 0])
     na, nv = act.shape[0], step.nv
     if na == 0:
@@ -308,5 +309,12 @@ def _rows(step: CompiledContactStep, co: np.ndarray, Jall: np.ndarray):
     info = {"point": co[act, 2:5], "normal": co[act, 5:8], "distance": co[act, 1],
             "t1": co[act, 8:11], "t2": co[act, 11:14],
             "geometries": [step.geoms[k] for k in act.tolist()]}
-    return ConstraintRows(J, np.zeros(m), np.zeros(m), kind, np.zeros(m), np.full(m, np.inf),
-                          normal, phi, info)
+    _, mu, erp, cfm, mode = scalars[:5]
+    d = co[act, 1]
+    bias = np.zeros(m)
+    bias[:na] = np.where((d > 0) | (mode == 1.0), d, erp * d) / step.h
+    lo = np.full(m, -mu)
+    lo[:na] = 0.0
+    hi = np.full(m, mu)
+    hi[:na] = np.inf
+    return ConstraintRows(J, bias, np.full(m, cfm), kind, lo, hi, normal, phi, info)
