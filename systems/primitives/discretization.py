@@ -58,8 +58,9 @@ def discrete_time_approximation(system: System, time_period: float,
 
     Raises
     ------
-    TypeError
-        For a system that cannot be converted to CasADi (the message names the block).
+    SymbolicEvaluationError
+        (a ``TypeError``) For a system that cannot be converted to CasADi (the message names
+        the block).
     ValueError
         For a system that is already discrete or a bad ``time_period``.
     """
@@ -132,8 +133,8 @@ class DiscreteTimeApproximation(LeafSystem):
         try:
             cs = to_casadi(system)
         except SymbolicEvaluationError as exc:
-            raise TypeError(f"discrete_time_approximation: system '{system.name}' cannot be "
-                            f"discretized: {exc}") from exc
+            raise SymbolicEvaluationError(f"discrete_time_approximation: system "
+                                          f"'{system.name}' cannot be discretized: {exc}") from exc
         self.time_period, self.substeps, self.wrapped = h, m, system
         ctx = system.create_default_context()
         p = np.array(ctx.parameters, float)

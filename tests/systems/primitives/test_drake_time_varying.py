@@ -12,6 +12,7 @@ from scipy.signal import cont2discrete
 from solvers import ops
 from systems import DiagramBuilder, LeafSystem
 from systems.analysis import Simulator
+from systems.errors import SymbolicEvaluationError
 from systems.primitives import (AffineSystem, ConstantVectorSource, DiscreteTimeApproximation, Gain,
                                 Integrator, LinearSystem, SymbolicVectorSystem, TrajectoryAffineSystem,
                                 ZeroOrderHold, discrete_time_approximation)
@@ -180,7 +181,7 @@ def test_rk_discretization_of_a_linear_system_approaches_the_exact_one():
         rk.get_input_port("u").fix_value(c, [u])
         nxt = rk.eval_unique_periodic_discrete_update(c)
         np.testing.assert_allclose(nxt, exact.A @ xd + exact.B[:, 0] * u, atol=1e-9)
-    with pytest.raises(TypeError, match="system 'bad' cannot be discretized"):
+    with pytest.raises(SymbolicEvaluationError, match="system 'bad' cannot be discretized"):
         discrete_time_approximation(_NotSymbolic(), h)
 
 
