@@ -30,12 +30,22 @@ _ARM_WORDS = ("collar", "arm", "hand")
 _FOOT_WORDS = ("foot", "toe")
 
 
+def _z_extent(skeleton: Skeleton) -> tuple[float, float]:
+    """Lowest and highest z of any segment's box in the reference pose (m)."""
+    segs = skeleton.segments.values()
+    return (min(float(g.position[2] - g.half_extents[2]) for g in segs),
+            max(float(g.position[2] + g.half_extents[2]) for g in segs))
+
+
 def skeleton_height(skeleton: Skeleton) -> float:
-    """Standing height of a skeleton in its reference pose: from the lowest to the highest
-    point of any segment's shape (m)."""
-    lo = min(s.position[2] - s.half_extents[2] for s in skeleton.segments.values())
-    hi = max(s.position[2] + s.half_extents[2] for s in skeleton.segments.values())
-    return float(hi - lo)
+    """Standing height of a skeleton in its reference pose (m).
+
+    ``max_i (z_i + h_i) - min_i (z_i - h_i)`` over the segments ``i``, with ``z_i`` the
+    segment's centre height and ``h_i`` its half extent along z (the segments are
+    axis-aligned in the reference pose).
+    """
+    lo, hi = _z_extent(skeleton)
+    return hi - lo
 
 
 @dataclass
@@ -86,7 +96,7 @@ class HumanModel:
         q = self.tree.neutral_configuration()
         root = self.tree.get_joint("floating_base")
         seg = self.skeleton.segments[root.child]
-        lo = min(s.position[2] - s.half_extents[2] for s in self.skeleton.segments.values())
+        lo = _z_extent(self.skeleton)[0]
         p = seg.position - seg.center - np.array([0.0, 0.0, lo])
         q[root.q_start + 4: root.q_start + 7] = p
         return q
