@@ -254,9 +254,9 @@ class ContactInverseDynamics:
                 pts.append(p)
         if not pts:
             raise ContactError(f"{who}: no contact points given")
-        if not friction > 0 or int(edges) < 3:
-            raise ContactError(f"{who}: friction must be > 0 and edges >= 3, got {friction!r}, "
-                               f"{edges!r}")
+        if not (np.isfinite(friction) and friction > 0) or int(edges) < 3:
+            raise ContactError(f"{who}: friction must be finite and > 0 and edges >= 3, got "
+                               f"{friction!r}, {edges!r}")
         for name, val in (("height_threshold", height_threshold),
                           ("speed_threshold", speed_threshold),
                           ("torque_weight", torque_weight), ("force_weight", force_weight)):

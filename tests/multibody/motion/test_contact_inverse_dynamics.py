@@ -127,8 +127,9 @@ def test_bad_input_is_named():
     tree = W.walker()
     with pytest.raises(ContactError, match="'hand', which is not a body"):
         ContactInverseDynamics(tree, {"hand": [(0, 0, 0)]})
-    with pytest.raises(ContactError, match="friction must be > 0"):
-        ContactInverseDynamics(tree, W.contact_points(), friction=0.0)
+    for mu in (0.0, np.inf, np.nan):      # an infinite cone would give NaN generators
+        with pytest.raises(ContactError, match="friction must be finite and > 0"):
+            ContactInverseDynamics(tree, W.contact_points(), friction=mu)
     with pytest.raises(ContactError, match="torque_limits must be 15 numbers"):
         ContactInverseDynamics(tree, W.contact_points(), torque_limits=np.ones(3))
     cid = ContactInverseDynamics(tree, W.contact_points(), floor=Floor(np.array([0, 0, 1.0]),
