@@ -205,7 +205,7 @@ class ContactInverseDynamics:
     floor : Floor, optional
         The ground plane (default ``z = 0``); :func:`estimate_floor` fits one.
     friction : float
-        Coulomb friction coefficient ``mu`` (> 0).
+        Coulomb friction coefficient ``mu`` (finite, > 0).
     edges : int
         Edges of the linearised friction cone (>= 3).
     height_threshold : float
@@ -222,8 +222,9 @@ class ContactInverseDynamics:
     Raises
     ------
     ContactError
-        No free root joint, an unknown body, bad points, ``friction <= 0``, ``edges < 3``,
-        negative weights or thresholds, torque limits of the wrong size.
+        No free root joint, an unknown body, bad points, a non-finite or non-positive
+        ``friction``, ``edges < 3``, negative weights or thresholds, torque limits of the
+        wrong size.
     """
 
     def __init__(self, tree, contact_points: dict, *, floor: Optional[Floor] = None,
