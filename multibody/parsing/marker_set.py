@@ -83,23 +83,13 @@ def parse_marker_set(text: str, source: str = "<string>") -> list[MarkerPlacemen
 
 
 def read_marker_set(path: str | os.PathLike) -> list[MarkerPlacement]:
-    """Read a marker-placement file (format and errors: :func:`parse_marker_set`).
-
-    Parameters
-    ----------
-    path : str or path-like
-
-    Returns
-    -------
-    list of MarkerPlacement
-        In file order.
+    """Read a marker-placement file: :func:`parse_marker_set` of its text (same returns and errors,
+    the file named in the messages).
 
     Raises
     ------
     FileNotFoundError
         No such file.
-    SkeletonError
-        A line that is not ``NAME SEGMENT X Y Z`` (file and line named) or a duplicate name.
     """
     p = pathlib.Path(path)
     if not p.is_file():

@@ -384,22 +384,13 @@ def parse_skeleton(text: str, source: str = "<string>") -> Skeleton:
 
 
 def read_skeleton(path: str | os.PathLike) -> Skeleton:
-    """Read a skeleton file (format and errors: :func:`parse_skeleton`).
-
-    Parameters
-    ----------
-    path : str or path-like
-
-    Returns
-    -------
-    Skeleton
+    """Read a skeleton file: :func:`parse_skeleton` of its text (same returns and errors,
+    the file named in the messages).
 
     Raises
     ------
     FileNotFoundError
         No such file.
-    SkeletonError
-        A malformed line (file and line named).
     """
     p = pathlib.Path(path)
     if not p.is_file():
