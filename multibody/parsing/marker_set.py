@@ -83,14 +83,8 @@ def parse_marker_set(text: str, source: str = "<string>") -> list[MarkerPlacemen
 
 
 def read_marker_set(path: str | os.PathLike) -> list[MarkerPlacement]:
-    """Read a marker-placement file: :func:`parse_marker_set` of its text (same returns and errors,
-    the file named in the messages).
-
-    Raises
-    ------
-    FileNotFoundError
-        No such file.
-    """
+    """Read a marker-placement file: :func:`parse_marker_set` of its text, with the file
+    named in the errors (``FileNotFoundError`` when there is no such file)."""
     p = pathlib.Path(path)
     if not p.is_file():
         raise FileNotFoundError(f"marker file '{p}' does not exist")

@@ -384,14 +384,8 @@ def parse_skeleton(text: str, source: str = "<string>") -> Skeleton:
 
 
 def read_skeleton(path: str | os.PathLike) -> Skeleton:
-    """Read a skeleton file: :func:`parse_skeleton` of its text (same returns and errors,
-    the file named in the messages).
-
-    Raises
-    ------
-    FileNotFoundError
-        No such file.
-    """
+    """Read a skeleton file: :func:`parse_skeleton` of its text, with the file named in the
+    errors (``FileNotFoundError`` when there is no such file)."""
     p = pathlib.Path(path)
     if not p.is_file():
         raise FileNotFoundError(f"skeleton file '{p}' does not exist")
