@@ -184,9 +184,13 @@ class DiagramBuilder:
             name = system.name if isinstance(system, System) else repr(system)
             raise DiagramBuildError(f"cannot remove system '{name}': it was not added to this "
                                     f"builder (it has {list(self._names)})")
-        self._connections = [(o, i) for o, i in self._connections
-                             if o.system is not system and i.system is not system]
-        self._input_owner = {k: v for k, v in self._input_owner.items() if k[0] != id(system)}
+        kept = [(o, i) for o, i in self._connections
+                if o.system is not system and i.system is not system]
+        # inputs fed by the removed system become free again, as do its own inputs
+        freed = {(id(i.system), i.index) for o, i in self._connections if o.system is system}
+        self._connections = kept
+        self._input_owner = {k: v for k, v in self._input_owner.items()
+                             if k[0] != id(system) and k not in freed}
         exported = []
         for name, targets in self.exported_input_ports:
             keep = [t for t in targets if t.system is not system]

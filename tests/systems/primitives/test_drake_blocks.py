@@ -229,3 +229,18 @@ def test_builder_disconnect_and_remove_system():
     np.testing.assert_allclose(d.get_output_port("y1").eval(d.create_default_context()), [30.0])
     b2 = DiagramBuilder()
     b2.add_system(extra)                                            # free to be added again
+
+
+def test_removing_a_source_frees_the_inputs_it_fed():
+    """Drake's RemoveSystem drops the connections from the removed system: the input it fed
+    can be connected to another source (it stayed claimed by the removed one before)."""
+    b = DiagramBuilder()
+    a = b.add_system(ConstantVectorSource([1.0], name="a"))
+    g = b.add_system(Gain(2.0, name="g"))
+    b.connect(a.get_output_port(), g.get_input_port())
+    b.export_output(g.get_output_port(), "y")
+    b.remove_system(a)
+    c = b.add_system(ConstantVectorSource([3.0], name="c"))
+    b.connect(c.get_output_port(), g.get_input_port())
+    d = b.build()
+    np.testing.assert_allclose(d.get_output_port("y").eval(d.create_default_context()), [6.0])
