@@ -68,9 +68,10 @@ from typing import Optional
 import numpy as np
 
 from . import _compiled_build as _build
+from . import _contact_step_numpy as _numpy
 from ._contact_step_source import SOURCE, VERSION
 
-__all__ = ["ContactStepKernel", "ContactStepBuildError", "load_kernel", "CANDIDATE_INTS", "CANDIDATE_DOUBLES",
+__all__ = ["ContactStepKernel", "NumpyContactStepKernel", "ContactStepBuildError", "load_kernel", "CANDIDATE_INTS", "CANDIDATE_DOUBLES",
            "CANDIDATE_OUTPUTS", "HEADER_INTS", "NUM_SCALARS"]
 
 CANDIDATE_INTS = 8
@@ -110,6 +111,9 @@ class ContactStepKernel:
         The shared library.
     """
 
+    compiled = True
+    """The C kernel (:class:`NumpyContactStepKernel` has ``compiled = False``)."""
+
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         lib = ctypes.CDLL(str(self.path))
@@ -135,6 +139,21 @@ class ContactStepKernel:
         return f"ContactStepKernel({str(self.path)!r})"
 
 
+class NumpyContactStepKernel:
+    """The same step in numpy (the fallback without a C compiler, and an independent
+    implementation the C kernel is tested against): :meth:`step` takes the same buffers."""
+
+    compiled = False
+
+    def step(self, it: np.ndarray, dt: np.ndarray, inp: np.ndarray, out: np.ndarray,
+             work: np.ndarray, iwork: np.ndarray) -> int:
+        """As :meth:`ContactStepKernel.step` (``work`` and ``iwork`` are not used)."""
+        return _numpy.contact_step(it, dt, inp, out)
+
+    def __repr__(self) -> str:
+        return "NumpyContactStepKernel()"
+
+
 def _compile(source: str, target: Path, cc: list, flags: tuple) -> None:
     """Compile into a private temporary directory, then rename atomically into place."""
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -156,10 +175,11 @@ def _compile(source: str, target: Path, cc: list, flags: tuple) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def load_kernel(compiler: Optional[str] = None,
-                cache_dir: Optional[Path] = None) -> Optional[ContactStepKernel]:
+def load_kernel(compiler: Optional[str] = None, cache_dir: Optional[Path] = None,
+                numpy_fallback: bool = True):
     """The compiled kernel (built once per machine into the disk cache, loaded once per
-    process), or None when no C compiler is found.
+    process); where no C compiler is found, a :class:`NumpyContactStepKernel` (or None with
+    ``numpy_fallback=False``).
 
     Raises
     ------
@@ -168,7 +188,7 @@ def load_kernel(compiler: Optional[str] = None,
     """
     cc = _build.find_compiler(compiler)
     if cc is None:
-        return None
+        return NumpyContactStepKernel() if numpy_fallback else None
     flags = ("-O2",)
     h = hashlib.sha256()
     for part in (f"contact-step-v{VERSION}", sys.platform, platform.machine(), " ".join(cc),

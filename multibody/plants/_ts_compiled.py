@@ -231,8 +231,12 @@ class CompiledContactStep:
         else:
             self._in_w[:] = 0.0
         out, out_p = self._out()
-        it_p, dt_p, in_p, w_p, iw_p = self._ptrs
-        if self.kernel.pointer_call((it_p, dt_p, in_p, out_p, w_p, iw_p)) != 0:
+        if self.kernel.compiled:
+            it_p, dt_p, in_p, w_p, iw_p = self._ptrs
+            code = self.kernel.pointer_call((it_p, dt_p, in_p, out_p, w_p, iw_p))
+        else:
+            code = self.kernel.step(self.it, self.dt, self.inp, out, self.work, self.iwork)
+        if code != 0:
             return None
         k = nq + 3 * nv
         stat = out[k:k + 4].tolist()

@@ -46,8 +46,9 @@ path below (Lemke's method; ``step.report.method`` says which). The compiled ste
 BLAS calls (single-threaded by construction). ``contact_solver="lcp"`` selects the
 interpreted step always; :attr:`TimeSteppingRigidBodySystem.step_method` tells which one a
 system uses and :attr:`~TimeSteppingRigidBodySystem.step_method_reason` why not the compiled
-one (no C compiler: the interpreted step). The kernel's scratch buffers belong to the
-system: step one system's contexts from one thread at a time.
+one. Without a C compiler the same step runs in numpy (``"numpy_pgs"``, slower). The
+kernel's scratch buffers belong to the system: step one system's contexts from one thread at
+a time.
 
 Ports
 -----
@@ -262,9 +263,7 @@ class TimeSteppingRigidBodySystem(RigidBodySystemBase):
                 warnings.warn(f"{nm}: the compiled contact step is not available ({exc}); "
                               "using the interpreted step", TimeSteppingWarning, stacklevel=2)
                 kernel, reason = None, f"the contact kernel did not compile: {exc}"
-            if kernel is None and reason is None:
-                reason = "no C compiler found"
-            elif kernel is not None:
+            if kernel is not None:
                 self._compiled = CompiledContactStep(tree, self.constraints[0], kernel, h,
                                                      np.diag(self._hD).copy(), self._blocks,
                                                      self._mask, int(pgs_max_sweeps))
@@ -275,9 +274,11 @@ class TimeSteppingRigidBodySystem(RigidBodySystemBase):
             soft = ("kp", "kd") if cn.spring else ("erp", "cfm")
             self._compiled_params = tuple(self.parameter_index(f"{cn.name}.{n}")
                                           for n in ("mu",) + soft)
-        self.step_method = "compiled_pgs" if self._compiled is not None else "lcp"
-        """``"compiled_pgs"`` (the compiled step with the block-PGS contact solver) or
-        ``"lcp"`` (the interpreted step with the pivoting LCP solvers)."""
+        self.step_method = "lcp" if self._compiled is None else \
+            ("compiled_pgs" if self._compiled.kernel.compiled else "numpy_pgs")
+        """``"compiled_pgs"`` (the compiled step with the block-PGS contact solver),
+        ``"numpy_pgs"`` (the same step in numpy, where no C compiler is found) or ``"lcp"``
+        (the interpreted step with the pivoting LCP solvers)."""
         self.step_method_reason = reason
         """Why the compiled step is not used (None when it is)."""
         sizes = sorted({b - a for a, b in self._blocks})

@@ -72,19 +72,28 @@ def test_scene_without_closed_form_pairs_uses_the_interpreted_step():
 
 
 @pytest.mark.filterwarnings("ignore::solvers.compiled.CompilationWarning")
-def test_without_a_compiler_the_plant_takes_the_interpreted_step(monkeypatch):
+def test_without_a_compiler_the_step_runs_in_numpy_and_agrees_with_c(monkeypatch):
+    """No compiler: the kernel's numpy twin takes the step (same tables and algorithm); a
+    sphere dropped onto a sliding sphere ends where the C kernel puts it (to 1e-12)."""
+    tree = free_spheres(2, radius=0.05, mass=0.1)
+    q = tree.neutral_configuration()
+    q[0:7] = [1, 0, 0, 0, 0, 0, 0.05]
+    q[7:14] = [1, 0, 0, 0, 0.02, 0.0, 0.16]
+    v = np.zeros(12)
+    v[3] = 0.3
+    c_plant = TimeSteppingRigidBodySystem(tree, H, constraints=[PointContactConstraint(tree)])
+    qc, vc, _ = _run(c_plant, q, v, 120)
     import solvers._compiled_build as build
     import solvers.contact_step as cs
     monkeypatch.setattr(build, "find_compiler", lambda compiler=None: None)
     monkeypatch.setattr(cs, "_LOADED", {})
-    tree = free_spheres(1)
     s = TimeSteppingRigidBodySystem(tree, H, constraints=[PointContactConstraint(tree)])
-    assert s.step_method == "lcp" and s.step_method_reason == "no C compiler found"
-    q = tree.neutral_configuration()
-    q[6] = 0.1
-    qn, vn, ctx = _run(s, q, np.zeros(6), 50)
-    assert qn[6] == pytest.approx(0.1, abs=1e-9)           # rests on the ground
-    assert s.get_output_port("step").eval(ctx).report.method == "lemke"
+    assert s.step_method == "numpy_pgs" and s.step_method_reason is None
+    qn, vn, ctx = _run(s, q, v, 120)
+    np.testing.assert_allclose(qn, qc, atol=1e-12)
+    np.testing.assert_allclose(vn, vc, atol=1e-11)
+    assert qn[13] < 0.16 - 0.005 and s.get_output_port("step").eval(ctx).report.method == "pgs"
+    assert cs.load_kernel(numpy_fallback=False) is None
 
 
 # ---------------------------------------------------------------- agreement

@@ -1,0 +1,345 @@
+"""The contact step of :mod:`solvers.contact_step` in numpy (private): the fallback where no
+C compiler is found, and an independent implementation the C kernel is tested against.
+
+Same tables, inputs and outputs as the C source (:mod:`solvers._contact_step_source`), same
+algorithm step by step (block Cholesky, free velocity, speculative margin, candidates and
+rows, ``M^-1 J^T``, Delassus blocks, block PGS with the friction disc, over-relaxation after
+the first polish, the active-set polish, residual, integration, frame change); numpy does
+the small dense algebra, Python loops over contacts and sweeps (slow for many contacts).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__: list[str] = []  # private module
+
+CI, CD, CO, HDR = 8, 12, 24, 32
+OMEGA = 1.4
+
+
+def _quat_rot(q):
+    w, x, y, z = q
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+
+
+def _quat_exp_mul(q, w, h):
+    a, b, c = w[0] * h, w[1] * h, w[2] * h
+    t2 = a * a + b * b + c * c
+    if t2 < 1e-6:
+        cw, s = 1 - t2 / 8 + t2 * t2 / 384, 0.5 - t2 / 48 + t2 * t2 / 3840
+    else:
+        t = math.sqrt(t2)
+        cw, s = math.cos(t / 2), math.sin(t / 2) / t
+    bw, bx, by, bz = cw, s * a, s * b, s * c
+    aw, ax, ay, az = q
+    return np.array([aw * bw - ax * bx - ay * by - az * bz, aw * bx + ax * bw + ay * bz - az * by,
+                     aw * by - ax * bz + ay * bw + az * bx, aw * bz + ax * by - ay * bx + az * bw])
+
+
+def _lmax2(a, b, c):
+    m, d = 0.5 * (a + c), 0.5 * (a - c)
+    return m + math.sqrt(d * d + b * b)
+
+
+class _Problem:
+    """The active contacts of one step: rows J (3, nv), Y = M^-1 J^T (3, nv), G (3, 3), bias,
+    the touched velocity ranges, impulses p (3,)."""
+
+    def __init__(self, nv, mu, cfm):
+        self.nv, self.mu, self.cfm = nv, mu, cfm
+        self.J, self.Y, self.G, self.b, self.blk, self.p, self.k = [], [], [], [], [], [], []
+
+    def vel(self, vfree):
+        v = vfree.copy()
+        for Y, p in zip(self.Y, self.p):
+            v += Y.T @ p
+        return v
+
+    def w(self, j, vel):
+        w = self.J[j] @ vel + self.cfm * self.p[j]
+        w[0] += self.b[j]
+        return w
+
+    def residual(self, vel):
+        res = 0.0
+        for j in range(len(self.p)):
+            w, p, G = self.w(j, vel), self.p[j], self.G[j]
+            pn_ = p[0] - w[0] / G[0, 0]
+            rn = abs(p[0] - max(pn_, 0.0)) * G[0, 0]
+            g = _lmax2(G[1, 1], 0.5 * (G[1, 2] + G[2, 1]), G[2, 2])
+            a = p[1:] - w[1:] / g
+            tt, lim = math.hypot(a[0], a[1]), self.mu * p[0]
+            if tt > lim:
+                a = a * (lim / tt if tt > 0 else 0.0)
+            rt = math.hypot(p[1] - a[0], p[2] - a[1]) * g
+            res = max(res, rn, rt)
+        return res
+
+    def polish(self, vfree, bias):
+        """The C kernel's polish: returns the new impulses or None."""
+        na, mu, cfm = len(self.p), self.mu, self.cfm
+        idn, idt, dsl, nu = [-1] * na, [-1] * na, np.zeros((na, 2)), 0
+        for j, p in enumerate(self.p):
+            if p[0] > 0:
+                idn[j] = nu
+                nu += 1
+                tt = math.hypot(p[1], p[2])
+                if tt < mu * p[0] * (1 - 1e-9):
+                    idt[j] = nu
+                    nu += 2
+                elif tt > 0:
+                    dsl[j] = p[1:] / tt
+        if nu == 0:
+            return None
+        M, x = np.zeros((nu, nu)), np.zeros(nu)
+        for j in range(na):
+            if idn[j] < 0:
+                continue
+            rows = [(0, idn[j])] + ([(1, idt[j]), (2, idt[j] + 1)] if idt[j] >= 0 else [])
+            for r, row in rows:
+                x[row] = -(self.J[j][r] @ vfree + (bias[j] if r == 0 else 0.0))
+                for ll in range(na):
+                    if idn[ll] < 0 or not (self.blk[j] & self.blk[ll]):
+                        continue
+                    A = self.J[j][r] @ self.Y[ll].T
+                    if ll == j:
+                        A[r] += cfm
+                    if idt[ll] >= 0:
+                        M[row, idn[ll]] += A[0]
+                        M[row, idt[ll]:idt[ll] + 2] += A[1:]
+                    else:
+                        M[row, idn[ll]] += A[0] + mu * (dsl[ll] @ A[1:])
+        try:
+            sol = np.linalg.solve(M, x)
+        except np.linalg.LinAlgError:
+            return None
+        if not np.all(np.isfinite(sol)):
+            return None
+        out = []
+        for j in range(na):
+            if idn[j] < 0:
+                out.append(np.zeros(3))
+                continue
+            pn = sol[idn[j]]
+            if not pn >= 0:
+                return None
+            if idt[j] >= 0:
+                pt = sol[idt[j]:idt[j] + 2]
+                if not math.hypot(pt[0], pt[1]) <= mu * pn * (1 + 1e-9):
+                    return None
+            else:
+                pt = mu * pn * dsl[j]
+            out.append(np.array([pn, pt[0], pt[1]]))
+        return out
+
+
+def contact_step(it: np.ndarray, dt: np.ndarray, inp: np.ndarray, out: np.ndarray) -> int:
+    """The C kernel's ``dbk_contact_step`` on the same buffers (work arrays not needed);
+    returns 0, or 1 when a velocity block of ``H + h D`` is not positive definite."""
+    it = [int(x) for x in it]
+    nq, nv, nb, nc, nblock, nj, nfree, maxit, nreach = it[0:9]
+    ob, oj, of, oc, orr, oa = it[9:15]
+    cand_d = dt[it[HDR]:]
+    reach = dt[it[HDR + 1]:]
+    hD = dt[it[HDR + 2]:it[HDR + 2] + nv]
+    h, margin0, mu, erp, cfm_raw, mode, tol, ittol = inp[0:8]
+    cfm = cfm_raw / h
+    k = 8
+    q, v, tau = inp[k:k + nq], inp[k + nq:k + nq + nv], inp[k + nq + nv:k + nq + 2 * nv]
+    k += nq + 2 * nv
+    H = inp[k:k + nv * nv].reshape(nv, nv)
+    c = inp[k + nv * nv:k + nv * nv + nv]
+    k += nv * nv + nv
+    P = inp[k:k + 12 * nb].reshape(nb, 12)
+    S = inp[k + 12 * nb:k + 12 * nb + 6 * nv].reshape(6, nv)
+    warm = inp[k + 12 * nb + 6 * nv:k + 12 * nb + 6 * nv + 4 * nc].reshape(max(nc, 0), 4)
+    W, U = S[:3], S[3:]
+    R = P[:, :9].reshape(nb, 3, 3)
+    pos = P[:, 9:]
+    blocks = [(it[ob + 2 * i], it[ob + 2 * i + 1]) for i in range(nblock)]
+    # 1-2. block Cholesky and the free velocity
+    Meff = H + np.diag(hD)
+    chol = []
+    for s, n in blocks:
+        try:
+            chol.append(np.linalg.cholesky(Meff[s:s + n, s:s + n]))
+        except np.linalg.LinAlgError:
+            return 1
+
+    def solve(x, which=None):
+        x = x.copy()
+        for i in (range(nblock) if which is None else which):
+            s, n = blocks[i]
+            Lb = chol[i]
+            x[s:s + n] = np.linalg.solve(Lb.T, np.linalg.solve(Lb, x[s:s + n]))
+        return x
+    vfree = v + solve(h * (tau - c))
+    for i in range(nfree):
+        vs = it[of + 2 * i + 1]
+        vfree[vs + 3:vs + 6] += h * np.cross(v[vs:vs + 3], v[vs + 3:vs + 6])
+    # 3. margin
+    sp = []
+    for i in range(nreach):
+        b = it[orr + i]
+        cols = it[it[oa + 2 * b]:it[oa + 2 * b] + it[oa + 2 * b + 1]]
+        w = W[:, cols] @ v[cols]
+        u = U[:, cols] @ v[cols]
+        vo = u + np.cross(w, pos[b])
+        sp.append(math.sqrt(vo @ vo) + math.sqrt(w @ w) * reach[i])
+    sp = sorted(sp)[-2:]
+    margin = margin0 + h * sum(sp)
+    # 4. candidates
+    co = np.zeros((nc, CO))
+    Jall = np.zeros((nc, 3, nv))
+    prob = _Problem(nv, mu, cfm)
+    bias_l, bscale = [], 1.0
+    for kk in range(nc):
+        ci = it[oc + CI * kk:oc + CI * (kk + 1)]
+        cd = cand_d[CD * kk:CD * (kk + 1)]
+        if ci[0] == 0:
+            nh = R[ci[3]] @ cd[6:9]
+            org = pos[ci[3]] + R[ci[3]] @ cd[3:6]
+            pc = pos[ci[4]] + R[ci[4]] @ cd[0:3]
+            d = nh @ (pc - org)
+            dist = d - cd[9]
+            x = 0.5 * ((pc - d * nh) + (pc - cd[9] * nh))
+            n = -nh if ci[5] else nh
+        else:
+            ca_ = pos[ci[1]] + R[ci[1]] @ cd[0:3]
+            cb_ = pos[ci[2]] + R[ci[2]] @ cd[3:6]
+            dd = cb_ - ca_
+            ln = math.sqrt(dd @ dd)
+            n = dd / ln if ln > 1e-15 else np.array([0.0, 0.0, 1.0])
+            dist = ln - cd[9] - cd[10]
+            x = 0.5 * ((ca_ + cd[9] * n) + (cb_ - cd[10] * n))
+        co[kk, 1], co[kk, 2:5], co[kk, 5:8] = dist, x, n
+        if not dist <= margin:
+            continue
+        co[kk, 0] = 1.0
+        aa = np.array([1.0, 0, 0]) if abs(n[0]) < 0.9 else np.array([0, 1.0, 0])
+        t1 = aa - (aa @ n) * n
+        t1 /= math.sqrt(t1 @ t1)
+        colsig = it[ci[6]:ci[6] + 2 * ci[7]]
+        cols, sig = np.array(colsig[0::2], int), np.array(colsig[1::2], float)
+        sv = sig * vfree[cols]
+        vel3 = U[:, cols] @ sv + np.cross(W[:, cols] @ sv, x)
+        vt = vel3 - (vel3 @ n) * n
+        speed = math.sqrt(vt @ vt)
+        if speed > 1e-12:
+            t1 = -vt / speed
+        t2 = np.cross(n, t1)
+        co[kk, 8:11], co[kk, 11:14] = t1, t2
+        J = np.zeros((3, nv))
+        for r, dr in enumerate((n, t1, t2)):
+            J[r, cols] = sig * (dr @ U[:, cols] + np.cross(x, dr) @ W[:, cols])
+        Jall[kk] = J
+        bl = it[ci[6] + 2 * ci[7]:ci[6] + 2 * ci[7] + 1 + it[ci[6] + 2 * ci[7]]][1:]
+        Y = np.array([solve(J[r], bl) for r in range(3)])
+        G = J @ Y.T + cfm * np.eye(3)
+        bias = dist / h if (mode == 1 or dist > 0) else erp * dist / h
+        jv = J @ vfree
+        jv[0] += bias
+        bscale = max(bscale, float(np.max(np.abs(jv))))
+        wk = warm[kk]
+        p = np.array([max(wk[0], 0.0), wk[1:] @ t1, wk[1:] @ t2])
+        tt, lim = math.hypot(p[1], p[2]), mu * p[0]
+        if tt > lim:
+            p[1:] *= lim / tt if tt > 0 else 0.0
+        prob.J.append(J)
+        prob.Y.append(Y)
+        prob.G.append(G)
+        prob.b.append(bias)
+        prob.blk.append(set(bl))
+        prob.p.append(p)
+        prob.k.append(kk)
+        bias_l.append(bias)
+    # 5. PGS
+    na = len(prob.p)
+    vel = prob.vel(vfree)
+    it_n, last_polish, change = 0, 0, 0.0
+    while it_n < maxit and na > 0:
+        change = 0.0
+        om = 1.0 if it_n < 2 else OMEGA
+        for j in range(na):
+            G, p, Y = prob.G[j], prob.p[j], prob.Y[j]
+            w = prob.w(j, vel)
+            pn = max(p[0] - om * w[0] / G[0, 0], 0.0)
+            dpn = pn - p[0]
+            wt = w[1:] + G[1:, 0] * dpn
+            a, b, cdd = G[1, 1], 0.5 * (G[1, 2] + G[2, 1]), G[2, 2]
+            det = a * cdd - b * b
+            lim, pt, tt = mu * pn, np.zeros(2), math.inf
+            if det > 1e-300 * (a * cdd + 1e-300):
+                pt = p[1:] - om * np.array([cdd * wt[0] - b * wt[1], a * wt[1] - b * wt[0]]) / det
+                tt = math.hypot(pt[0], pt[1])
+            g = _lmax2(a, b, cdd)
+            if tt > lim:
+                pt = p[1:] - wt / g
+                tt = math.hypot(pt[0], pt[1])
+                if tt > lim:
+                    pt = pt * (lim / tt if tt > 0 else 0.0)
+            d = np.array([dpn, pt[0] - p[1], pt[1] - p[2]])
+            change = max(change, abs(dpn) * G[0, 0], abs(d[1]) * g, abs(d[2]) * g)
+            prob.p[j] = np.array([pn, pt[0], pt[1]])
+            vel = vel + Y.T @ d
+        it_n += 1
+        if change <= ittol * bscale:
+            break
+        if it_n - 1 == 1 or (change < 1e-6 * bscale and it_n - 1 - last_polish >= 8):
+            last_polish = it_n - 1
+            saved = [p.copy() for p in prob.p]
+            r0 = prob.residual(vel)
+            new = prob.polish(vfree, bias_l)
+            if new is not None:
+                prob.p = new
+                vtmp = prob.vel(vfree)
+                r1 = prob.residual(vtmp)
+                if r1 <= ittol * bscale:
+                    vel = vtmp
+                    break
+                if r1 < r0:
+                    vel = vtmp
+                else:
+                    prob.p = saved
+    # 6. velocity, residual, outputs
+    vn = prob.vel(vfree)
+    tauc = np.zeros(nv)
+    for J, p in zip(prob.J, prob.p):
+        tauc += J.T @ p / h
+    res = prob.residual(vn)
+    imp = np.zeros(3 * nc)
+    wout = np.zeros((nc, 4))
+    for j, (kk, p) in enumerate(zip(prob.k, prob.p)):
+        s = prob.J[j] @ vn
+        co[kk, 17:19] = s[1:]
+        co[kk, 14:17] = p
+        co[kk, 20] = p[0]
+        co[kk, 21:24] = p[1] * co[kk, 8:11] + p[2] * co[kk, 11:14]
+        wout[kk] = co[kk, 20:24]
+        imp[j], imp[na + 2 * j], imp[na + 2 * j + 1] = p
+    # 7-8. integration and the free joints' frames
+    qn = q.copy()
+    for i in range(nj):
+        tp, qs, vs, jnq = it[oj + 4 * i:oj + 4 * i + 4]
+        if tp == 0:
+            qn[qs:qs + jnq] = q[qs:qs + jnq] + h * vn[vs:vs + jnq]
+        else:
+            qn[qs:qs + 4] = _quat_exp_mul(q[qs:qs + 4], vn[vs:vs + 3], h)
+            if tp == 2:
+                qn[qs + 4:qs + 7] = q[qs + 4:qs + 7] + h * (_quat_rot(q[qs:qs + 4]) @ vn[vs + 3:vs + 6])
+    for i in range(nfree):
+        qs, vs = it[of + 2 * i], it[of + 2 * i + 1]
+        Rr = _quat_rot(qn[qs:qs + 4]).T @ _quat_rot(q[qs:qs + 4])
+        vn[vs:vs + 3], vn[vs + 3:vs + 6] = Rr @ vn[vs:vs + 3], Rr @ vn[vs + 3:vs + 6]
+    o = 0
+    for part in (qn, vn, tauc, (vn - v) / h,
+                 [1.0 if res <= tol * bscale else 0.0, it_n + 1e6 * na, res / bscale, margin],
+                 imp, wout.ravel(), co.ravel(), Jall.ravel()):
+        part = np.asarray(part, float).ravel()
+        out[o:o + part.size] = part
+        o += part.size
+    return 0
