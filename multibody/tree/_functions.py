@@ -17,6 +17,7 @@ the map. Large batches are split over threads (``map(N, "thread", k)``).
 """
 from __future__ import annotations
 
+import threading
 from typing import Any, Callable
 
 import casadi as ca
@@ -170,6 +171,7 @@ class _Batched:
         self.evaluator = evaluator
         self.base = None  # the function to map: compiled external, or fun on the VM
         self.maps: dict[tuple[int, int], tuple] = {}
+        self.lock = threading.Lock()
         self.out_sp = [fun.sparsity_out(i) for i in range(fun.n_out())]
         # per output: None (dense column: the raw (N, rows) result is the answer) or the
         # C-order positions of the nonzeros in a (rows, cols) matrix
@@ -219,18 +221,20 @@ class _Batched:
         return m
 
     def __call__(self, args: list, n: int, threads: int = 1) -> list:
-        fbuf, feval = self._buffer(n, max(1, min(int(threads), n)))
-        for i, a in enumerate(args):
-            fbuf.set_arg(i, memoryview(a))
-        raw = []
-        for i, sp in enumerate(self.out_sp):
-            r = np.empty((n, sp.nnz()))
-            fbuf.set_res(i, memoryview(r))
-            raw.append(r)
-        feval()
-        if fbuf.ret() != 0:
+        raw = [np.empty((n, sp.nnz())) for sp in self.out_sp]
+        # one buffer per batch size holds raw pointers to the arrays: calls from several
+        # threads take turns (interleaved set_arg/eval corrupted memory)
+        with self.lock:
+            fbuf, feval = self._buffer(n, max(1, min(int(threads), n)))
+            for i, a in enumerate(args):
+                fbuf.set_arg(i, memoryview(a))
+            for i, r in enumerate(raw):
+                fbuf.set_res(i, memoryview(r))
+            feval()
+            ret = fbuf.ret()
+        if ret != 0:
             raise RuntimeError(f"batched evaluation of '{self.fun.name()}' failed "
-                               f"(return code {fbuf.ret()})")
+                               f"(return code {ret})")
         outs = []
         for r, sp, pos in zip(raw, self.out_sp, self.out_pos):
             if pos is None:

@@ -19,6 +19,7 @@ optimization and optimal control", Math. Prog. Comp. 11, 2019, section 4.6).
 """
 from __future__ import annotations
 
+import threading
 from typing import Any, Optional
 
 import numpy as np
@@ -62,6 +63,7 @@ class BatchedDynamics:
         self.threads = max(1, int(threads))
         self.thread_min = max(1, int(thread_min))
         self._maps: dict = {}
+        self._lock = threading.Lock()
 
     def _batch(self, name: str, arr: Any, size: int, n: Optional[int]) -> np.ndarray:
         try:
@@ -121,20 +123,22 @@ class BatchedDynamics:
         Xb = self._batch("X", X, cs.nx, None)
         n = Xb.shape[0]
         Ub = None if U is None else self._batch("U", U, cs.nu, n)
-        fbuf, feval = self._buffer(n, Ub is not None)
         args = [np.array([t]), Xb, np.ascontiguousarray(xd, dtype=float),
                 Ub if Ub is not None else np.ascontiguousarray(u, dtype=float),
                 np.ascontiguousarray(p, dtype=float)]
-        for i, a in enumerate(args):
-            if a.size:
-                fbuf.set_arg(i, memoryview(a))
         out = np.empty((n, cs.nx))
-        if out.size:
-            fbuf.set_res(0, memoryview(out))
-        feval()
-        if fbuf.ret() != 0:
+        with self._lock:  # a buffer holds raw pointers: concurrent calls take turns
+            fbuf, feval = self._buffer(n, Ub is not None)
+            for i, a in enumerate(args):
+                if a.size:
+                    fbuf.set_arg(i, memoryview(a))
+            if out.size:
+                fbuf.set_res(0, memoryview(out))
+            feval()
+            ret = fbuf.ret()
+        if ret != 0:
             raise RuntimeError(f"batched time derivatives of '{self.system.name}' failed "
-                               f"(return code {fbuf.ret()})")
+                               f"(return code {ret})")
         return out
 
 
