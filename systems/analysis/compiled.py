@@ -185,6 +185,10 @@ class CompiledSimulator:
 
     def advance_to(self, t_final: float) -> None:
         """Integrate to ``t_final``, applying discrete updates and recording logs on the way."""
+        if isinstance(t_final, bool) or not isinstance(t_final, (int, float, np.number)) \
+                or not math.isfinite(t_final):
+            raise ValueError(f"CompiledSimulator.advance_to: final time must be a finite number, "
+                             f"got {t_final!r}")
         if not self._initialized:
             self.initialize()
         t, x, xd, u, p = self._cs.from_context(self._context)

@@ -118,3 +118,7 @@ def test_compiled_mode_refuses_events_it_cannot_run_and_bad_names():
     sim.advance_to(0.5)
     with pytest.raises(ValueError, match="earlier than the current time"):
         sim.advance_to(0.1)
+    for bad in (float("nan"), float("inf")):      # refused before anything runs
+        with pytest.raises(ValueError, match="final time must be a finite number"):
+            sim.advance_to(bad)
+    assert sim.get_context().time == 0.5
