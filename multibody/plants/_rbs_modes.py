@@ -18,7 +18,7 @@ Stick entry. A site about to stick (at initialization, after a plastic touchdown
 slip stops) whose sticking friction is already outside the circle slides at once, along
 the impending slip (a box released on a slope steeper than the friction angle, or
 stopping there after sliding uphill): its slip guard would start negative and never
-cross. A ``stop`` trigger at a slip speed above ``SLIP_DIRECTION_SPEED`` (the slip turned
+cross. A ``stop`` trigger at a slip speed above ``STOP_SPEED`` (the slip turned
 away from its entry direction without stopping) keeps sliding along the slip as it is.
 
 Touchdown impulse: boxed LCP on ``P`` with ``v^+ = v^- + M^{-1} J^T P``: equality rows
@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._rbs_unilateral import (RETRY_REGULARIZATION, SLIP_DIRECTION_SPEED, PainleveError,
+from ._rbs_unilateral import (RETRY_REGULARIZATION, PainleveError,
                               assemble, cho_inv, regularized_lcp, solve_accelerations,
                               turn_pairs)
 
@@ -55,6 +55,9 @@ SEPARATION_GAP = 1e-12
 """Signed distance (m) a separating site is left at after its touchdown impulse."""
 GAP_TOLERANCE = 1e-6
 """Signed distance (m) within which a site counts as touching at initialization."""
+STOP_SPEED = 1e-6
+"""A ``stop`` trigger at a slip speed above this (m/s) is the slip turning away from its
+entry direction, not stopping: the site keeps sliding."""
 STICK_TOLERANCE = 1e-9
 """Relative margin by which sticking friction may exceed ``mu f_n`` at stick entry
 (roundoff at the friction angle itself) before the site slides instead."""
@@ -310,7 +313,7 @@ def declare_witnesses(sys) -> None:
             if pts:
                 slip = np.mean([p.vt @ p.tangents for p in pts], axis=0)
                 sp = float(np.linalg.norm(slip))
-                if sp > SLIP_DIRECTION_SPEED:
+                if sp > STOP_SPEED:
                     # the slip turned away from its entry direction without stopping
                     # (a sideways force): keep sliding, along the slip as it is now
                     _set(state, sys, k, ("slide", slip / sp))

@@ -54,11 +54,13 @@ from .solutions import RigidBodySolution
 
 __all__ = ["PainleveError", "SiteSolution", "solve_accelerations", "assemble", "cho_inv",
            "regularized_lcp", "turn_pairs", "ACCEPT_RESIDUAL", "REGULARIZATION", "RETRY_REGULARIZATION",
-           "SLIP_DIRECTION_SPEED"]
+           "SLIP_BLEND_SPEED"]
 
-SLIP_DIRECTION_SPEED = 1e-4
-"""Below this slip speed (m/s) a sliding point's friction keeps the site's slip direction
-at mode entry (the direction of a vanishing slip velocity is noise)."""
+SLIP_BLEND_SPEED = 1e-9
+"""A sliding point's friction opposes ``v_t + SLIP_BLEND_SPEED s_0`` (m/s; ``s_0`` the
+site's slip direction at mode entry): its slip direction, turned smoothly (no jump for
+the integrator to resolve) into ``s_0`` as the slip vanishes (at slide entry, where the
+direction of a vanishing slip velocity is noise)."""
 ACCEPT_RESIDUAL = 1e-6
 """An LCP answer the pivoting solvers flag "inaccurate" (degenerate contact sets) is
 accepted when its natural-map residual is below this (relative to max(1, |b|)); the
@@ -112,13 +114,10 @@ def _site_rows(sys, q, v, modes):
             t_idx = None
             if p.Jt is not None and p.mu > 0:
                 if mode[0] == "slide":
-                    vt = p.vt
-                    sp = float(np.linalg.norm(vt))
-                    if sp > SLIP_DIRECTION_SPEED:
-                        s2 = vt / sp
-                    else:
-                        s2 = p.tangents @ mode[1]
-                        s2 = s2 / max(np.linalg.norm(s2), 1e-300)
+                    # the slip direction, turning smoothly into the site's entry
+                    # direction as the slip vanishes (a continuous right-hand side)
+                    s2 = p.vt + SLIP_BLEND_SPEED * (p.tangents @ mode[1])
+                    s2 = s2 / max(float(np.linalg.norm(s2)), 1e-300)
                     jf = p.Jn - p.mu * (s2 @ p.Jt)
                     rec.append((p, n_idx, None, -p.mu * (s2 @ p.tangents), p.tangents))
                 else:
