@@ -30,13 +30,26 @@ from solvers.lcp import LCPResult, LCPSolveError, solve_boxed_lcp, solve_lcp
 
 from ..constraints.base import BILATERAL, BOUNDED, FRICTION_BOX, FRICTION_CONE, UNILATERAL
 
-__all__ = ["TimeSteppingWarning", "SolveReport", "solve_impulses"]
+__all__ = ["TimeSteppingWarning", "SolveReport", "solve_impulses", "one_blas_thread"]
 
 
 PIVOT_TOL = 1e-10
 """Relative pivot tolerance of Lemke's method here. The solvers' default (1e-12) lets Lemke
 pivot on round-off-sized entries of the friction-cone LCPs of piles of spheres (it then
 cycles to the pivot limit); 1e-10 solves them (e.g. 139 pivots for a size-168 LCP)."""
+
+
+_BLAS: list = []
+
+
+def one_blas_thread():
+    """A context limiting BLAS to one thread (threadpoolctl), so that no BLAS thread spins
+    on the small products of a step; the controller is built once per process, after which
+    a limit costs ~10 us."""
+    if not _BLAS:
+        from threadpoolctl import ThreadpoolController
+        _BLAS.append(ThreadpoolController())
+    return _BLAS[0].limit(limits=1, user_api="blas")
 
 
 class TimeSteppingWarning(RuntimeWarning):

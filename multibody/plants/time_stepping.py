@@ -106,7 +106,8 @@ from systems.events import PeriodicEvent
 from ..constraints import ConstraintRows, ContactResults, StepKinematics, softening_from_spring
 from ..constraints.kinematics import cross_rows
 from ._time_stepping_kinematics import ancestor_mask, fused_function, quat_to_rot
-from ._time_stepping_solve import SolveReport, TimeSteppingWarning, solve_impulses
+from ._time_stepping_solve import (SolveReport, TimeSteppingWarning, one_blas_thread,
+                                   solve_impulses)
 from ._ts_compiled import PGS_TAG, CompiledContactStep, unsupported_reason
 from .base import RigidBodySystemBase
 from .solutions import StepSolution
@@ -430,6 +431,12 @@ class TimeSteppingRigidBodySystem(RigidBodySystemBase):
             if sol is not None:
                 self._update_blocks(context, xd, x, sol)
                 return sol
+        with one_blas_thread():            # no BLAS threads spinning on small products
+            return self._interpreted_step(context, xd, t, q, v, x, tau)
+
+    def _interpreted_step(self, context, xd, t, q, v, x, tau) -> StepSolution:
+        """The step with numpy and the pivoting LCP solvers (module docstring)."""
+        h, nq, nv = self.time_step, self.nq, self.nv
         H, c, kinm = self.kinematics(q, v, t)
         Meff = H + self._hD
         try:
