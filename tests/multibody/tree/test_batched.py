@@ -9,6 +9,7 @@ import pytest
 import models as M
 from multibody import RigidBodyTree, Revolute
 from multibody.errors import InputSizeError
+from _concurrency import mismatches_under_threads
 
 TOL = 1e-12
 
@@ -148,23 +149,10 @@ def test_concurrent_batched_calls_from_threads_are_exact():
     """Batched calls share one CasADi buffer per batch size; threads calling the same tree
     take turns (before, interleaved calls corrupted memory or returned another thread's
     rows). Each thread's results equal its own single-threaded ones bitwise."""
-    import threading
     tree = M.arm7(backend="c")
-    sets = []
+    calls, expected = [], []
     for k in range(4):
         Q, V, A = _batch(tree, 200, seed=10 + k)
-        sets.append((Q, V, A, tree.inverse_dynamics(Q, V, A).copy()))
-    wrong = []
-
-    def work(k):
-        Q, V, A, ref = sets[k]
-        for _ in range(100):
-            if not np.array_equal(tree.inverse_dynamics(Q, V, A), ref):
-                wrong.append(k)
-
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert wrong == []
+        calls.append(lambda Q=Q, V=V, A=A: tree.inverse_dynamics(Q, V, A))
+        expected.append(calls[-1]().copy())
+    assert mismatches_under_threads(calls, expected) == []

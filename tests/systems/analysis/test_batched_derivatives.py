@@ -5,6 +5,7 @@ against the closed-form vector field, serial and threaded alike; wrong shapes ar
 import numpy as np
 import pytest
 
+from _concurrency import mismatches_under_threads
 from _systems_models import B_DAMP, G, _closed_loop_lqr, _plant_context
 from systems.analysis import BatchedDynamics, BatchShapeError, batched_time_derivatives
 
@@ -63,25 +64,12 @@ def test_bad_shapes_are_named():
 def test_concurrent_calls_from_threads_are_exact():
     """One BatchedDynamics used from four threads at once: every call equals, bitwise, the
     same call made before the threads started (the shared CasADi buffer is used in turn)."""
-    import threading
     plant, ctx = _plant_context(0.0, 0.0, tau=0.0)
     bd = BatchedDynamics(plant)
-    work_sets = []
+    calls, expected = [], []
     for k in range(4):
         X = _rows(300, seed=20 + k)
         U = np.random.default_rng(30 + k).normal(size=(300, 1))
-        work_sets.append((X, U, bd.time_derivatives(ctx, X, U).copy()))
-    wrong = []
-
-    def work(k):
-        X, U, ref = work_sets[k]
-        for _ in range(100):
-            if not np.array_equal(bd.time_derivatives(ctx, X, U), ref):
-                wrong.append(k)
-
-    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert wrong == []
+        calls.append(lambda X=X, U=U: bd.time_derivatives(ctx, X, U))
+        expected.append(calls[-1]().copy())
+    assert mismatches_under_threads(calls, expected) == []
