@@ -56,11 +56,13 @@ __all__ = ["PainleveError", "SiteSolution", "solve_accelerations", "assemble", "
            "regularized_lcp", "turn_pairs", "ACCEPT_RESIDUAL", "REGULARIZATION", "RETRY_REGULARIZATION",
            "SLIP_BLEND_SPEED"]
 
-SLIP_BLEND_SPEED = 1e-9
-"""A sliding point's friction opposes ``v_t + SLIP_BLEND_SPEED s_0`` (m/s; ``s_0`` the
-site's slip direction at mode entry): its slip direction, turned smoothly (no jump for
-the integrator to resolve) into ``s_0`` as the slip vanishes (at slide entry, where the
-direction of a vanishing slip velocity is noise)."""
+SLIP_BLEND_SPEED = 1e-4
+"""A sliding point's friction opposes ``v_t + max(0, SLIP_BLEND_SPEED - |v_t|) s_0`` (m/s;
+``s_0`` the site's slip direction at mode entry): its slip direction above this speed,
+turned continuously (no jump for the integrator to resolve) into ``s_0`` as the slip
+vanishes: at slide entry the direction of a vanishing slip velocity is noise, and a
+straight slip keeps its friction constant through its stop (until ``v_t . s_0 <
+-SLIP_BLEND_SPEED / 2``), so the stop guard crosses zero on a smooth trajectory."""
 ACCEPT_RESIDUAL = 1e-6
 """An LCP answer the pivoting solvers flag "inaccurate" (degenerate contact sets) is
 accepted when its natural-map residual is below this (relative to max(1, |b|)); the
@@ -116,7 +118,8 @@ def _site_rows(sys, q, v, modes):
                 if mode[0] == "slide":
                     # the slip direction, turning smoothly into the site's entry
                     # direction as the slip vanishes (a continuous right-hand side)
-                    s2 = p.vt + SLIP_BLEND_SPEED * (p.tangents @ mode[1])
+                    w = max(0.0, SLIP_BLEND_SPEED - float(np.linalg.norm(p.vt)))
+                    s2 = p.vt + w * (p.tangents @ mode[1])
                     s2 = s2 / max(float(np.linalg.norm(s2)), 1e-300)
                     jf = p.Jn - p.mu * (s2 @ p.Jt)
                     rec.append((p, n_idx, None, -p.mu * (s2 @ p.tangents), p.tangents))
