@@ -182,60 +182,40 @@ class CompiledContactStep:
         it[32], it[33], it[34] = 0, CANDIDATE_DOUBLES * nc, CANDIDATE_DOUBLES * nc + len(reach_idx)
         self.it = np.ascontiguousarray(it, dtype=np.int32)
         self.dt = np.ascontiguousarray(dt, dtype=float)
-        self.work = np.zeros(nv * nv + 4 * nv + 3 * nc * nv + 9 * nc * nc + 18 * nc + 8)
-        self.iwork = np.zeros(3 * nc + 1, dtype=np.int32)
         self.n_out = nq + 3 * nv + 4 + 7 * nc + CANDIDATE_OUTPUTS * nc + 3 * nv * nc
-        self._zero_warm = np.zeros(4 * nc)
-        # the kernel's input: scalars, [q; v], tau, H, c, P, S, warm start (scratch, fully
-        # overwritten every step; nothing carries over from one step to the next)
-        sizes = [NUM_SCALARS, nq + nv, nv, nv * nv, nv, 12 * N, 6 * nv, 4 * nc]
-        self.inp = np.zeros(sum(sizes))
-        cuts = np.cumsum([0] + sizes)
-        view = [self.inp[a:b] for a, b in zip(cuts[:-1], cuts[1:])]
-        view[3] = view[3].reshape(nv, nv)
-        view[6] = view[6].reshape(6, nv)
-        self._in_s, self._in_x, self._in_tau, self._in_H, self._in_c, self._in_P, \
-            self._in_S, self._in_w = view
-        self.inp[0] = self.h
-        self._pool_size = 16
-        self._pool_i = self._pool_size
-        self._pool, self._pool_addr = None, 0
-        self._ptrs = (self.it.ctypes.data, self.dt.ctypes.data, self.inp.ctypes.data,
-                      self.work.ctypes.data, self.iwork.ctypes.data)
+        self.n_in = NUM_SCALARS + nq + 3 * nv + nv * nv + 12 * N + 6 * nv + 4 * nc
+        self.n_work = nv * nv + 4 * nv + 3 * nc * nv + 9 * nc * nc + 18 * nc + 8
+        self.n_iwork = 3 * nc + 1
 
-    def _out(self):
-        """A fresh output array (a slice of a pool, so that its address costs nothing)."""
-        if self._pool_i == self._pool_size:
-            self._pool = np.empty(self._pool_size * self.n_out)
-            self._pool_addr = self._pool.ctypes.data
-            self._pool_i = 0
-        i, n = self._pool_i, self.n_out
-        self._pool_i += 1
-        return self._pool[i * n:(i + 1) * n], self._pool_addr + 8 * i * n
+    def scratch(self) -> "Scratch":
+        """Buffers for one context (kept in its memory: the C call releases the GIL, so
+        contexts stepped from several threads must not share them)."""
+        return Scratch(self)
 
     # ------------------------------------------------------------------ the step
     def run(self, t: float, xd: np.ndarray, tau: np.ndarray, dyn: tuple, scalars: tuple,
-            warm) -> Optional[StepSolution]:
+            warm, scratch: "Scratch") -> Optional[StepSolution]:
         """One step (None: the kernel did not converge or the mass matrix is singular:
         the caller takes the interpreted path). ``xd`` the discrete state ``[q; v; ...]``,
         ``dyn = (H, c, P, S)`` of the plant's compiled function; ``scalars``: margin, mu,
         erp, cfm, bias mode, tol, it_tol; ``warm``: the context's last ``(PGS_TAG, array)``
-        or anything else (cold)."""
+        or anything else (cold); ``scratch`` the context's :meth:`scratch`."""
         nq, nv, nc = self.nq, self.nv, self.nc
-        self._in_s[1:] = scalars
-        self._in_x[:] = xd[:nq + nv]
-        self._in_tau[:] = tau
-        self._in_H[:], self._in_c[:], self._in_P[:], self._in_S[:] = dyn
+        sc = scratch
+        sc.in_s[1:] = scalars
+        sc.in_x[:] = xd[:nq + nv]
+        sc.in_tau[:] = tau
+        sc.in_H[:], sc.in_c[:], sc.in_P[:], sc.in_S[:] = dyn
         if isinstance(warm, tuple) and warm[0] == PGS_TAG and warm[1].shape[0] == 4 * nc:
-            self._in_w[:] = warm[1]
+            sc.in_w[:] = warm[1]
         else:
-            self._in_w[:] = 0.0
-        out, out_p = self._out()
+            sc.in_w[:] = 0.0
+        out, out_p = sc.out()
         if self.kernel.compiled:
-            it_p, dt_p, in_p, w_p, iw_p = self._ptrs
+            it_p, dt_p, in_p, w_p, iw_p = sc.ptrs
             code = self.kernel.pointer_call((it_p, dt_p, in_p, out_p, w_p, iw_p))
         else:
-            code = self.kernel.step(self.it, self.dt, self.inp, out, self.work, self.iwork)
+            code = self.kernel.step(self.it, self.dt, sc.inp, out, sc.work, sc.iwork)
         if code != 0:
             return None
         k = nq + 3 * nv
@@ -272,6 +252,42 @@ class CompiledContactStep:
         return StepSolution(t, xd_next[:nq], xd_next[nq:nq + nv], xd_next, tau,
                             out[nq + nv:nq + 2 * nv], impulses, rows, report,
                             out[nq + 2 * nv:nq + 3 * nv], warm_next, make_contacts)
+
+
+class Scratch:
+    """One context's buffers of the kernel: its input (scalars, ``[q; v]``, tau, H, c, P, S,
+    warm start; fully overwritten every step), work arrays, and a pool of output arrays
+    (a fresh slice per step, so that its address costs nothing)."""
+
+    POOL = 16
+
+    def __init__(self, step: CompiledContactStep) -> None:
+        nq, nv, nc, N = step.nq, step.nv, step.nc, step.N
+        sizes = [NUM_SCALARS, nq + nv, nv, nv * nv, nv, 12 * N, 6 * nv, 4 * nc]
+        self.inp = np.zeros(sum(sizes))
+        cuts = np.cumsum([0] + sizes)
+        view = [self.inp[a:b] for a, b in zip(cuts[:-1], cuts[1:])]
+        view[3] = view[3].reshape(nv, nv)
+        view[6] = view[6].reshape(6, nv)
+        self.in_s, self.in_x, self.in_tau, self.in_H, self.in_c, self.in_P, self.in_S, \
+            self.in_w = view
+        self.inp[0] = step.h
+        self.work = np.zeros(step.n_work)
+        self.iwork = np.zeros(step.n_iwork, dtype=np.int32)
+        self.n_out = step.n_out
+        self.ptrs = (step.it.ctypes.data, step.dt.ctypes.data, self.inp.ctypes.data,
+                     self.work.ctypes.data, self.iwork.ctypes.data)
+        self.pool, self.pool_addr, self.pool_i = None, 0, self.POOL
+
+    def out(self):
+        """A fresh output array and its address."""
+        if self.pool_i == self.POOL:
+            self.pool = np.empty(self.POOL * self.n_out)
+            self.pool_addr = self.pool.ctypes.data
+            self.pool_i = 0
+        i, n = self.pool_i, self.n_out
+        self.pool_i += 1
+        return self.pool[i * n:(i + 1) * n], self.pool_addr + 8 * i * n
 
 
 class LazyRows(Sequence):

@@ -47,8 +47,8 @@ BLAS calls (single-threaded by construction). ``contact_solver="lcp"`` selects t
 interpreted step always; :attr:`TimeSteppingRigidBodySystem.step_method` tells which one a
 system uses and :attr:`~TimeSteppingRigidBodySystem.step_method_reason` why not the compiled
 one. Without a C compiler the same step runs in numpy (``"numpy_pgs"``, slower). The
-kernel's scratch buffers belong to the system: step one system's contexts from one thread at
-a time.
+kernel's buffers are kept in each context's memory, so contexts may be stepped from several
+threads.
 
 Ports
 -----
@@ -522,8 +522,12 @@ class TimeSteppingRigidBodySystem(RigidBodySystemBase):
         mode = 1.0 if (contact.formulation == "stewart_trinkle" and not contact.spring) else 0.0
         scalars = (contact.margin, float(context.get_parameter(i_mu)[0]), erp, cfm, mode,
                    self.lcp_tolerance, PGS_SWEEP_TOL)
+        mem = context.get_memory()
+        scratch = mem.get("compiled_step_scratch")
+        if scratch is None:
+            scratch = mem["compiled_step_scratch"] = self._compiled.scratch()
         return self._compiled.run(t, xd, tau, self._fnum(q, v), scalars,
-                                  context.get_memory().get("warm_start"))
+                                  mem.get("warm_start"), scratch)
 
     def _project(self, context, xd, qn, vn, Minv, t):
         """Gauss-Newton steps on the bilateral blocks' position errors at ``qn``; stops once
