@@ -113,6 +113,21 @@ def test_resting_box_matches_the_lcp_step_and_splits_its_weight():
     assert rep.method == "pgs" and rep.size == 12 and rep.residual < 1e-12
 
 
+def test_resting_sphere_stack_drifts_as_little_as_the_lcp_step():
+    """Three spheres stacked on the ground for 1 s: each sinks by the CFM's compliance only
+    (below 1e-9 m), as with Lemke, and nothing moves sideways."""
+    fast, slow = _pair(free_spheres(3, radius=0.05, mass=0.1), mu=0.5)
+    q = np.zeros(21)
+    for i in range(3):
+        q[7 * i:7 * i + 7] = [1, 0, 0, 0, 0, 0, 0.05 + 0.1 * i]
+    qf, vf, _ = _run(fast, q, np.zeros(18), 1000)
+    qs, _, _ = _run(slow, q, np.zeros(18), 1000)
+    drift = qf - q
+    assert np.max(np.abs(drift)) < 1e-9
+    np.testing.assert_allclose(qf, qs, atol=1e-15)
+    np.testing.assert_allclose(vf, 0.0, atol=1e-12)
+
+
 @pytest.mark.parametrize("heading_deg", [0.0, 30.0, 135.0])
 def test_sliding_box_decelerates_by_mu_g_along_any_heading(heading_deg):
     """v(t) = v0 - mu g t along the heading, x(t) = v0 t - mu g t^2 / 2 (semi-implicit Euler:
