@@ -31,24 +31,18 @@ a hint: every solution is verified and a failed warm start is retried cold.
 
 The compiled step (default where it applies)
 --------------------------------------------
-When the only constraint block is a :class:`~multibody.constraints.PointContactConstraint`
-with the default friction (``"cone"``), every geometry pair has closed-form contact points
-(halfspace-sphere, halfspace-box, sphere-sphere) and every joint integrates as ``q + h v``
-or by a quaternion's exponential map, a step is two compiled calls: the fused
-dynamics/kinematics function ``(q, v) -> (H, c, poses, motion columns)`` and the C kernel
-of :mod:`solvers.contact_step` (contact candidates, their rows, ``M^-1 J^T`` on the touched
-velocity blocks, 3 x 3 Delassus blocks, block projected Gauss-Seidel with the friction
-*disc* ``|p_t| <= mu p_n`` -- isotropic by construction -- and an exact active-set polish,
-then the integration). Its warm start (normal and world friction impulse per candidate) is
-kept in the context's memory too. When the kernel does not reach the residual
-``lcp_tolerance`` within ``pgs_max_sweeps`` sweeps, that step is taken by the interpreted
-path below (Lemke's method; ``step.report.method`` says which). The compiled step makes no
-BLAS calls (single-threaded by construction). ``contact_solver="lcp"`` selects the
-interpreted step always; :attr:`TimeSteppingRigidBodySystem.step_method` tells which one a
-system uses and :attr:`~TimeSteppingRigidBodySystem.step_method_reason` why not the compiled
-one. Without a C compiler the same step runs in numpy (``"numpy_pgs"``, slower). The
-kernel's buffers are kept in each context's memory, so contexts may be stepped from several
-threads.
+With one :class:`~multibody.constraints.PointContactConstraint` (friction ``"cone"``) whose
+pairs have closed-form points (halfspace-sphere, halfspace-box, sphere-sphere) and joints that
+integrate as ``q + h v`` or by a quaternion's exponential map, a step is two compiled calls:
+the fused dynamics/kinematics function and the C kernel of :mod:`solvers.contact_step`
+(candidates, rows, 3 x 3 Delassus blocks, block PGS with the friction *disc* ``|p_t| <= mu
+p_n`` -- isotropic by construction -- and an exact active-set polish, the integration; no
+BLAS calls). Its warm start and buffers are kept in the context's memory. A step whose PGS
+misses ``lcp_tolerance`` within ``pgs_max_sweeps`` sweeps is taken by the interpreted path
+(Lemke; ``step.report.method``). ``contact_solver="lcp"`` always takes the interpreted step;
+:attr:`~TimeSteppingRigidBodySystem.step_method` tells which step a system takes and
+:attr:`~TimeSteppingRigidBodySystem.step_method_reason` why not the compiled one. Without a
+C compiler the kernel runs in numpy (``"numpy_pgs"``, slower).
 
 Ports
 -----
