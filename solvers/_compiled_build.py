@@ -44,6 +44,11 @@ RUNTIME_VERSION = 2
 """Bumped whenever the generated runtime or the compile command changes."""
 
 _FUN_PREFIX = "dbfun_"
+
+
+def c_function_name(fun) -> str:
+    """The C symbol under which the generated library holds ``fun``."""
+    return _FUN_PREFIX + fun.name()
 _GEN_STEM = "dynablocks_gen"
 _COMPILE_TIMEOUT_S = 600.0
 # Generated-code line counts up to which -O2, then -O1, are used (see auto_flags).
@@ -190,7 +195,7 @@ def generate_source(fun: ca.Function) -> str:
         When CasADi cannot generate code for ``fun`` (e.g. it embeds a plugin solver
         without code generation support).
     """
-    cname = _FUN_PREFIX + fun.name()
+    cname = c_function_name(fun)
     try:
         renamed = _renamed(fun, cname)
         gen = ca.CodeGenerator(_GEN_STEM + ".c", {"with_header": False, "verbose": False})

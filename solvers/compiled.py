@@ -151,6 +151,9 @@ class CompiledFunction:
         The evaluation path in use; None until built (first call or :meth:`build`).
     library_path : Path or None
         The shared library in use (C backend only).
+    c_name : str or None
+        The C symbol of the function inside that library (C backend only), e.g. for
+        ``casadi.external(cf.c_name, str(cf.library_path))``.
 
     Notes
     -----
@@ -187,6 +190,7 @@ class CompiledFunction:
         self._flags = tuple(flags) if flags is not None else None
         self.backend: str | None = None
         self.library_path: Path | None = None
+        self.c_name: str | None = None
         self._fastcall = False
         self._impl: Callable[..., Any] = self._first_call
         self._view_impl: Callable[..., Any] = self._first_call_view
@@ -326,6 +330,7 @@ class CompiledFunction:
 
     def _setup_c(self, rt: _build.Runtime, compiler: list[str]) -> None:
         self.library_path = rt.path
+        self.c_name = _build.c_function_name(self.function)
         self._install(rt.in_buf, rt.out_buf, rt.call, "c")
         if all(sp.is_dense() for sp in self.sparsities_in + self.sparsities_out) and self.n_out > 0:
             from solvers._compiled_ext import caller_type

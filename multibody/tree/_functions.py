@@ -34,7 +34,6 @@ was slower in wall time than the serial map (``benchmarks/bench_batched.py``); s
 BATCH_THREAD_MIN: int = 512
 """Smallest batch split over threads: starting the threads costs tens of microseconds."""
 
-_C_PREFIXES = ("dbfun_", "")  # C names the compiled library may give the function
 
 COMPILE_FLAGS: tuple[str, ...] = ("-O1",)
 """Compiler flags for the tree's functions: on the long straight-line code of dynamics
@@ -194,13 +193,9 @@ class _Batched:
         path = getattr(cf, "library_path", None) if cf is not None else None
         base = self.fun
         if path is not None and getattr(cf, "backend", None) == "c":
-            for prefix in _C_PREFIXES:
-                try:
-                    base = ca.external(prefix + self.fun.name(), str(path))
-                    break
-                except RuntimeError:
-                    continue
-            else:
+            try:
+                base = ca.external(cf.c_name, str(path))
+            except RuntimeError:
                 import warnings
                 from solvers.compiled import CompilationWarning
                 warnings.warn(f"batched calls of '{self.fun.name()}' run on CasADi's virtual "
