@@ -30,6 +30,7 @@ import numpy as np
 
 from systems import LeafSystem
 from ..constraints import ContactResults
+from ..motion import MarkerSetError, marker_set_arrays
 from ._viser_scene import ViserScene, import_viser, start_server
 from .errors import VisualizationError
 from .recording import Recording
@@ -148,28 +149,14 @@ class Visualizer(LeafSystem):
         self.declare_periodic_publish(period, 0.0, self._publish)
 
     def _check_markers(self, markers, who: str) -> list:
-        out, names = [], set()
-        for entry in markers:
-            try:
-                mname, body, offset = entry
-            except (TypeError, ValueError):
-                raise VisualizationError(f"{who}: each marker is (name, body, offset), got "
-                                         f"{entry!r}") from None
-            if mname in names:
-                raise VisualizationError(f"{who}: duplicate marker name {mname!r}")
-            try:
-                frame = self.tree.get_frame(body)
-            except (KeyError, ValueError, TypeError):
-                raise VisualizationError(f"{who}: marker {mname!r} is on {body!r}, which is not a "
-                                         f"body or frame of tree '{self.tree.name}'") from None
-            p = np.asarray(offset, dtype=float).ravel()
-            if p.shape != (3,) or not np.all(np.isfinite(p)):
-                raise VisualizationError(f"{who}: marker {mname!r} offset must be 3 finite "
-                                         f"numbers, got {offset!r}")
-            X = np.asarray(frame.pose, dtype=float)
-            names.add(mname)
-            out.append((mname, frame.body, X[:3, :3] @ p + X[:3, 3]))
-        return out
+        markers = list(markers)
+        if not markers:
+            return []
+        try:
+            names, bodies, offsets = marker_set_arrays(self.tree, markers, who)
+        except MarkerSetError as exc:
+            raise VisualizationError(str(exc)) from None
+        return list(zip(names, bodies, offsets))
 
     # ------------------------------------------------------------------ the browser scene
     @property
