@@ -4,14 +4,16 @@ Package map (each sub-package's docstring says what lives there and what it may 
 
     multibody.tree         spatial algebra, joints, RigidBodyTree, kinematics and dynamics
     multibody.geometry     shapes, signed distance, contact manifolds, collision filters
-    multibody.parsing      URDF (and future model formats) -> RigidBodyTree
-    multibody.models       shipped URDF files (model_path) and small model builders
+    multibody.parsing      URDF, HDM skeleton and marker files -> RigidBodyTree; URDF writer
+    multibody.models       shipped URDF files (model_path), small builders, the human model
     multibody.constraints  one constraint vocabulary for both plants (contact, limits, closures)
     multibody.plants       RigidBodyPlant, RigidBodySystem, TimeSteppingRigidBodySystem
     multibody.motion       marker fitting, inverse dynamics with ground contact, energetics
+    multibody.visualization  browser viewer block (viser), recordings, HTML export
 
 Layers, lowest first: ``errors`` < ``tree`` < ``geometry`` < ``parsing`` < ``models`` <
-``constraints`` < ``plants``. The first five never import ``systems``. The most used names
+``motion`` < ``constraints`` < ``plants`` < ``visualization``. The first six never import
+``systems``. The most used names
 are re-exported here (``from multibody import RigidBodyTree, RigidBodySystem``); the
 System-making ones (constraints, plants) are imported on first use.
 """
