@@ -43,6 +43,17 @@ def test_the_trajectory_optimization_example_runs(capsys):
     assert out[0] == "True" and out[-2:] == ["(2,", "4)"]
 
 
+def test_the_viewer_example_records_and_exports(tmp_path, monkeypatch):
+    pytest.importorskip("viser", reason="the viewer needs the [viz] extra (viser)")
+    block = next(b for b in _blocks() if "add_visualizer" in b)
+    monkeypatch.chdir(tmp_path)
+    ns = {}
+    exec(compile(block, "README.md", "exec"), ns)
+    rec = ns["recording"]
+    assert len(rec.times) == 31                        # frames at 0, 1/30, ..., 1 s
+    assert (tmp_path / "box_drop.html").stat().st_size > 10_000
+
+
 def test_readme_links_stay_inside_the_repository():
     text = README.read_text()
     for target in re.findall(r"\]\(([^)]+)\)", text):
