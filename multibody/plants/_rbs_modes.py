@@ -29,8 +29,11 @@ turned along the impulse that would stop its slip, as for sticking forces). The 
 normal velocity after the impulse is below ``REST_VELOCITY``, else it is separated.
 
 Simultaneous witness triggers of one system in one step are evaluated from the same
-pre-event context, and the last applied wins (sites rarely trigger together; a box
-falling flat lands on one site, its four corners being one manifold).
+pre-event context, and the last applied wins. The liftoff, stop and slip updates
+therefore switch every site whose guard has crossed zero at that state, not only their
+own (redundant sites, e.g. two contact blocks on one geometry pair, cross together and
+must switch together); a touchdown updates its own site (a box falling flat lands on one
+site, its four corners being one manifold).
 
 References
 ----------
@@ -278,6 +281,92 @@ def impact(sys, ctx, state, k: int) -> None:
     _set(state, sys, k, mode, x_new)
 
 
+def _liftoff_guard(sys, ctx, k) -> float:
+    if sys.modes(ctx)[k] is None:
+        return 1.0
+    return _unclamped(sys, ctx, k)[0]
+
+
+def _stop_guard(sys, ctx, k) -> float:
+    mode = sys.modes(ctx)[k]
+    if mode is None or mode[0] != "slide":
+        return 1.0
+    s = _site_solution(sys, ctx, k)
+    if s is None or not s.points:
+        return 1.0
+    slip = np.mean([p.vt @ p.tangents for p in s.points], axis=0)
+    return float(slip @ mode[1])
+
+
+def _slip_guard(sys, ctx, k) -> float:
+    mode = sys.modes(ctx)[k]
+    if mode is None or mode[0] != "stick":
+        return 1.0
+    fn, ftv = _unclamped(sys, ctx, k)
+    ft = float(np.linalg.norm(ftv))
+    if ft <= 1e-9 * max(1.0, abs(fn)):
+        return 1.0  # no friction needed: a vanishing normal force is a liftoff
+    return sys.sites[k][0].mu * fn - ft
+
+
+def _crossed(sys, ctx, k, guard) -> list:
+    """Site ``k`` and every other site whose ``guard`` has crossed zero at this state too
+    (redundant sites, e.g. two blocks on one geometry pair, cross together; handling them
+    in one update keeps their modes consistent, whichever trigger is applied last)."""
+    return [k] + [kk for kk in range(len(sys.sites))
+                  if kk != k and guard(sys, ctx, kk) <= 0.0]
+
+
+def _on_liftoff(sys, ctx, state, k) -> None:
+    modes = list(sys.modes(ctx))
+    for kk in _crossed(sys, ctx, k, _liftoff_guard):
+        modes[kk] = None
+    state.set_abstract_state(sys.mode_index, tuple(modes))
+
+
+def _on_slip(sys, ctx, state, k) -> None:
+    modes = list(sys.modes(ctx))
+    for kk in _crossed(sys, ctx, k, _slip_guard):
+        fn, ft = _unclamped(sys, ctx, kk)
+        if fn <= 0.0:
+            modes[kk] = None             # the normal force vanished too: separation
+        elif np.linalg.norm(ft) >= 1e-12:
+            # it starts to slide against the friction that sticking would need
+            modes[kk] = ("slide", -ft / np.linalg.norm(ft))
+    state.set_abstract_state(sys.mode_index, tuple(modes))
+
+
+def _on_stop(sys, ctx, state, k) -> None:
+    x, q, v = _qv(sys, ctx)
+    t = float(ctx.time)
+    modes = list(sys.modes(ctx))
+    stopping, pts_all = [], []
+    for kk in _crossed(sys, ctx, k, _stop_guard):
+        blk, i = sys.sites[kk]
+        pts = blk.site_points(q, v, i)
+        if pts:
+            slip = np.mean([p.vt @ p.tangents for p in pts], axis=0)
+            sp = float(np.linalg.norm(slip))
+            if sp > STOP_SPEED:
+                # the slip turned away from its entry direction without stopping
+                # (a sideways force): keep sliding, along the slip as it is now
+                modes[kk] = ("slide", slip / sp)
+                continue
+        stopping.append(kk)
+        pts_all += pts
+        modes[kk] = ("stick", None)
+    x_new = x.copy()
+    if pts_all:
+        x_new[sys.nq:sys.nq + sys.nv] = _project_slip(sys, q, v, pts_all, t)
+    tau = _tau(sys, ctx, x)
+    for kk in stopping:
+        # sticking needs more friction than the circle holds (stopped on a slope steeper
+        # than the friction angle): it slides back at once
+        modes[kk] = _entry_mode(sys, t, q, x_new[sys.nq:sys.nq + sys.nv], tau, tuple(modes), kk)
+    state.set_abstract_state(sys.mode_index, tuple(modes))
+    state.set_continuous_state(x_new)
+
+
 def declare_witnesses(sys) -> None:
     """Four witness functions per unilateral site (module docstring)."""
     for k, ((blk, i), name) in enumerate(zip(sys.sites,
@@ -288,71 +377,15 @@ def declare_witnesses(sys) -> None:
                 return 1.0
             return blk.gap(_qv(sys, ctx)[1], i)
 
-        def liftoff(ctx, k=k):
-            if sys.modes(ctx)[k] is None:
-                return 1.0
-            return _unclamped(sys, ctx, k)[0]
-
-        def on_liftoff(ctx, state, k=k):
-            _set(state, sys, k, None)
-
-        def stop(ctx, k=k):
-            mode = sys.modes(ctx)[k]
-            if mode is None or mode[0] != "slide":
-                return 1.0
-            s = _site_solution(sys, ctx, k)
-            if s is None or not s.points:
-                return 1.0
-            slip = np.mean([p.vt @ p.tangents for p in s.points], axis=0)
-            return float(slip @ mode[1])
-
-        def on_stop(ctx, state, k=k, blk=blk, i=i):
-            x, q, v = _qv(sys, ctx)
-            t = float(ctx.time)
-            pts = blk.site_points(q, v, i)
-            if pts:
-                slip = np.mean([p.vt @ p.tangents for p in pts], axis=0)
-                sp = float(np.linalg.norm(slip))
-                if sp > STOP_SPEED:
-                    # the slip turned away from its entry direction without stopping
-                    # (a sideways force): keep sliding, along the slip as it is now
-                    _set(state, sys, k, ("slide", slip / sp))
-                    return
-            x_new = x.copy()
-            if pts:
-                x_new[sys.nq:sys.nq + sys.nv] = _project_slip(sys, q, v, pts, t)
-            trial = list(sys.modes(ctx))
-            trial[k] = ("stick", None)
-            # sticking needs more friction than the circle holds (stopped on a slope
-            # steeper than the friction angle): it slides back at once
-            mode = _entry_mode(sys, t, q, x_new[sys.nq:sys.nq + sys.nv], _tau(sys, ctx, x),
-                               tuple(trial), k)
-            _set(state, sys, k, mode, x_new)
-
-        def slip(ctx, k=k):
-            mode = sys.modes(ctx)[k]
-            if mode is None or mode[0] != "stick":
-                return 1.0
-            fn, ftv = _unclamped(sys, ctx, k)
-            ft = float(np.linalg.norm(ftv))
-            if ft <= 1e-9 * max(1.0, abs(fn)):
-                return 1.0  # no friction needed: a vanishing normal force is a liftoff
-            return sys.sites[k][0].mu * fn - ft
-
-        def on_slip(ctx, state, k=k):
-            fn, ft = _unclamped(sys, ctx, k)
-            if fn <= 0.0:
-                _set(state, sys, k, None)  # the normal force vanished too: separation
-                return
-            # it starts to slide against the friction that sticking would need
-            if np.linalg.norm(ft) < 1e-12:
-                return
-            _set(state, sys, k, ("slide", -ft / np.linalg.norm(ft)))
-
         sys.declare_witness_function(f"{name}.touchdown", "positive_then_nonpositive", touchdown,
                                      lambda ctx, state, k=k: impact(sys, ctx, state, k))
-        sys.declare_witness_function(f"{name}.liftoff", "positive_then_nonpositive", liftoff,
-                                     on_liftoff)
+        sys.declare_witness_function(f"{name}.liftoff", "positive_then_nonpositive",
+                                     lambda ctx, k=k: _liftoff_guard(sys, ctx, k),
+                                     lambda ctx, state, k=k: _on_liftoff(sys, ctx, state, k))
         if getattr(blk, "mu", 0.0) > 0:
-            sys.declare_witness_function(f"{name}.stop", "positive_then_nonpositive", stop, on_stop)
-            sys.declare_witness_function(f"{name}.slip", "positive_then_nonpositive", slip, on_slip)
+            sys.declare_witness_function(f"{name}.stop", "positive_then_nonpositive",
+                                         lambda ctx, k=k: _stop_guard(sys, ctx, k),
+                                         lambda ctx, state, k=k: _on_stop(sys, ctx, state, k))
+            sys.declare_witness_function(f"{name}.slip", "positive_then_nonpositive",
+                                         lambda ctx, k=k: _slip_guard(sys, ctx, k),
+                                         lambda ctx, state, k=k: _on_slip(sys, ctx, state, k))

@@ -338,3 +338,25 @@ def test_launched_across_a_steep_slope_its_slip_turns_downhill_as_the_planar_ode
                         (0.0, 0.5), across[:2], rtol=1e-12, atol=1e-14).y[:, -1]
         np.testing.assert_allclose(s.get_velocities(ctx)[3:5], ref, atol=1e-7)
         np.testing.assert_allclose(s.get_velocities(ctx)[:3], 0.0, atol=1e-9)   # no spin
+
+
+def test_redundant_contact_blocks_move_like_one_through_a_turning_stop():
+    """Launched obliquely on a gentle slope (tan a < mu) the slip turns downhill and then
+    stops (its component along the launch direction crosses zero first: the stop guard
+    keeps it sliding along the turned slip). With the corners given twice (two contact
+    blocks on one pair) both sites switch together and the box moves exactly as with one
+    block: same end state, both sites 'stick', a few hundred steps (the sites' modes
+    drifting apart left it hovering at 5e-5 m/s for thousands of steps)."""
+    angle, azimuth = 0.30318885816553165, 3.0099680778637956    # 17.4 deg, tan = 0.31
+    g, _ = _slope(angle, azimuth)
+    v0 = np.array([-0.23193238, -0.86521308, 0.0])
+    ends = []
+    for blocks in (1, 2):
+        s = _system(gravity=g, blocks=blocks)
+        sim, ctx = _simulate(s, v0, accuracy=1e-8)
+        sim.advance_to(0.5)
+        assert s.modes(ctx) == (("stick", None),) * blocks
+        assert sim.get_statistics()["steps"] < 300
+        ends.append(np.concatenate([s.get_positions(ctx), s.get_velocities(ctx)]))
+    np.testing.assert_allclose(ends[1], ends[0], atol=1e-9)
+    assert np.max(np.abs(ends[0][7:])) < 1e-6
