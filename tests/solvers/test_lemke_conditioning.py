@@ -1,6 +1,7 @@
 """Lemke's ray termination is a proof of infeasibility only for copositive-plus M that is not
-positive definite; for a badly conditioned positive-definite M (whose LCP always has a
-solution) it is reported as "inconclusive"."""
+positive definite and not numerically singular; for a badly conditioned positive-definite M
+(whose LCP always has a solution) it is reported as "inconclusive" (tests/solvers/
+test_lemke_rays.py covers the numerically singular cases)."""
 import numpy as np
 
 from solvers.lcp import solve_lcp_lemke
