@@ -51,12 +51,12 @@ import time
 import numpy as np
 
 from multibody.models import human_model
-from multibody.visualization import (ViewerUnavailableError, Visualizer, require_viewer,
-                                     show_run)
+from multibody.visualization import Visualizer, show_run
 from multibody.motion import (ContactError, ContactInverseDynamics, Floor, MarkerFitter,
                               estimate_floor, joint_work, smooth_trajectory)
 from sensors import MarkerData, read_c3d
 from _plotting import pyplot, save_figure
+from _viewer import add_viewer_arguments, viewer_options
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(os.path.dirname(HERE), "tests", "data")
@@ -334,15 +334,9 @@ def main(argv=None) -> dict:
                     help="pull of the joint angles to the standing pose (m/rad)")
     ap.add_argument("--no-experiments", action="store_true")
     ap.add_argument("--no-plot", action="store_true")
-    ap.add_argument("--viewer", action="store_true",
-                    help="replay the fitted walk in a web browser (needs the [viz] extra)")
-    ap.add_argument("--html", metavar="PATH", help="save the fitted walk as one HTML file")
+    add_viewer_arguments(ap, "the fitted walk")
     args = ap.parse_args(argv)
-    if args.viewer or args.html:
-        try:
-            require_viewer()
-        except ViewerUnavailableError as exc:
-            raise SystemExit(f"--viewer/--html: {exc}") from None
+    viewer_options(args, contact_force_scale=0.0)        # exits when viser is missing
     os.makedirs(args.out, exist_ok=True)
     skeleton, marker_set = model_files(args)
     model = human_model(skeleton, marker_set)

@@ -40,12 +40,12 @@ from actuators import GeneralizedForceActuator
 from multibody import (ContactResults, Halfspace, PointContactConstraint, RigidBodyTree,
                        TimeSteppingRigidBodySystem)
 from multibody.models import model_path
-from multibody.visualization import (ViewerUnavailableError, add_visualizer, require_viewer,
-                                     show_run)
+from multibody.visualization import add_visualizer, show_run
 from systems import DiagramBuilder, LeafSystem
 from systems.analysis import Simulator
 from systems.primitives import Adder, LogVectorOutput, Step
 from _plotting import pyplot, save_figure
+from _viewer import add_viewer_arguments, viewer_options
 
 __all__ = ["LEGS", "STANCE", "FOOT_RADIUS", "StandingPdController", "FootForces",
            "stance_configuration", "stance_feedforward", "build_quadruped", "main"]
@@ -224,18 +224,10 @@ def main(argv=None) -> dict:
     parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                                       "output"))
     parser.add_argument("--no-plot", action="store_true")
-    parser.add_argument("--viewer", action="store_true",
-                        help="show the run in a web browser (needs the [viz] extra)")
-    parser.add_argument("--html", metavar="PATH", help="save the run as one HTML file")
+    add_viewer_arguments(parser)
     args = parser.parse_args(argv)
 
-    viewer = None
-    if args.viewer or args.html:
-        try:
-            require_viewer()
-        except ViewerUnavailableError as exc:
-            raise SystemExit(f"--viewer/--html: {exc}") from None
-        viewer = {"publish_period": 1 / 30, "live": args.viewer, "contact_force_scale": 0.005}
+    viewer = viewer_options(args, contact_force_scale=0.005)
     sc = build_quadruped(args.time_step, viewer=viewer)
     tree, context, plant = sc["tree"], sc["context"], sc["system"]
     sim = Simulator(sc["diagram"], context)
