@@ -120,6 +120,19 @@ static double lmax2(double a, double b, double c) {
 }
 
 /* the velocity blocks candidate k touches: count, then block indices */
+/* natural-map residual of one contact block in velocity units (scaled by the block's
+   diagonal): the normal complementarity and the friction-disc projection */
+static double block_residual(const double *pk, const double *w, const double *Gk, double mu) {
+    double gn = Gk[0], pn_ = pk[0] - w[0] / gn;
+    double rn = fabs(pk[0] - (pn_ > 0 ? pn_ : 0.0)) * gn;
+    double g = lmax2(Gk[4], 0.5 * (Gk[5] + Gk[7]), Gk[8]);
+    double a1 = pk[1] - w[1] / g, a2 = pk[2] - w[2] / g;
+    double tt = sqrt(a1 * a1 + a2 * a2), lim = mu * pk[0];
+    if (tt > lim) { double f = tt > 0 ? lim / tt : 0.0; a1 *= f; a2 *= f; }
+    double rt = sqrt((pk[1] - a1) * (pk[1] - a1) + (pk[2] - a2) * (pk[2] - a2)) * g;
+    return rn > rt ? rn : rt;
+}
+
 static const int *cand_blocks(const int *it, const int *cands, int k) {
     const int *ci = cands + CI * k;
     return it + ci[6] + 2 * ci[7];
@@ -170,15 +183,8 @@ static double residual(int na, const int *act, const int *it, const int *cands, 
             w[r] = s + cfm * pk[r];
         }
         w[0] += bias[k];
-        double gn = Gk[0], pn_ = pk[0] - w[0] / gn;
-        double rn = fabs(pk[0] - (pn_ > 0 ? pn_ : 0.0)) * gn;
-        double g = lmax2(Gk[4], 0.5 * (Gk[5] + Gk[7]), Gk[8]);
-        double a1 = pk[1] - w[1] / g, a2 = pk[2] - w[2] / g;
-        double tt = sqrt(a1 * a1 + a2 * a2), lim = mu * pk[0];
-        if (tt > lim) { double f = tt > 0 ? lim / tt : 0.0; a1 *= f; a2 *= f; }
-        double rt = sqrt((pk[1] - a1) * (pk[1] - a1) + (pk[2] - a2) * (pk[2] - a2)) * g;
-        if (rn > res) res = rn;
-        if (rt > res) res = rt;
+        double rb = block_residual(pk, w, Gk, mu);
+        if (rb > res) res = rb;
     }
     return res;
 }
@@ -561,16 +567,8 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
         o[18] = w[2];
         for (r = 0; r < 3; ++r) w[r] += cfm * pk[r];
         w[0] += bias[k];
-        /* natural-map residual in velocity units (scaled by the block's diagonal) */
-        double gn = Gk[0], pn_ = pk[0] - w[0] / gn;
-        double rn = fabs(pk[0] - (pn_ > 0 ? pn_ : 0.0)) * gn;
-        double g = lmax2(Gk[4], 0.5 * (Gk[5] + Gk[7]), Gk[8]);
-        double a1 = pk[1] - w[1] / g, a2 = pk[2] - w[2] / g;
-        double tt = sqrt(a1 * a1 + a2 * a2), lim = mu * pk[0];
-        if (tt > lim) { double f = tt > 0 ? lim / tt : 0.0; a1 *= f; a2 *= f; }
-        double rt = sqrt((pk[1] - a1) * (pk[1] - a1) + (pk[2] - a2) * (pk[2] - a2)) * g;
-        if (rn > res) res = rn;
-        if (rt > res) res = rt;
+        double rb = block_residual(pk, w, Gk, mu);
+        if (rb > res) res = rb;
         /* warm start for the next step: normal impulse, world friction impulse */
         for (i = 0; i < 3; ++i) o[20 + i + 1] = pk[1] * o[8 + i] + pk[2] * o[11 + i];
         o[20] = pk[0];
