@@ -233,8 +233,11 @@ def test_physical_inertia_is_kept_bit_for_bit():
 
 
 def test_boundary_of_the_triangle_inequality_is_accepted_silently():
-    """A thin rod: moments (0, J, J) lies on the boundary; rounding must not warn."""
-    load_quietly(doc(ixx="0.1", iyy="0.1", izz="0", rpy="0.3 0.2 0.1"))
+    """A thin rod: moments (0, J, J) lies on the boundary; rounding must not warn, and the
+    principal moments are kept."""
+    model = load_quietly(doc(ixx="0.1", iyy="0.1", izz="0", rpy="0.3 0.2 0.1"))
+    moments = np.linalg.eigvalsh(np.asarray(model.links[1].inertia, float))
+    np.testing.assert_allclose(moments, [0.0, 0.1, 0.1], atol=1e-12)
 
 
 @pytest.mark.parametrize("izz, ixy", [("2.0000000005", "0"), ("2", "-1e-10"),
