@@ -1,7 +1,7 @@
 """Model file readers that build a :class:`~multibody.tree.RigidBodyTree`.
 
 Lives here: the URDF reader (:func:`parse_urdf`, :func:`read_urdf_model`, line-numbered
-:class:`URDFError`); the HDM / pagoda skeleton reader (:func:`read_skeleton`,
+:class:`URDFError`; every reader's error subclasses :class:`ModelParseError`); the HDM / pagoda skeleton reader (:func:`read_skeleton`,
 :func:`skeleton_tree`, :class:`SkeletonError`) and marker-placement reader
 (:func:`read_marker_set`); the URDF writer (:func:`write_urdf`, with the coordinate maps to the
 exported model's order). Future formats (SDF, MJCF) go here too.
@@ -11,7 +11,9 @@ this package registers the URDF reader with :meth:`RigidBodyTree.from_urdf`.
 from __future__ import annotations
 
 from ..tree import register_file_loader
-from .urdf import URDFError, URDFWarning, parse_urdf, read_urdf_model
+from .errors import (MJCFError, MJCFWarning, ModelParseError, ModelParseWarning, SDFError,
+                     SDFWarning, URDFError, URDFWarning)
+from .urdf import parse_urdf, read_urdf_model
 from .skeleton import (Segment, Skeleton, SkeletonError, SkeletonJoint, parse_skeleton,
                        read_skeleton, skeleton_tree)
 from .marker_set import MarkerPlacement, marker_offsets, parse_marker_set, read_marker_set
@@ -21,7 +23,8 @@ from .urdf_writer import (configuration_from_urdf_order, configuration_to_urdf_o
 
 register_file_loader("urdf", parse_urdf)
 
-__all__ = ["URDFError", "URDFWarning", "parse_urdf", "read_urdf_model"]
+__all__ = ["ModelParseError", "ModelParseWarning", "URDFError", "URDFWarning", "SDFError",
+           "SDFWarning", "MJCFError", "MJCFWarning", "parse_urdf", "read_urdf_model"]
 __all__ += ["SkeletonError", "Segment", "SkeletonJoint", "Skeleton", "parse_skeleton",
             "read_skeleton", "skeleton_tree", "MarkerPlacement", "parse_marker_set",
             "read_marker_set", "marker_offsets", "write_urdf", "urdf_joint_order",

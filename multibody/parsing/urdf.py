@@ -43,42 +43,20 @@ Shipped models (see :func:`model_path`): ``pendulum``, ``acrobot``, ``arm7``, ``
 """
 from __future__ import annotations
 
-import os
-import pathlib
-from typing import TYPE_CHECKING, Mapping, Union
+from typing import TYPE_CHECKING, Mapping
 
 from ._urdf_model import WORLD, GeometrySpec, JointSpec, URDFModel, read_model
 from ._urdf_xml import Reader, URDFError, URDFWarning, parse_xml
+from ._xml import PathOrString, read_source
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..tree import RigidBodyTree
 
 __all__ = ["URDFError", "URDFWarning", "parse_urdf", "read_urdf_model"]
 
-PathOrString = Union[str, bytes, os.PathLike]
-
-
 def _read_source(path_or_string: PathOrString) -> tuple[str | bytes, str, str | None]:
     """Return (xml text, source name for messages, directory for relative file names)."""
-    if isinstance(path_or_string, bytes):
-        return path_or_string, "<string>", None
-    if isinstance(path_or_string, str) and (
-            path_or_string.lstrip("\ufeff \t\r\n").startswith("<") or "<robot" in path_or_string):
-        return path_or_string, "<string>", None     # XML text (possibly after a BOM or junk)
-    if not isinstance(path_or_string, (str, os.PathLike)):
-        raise TypeError("parse_urdf expects a file path or a URDF XML string, "
-                        f"got {type(path_or_string).__name__}")
-    path = pathlib.Path(path_or_string)
-    try:
-        is_file = path.is_file()
-    except (OSError, ValueError):   # a name too long for the file system, a NUL byte
-        is_file = False
-    if not is_file:
-        shown = str(path_or_string)
-        shown = shown if len(shown) <= 200 else shown[:200] + "..."
-        raise FileNotFoundError(f"URDF file {shown!r} does not exist (a URDF string must start "
-                                "with '<')")
-    return path.read_bytes(), str(path_or_string), str(path.resolve().parent)
+    return read_source(path_or_string, "URDF", "robot")
 
 
 def read_urdf_model(path_or_string: PathOrString, *,

@@ -32,6 +32,8 @@ one call and return ``(N, nv)`` / ``(N, nv, nv)`` (see :mod:`multibody.tree._alg
 """
 from __future__ import annotations
 
+import os
+
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,7 +51,9 @@ _FILE_LOADERS: dict = {}
 
 def register_file_loader(kind: str, loader) -> None:
     """Register ``loader(path_or_string, floating_base=...) -> RigidBodyTree`` for the file
-    kind ``kind`` (``"urdf"``), used by :meth:`RigidBodyTree.from_urdf`. The parsers register
+    kind ``kind`` (``"urdf"``, ``"sdf"``, ``"mjcf"``), used by :meth:`RigidBodyTree.from_urdf`,
+    :meth:`~RigidBodyTree.from_sdf`, :meth:`~RigidBodyTree.from_mjcf` and
+    :meth:`~RigidBodyTree.from_file`. The parsers register
     themselves on import, so the tree layer needs no import of the layer above it."""
     _FILE_LOADERS[str(kind)] = loader
 
@@ -316,6 +320,14 @@ class RigidBodyTree(AlgorithmsMixin):
         return g
 
     @classmethod
+    def _load(cls, kind: str, path_or_string, **options) -> "RigidBodyTree":
+        loader = _FILE_LOADERS.get(kind)
+        if loader is None:
+            raise TreeError(f"no {kind.upper()} loader is registered: import multibody.parsing "
+                            "first")
+        return loader(path_or_string, **options)
+
+    @classmethod
     def from_urdf(cls, path_or_string: str, floating_base: bool = False) -> "RigidBodyTree":
         """Parse a URDF file or string with the registered URDF loader
         (:func:`multibody.parsing.parse_urdf`, registered when :mod:`multibody` is imported;
@@ -326,10 +338,59 @@ class RigidBodyTree(AlgorithmsMixin):
         TreeError
             When no URDF loader is registered.
         """
-        loader = _FILE_LOADERS.get("urdf")
-        if loader is None:
-            raise TreeError("no URDF loader is registered: import multibody.parsing first")
-        return loader(path_or_string, floating_base=floating_base)
+        return cls._load("urdf", path_or_string, floating_base=floating_base)
+
+    @classmethod
+    def from_sdf(cls, path_or_string: str, floating_base: bool | None = None) -> "RigidBodyTree":
+        """Parse an SDFormat file or string (:func:`multibody.parsing.parse_sdf`).
+
+        Parameters
+        ----------
+        path_or_string : str or path-like
+            A ``.sdf`` file, or the XML text itself.
+        floating_base : bool or None
+            None (default): as the file says (a model not welded to the world by a fixed
+            joint gets a free joint, as in Drake and Gazebo); True or False forces it.
+
+        Raises
+        ------
+        SDFError
+            A malformed document (file, line, element and what was expected).
+        TreeError
+            When no SDFormat loader is registered.
+        """
+        return cls._load("sdf", path_or_string, floating_base=floating_base)
+
+    @classmethod
+    def from_mjcf(cls, path_or_string: str) -> "RigidBodyTree":
+        """Parse an MJCF (MuJoCo XML) file or string (:func:`multibody.parsing.parse_mjcf`).
+
+        Raises
+        ------
+        MJCFError
+            A malformed document (file, line, element and what was expected).
+        TreeError
+            When no MJCF loader is registered.
+        """
+        return cls._load("mjcf", path_or_string)
+
+    @classmethod
+    def from_file(cls, path, **options) -> "RigidBodyTree":
+        """Load a model file, choosing the reader by its extension: ``.urdf`` (URDF),
+        ``.sdf`` (SDFormat), ``.xml`` or ``.mjcf`` (MJCF); ``options`` go to that reader
+        (``floating_base=`` for URDF and SDFormat).
+
+        Raises
+        ------
+        TreeError
+            An extension that names none of these formats.
+        """
+        ext = os.path.splitext(os.fspath(path))[1].lower()
+        kind = {".urdf": "urdf", ".sdf": "sdf", ".xml": "mjcf", ".mjcf": "mjcf"}.get(ext)
+        if kind is None:
+            raise TreeError(f"cannot tell the format of model file {os.fspath(path)!r} from its "
+                            "extension: expected .urdf, .sdf, .xml or .mjcf")
+        return cls._load(kind, path, **options)
 
     # ------------------------------------------------------------------ topology
     def _check_not_frozen(self, what: str) -> None:

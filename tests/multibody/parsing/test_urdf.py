@@ -249,7 +249,7 @@ def test_errors_name_the_file(tmp_path):
 def test_missing_file_and_bad_argument():
     with pytest.raises(FileNotFoundError, match="does not exist"):
         parse_urdf("/nonexistent/robot.urdf")
-    with pytest.raises(TypeError, match="file path or a URDF XML string"):
+    with pytest.raises(TypeError, match="a file path or a URDF XML string"):
         parse_urdf(42)
 
 
