@@ -5,7 +5,7 @@ Every message names the object (tree, body, joint, frame) and what was expected.
 from __future__ import annotations
 
 __all__ = ["MultibodyError", "JointError", "BodyError", "FrameError", "TreeError",
-           "InputSizeError"]
+           "InputSizeError", "StepMethodWarning"]
 
 
 class MultibodyError(ValueError):
@@ -33,3 +33,14 @@ class TreeError(MultibodyError):
 
 class InputSizeError(MultibodyError):
     """An argument of the wrong size, e.g. ``q has size 6 but tree 'arm' has nq = 7``."""
+
+
+class StepMethodWarning(RuntimeWarning):
+    """A time-stepping plant leaves the compiled contact step (issued once per plant).
+
+    Either the scene takes the pivoting (Lemke) step for every step -- the message names the
+    plant, the constraint block or geometry pair the compiled step does not cover and why --
+    or a step fell back to it because the compiled kernel did not converge (the message
+    names the plant, the time and the residual). Not issued when ``contact_solver="lcp"``
+    asks for the pivoting step explicitly.
+    """
