@@ -37,3 +37,11 @@ class SymbolicEvaluationError(TypeError):
 
 class SystemCallbackError(RuntimeError):
     """A user callback raised; the message names the system and the callback, the cause is chained."""
+
+
+class NonFiniteMatrixError(ValueError):
+    """A matrix given to a design or analysis function (LQR, Riccati) has NaN or infinite
+    entries; the message names the function, the matrix and the first such entry."""
+
+
+__all__ += ["NonFiniteMatrixError"]

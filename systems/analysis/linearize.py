@@ -10,7 +10,8 @@ diagram), not finite differences.
 """
 from __future__ import annotations
 
-from typing import Optional
+from enum import Enum
+from typing import Optional, Union
 
 import casadi as ca
 import numpy as np
@@ -19,9 +20,27 @@ from ..primitives.linear import AffineSystem, LinearSystem
 from ..symbolic import CasadiSystem, to_casadi, converted_input_ports
 from ..system import System
 
-__all__ = ["linearize", "first_order_taylor_approximation", "controllability_matrix",
-           "is_controllable", "observability_matrix", "is_observable", "is_stabilizable",
-           "is_detectable", "EquilibriumError"]
+__all__ = ["linearize", "first_order_taylor_approximation", "PortSelection",
+           "controllability_matrix", "is_controllable", "observability_matrix", "is_observable",
+           "is_stabilizable", "is_detectable", "EquilibriumError"]
+
+
+class PortSelection(str, Enum):
+    """Which input (or output) ports :func:`linearize` differentiates with respect to.
+
+    ``FIRST`` is Drake's default (``InputPortSelection.kUseFirstInputIfItExists`` and
+    ``OutputPortSelection.kUseFirstOutputIfItExists``): port 0 if the system has any ports,
+    else none. ``NONE`` is Drake's ``kNoInput`` / ``kNoOutput``. ``ALL`` (not in Drake)
+    stacks every vector port in port order. The plain strings ``"first"``, ``"none"`` and
+    ``"all"`` are accepted too (they take precedence over a port of that name).
+    """
+
+    FIRST = "first"
+    NONE = "none"
+    ALL = "all"
+
+
+PortKey = Union[PortSelection, str, int]
 
 
 class EquilibriumError(ValueError):
@@ -59,38 +78,58 @@ def _evaluate(system: System, context, cs: Optional[CasadiSystem]):
     return cs, which, (t, x, xd, u, p), A, B, C, D, dyn.ravel(), y.ravel()
 
 
-def linearize(system: System, context, *, input_port_index=None, output_port_index=None,
-              equilibrium_check: bool = True, equilibrium_tolerance: float = 1e-6,
+def linearize(system: System, context, *, input_port_index: PortKey = PortSelection.FIRST,
+              output_port_index: PortKey = PortSelection.FIRST, equilibrium_check: bool = True,
+              equilibrium_tolerance: float = 1e-6,
               casadi_system: Optional[CasadiSystem] = None) -> LinearSystem:
     """Exact linearization of ``system`` about the state and inputs in ``context``.
+
+    With ``x`` the state (continuous, or discrete for a discrete system), ``u`` the selected
+    input port and ``y`` the selected output port, the result is
+
+    .. math:: \\dot{\\delta x} = A\\,\\delta x + B\\,\\delta u, \\quad
+              \\delta y = C\\,\\delta x + D\\,\\delta u,
+
+    with :math:`A = \\partial f/\\partial x`, :math:`B = \\partial f/\\partial u`,
+    :math:`C = \\partial g/\\partial x`, :math:`D = \\partial g/\\partial u` at
+    :math:`(x_0, u_0)` (``x[n+1]`` in place of ``xdot`` for a discrete system), computed by
+    algorithmic differentiation of the CasADi graph (exact, not finite differences). Like
+    Drake's ``Linearize``.
 
     Parameters
     ----------
     system : System
         A symbolic-capable leaf system or diagram (continuous or discrete, not both).
     context : Context
-        The operating point: state, parameters, and every input port fixed to u0.
-    input_port_index, output_port_index : int or str, optional
-        Drake's port selection: the linearization's ``u`` is only that input port (the other
-        inputs are held at their fixed values) and its ``y`` only that output port; default
-        all vector inputs and outputs, concatenated in port order.
+        The operating point: state, parameters, and every vector input port fixed to u0.
+    input_port_index, output_port_index : PortSelection, int or str
+        The port the linearization's ``u`` (``y``) is: an index, a port name, or a
+        :class:`PortSelection`. Default ``PortSelection.FIRST``, Drake's
+        ``kUseFirstInputIfItExists`` / ``kUseFirstOutputIfItExists``: port 0 if there is one.
+        ``"none"`` gives no input (``B`` of shape (n, 0)) or no output (no output port);
+        ``"all"`` stacks every vector port in port order. Inputs not selected are held at
+        their values in ``context``.
     equilibrium_check : bool
         Refuse a point that is not an equilibrium (``|xdot| > equilibrium_tolerance``, or
         ``|x_next - x| >`` tolerance for a discrete system).
+    equilibrium_tolerance : float
     casadi_system : CasadiSystem, optional
         A conversion made earlier with :func:`~systems.symbolic.to_casadi` (saves time).
 
     Returns
     -------
     LinearSystem
-        With A, B, C, D (and ``time_period`` for a discrete system), plus attributes
-        ``x0``, ``u0``, ``y0`` of the operating point.
+        With A (n, n), B (n, m), C (p, n), D (p, m) (and ``time_period`` for a discrete
+        system), plus attributes ``x0`` (n,), ``u0`` (m,), ``y0`` (p,) of the operating
+        point. Like Drake's, it has no input port when m = 0 and no output port when p = 0.
 
     Raises
     ------
     EquilibriumError
         When ``equilibrium_check`` and the point is not an equilibrium (the message gives
         the largest derivative and its state).
+    ValueError
+        For an unknown port, or a selected port that is abstract.
     """
     cs, which, (t, x, xd, u, p), A, B, C, D, dyn, y = _evaluate(system, context, casadi_system)
     state = x if which == "continuous" else xd
@@ -103,36 +142,59 @@ def linearize(system: System, context, *, input_port_index=None, output_port_ind
             f"linearize: system '{system.name}' is not at an equilibrium: {what}[{i}] ({names[i]}) = "
             f"{residual[i]:.3g} exceeds {equilibrium_tolerance:g}; pass equilibrium_check=False to "
             f"linearize anyway (or use first_order_taylor_approximation)")
-    if input_port_index is not None:
-        sl = _port_slice(system, cs.input_slices, input_port_index, "input")
-        B, D, u = B[:, sl], D[:, sl], np.asarray(u)[sl]
-    if output_port_index is not None:
-        sl = _port_slice(system, cs.output_slices, output_port_index, "output")
-        C, D, y = C[sl, :], D[sl, :], np.asarray(y)[sl]
+    B, C, D, u, y = _select_ports(system, cs, input_port_index, output_port_index, B, C, D, u, y)
     period = cs.update_period if which == "discrete" else 0.0
     lin = LinearSystem(A, B, C, D, time_period=period or 0.0, name=f"{system.name}_linearization")
     lin.x0, lin.u0, lin.y0 = state, u, y
     return lin
 
 
+def _select_ports(system: System, cs: CasadiSystem, input_key, output_key, B, C, D, u, y):
+    """Keep the columns of the selected input port and the rows of the selected output port."""
+    sl_in = _port_slice(system, cs.input_slices, input_key, "input")
+    sl_out = _port_slice(system, cs.output_slices, output_key, "output")
+    u, y = np.asarray(u, float).ravel(), np.asarray(y, float).ravel()
+    return B[:, sl_in], C[sl_out, :], D[sl_out, sl_in], u[sl_in], y[sl_out]
+
+
 def _port_slice(system: System, slices: dict, key, kind: str) -> slice:
-    """The slice of ``u`` or ``y`` of the port ``key`` (index or name), or a ValueError."""
+    """The slice of ``u`` or ``y`` that the selection ``key`` (a :class:`PortSelection`, an
+    index or a name) picks, or a ValueError naming the port."""
+    if key is None or isinstance(key, bool):
+        raise TypeError(f"linearize: {kind}_port_index={key!r}; give an index, a port name, or "
+                        f"PortSelection.FIRST / NONE / ALL ('first', 'none', 'all')")
+    if isinstance(key, str) and key in {sel.value for sel in PortSelection}:
+        key = PortSelection(key)
+        if key is PortSelection.ALL:
+            return slice(None)
+        count = system.num_input_ports() if kind == "input" else system.num_output_ports()
+        if key is PortSelection.NONE or count == 0:
+            return slice(0, 0)
+        key = 0
     try:
         port = (system.get_input_port(key) if kind == "input" else system.get_output_port(key))
     except (ValueError, IndexError, TypeError) as exc:
         raise ValueError(f"linearize: {exc}") from None
     if port.name not in slices:
         raise ValueError(f"linearize: {kind} port '{port.full_name()}' is not part of the "
-                         f"linearization (abstract or optional)")
+                         f"linearization (abstract or optional); select another with "
+                         f"{kind}_port_index")
     return slices[port.name]
 
 
-def first_order_taylor_approximation(system: System, context) -> AffineSystem:
+def first_order_taylor_approximation(system: System, context, *,
+                                     input_port_index: PortKey = PortSelection.FIRST,
+                                     output_port_index: PortKey = PortSelection.FIRST
+                                     ) -> AffineSystem:
     """Affine model about any point: xdot = A (x - x0) + B (u - u0) + f(x0, u0), likewise y.
 
     Written in AffineSystem form: f0 = f(x0, u0) - A x0 - B u0, y0 = g(x0, u0) - C x0 - D u0.
+    The ports are selected as in :func:`linearize` (default: the first input and the first
+    output, as Drake's ``FirstOrderTaylorApproximation``); inputs not selected are held at
+    their values in ``context``.
     """
     cs, which, (t, x, xd, u, p), A, B, C, D, dyn, y = _evaluate(system, context, None)
+    B, C, D, u, y = _select_ports(system, cs, input_port_index, output_port_index, B, C, D, u, y)
     state = x if which == "continuous" else xd
     f0 = dyn - (A @ state if A.size else 0.0) - (B @ u if B.size else 0.0)
     y0 = y - (C @ state if C.size else 0.0) - (D @ u if D.size else 0.0)
@@ -160,22 +222,48 @@ def controllability_matrix(system, B=None) -> np.ndarray:
 
 
 def _pbh_full_rank(A, B, lam, threshold: Optional[float]) -> bool:
-    """Popov-Belevitch-Hautus test at one eigenvalue: rank [A - lam I, B] == n, with singular
-    values compared relative to the matrices' scale (``threshold`` relative, default
-    ``n * eps * 1e3``)."""
+    """Popov-Belevitch-Hautus test at one eigenvalue ``lam`` of A: rank [A - lam I, B] == n.
+
+    Each block is scaled before the rank decision so that the verdict does not depend on
+    units: ``A - lam I`` by ``||A||`` and every column of ``B`` (one input) by its norm, the
+    scalings that leave controllability unchanged. A singular value counts when it exceeds
+    ``threshold`` times the largest one (default ``n * eps * 1e3``), as Drake's threshold is
+    relative to the largest pivot of its rank-revealing QR.
+    """
     n = A.shape[0]
-    M = np.hstack([A - lam * np.eye(n), B.astype(complex)])
+    a_scale = np.linalg.norm(A, 2)
+    col = np.linalg.norm(B, axis=0)
+    Bn = B / np.where(col > 0, col, 1.0)
+    M = np.hstack([(A - lam * np.eye(n)) / (a_scale if a_scale > 0 else 1.0), Bn.astype(complex)])
     sv = np.linalg.svd(M, compute_uv=False)
-    scale = max(np.linalg.norm(A, 2), np.linalg.norm(B, 2), np.finfo(float).tiny)
+    if sv.size == 0 or sv[0] == 0:
+        return n == 0
     rtol = (n * np.finfo(float).eps * 1e3) if threshold is None else float(threshold)
-    return int(np.sum(sv > rtol * scale)) == n
+    return int(np.sum(sv > rtol * sv[0])) == n
 
 
 def is_controllable(system, B=None, threshold: Optional[float] = None) -> bool:
-    """Whether ``(A, B)`` is controllable: the PBH rank test ``rank [A - lam I, B] = n`` at every
-    eigenvalue ``lam`` of A, with a tolerance relative to the matrices' scale (``threshold``,
-    relative; Hautus 1969), so a well-posed system stays controllable under any scaling of
-    its units."""
+    """Whether ``(A, B)`` is controllable, like Drake's ``IsControllable``.
+
+    The Popov-Belevitch-Hautus test (Hautus 1969): ``rank [A - lam I, B] = n`` at every
+    eigenvalue ``lam`` of A, which is equivalent to the controllability matrix
+    ``[B, AB, ..., A^(n-1) B]`` having rank n but does not raise A to powers. The rank is
+    decided relative to the largest singular value after scaling ``A`` and each input
+    column of ``B`` to unit norm, so the verdict does not change with the units of time or
+    of the inputs (``B = 1e-8 [1; 1]`` with ``A = diag(1, 2)`` is controllable, as in Drake).
+
+    Parameters
+    ----------
+    system : LinearSystem or array_like of shape (n, n)
+        A system (its ``A``, ``B``), or the matrix A when ``B`` is given.
+    B : array_like of shape (n, m), optional
+    threshold : float, optional
+        Relative tolerance on the singular values (default ``n * eps * 1e3``).
+
+    Returns
+    -------
+    bool
+    """
     A, B = _ab(system, B)
     return all(_pbh_full_rank(A, B, lam, threshold) for lam in np.linalg.eigvals(A))
 
@@ -206,7 +294,21 @@ def _ac(system, C=None):
 
 
 def is_observable(system, C=None, threshold: Optional[float] = None) -> bool:
-    """Whether ``(A, C)`` is observable (the PBH test of ``(A^T, C^T)``, relative tolerance)."""
+    """Whether ``(A, C)`` is observable, like Drake's ``IsObservable``: the dual test
+    :func:`is_controllable` of ``(A^T, C^T)`` (each output row of C scaled to unit norm,
+    ``threshold`` relative to the largest singular value).
+
+    Parameters
+    ----------
+    system : LinearSystem or array_like of shape (n, n)
+        A system (its ``A``, ``C``), or the matrix A when ``C`` is given.
+    C : array_like of shape (p, n), optional
+    threshold : float, optional
+
+    Returns
+    -------
+    bool
+    """
     A, C = _ac(system, C)
     return is_controllable(A.T, C.T, threshold)
 

@@ -8,6 +8,11 @@ xdot = Ax + Bu. With S the stabilizing solution of the algebraic Riccati equatio
 the optimal feedback is u = -Kx, K = R^-1 (B'S + N') (Anderson & Moore, *Optimal Control:
 Linear Quadratic Methods*, 1990, ch. 2-3). Discrete: K = (R + B'SB)^-1 (B'SA + N') with S
 from the discrete Riccati equation. Riccati equations are solved by scipy.
+
+With a constraint matrix F (Drake's ``F``), the optimization is performed on the subspace
+F x = 0: with the rows of P an orthonormal basis of the null space of F (P P' = I, P F' = 0)
+and y = P x, the reduced problem ydot = P A P' y + P B u with weights P Q P', R, P N is
+solved, S = P' S_y P and K = R^-1 (B'S + N'P'P).
 """
 from __future__ import annotations
 
@@ -17,8 +22,9 @@ from typing import Callable, Optional, Tuple
 import casadi as ca
 import numpy as np
 from scipy.integrate import solve_ivp
-from scipy.linalg import solve_continuous_are, solve_discrete_are
+from scipy.linalg import null_space, solve_continuous_are, solve_discrete_are
 
+from ..errors import NonFiniteMatrixError
 from ..leaf_system import LeafSystem
 from ..primitives.linear import AffineSystem, LinearSystem
 from ..system import System
@@ -26,6 +32,18 @@ from ..system import System
 __all__ = ["LinearQuadraticRegulator", "DiscreteTimeLinearQuadraticRegulator",
            "FiniteHorizonLinearQuadraticRegulator", "FiniteHorizonLQRResult",
            "TimeVaryingLQRController"]
+
+
+def _finite(name: str, M: np.ndarray, who: str) -> np.ndarray:
+    """``M`` unchanged, or a NonFiniteMatrixError naming the matrix and its first bad entry."""
+    bad = ~np.isfinite(M)
+    if np.any(bad):
+        idx = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise NonFiniteMatrixError(
+            f"{who}: {name} has {int(bad.sum())} non-finite entr{'y' if bad.sum() == 1 else 'ies'}, "
+            f"the first {name}[{', '.join(map(str, idx))}] = {M[idx]!r}; every entry of {name} "
+            f"must be finite")
+    return M
 
 
 def _check_weights(A, B, Q, R, N, who):
@@ -39,23 +57,53 @@ def _check_weights(A, B, Q, R, N, who):
         raise ValueError(f"{who}: Q has shape {Q.shape}, expected ({n}, {n})")
     if R.shape != (m, m):
         raise ValueError(f"{who}: R has shape {R.shape}, expected ({m}, {m})")
+    N = np.zeros((n, m)) if N is None else np.atleast_2d(np.asarray(N, float))
+    if N.size == 0:                       # Drake: a zero-sized N is a zero matrix
+        N = np.zeros((n, m))
+    if N.shape != (n, m):
+        raise ValueError(f"{who}: N has shape {N.shape}, expected ({n}, {m})")
+    for name, M in (("A", A), ("B", B), ("Q", Q), ("R", R), ("N", N)):
+        _finite(name, M, who)
     if not np.allclose(Q, Q.T) or np.min(np.linalg.eigvalsh((Q + Q.T) / 2)) < -1e-10 * max(1.0, np.abs(Q).max()):
         raise ValueError(f"{who}: Q must be symmetric positive semidefinite")
     if not np.allclose(R, R.T) or np.min(np.linalg.eigvalsh((R + R.T) / 2)) <= 0:
         raise ValueError(f"{who}: R must be symmetric positive definite")
-    N = np.zeros((n, m)) if N is None else np.atleast_2d(np.asarray(N, float))
-    if N.shape != (n, m):
-        raise ValueError(f"{who}: N has shape {N.shape}, expected ({n}, {m})")
     return A, B, Q, R, N
 
 
-def _care(A, B, Q, R, N, who):
+def _constraint_basis(F, n: int, who: str) -> Optional[np.ndarray]:
+    """Rows: an orthonormal basis P of {x : F x = 0} (P P' = I, P F' = 0); None without F."""
+    if F is None:
+        return None
+    F = np.atleast_2d(np.asarray(F, float))
+    if F.size == 0:                       # Drake: a zero-sized F is no constraint
+        return None
+    if F.ndim != 2 or F.shape[1] != n:
+        raise ValueError(f"{who}: F has shape {F.shape}, expected (num_constraints, {n})")
+    _finite("F", F, who)
+    P = null_space(F).T
+    if P.shape[0] == 0:
+        raise ValueError(f"{who}: F has rank {n} = num_states, so F x = 0 leaves only x = 0; "
+                         f"rank(F) must be < {n}")
+    return P
+
+
+def _care(A, B, Q, R, N, who, P: Optional[np.ndarray] = None):
+    """Continuous Riccati solution (K, S); on the subspace F x = 0 when the basis P is given."""
+    if P is None:
+        Ay, By, Qy, Ny = A, B, Q, N
+    else:
+        Ay, By, Qy, Ny = P @ A @ P.T, P @ B, P @ Q @ P.T, P @ N
+        Qy = (Qy + Qy.T) / 2
     try:
-        S = solve_continuous_are(A, B, Q, R, s=N)
+        Sy = solve_continuous_are(Ay, By, Qy, R, s=Ny)
     except (np.linalg.LinAlgError, ValueError) as exc:
         raise RuntimeError(f"{who}: the Riccati equation has no stabilizing solution ({exc}); "
                            f"check that (A, B) is stabilizable and (A, Q) detectable") from exc
-    K = np.linalg.solve(R, B.T @ S + N.T)
+    if P is None:
+        return np.linalg.solve(R, B.T @ Sy + N.T), Sy
+    S = P.T @ Sy @ P
+    K = np.linalg.solve(R, B.T @ S + N.T @ P.T @ P)
     return K, S
 
 
@@ -69,39 +117,76 @@ def _dare(A, B, Q, R, N, who):
 
 
 def LinearQuadraticRegulator(*args, **kwargs):
-    """Continuous-time LQR, in Drake's two forms.
+    """Continuous-time LQR, in Drake's three forms.
 
-    ``LinearQuadraticRegulator(A, B, Q, R, N=None) -> (K, S)``: gain matrix K (m x n) and
-    Riccati solution S (n x n) minimizing ``integral x'Qx + u'Ru + 2 x'N u`` (``F`` is
-    accepted as another name of the cross weight ``N``; unknown keywords are refused).
+    ``LinearQuadraticRegulator(A, B, Q, R, N=None, F=None) -> (K, S)``: the gain K (m x n)
+    and Riccati solution S (n x n) of
+
+    .. math:: \\min_u \\int_0^\\infty x'Qx + u'Ru + 2x'Nu \\, dt, \\quad
+              \\dot x = Ax + Bu, \\quad F x = 0,
+
+    the optimal feedback being u = -K x and the cost-to-go x'Sx. ``N`` (n x m) is the cross
+    weight; ``F`` (k x n, rank < n) is a constraint: the problem is solved in the
+    coordinates y = P x of the null space of F (P P' = I, P F' = 0), S = P' S_y P and
+    K = R^-1 (B'S + N'P'P), as Drake does. Zero-sized N or F count as absent.
 
     ``LinearQuadraticRegulator(linear_system, Q, R, N=None)``: for a
     :class:`~systems.primitives.LinearSystem` or ``AffineSystem`` without a context, the
-    controller ``u = -K x`` from its own (A, B).
+    controller ``u = -K x`` from its own (A, B) (the discrete Riccati equation for a
+    discrete system).
 
-    ``LinearQuadraticRegulator(system, context, Q, R, N=None) -> AffineSystem``: linearizes
-    ``system`` at the equilibrium in ``context`` (inputs fixed to u0) and returns the
-    controller u = u0 - K (x - x0) as a block with input ``u`` (the plant state) and output
-    ``y`` (the command). For a discrete plant the discrete Riccati equation is used. The
-    gains are also stored on the controller as ``K`` and ``S``.
+    ``LinearQuadraticRegulator(system, context, Q, R, N=None, input_port_index=0) ->
+    AffineSystem``: linearizes ``system`` at the equilibrium in ``context`` with respect to
+    the input port ``input_port_index`` (index or name; the other inputs are held at their
+    values in ``context``; ``"all"`` stacks every vector input) and returns the controller
+    u = u0 - K (x - x0) as a block with input ``u`` (the plant state) and output ``y`` (the
+    command). For a discrete plant the discrete Riccati equation is used. The gains are also
+    stored on the controller as ``K`` and ``S``.
+
+    Raises
+    ------
+    NonFiniteMatrixError
+        When A, B, Q, R, N or F (or the linearization of ``system``) has NaN or infinite
+        entries; the message names the matrix and the entry.
+    ValueError
+        For shapes that disagree, Q not positive semidefinite, R not positive definite, or
+        rank(F) = n.
+    RuntimeError
+        When the Riccati equation has no stabilizing solution.
+
+    References
+    ----------
+    B. D. O. Anderson and J. B. Moore, *Optimal Control: Linear Quadratic Methods*,
+    Prentice Hall, 1990, ch. 2-3.
     """
     who = "LinearQuadraticRegulator"
-    unknown = set(kwargs) - {"N", "F", "equilibrium_tolerance"}
-    if unknown:
-        raise TypeError(f"{who}: unknown keyword arguments {sorted(unknown)}; expected N (or "
-                        "its alias F, the cross weight) and, for a system, equilibrium_tolerance")
-    if "F" in kwargs:
-        if "N" in kwargs:
-            raise TypeError(f"{who}: give the cross weight as N or as F, not both")
-        kwargs["N"] = kwargs.pop("F")
     if args and isinstance(args[0], System):
-        if isinstance(args[0], LinearSystem) and (len(args) < 2 or not _is_context(args[1])):
+        allowed = ({"N"} if isinstance(args[0], LinearSystem) and (len(args) < 2 or not _is_context(args[1]))
+                   else {"N", "input_port_index", "equilibrium_tolerance"})
+        unknown = set(kwargs) - allowed
+        if unknown:
+            extra = (" (the constraint F is accepted only with matrices: "
+                     "LinearQuadraticRegulator(A, B, Q, R, N, F), as in Drake)" if "F" in unknown else "")
+            raise TypeError(f"{who}: unknown keyword arguments {sorted(unknown)}; expected "
+                            f"{sorted(allowed)}{extra}")
+        if allowed == {"N"}:
             return _lqr_for_linear_system(*args, **kwargs)
         return _lqr_for_system(*args, **kwargs)
-    kwargs.pop("equilibrium_tolerance", None)
+    unknown = set(kwargs) - {"N", "F"}
+    if unknown:
+        raise TypeError(f"{who}: unknown keyword arguments {sorted(unknown)}; expected N (the "
+                        f"cross weight) and F (the constraint F x = 0)")
+    if len(args) < 4 or len(args) > 6:
+        raise TypeError(f"{who}: expected (A, B, Q, R[, N[, F]]), got {len(args)} positional arguments")
     A, B, Q, R, *rest = args
-    N = rest[0] if rest else kwargs.get("N")
-    return _care(*_check_weights(A, B, Q, R, N, who), who)
+    names = ["N", "F"]
+    given = dict(zip(names, rest))
+    for name in kwargs:
+        if name in given:
+            raise TypeError(f"{who}: {name} given both by position and by keyword")
+    given.update(kwargs)
+    A, B, Q, R, N = _check_weights(A, B, Q, R, given.get("N"), who)
+    return _care(A, B, Q, R, N, who, _constraint_basis(given.get("F"), A.shape[0], who))
 
 
 def _is_context(obj) -> bool:
@@ -128,9 +213,11 @@ def DiscreteTimeLinearQuadraticRegulator(A, B, Q, R, N=None) -> Tuple[np.ndarray
     return _dare(*_check_weights(A, B, Q, R, N, who), who)
 
 
-def _lqr_for_system(system: System, context, Q, R, N=None, *, equilibrium_tolerance: float = 1e-6):
+def _lqr_for_system(system: System, context, Q, R, N=None, *, input_port_index=0,
+                    equilibrium_tolerance: float = 1e-6):
     from ..analysis.linearize import linearize
-    lin = linearize(system, context, equilibrium_tolerance=equilibrium_tolerance)
+    lin = linearize(system, context, input_port_index=input_port_index, output_port_index="none",
+                    equilibrium_tolerance=equilibrium_tolerance)
     who = f"LinearQuadraticRegulator('{system.name}')"
     weights = _check_weights(lin.A, lin.B, Q, R, N, who)
     K, S = _dare(*weights, who) if lin.time_period > 0 else _care(*weights, who)

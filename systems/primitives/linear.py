@@ -84,8 +84,11 @@ class LinearSystem(LeafSystem):
 
     Continuous (``time_period == 0``): xdot = A x + B u, y = C x + D u.
     Discrete (``time_period > 0``): x[n+1] = A x[n] + B u[n], y[n] = C x[n] + D u[n],
-    updated every ``time_period`` seconds. Ports ``u`` and ``y``; empty matrices are
-    allowed (e.g. a pure gain has only D).
+    updated every ``time_period`` seconds. Ports ``u`` and ``y``, as in Drake: omitted or
+    empty (zero-sized) matrices are zero matrices of the sizes the others give (a pure gain
+    has only D), the input port ``u`` exists only when there are inputs (B or D has
+    columns) and the output port ``y`` only when there are outputs (C or D has rows, or
+    ``y0`` has entries).
 
     Attributes
     ----------
@@ -100,22 +103,19 @@ class LinearSystem(LeafSystem):
 
     def _setup(self, A, B, C, D, f0, y0, time_period):
         owner = type(self).__name__
-        D = None if D is None else _matrix(D, "D", owner)
-        B = None if B is None else _matrix(B, "B", owner)
-        C = None if C is None else _matrix(C, "C", owner)
-        # sizes inferred from whatever is given (Drake: omitted matrices are zero-sized or zero)
-        if A is None:
-            nx = (B.shape[0] if B is not None else C.shape[1] if C is not None
-                  else np.atleast_1d(np.asarray(f0, float)).size if f0 is not None else 0)
-            A = np.zeros((nx, nx))
-        A = np.asarray(A, dtype=float) if not isinstance(A, np.ndarray) else A
-        A = _matrix(A, "A", owner) if A.size else np.zeros((0, 0))
-        nx = A.shape[0]
-        if A.shape != (nx, nx):
-            raise ValueError(f"{owner}: A must be square, got shape {A.shape}")
+        A, B, C, D = (None if M is None else _matrix(M, name, owner)
+                      for M, name in ((A, "A"), (B, "B"), (C, "C"), (D, "D")))
+        # Drake: empty matrices are zero matrices of the sizes the non-empty ones give.
+        A, B, C, D = (None if M is None or M.size == 0 else M for M in (A, B, C, D))
+        f0_size = np.atleast_1d(np.asarray(f0, float)).size if f0 is not None else 0
+        y0_size = np.atleast_1d(np.asarray(y0, float)).size if y0 is not None else 0
+        nx = (A.shape[0] if A is not None else B.shape[0] if B is not None
+              else C.shape[1] if C is not None else f0_size)
         nu = B.shape[1] if B is not None else (D.shape[1] if D is not None else 0)
-        ny = (C.shape[0] if C is not None else D.shape[0] if D is not None
-              else np.atleast_1d(np.asarray(y0, float)).size if y0 is not None else 0)
+        ny = C.shape[0] if C is not None else D.shape[0] if D is not None else y0_size
+        if A is not None and A.shape != (nx, nx):
+            raise ValueError(f"{owner}: A must be square, got shape {A.shape}")
+        A = np.zeros((nx, nx)) if A is None else A
         B = np.zeros((nx, nu)) if B is None else _matrix(B, "B", owner, (nx, nu))
         C = np.zeros((ny, nx)) if C is None else _matrix(C, "C", owner, (ny, nx))
         D = np.zeros((ny, nu)) if D is None else _matrix(D, "D", owner, (ny, nu))
@@ -125,6 +125,8 @@ class LinearSystem(LeafSystem):
         self.time_period = float(time_period)
         if self.time_period < 0:
             raise ValueError(f"{owner}: time_period must be >= 0, got {time_period}")
+        # Like Drake's AffineSystem: an input port only when nu > 0, an output port only
+        # when ny > 0.
         self._u = self.declare_input_port("u", nu) if nu else None
         has_d = bool(np.any(D != 0))
         self._has_c, self._has_d = bool(C.size), has_d and nu > 0
@@ -134,7 +136,8 @@ class LinearSystem(LeafSystem):
                 self.declare_periodic_discrete_update(self.time_period, 0.0, self._update)
         elif nx:
             self.declare_continuous_state(nx)
-        self.declare_output_port("y", ny, self._output, feedthrough=has_d and nu > 0)
+        if ny:
+            self.declare_output_port("y", ny, self._output, feedthrough=has_d and nu > 0)
 
     def _vector(self, v, n, name):
         v = np.atleast_1d(np.asarray(v, dtype=float)).ravel()

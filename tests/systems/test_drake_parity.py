@@ -18,7 +18,7 @@ def test_affine_and_linear_systems_infer_zero_sized_parts():
     d = AffineSystem(D=[[1.0, 2.0]])
     assert d.get_input_port().size == 2 and d.num_continuous_states() == 0
     b = LinearSystem(B=[[1.0], [2.0]])
-    assert b.num_continuous_states() == 2 and b.get_output_port().size == 0
+    assert b.num_continuous_states() == 2 and b.num_output_ports() == 0   # as Drake: no output
     ctx = b.create_default_context()
     b.get_input_port().fix_value(ctx, [3.0])
     np.testing.assert_allclose(b.eval_time_derivatives(ctx), [3.0, 6.0])
@@ -44,14 +44,17 @@ def test_lqr_honours_the_cross_term_and_refuses_unknown_keywords():
     A = np.array([[0.0, 1.0], [0.0, 0.0]])
     B = np.array([[0.0], [1.0]])
     Q, R, N = np.eye(2), np.eye(1), np.array([[0.1], [0.0]])
-    K, S = LinearQuadraticRegulator(A, B, Q, R, F=N)
+    K, S = LinearQuadraticRegulator(A, B, Q, R, N=N)
     S_ref = solve_continuous_are(A, B, Q, R, s=N)
     np.testing.assert_allclose(S, S_ref, atol=1e-10)
     np.testing.assert_allclose(K, np.linalg.solve(R, B.T @ S_ref + N.T), atol=1e-10)
-    K2, _ = LinearQuadraticRegulator(A, B, Q, R, N=N)
+    K2, _ = LinearQuadraticRegulator(A, B, Q, R, N)
     np.testing.assert_allclose(K2, K)
     with pytest.raises(TypeError, match=r"unknown keyword arguments \['Nx'\]"):
         LinearQuadraticRegulator(A, B, Q, R, Nx=N)
+    # F is Drake's constraint F x = 0 (num_constraints x n), not another name for N
+    with pytest.raises(ValueError, match=r"F has shape \(2, 1\), expected \(num_constraints, 2\)"):
+        LinearQuadraticRegulator(A, B, Q, R, F=N)
 
 
 def test_lqr_of_a_linear_system_needs_no_context():
@@ -103,7 +106,7 @@ def test_linearize_selects_one_input_and_one_output_port():
     ctx = d.create_default_context()
     d.get_input_port("u_a").fix_value(ctx, [0.0])
     d.get_input_port("u_b").fix_value(ctx, [0.0])
-    full = linearize(d, ctx)
+    full = linearize(d, ctx, input_port_index="all", output_port_index="all")
     assert full.B.shape == (1, 2) and full.C.shape == (2, 1)
     lin = linearize(d, ctx, input_port_index="u_b", output_port_index=1)
     np.testing.assert_allclose(lin.A, [[-1.0]])

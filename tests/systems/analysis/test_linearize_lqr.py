@@ -23,10 +23,14 @@ def test_pendulum_linearization_is_exact(theta, sign):
     lin = linearize(p, ctx)
     np.testing.assert_allclose(lin.A, [[0.0, 1.0], [sign * G, -B_DAMP]], atol=1e-12, rtol=0)
     np.testing.assert_allclose(lin.B, [[0.0], [1.0]], atol=1e-12, rtol=0)
-    np.testing.assert_allclose(lin.C[:2], np.eye(2), atol=1e-12)
-    np.testing.assert_allclose(lin.D, np.zeros((3, 1)), atol=1e-12)
+    np.testing.assert_allclose(lin.C, np.eye(2), atol=1e-12)     # the first output, 'state'
+    np.testing.assert_allclose(lin.D, np.zeros((2, 1)), atol=1e-12)
     np.testing.assert_allclose(lin.x0, [theta, 0.0])
     assert lin.time_period == 0.0
+    # every output stacked: the energy 0.5 w^2 + g (1 - cos th) is stationary at th = 0, pi
+    both = linearize(p, ctx, output_port_index="all")
+    np.testing.assert_allclose(both.C, [[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]], atol=1e-12)
+    assert both.D.shape == (3, 1)
 
 
 def test_linearize_refuses_non_equilibrium_unless_asked():
