@@ -177,7 +177,8 @@ def _read_link(node: XmlNode, rd: Reader, materials: Mapping[str, dict],
     inertial = rd.child(node, "inertial", owner)
     if inertial is not None:
         link.has_inertial = True
-        _read_inertial(inertial, rd, owner, link)
+        if name != WORLD:      # the world's inertial is ignored (one warning, in read_model)
+            _read_inertial(inertial, rd, owner, link)
     for tag, bucket in (("visual", link.visuals), ("collision", link.collisions)):
         for g in node.findall(tag):
             bucket.append(_read_geometry(g, rd, owner, materials if tag == "visual" else None,
@@ -195,8 +196,11 @@ def _read_inertial(node: XmlNode, rd: Reader, owner: str, link: LinkSpec) -> Non
                                     for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz"))
     I = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
     if mass == 0 and np.any(I != 0):
-        raise rd.error(inertia_node, owner, "zero mass with a nonzero rotational inertia "
-                                            f"{_entries(I)} (a massless link has zero inertia)")
+        # pybullet's kuka_iiwa/model.urdf and cartpole.urdf: Pinocchio keeps the inertia, Drake
+        # drops it on world-welded links and MuJoCo keeps it; we keep it (a welded link's
+        # inertia does not enter the dynamics; a moving one keeps its rotational inertia)
+        rd.warn(inertia_node, owner, f"zero mass with a nonzero rotational inertia {_entries(I)}: "
+                                     "the inertia is kept as written (as Pinocchio does)")
     o = rd.child(node, "origin", owner)
     xyz = rd.vector(o, "xyz", owner, 3, (0, 0, 0))
     R = rpy_to_matrix(rd.vector(o, "rpy", owner, 3, (0, 0, 0)))

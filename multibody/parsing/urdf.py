@@ -32,8 +32,10 @@ Every problem raises :class:`URDFError` (a ``ValueError``) whose message gives t
 ``"arm.urdf, line 42: joint 'elbow': lower limit 2 > upper limit 1"``; nothing else escapes
 (malformed XML, unknown encodings and deep nesting included).  Numbers are ASCII decimals
 (``float()``'s ``1_0``, full-width or Arabic-Indic digits are refused).  Rotational inertias must
-be positive semidefinite (zero is allowed: point masses, massless links; a zero mass needs a
-zero inertia); principal moments violating the triangle inequality (exporters write such
+be positive semidefinite (zero is allowed: point masses, massless links). A zero mass with a
+nonzero inertia (pybullet's ``cartpole.urdf`` and ``kuka_iiwa/model.urdf``) is kept as written,
+as Pinocchio does, with one :class:`URDFWarning` per link (Drake drops it on world-welded links;
+a welded link's inertia does not enter the dynamics either way). Principal moments violating the triangle inequality (exporters write such
 dummy-link inertias) are repaired with a :class:`URDFWarning` (the two smaller moments are raised
 by half the deficit each).  Values whose inertia or mass matrix would overflow in double
 precision (huge masses, offsets or sizes) are refused; axes are normalized without overflow.

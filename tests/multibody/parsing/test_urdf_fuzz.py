@@ -12,6 +12,7 @@ the only warnings the parser may issue are
 """
 from __future__ import annotations
 
+import pathlib
 import random
 import re
 import warnings
@@ -106,8 +107,19 @@ def _serialize(rng: random.Random, root: ET.Element, nested: list) -> bytes:
     return data
 
 
+DATA = pathlib.Path(__file__).parent / "data" / "urdf"
+# hand-written seeds in the shape of real files that must load (zero mass with a nonzero
+# inertia: pybullet's cart-pole and KUKA arm); each is valid, with one URDFWarning per link
+EXTRA_SEEDS = {p.stem: p for p in sorted(DATA.glob("*.urdf"))}
+SEEDS = list(available_models()) + list(EXTRA_SEEDS)
+
+
+def _seed_text(model: str) -> str:
+    return (EXTRA_SEEDS[model] if model in EXTRA_SEEDS else model_path(model)).read_text()
+
+
 def _mutants(model: str, n: int):
-    text = model_path(model).read_text()
+    text = _seed_text(model)
     for k in range(n):
         rng = random.Random(f"{model}-{k}")
         root = ET.fromstring(text)
@@ -148,7 +160,17 @@ def _check_one(case: str, ops: list[str], data: bytes | str) -> str:
     return outcome
 
 
-@pytest.mark.parametrize("model", available_models())
+@pytest.mark.parametrize("model", sorted(EXTRA_SEEDS))
+def test_extra_seeds_are_valid_with_one_warning_per_zero_mass_link(model):
+    """The seeds themselves load: one URDFWarning (zero mass, nonzero inertia kept), no error."""
+    with pytest.warns(URDFWarning) as caught:
+        tree = parse_urdf(EXTRA_SEEDS[model])
+    messages = [str(w.message) for w in caught if issubclass(w.category, URDFWarning)]
+    assert len(messages) == 1 and "zero mass with a nonzero rotational inertia" in messages[0]
+    tree.finalize()
+
+
+@pytest.mark.parametrize("model", SEEDS)
 def test_mutated_shipped_models_raise_only_urdf_errors(model):
     outcomes = [_check_one(case, ops, data) for case, ops, data in _mutants(model, CASES_PER_MODEL)]
     # the fuzzer is not vacuous: some mutants are rejected and some still load

@@ -7,6 +7,7 @@ Pinocchio and Drake load, a :class:`URDFWarning` and a model with the documented
 from __future__ import annotations
 
 import math
+import re
 import warnings
 
 import numpy as np
@@ -182,10 +183,35 @@ def test_huge_but_representable_model_gives_a_finite_mass_matrix():
 
 
 # ------------------------------------------------------------------ inertia values
-def test_zero_mass_with_nonzero_inertia_is_rejected():
-    err = error_of(doc(mass="0"))
-    assert err.element == "link 'arm'" and err.line == INERTIA_LINE
-    assert "zero mass with a nonzero rotational inertia" in str(err)
+def test_zero_mass_with_nonzero_inertia_loads_with_one_warning_and_keeps_the_inertia():
+    """pybullet's cartpole.urdf and kuka_iiwa/model.urdf have such links; Pinocchio keeps the
+    inertia, and so do we (one URDFWarning naming the link and the line)."""
+    with pytest.warns(URDFWarning) as caught:
+        model = read_urdf_model(doc(mass="0"))[0]
+    assert len(caught) == 1
+    assert re.search(rf"<string>, line {INERTIA_LINE}: link 'arm': zero mass with a nonzero "
+                     r"rotational inertia .*kept", str(caught[0].message))
+    arm = model.links[1]
+    assert arm.mass == 0.0
+    np.testing.assert_array_equal(np.diag(arm.inertia), [0.1, 0.1, 0.02])
+
+
+@pytest.mark.parametrize("inertial", [
+    '<mass value="0"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/>',
+    '<mass value="1"/><inertia ixx="1" ixy="0" ixz="0" iyy="0.1" iyz="0" izz="3"/>',  # triangle
+    '<mass value="2"/><inertia ixx="1" ixy="0" ixz="0" iyy="1" iyz="0" izz="1"/>',
+])
+def test_world_inertial_gives_exactly_one_warning(inertial):
+    """Whatever the world link's inertial holds (zero mass with inertia, moments to repair), it
+    is ignored with one warning, not a 'repaired' or 'kept' warning and then an 'ignored' one."""
+    text = doc().replace('<link name="base"/>', f'<link name="world"><inertial>{inertial}'
+                         '</inertial></link>').replace('<parent link="base"/>',
+                                                       '<parent link="world"/>')
+    with pytest.warns(URDFWarning) as caught:
+        model = read_urdf_model(text)[0]
+    assert [str(w.message).split(": ", 2)[2] for w in caught] == [
+        "the world link is fixed: its <inertial> is ignored"]
+    assert model.world.mass == 0.0
 
 
 def test_zero_mass_zero_inertia_is_a_massless_link():
