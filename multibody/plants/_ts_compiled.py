@@ -38,7 +38,7 @@ from ..geometry import Box, Halfspace, Mesh, Sphere
 from ._time_stepping_solve import SolveReport
 from .solutions import StepSolution
 
-__all__ = ["CompiledContactStep", "unsupported_reason"]
+__all__ = ["CompiledContactStep", "unsupported_reason", "describe_block"]
 
 PGS_TAG = "pgs"
 
@@ -51,10 +51,34 @@ def _joint_type(j) -> Optional[int]:
     return 0 if j.nq == j.nv else None
 
 
+def describe_block(c) -> str:
+    """How a reason names a constraint block: its kind, name and what it acts on (``joint
+    limit 'lim' on joint 'knee'``, ``ball closure 'loop' between frames 'a' and 'b'``)."""
+    joints = getattr(c, "joints", None)
+    if joints is not None:
+        kind = "joint limit" if "Limit" in type(c).__name__ else "joint friction"
+        on = ", ".join(f"'{j}'" for j in joints)
+        return f"{kind} '{c.name}' on joint{'s' if len(joints) > 1 else ''} {on}"
+    if hasattr(c, "frame_a") and hasattr(c, "frame_b"):
+        kind = getattr(c, "kind_name", "frame")
+        return (f"{kind} closure '{c.name}' between frames '{c.frame_a}' and "
+                f"'{c.frame_b}'")
+    if isinstance(c, PointContactConstraint):
+        return f"contact '{c.name}'"
+    return f"constraint '{c.name}' ({type(c).__name__})"
+
+
 def unsupported_reason(tree, constraints) -> Optional[str]:
-    """Why the compiled step cannot run this plant (None when it can)."""
-    if len(constraints) != 1 or not isinstance(constraints[0], PointContactConstraint):
-        return "the compiled step needs exactly one PointContactConstraint block"
+    """Why the compiled step cannot run this plant (None when it can): names the constraint
+    block, joint or geometry pair it does not cover."""
+    contacts = [c for c in constraints if isinstance(c, PointContactConstraint)]
+    others = [c for c in constraints if not isinstance(c, PointContactConstraint)]
+    if others:
+        return (", ".join(describe_block(c) for c in others) + ": the compiled step takes "
+                "one PointContactConstraint block and no other constraint")
+    if len(contacts) != 1:
+        return ("the compiled step needs exactly one PointContactConstraint block, got "
+                + (", ".join(describe_block(c) for c in contacts) or "none"))
     c = constraints[0]
     if c.friction != "cone":
         return f"contact '{c.name}' uses friction='{c.friction}' (the compiled step has the disc)"
@@ -63,10 +87,13 @@ def unsupported_reason(tree, constraints) -> Optional[str]:
             return f"joint '{j.name}' ({j.type}) has nq != nv"
     ok = {(Halfspace, Sphere), (Sphere, Halfspace), (Halfspace, Box), (Box, Halfspace),
           (Sphere, Sphere)}
-    for ga, gb in c.site_pairs:
-        if (type(ga.shape), type(gb.shape)) not in ok:
-            return (f"geometry pair ('{ga.name}', '{gb.name}') is "
-                    f"{type(ga.shape).__name__}-{type(gb.shape).__name__} (no closed form)")
+    bad = [(ga, gb) for ga, gb in c.site_pairs if (type(ga.shape), type(gb.shape)) not in ok]
+    if bad:
+        ga, gb = bad[0]
+        more = f" (and {len(bad) - 1} more pairs)" if len(bad) > 1 else ""
+        return (f"geometry pair ('{ga.name}', '{gb.name}') is "
+                f"{type(ga.shape).__name__}-{type(gb.shape).__name__} (no closed form in the "
+                f"compiled step; contact '{c.name}'){more}")
     return None
 
 
@@ -195,8 +222,8 @@ class CompiledContactStep:
     # ------------------------------------------------------------------ the step
     def run(self, t: float, xd: np.ndarray, tau: np.ndarray, dyn: tuple, scalars: tuple,
             warm, scratch: "Scratch") -> Optional[StepSolution]:
-        """One step (None: the kernel did not converge or the mass matrix is singular:
-        the caller takes the interpreted path). ``xd`` the discrete state ``[q; v; ...]``,
+        """One step (None: the kernel did not converge or the mass matrix is singular,
+        ``scratch.failure`` says which: the caller takes the interpreted path). ``xd`` the discrete state ``[q; v; ...]``,
         ``dyn = (H, c, P, S)`` of the plant's compiled function; ``scalars``: margin, mu,
         erp, cfm, bias mode, tol, it_tol; ``warm``: the context's last ``(PGS_TAG, array)``
         or anything else (cold); ``scratch`` the context's :meth:`scratch`."""
@@ -217,12 +244,16 @@ class CompiledContactStep:
         else:
             code = self.kernel.step(self.it, self.dt, sc.inp, out, sc.work, sc.iwork)
         if code != 0:
+            sc.failure = "a velocity block of H + h D is not positive definite"
             return None
         k = nq + 3 * nv
         stat = out[k:k + 4].tolist()
-        if stat[0] != 1.0:
-            return None
         na, sweeps = divmod(int(stat[1]), 1000000)
+        if stat[0] != 1.0:
+            sc.failure = (f"the kernel did not converge: residual {stat[2]:.3g} > tolerance "
+                          f"{scalars[5]:.3g} after {sweeps} PGS sweeps and the polish, "
+                          f"{na} active contacts")
+            return None
         k += 4
         if xd.shape[0] == nq + nv:         # no block states: the kernel's output is it
             xd_next = out[:nq + nv]
@@ -278,6 +309,8 @@ class Scratch:
         self.ptrs = (step.it.ctypes.data, step.dt.ctypes.data, self.inp.ctypes.data,
                      self.work.ctypes.data, self.iwork.ctypes.data)
         self.pool, self.pool_addr, self.pool_i = None, 0, self.POOL
+        self.failure: Optional[str] = None
+        """Why the last step that returned None did (for the fallback warning)."""
 
     def out(self):
         """A fresh output array and its address."""

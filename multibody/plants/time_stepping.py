@@ -42,7 +42,11 @@ misses ``lcp_tolerance`` within ``pgs_max_sweeps`` sweeps is taken by the interp
 (Lemke; ``step.report.method``). ``contact_solver="lcp"`` always takes the interpreted step;
 :attr:`~TimeSteppingRigidBodySystem.step_method` tells which step a system takes and
 :attr:`~TimeSteppingRigidBodySystem.step_method_reason` why not the compiled one. Without a
-C compiler the kernel runs in numpy (``"numpy_pgs"``, slower).
+C compiler the kernel runs in numpy (``"numpy_pgs"``, slower). Leaving the compiled step is
+never silent: a scene it does not cover warns at construction, and the first step that falls
+back warns, each once per plant, with a :class:`~multibody.errors.StepMethodWarning` naming
+the plant, the constraint or geometry pair (or the time and residual) and the reason
+(:mod:`multibody.plants._step_method`); ``contact_solver="lcp"`` does not warn.
 
 Ports
 -----
@@ -85,7 +89,6 @@ system, the time and the residual (or raises :class:`~solvers.lcp.LCPSolveError`
 """
 from __future__ import annotations
 
-import warnings
 from typing import Optional, Sequence
 
 import numpy as np
@@ -93,7 +96,6 @@ import scipy.linalg as sla
 
 from solvers import ops
 from solvers.compiled import CompiledFunction
-from solvers.contact_step import ContactStepBuildError, load_kernel
 from systems import SymbolicEvaluationError
 from systems.events import PeriodicEvent
 
@@ -102,7 +104,8 @@ from ..constraints.kinematics import cross_rows
 from ._time_stepping_kinematics import ancestor_mask, fused_function, quat_to_rot
 from ._time_stepping_solve import (SolveReport, TimeSteppingWarning, one_blas_thread,
                                    solve_impulses)
-from ._ts_compiled import PGS_TAG, CompiledContactStep, unsupported_reason
+from ._step_method import StepMethodNotice, select_step_method
+from ._ts_compiled import PGS_TAG, CompiledContactStep
 from .base import RigidBodySystemBase
 from .solutions import StepSolution
 
@@ -160,6 +163,13 @@ class TimeSteppingRigidBodySystem(RigidBodySystemBase):
         compiled step does not apply.
     solvers.contact_step.ContactStepBuildError
         The C compiler failed on the contact kernel.
+
+    Warns
+    -----
+    multibody.errors.StepMethodWarning
+        Once per plant: the scene takes the pivoting step (names the constraint or geometry
+        pair the compiled step does not cover), or a step fell back to it (names the time
+        and the residual). Not with ``contact_solver="lcp"``.
     """
 
     def __init__(self, tree, time_step: float, actuators: Sequence = (), sensors: Sequence = (),
@@ -246,24 +256,13 @@ class TimeSteppingRigidBodySystem(RigidBodySystemBase):
         starts = [j.v_start for j in tree.joints if j.parent == "world"] + [nv]
         self._blocks = [(a, b) for a, b in zip(starts[:-1], starts[1:]) if b > a] or [(0, nv)]
         self.contact_solver = contact_solver
-        self._compiled = None
-        reason = unsupported_reason(tree, self.constraints) if contact_solver != "lcp" else \
-            "contact_solver='lcp'"
-        if reason is None:
-            try:
-                kernel = load_kernel()
-            except ContactStepBuildError as exc:
-                if contact_solver == "pgs":
-                    raise
-                warnings.warn(f"{nm}: the compiled contact step is not available ({exc}); "
-                              "using the interpreted step", TimeSteppingWarning, stacklevel=2)
-                kernel, reason = None, f"the contact kernel did not compile: {exc}"
-            if kernel is not None:
-                self._compiled = CompiledContactStep(tree, self.constraints[0], kernel, h,
-                                                     np.diag(self._hD).copy(), self._blocks,
-                                                     self._mask, int(pgs_max_sweeps))
-        if reason is not None and contact_solver == "pgs":
-            raise ValueError(f"{nm}: contact_solver='pgs' is not available: {reason}")
+        self._compiled, reason = select_step_method(
+            tree, self.constraints, contact_solver, nm,
+            lambda kernel: CompiledContactStep(tree, self.constraints[0], kernel, h,
+                                               np.diag(self._hD).copy(), self._blocks,
+                                               self._mask, int(pgs_max_sweeps)))
+        self._notice = StepMethodNotice(self.label)
+        self._notice.scene(reason, contact_solver, self.constraints)
         if self._compiled is not None:
             cn = self.constraints[0]
             soft = ("kp", "kd") if cn.spring else ("erp", "cfm")
@@ -425,6 +424,7 @@ class TimeSteppingRigidBodySystem(RigidBodySystemBase):
             if sol is not None:
                 self._update_blocks(context, xd, x, sol)
                 return sol
+            self._notice.fallback(t, context.get_memory()["compiled_step_scratch"].failure)
         with one_blas_thread():            # no BLAS threads spinning on small products
             return self._interpreted_step(context, xd, t, q, v, x, tau)
 
