@@ -6,14 +6,14 @@ bodies; the constraints call the queries).
 
 Shapes (each in its own frame):
 ``Sphere(radius)``, ``Box(size)``, ``Cylinder(radius, length)`` (axis z),
-``Capsule(radius, length)`` (axis z), ``Halfspace()`` (``z <= 0``) and ``Mesh(filename,
+``Capsule(radius, length)`` (axis z), ``Ellipsoid(radii)`` (semi-axes along x, y, z), ``Halfspace()`` (``z <= 0``) and ``Mesh(filename,
 scale)`` (reference only, not collidable).
 
 Queries (numpy only; poses are 4x4 world poses of the shape frames):
 
 * :func:`signed_distance` -> :class:`DistanceResult` (``distance``, ``point_a``,
-  ``point_b``, ``normal`` from A to B) for every pair of Halfspace, Sphere, Box, Capsule
-  and Cylinder except Halfspace-Halfspace. Closed forms for the pairs with spheres,
+  ``point_b``, ``normal`` from A to B) for every pair of Halfspace, Sphere, Box, Capsule,
+  Cylinder and Ellipsoid except Halfspace-Halfspace. Closed forms for the pairs with spheres,
   capsules and halfspaces, the separating axis test for box-box, and GJK + EPA
   (written here, on the shapes' support functions) for the remaining convex pairs.
 * :func:`contact_points` -> list of :class:`ContactPoint`: a contact manifold for the
@@ -51,11 +51,11 @@ from ._contacts import ContactPoint, contact_points
 from ._distance import DistanceResult, signed_distance
 from ._filter import CandidatePair, CollisionFilter
 from ._raycast import ray_cast
-from ._shapes import Box, Capsule, Cylinder, Halfspace, Mesh, Shape, Sphere
+from ._shapes import Box, Capsule, Cylinder, Ellipsoid, Halfspace, Mesh, Shape, Sphere
 
 __all__ = [
     "ray_cast",
-    "Shape", "Sphere", "Box", "Cylinder", "Capsule", "Halfspace", "Mesh",
+    "Shape", "Sphere", "Box", "Cylinder", "Capsule", "Ellipsoid", "Halfspace", "Mesh",
     "DistanceResult", "signed_distance",
     "ContactPoint", "contact_points",
     "CollisionFilter", "CandidatePair",

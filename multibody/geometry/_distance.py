@@ -13,7 +13,7 @@ from ._analytic import (
 )
 from ._boxbox import box_box
 from ._gjk import gjk_epa
-from ._shapes import Box, Capsule, Cylinder, Halfspace, Mesh, Shape, Sphere
+from ._shapes import Box, Capsule, Cylinder, Ellipsoid, Halfspace, Mesh, Shape, Sphere
 
 __all__ = ["DistanceResult", "signed_distance", "as_pose", "pair_function"]
 
@@ -44,7 +44,7 @@ class DistanceResult:
 
 PairFunction = Callable[[Shape, np.ndarray, Shape, np.ndarray], tuple]
 
-_CONVEX = (Sphere, Box, Cylinder, Capsule)
+_CONVEX = (Sphere, Box, Cylinder, Capsule, Ellipsoid)
 
 _PAIRS: dict[tuple[type, type], PairFunction] = {
     (Sphere, Sphere): sphere_sphere,
@@ -64,7 +64,7 @@ def _check_shape(shape: Shape, which: str) -> None:
     if isinstance(shape, Mesh):
         raise NotImplementedError(
             f"signed_distance: {which} is {shape!r}; meshes are not collidable "
-            "(use a Sphere, Box, Cylinder, Capsule or Halfspace)")
+            "(use a Sphere, Box, Cylinder, Capsule, Ellipsoid or Halfspace)")
     if not isinstance(shape, Shape):
         raise TypeError(f"signed_distance: {which} must be a Shape, got {type(shape).__name__}")
 
@@ -105,7 +105,8 @@ def signed_distance(shape_a: Shape, pose_a: np.ndarray,
     Parameters
     ----------
     shape_a, shape_b : Shape
-        Sphere, Box, Cylinder, Capsule or Halfspace (not both Halfspace). Mesh is refused.
+        Sphere, Box, Cylinder, Capsule, Ellipsoid or Halfspace (not both Halfspace). Mesh
+        is refused.
     pose_a, pose_b : array_like, shape (4, 4)
         World poses of the shape frames.
 
@@ -120,7 +121,7 @@ def signed_distance(shape_a: Shape, pose_a: np.ndarray,
     -----
     Analytic: sphere-sphere, sphere-capsule, capsule-capsule, sphere-box,
     sphere-cylinder and the halfspace against every convex shape (by the support point
-    along the plane normal). Box-box: separating axis test (15 axes) for penetration,
+    along the plane normal; for an ellipsoid ``A^2 n / |A n|``, exact). Box-box: separating axis test (15 axes) for penetration,
     GJK for separated boxes. Other pairs: GJK + EPA on the shape cores (spheres as
     points, capsules as segments, plus radius), see ``_geometry_gjk``.
     Degenerate configurations (coincident sphere centres, a sphere centre on a capsule

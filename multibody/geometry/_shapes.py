@@ -6,6 +6,7 @@ Every shape is described in its own frame (see MULTIBODY_API.md, "Shapes"):
 * ``Box(size)``: full side lengths ``(lx, ly, lz)``, centred at the origin.
 * ``Cylinder(radius, length)``: axis along z, ``z in [-length/2, length/2]``.
 * ``Capsule(radius, length)``: axis along z, ``length`` between the two cap centres.
+* ``Ellipsoid(radii)``: semi-axes ``(a, b, c)`` along x, y, z, centred at the origin.
 * ``Halfspace()``: the set ``z <= 0``; boundary plane ``z = 0``, outward normal ``+z``.
 * ``Mesh(filename, scale)``: a reference to a mesh file; not loaded, not collidable.
 
@@ -22,7 +23,7 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["Shape", "Sphere", "Box", "Cylinder", "Capsule", "Halfspace", "Mesh"]
+__all__ = ["Shape", "Sphere", "Box", "Cylinder", "Capsule", "Ellipsoid", "Halfspace", "Mesh"]
 
 
 def _positive(shape: str, name: str, value: float) -> float:
@@ -275,6 +276,129 @@ class Capsule(Shape):
         p = np.asarray(point, dtype=float)
         z = min(max(p[2], -self.half_length), self.half_length)
         return math.sqrt(p[0] ** 2 + p[1] ** 2 + (p[2] - z) ** 2) - self.radius
+
+
+class Ellipsoid(Shape):
+    """Solid ellipsoid ``(x/a)^2 + (y/b)^2 + (z/c)^2 <= 1`` centred at the origin of its frame.
+
+    Parameters
+    ----------
+    radii : sequence of 3 floats
+        Semi-axes ``(a, b, c)`` along x, y and z in metres, each > 0.
+
+    Notes
+    -----
+    Support function: with ``A = diag(a, b, c)``, ``support(d) = A^2 d / |A d|`` (the image
+    of the unit sphere's support point ``A d / |A d|`` under ``A``). The signed distance to a
+    point has no closed form; :meth:`distance_to_point` finds the closest surface point
+    ``x_i = a_i^2 p_i / (a_i^2 + t)`` by bisection on the Lagrange multiplier ``t``
+    (D. Eberly, "Distance from a Point to an Ellipse, an Ellipsoid, or a Hyperellipsoid",
+    Geometric Tools, 2013), to rounding.
+    """
+
+    is_convex = True
+
+    def __init__(self, radii: Sequence[float]) -> None:
+        arr = _vec3("Ellipsoid", "radii", radii)
+        for name, value in zip(("a", "b", "c"), arr):
+            _positive("Ellipsoid", f"radius {name}", value)
+        self.radii = arr
+        self.radii.setflags(write=False)
+        self._r = tuple(float(x) for x in arr)
+        self.bounding_radius = float(arr.max())
+
+    def _key(self) -> tuple:
+        return self._r
+
+    def __repr__(self) -> str:
+        a, b, c = self._r
+        return f"Ellipsoid(radii=({a!r}, {b!r}, {c!r}))"
+
+    def support(self, direction: np.ndarray) -> np.ndarray:
+        d = np.asarray(direction, dtype=float)
+        return np.array(self.core_support_xyz(float(d[0]), float(d[1]), float(d[2])))
+
+    core_support = support
+
+    def core_support_xyz(self, x: float, y: float, z: float) -> tuple:
+        a, b, c = self._r
+        ax, by, cz = a * x, b * y, c * z
+        big = max(abs(ax), abs(by), abs(cz))
+        if big == 0.0:
+            return (a, 0.0, 0.0)
+        ax, by, cz = ax / big, by / big, cz / big       # scaled: no overflow or underflow
+        n = math.sqrt(ax * ax + by * by + cz * cz)
+        return (a * ax / n, b * by / n, c * cz / n)
+
+    def closest_surface_point(self, point: np.ndarray) -> np.ndarray:
+        """The point of the ellipsoid's surface nearest to ``point`` (shape frame), shape (3,).
+
+        Solved in the first octant (the problem is symmetric in each sign) with the semi-axes
+        sorted, following Eberly (2013): for ``y_i > 0`` the nearest point is
+        ``x_i = a_i^2 y_i / (a_i^2 + t)`` with ``t`` the root of the decreasing function
+        ``F(t) = sum_i (a_i y_i / (a_i^2 + t))^2 - 1`` (bisection to rounding); zero
+        coordinates are handled by the lower-dimensional cases, including interior points on
+        a principal plane whose nearest point lies off it.
+        """
+        p = np.asarray(point, dtype=float)
+        sign = np.where(p < 0.0, -1.0, 1.0)
+        order = np.argsort(-self.radii, kind="stable")      # a0 >= a1 >= a2
+        x = _ellipsoid_octant(self.radii[order], np.abs(p)[order])
+        out = np.empty(3)
+        out[order] = x
+        return out * sign
+
+    def distance_to_point(self, point: np.ndarray) -> float:
+        p = np.asarray(point, dtype=float)
+        x = self.closest_surface_point(p)
+        dist = float(np.linalg.norm(p - x))
+        inside = float(np.sum((p / self.radii) ** 2)) < 1.0
+        return -dist if inside else dist
+
+
+def _ellipsoid_root(e: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Nearest surface point for ``y > 0`` (every entry): bisection on ``t`` in
+    ``[-a_min^2 + a_min y_min, |a y|]``, where ``F >= 0`` at the left end and ``F <= 0`` at
+    the right end."""
+    e2 = e * e
+    k = int(np.argmin(e))
+    lo = -float(e2[k]) + float(e[k] * y[k])
+    hi = float(np.linalg.norm(e * y))
+    for _ in range(2100):            # bisection halves the bracket until it stops moving
+        t = 0.5 * (lo + hi)
+        if t <= lo or t >= hi:
+            break
+        r = e * y / (e2 + t)
+        if float(r @ r) > 1.0:
+            lo = t
+        else:
+            hi = t
+    return e2 * y / (e2 + 0.5 * (lo + hi))
+
+
+def _ellipsoid_octant(e: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Nearest surface point for ``y >= 0`` and semi-axes ``e`` sorted decreasingly (any
+    dimension; Eberly 2013, sections 3-4)."""
+    n = e.size
+    x = np.zeros(n)
+    if n == 1:
+        x[0] = e[0]
+        return x
+    if y[-1] > 0.0:
+        pos = y > 0.0
+        x[pos] = _ellipsoid_root(e[pos], y[pos])
+        return x
+    denom = e[:-1] ** 2 - e[-1] ** 2
+    numer = e[:-1] * y[:-1]
+    if np.all(numer < denom):          # an interior point whose nearest point is off the plane
+        xde = numer / denom
+        discr = 1.0 - float(xde @ xde)
+        if discr > 0.0:
+            x[:-1] = e[:-1] * xde
+            x[-1] = e[-1] * math.sqrt(discr)
+            return x
+    x[:-1] = _ellipsoid_octant(e[:-1], y[:-1])
+    return x
 
 
 class Halfspace(Shape):
