@@ -15,8 +15,11 @@ A plant is a tree plus actuator, sensor and constraint blocks, made one
   ``[torque; force]`` in world axes about the body origin, mapped by the body's
   world-aligned Jacobian, ``tau = sum_b J_b^T w_b``); unconnected, they contribute nothing
   (Drake's port names; Drake takes the spatial forces as an abstract list);
-* state access: :meth:`get_positions`, :meth:`get_velocities`, :meth:`set_positions`,
-  :meth:`set_velocities`, :meth:`total_energy`.
+* state access: :meth:`get_positions`, :meth:`get_velocities`,
+  :meth:`get_positions_and_velocities`, :meth:`set_positions`, :meth:`set_velocities`,
+  :meth:`set_positions_and_velocities` (sizes and finiteness checked: a named error naming
+  the plant, the expected and the given size, or the joint of a NaN entry),
+  :meth:`total_energy`.
 
 Subclasses declare their state (continuous ``[q; v; z]`` or discrete ``[q; v; ...]``), give
 :meth:`_state_vector` / :meth:`_write_state`, load a block's own state and parameters in
@@ -32,7 +35,9 @@ import numpy as np
 
 from solvers import ops
 from systems import LeafSystem
+from systems.errors import PortValueError
 from ..constraints import ConstraintForce
+from ..errors import InputSizeError
 
 __all__ = ["RigidBodySystemBase"]
 
@@ -240,19 +245,65 @@ class RigidBodySystemBase(LeafSystem):
         x = self._state_vector(self.get_my_context_from_root(context))
         return np.array(x[self.nq:self.nq + self.nv], float)
 
+    def get_positions_and_velocities(self, context) -> np.ndarray:
+        """``[q; v]`` (nq + nv) in ``context``."""
+        x = self._state_vector(self.get_my_context_from_root(context))
+        return np.array(x[:self.nq + self.nv], float)
+
     def set_positions(self, context, q) -> None:
-        """Set q (nq) in ``context`` (this plant's or an enclosing diagram's)."""
-        ctx = self.get_my_context_from_root(context)
-        x = np.array(self._state_vector(ctx), float)
-        x[:self.nq] = np.asarray(q, float).ravel()
-        self._write_state(ctx, x)
+        """Set q (nq) in ``context`` (this plant's or an enclosing diagram's).
+
+        Raises
+        ------
+        multibody.errors.InputSizeError
+            ``q`` does not have nq entries (the message names the plant, nq and the size
+            given).
+        systems.errors.PortValueError
+            ``q`` is not numeric or has a NaN or infinite entry (names the entry's joint).
+        """
+        self._set_state_part(context, q, 0, self.nq, "q", "nq")
 
     def set_velocities(self, context, v) -> None:
-        """Set v (nv) in ``context``."""
+        """Set v (nv) in ``context``; refused as :meth:`set_positions` refuses q."""
+        self._set_state_part(context, v, self.nq, self.nv, "v", "nv")
+
+    def set_positions_and_velocities(self, context, x) -> None:
+        """Set ``[q; v]`` (nq + nv) in ``context`` (Drake's ``SetPositionsAndVelocities``);
+        refused as :meth:`set_positions` refuses q."""
+        self._set_state_part(context, x, 0, self.nq + self.nv, "[q; v]", "nq + nv")
+
+    def _set_state_part(self, context, value, start: int, n: int, what: str,
+                        size_name: str) -> None:
+        """Write ``value`` into entries ``[start, start + n)`` of the plant's state after
+        checking its size and that it is finite (errors name the plant and the joint)."""
+        try:
+            arr = np.asarray(value, dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise PortValueError(f"{self.label}: {what} must be numeric ({size_name} = {n} "
+                                 f"numbers), got {type(value).__name__} ({exc})") from None
+        if arr.size != n or (arr.ndim > 1 and max(arr.shape) != arr.size):
+            shape = f" (shape {arr.shape})" if arr.ndim > 1 else ""
+            raise InputSizeError(f"{self.label}: {what} has size {arr.size}{shape} but tree "
+                                 f"'{self.tree.name}' has {size_name} = {n}")
+        arr = arr.ravel()
+        bad = np.flatnonzero(~np.isfinite(arr))
+        if bad.size:
+            i = start + int(bad[0])
+            raise PortValueError(f"{self.label}: {what}[{int(bad[0])}] is {arr[bad[0]]} (joint "
+                                 f"'{self._joint_of_state(i)}'); positions and velocities "
+                                 "must be finite")
         ctx = self.get_my_context_from_root(context)
         x = np.array(self._state_vector(ctx), float)
-        x[self.nq:self.nq + self.nv] = np.asarray(v, float).ravel()
+        x[start:start + n] = arr
         self._write_state(ctx, x)
+
+    def _joint_of_state(self, i: int) -> str:
+        """The joint owning entry ``i`` of ``[q; v]``."""
+        for j in self.tree.joints:
+            if j.q_start <= i < j.q_start + j.nq or \
+                    j.v_start <= i - self.nq < j.v_start + j.nv:
+                return j.name
+        return "?"
 
     def total_energy(self, context) -> float:
         """Kinetic plus potential energy at the state in ``context``."""
