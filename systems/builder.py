@@ -52,9 +52,14 @@ class DiagramBuilder:
         self._check_open()
         if not isinstance(system, System):
             raise TypeError(f"add_system expects a System, got {type(system).__name__}")
+        if system.in_builder is self:
+            raise DiagramBuildError(f"system '{system.name}' is already in this builder "
+                                    f"({self._label()}); add a system once (a second copy "
+                                    "needs a new System object)")
         if system.parent_diagram is not None or system.in_builder is not None:
-            owner = system.parent_diagram.name if system.parent_diagram else "another builder"
-            raise DiagramBuildError(f"system '{system.name}' is already part of {owner!s}; "
+            owner = f"diagram '{system.parent_diagram.name}'" if system.parent_diagram \
+                else f"another builder ({system.in_builder._label()})"
+            raise DiagramBuildError(f"system '{system.name}' is already part of {owner}; "
                                     f"a system can be added to one diagram only")
         if system.name in self._names:
             if not system.name_is_default:
@@ -68,6 +73,10 @@ class DiagramBuilder:
         self._names[system.name] = system
         system.in_builder = self
         return system
+
+    def _label(self) -> str:
+        """How messages name this builder: ``DiagramBuilder 'name'`` (or unnamed)."""
+        return f"DiagramBuilder '{self._name}'" if self._name else "an unnamed DiagramBuilder"
 
     def add_named_system(self, name: str, system: System) -> System:
         """Set ``system.name`` and add it."""
