@@ -54,8 +54,8 @@ class DiagramBuilder:
             raise TypeError(f"add_system expects a System, got {type(system).__name__}")
         if system.in_builder is self:
             raise DiagramBuildError(f"system '{system.name}' is already in this builder "
-                                    f"({self._label()}): a system can be added once, to one "
-                                    "diagram only (a second copy needs a new System object)")
+                                    f"({self._label()}): a system can be added to one diagram "
+                                    "only, once (a second copy needs a new System object)")
         if system.parent_diagram is not None or system.in_builder is not None:
             owner = f"diagram '{system.parent_diagram.name}'" if system.parent_diagram \
                 else f"another builder ({system.in_builder._label()})"
