@@ -10,7 +10,6 @@ Run: ``python benchmarks/bench_acrobot_lqr.py [--repeats 7] [--accuracy 1e-6]``
 """
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import os
 import statistics
@@ -19,6 +18,9 @@ import warnings
 
 import numpy as np
 from scipy.integrate import solve_ivp
+import sys  # noqa: E402
+sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
+from _cli import script_parser  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 T_FINAL, PERTURBATION = 10.0, 0.05
@@ -56,7 +58,10 @@ def dynablocks_rows(ex, accuracy, repeats):
     diagram, plant, ctrl, _ = ex.build(np.diag(Q).tolist(), R, log_period=None)  # no logging, as Drake
     cs = to_casadi(diagram)
     p = diagram.create_default_context().parameters
-    ref = solve_ivp(lambda t, x: np.ravel(cs.f(t, x, [], [], p)), (0, T_FINAL), _x0(), method="DOP853",
+    # cs.f returns a casadi DM: convert it with np.asarray (np.ravel on a DM is casadi's
+    # deprecated numpy-on-casadi path, a 20-line FutureWarning since casadi 3.8)
+    ref = solve_ivp(lambda t, x: np.asarray(cs.f(t, x, [], [], p), float).ravel(), (0, T_FINAL),
+                    _x0(), method="DOP853",
                     rtol=1e-13, atol=1e-13).y[:, -1]
     rows = []
 
@@ -130,9 +135,11 @@ def drake_rows(accuracy, repeats, ref):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=7)
-    parser.add_argument("--accuracy", type=float, default=1e-6)
+    parser = script_parser(__doc__)
+    parser.add_argument("--repeats", type=int, default=7,
+                        help="timed runs per row (the median is reported)")
+    parser.add_argument("--accuracy", type=float, default=1e-6,
+                        help="integrator accuracy of the error-controlled rows")
     args = parser.parse_args(argv)
     ex = _load_example()
     rows, ref, build_time = dynablocks_rows(ex, args.accuracy, args.repeats)

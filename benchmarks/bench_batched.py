@@ -21,7 +21,6 @@ Run: ``.venv/bin/python benchmarks/bench_batched.py [--quick] [--rounds 9] [--th
 """
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
@@ -32,6 +31,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 import models as M  # noqa: E402
+sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
+from _cli import script_parser  # noqa: E402
 
 
 def _per_state(fn, n_states: int, reps: int, clock=time.process_time) -> float:
@@ -108,12 +109,13 @@ def bench_model(name: str, tree, sizes, rounds: int, states: int, threads: int) 
 
 
 def main(argv=None) -> list:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = script_parser(__doc__)
     parser.add_argument("--quick", action="store_true", help="fewer rounds and states")
-    parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--rounds", type=int, default=9,
+                        help="interleaved timing rounds (the median is reported)")
     parser.add_argument("--states", type=int, default=3000,
                         help="states per variant per round")
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=2, help="threads of the 'thread' variant")
     args = parser.parse_args(argv)
     from threadpoolctl import threadpool_limits
     rounds, states = (3, 500) if args.quick else (args.rounds, args.states)

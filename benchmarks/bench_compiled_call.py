@@ -26,7 +26,6 @@ Target: the default compiled call at most 3 us. Run:
 """
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import subprocess
@@ -40,6 +39,8 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from solvers.compiled import CompiledFunction
+sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
+from _cli import script_parser  # noqa: E402
 
 
 def build_function(vector_input: bool, n_ops: int = 100) -> ca.Function:
@@ -123,7 +124,7 @@ def bench(vector_input: bool, number: int, repeats: int, cache_dir: str) -> list
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = script_parser(__doc__)
     parser.add_argument("--number", type=int, default=5000, help="calls per batch")
     parser.add_argument("--repeats", type=int, default=20, help="batches")
     parser.add_argument("--load-runs", type=int, default=3,

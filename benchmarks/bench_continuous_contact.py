@@ -15,11 +15,14 @@ Run: ``python benchmarks/bench_continuous_contact.py [--rounds 7] [--accuracy 1e
 """
 from __future__ import annotations
 
-import argparse
 import statistics
 import time
 
 import numpy as np
+import os  # noqa: E402
+import sys  # noqa: E402
+sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
+from _cli import script_parser  # noqa: E402
 
 G, MU, SIZE, MASS, T_FINAL = 9.81, 0.5, 0.2, 1.0, 1.0
 
@@ -75,9 +78,10 @@ def run_once(system, v0, accuracy):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--accuracy", type=float, default=1e-8)
+    parser = script_parser(__doc__)
+    parser.add_argument("--rounds", type=int, default=7,
+                        help="timed runs per scenario (the median is reported)")
+    parser.add_argument("--accuracy", type=float, default=1e-8, help="integrator accuracy (RK45)")
     args = parser.parse_args(argv)
     from threadpoolctl import threadpool_limits
 

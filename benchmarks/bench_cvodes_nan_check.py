@@ -15,7 +15,6 @@ BLAS limited to one thread. Run: ``.venv/bin/python benchmarks/bench_cvodes_nan_
 """
 from __future__ import annotations
 
-import argparse
 import statistics
 import time
 
@@ -25,6 +24,10 @@ from threadpoolctl import threadpool_limits
 
 from systems.primitives import SymbolicVectorSystem
 from systems.symbolic import to_casadi
+import os  # noqa: E402
+import sys  # noqa: E402
+sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
+from _cli import script_parser  # noqa: E402
 
 
 def oscillator_chain(n: int) -> SymbolicVectorSystem:
@@ -53,10 +56,11 @@ def make_integrator(cs, t_final: float, checked: bool) -> ca.Function:
 
 
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = script_parser(__doc__)
     parser.add_argument("--n", type=int, default=20, help="oscillators (state size 2n)")
-    parser.add_argument("--t-final", type=float, default=20.0)
-    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--t-final", type=float, default=20.0, help="simulated time per run (s)")
+    parser.add_argument("--rounds", type=int, default=15,
+                        help="interleaved timing rounds (the median is reported)")
     args = parser.parse_args(argv)
     cs = to_casadi(oscillator_chain(args.n))
     x0 = np.concatenate([np.linspace(0.5, -0.5, args.n), np.zeros(args.n)])

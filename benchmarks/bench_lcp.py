@@ -16,9 +16,11 @@ Run ``python benchmarks/bench_lcp.py`` (about 10 s); ``--quick`` for a smoke run
 """
 from __future__ import annotations
 
-import argparse
 import os
 import time
+import sys  # noqa: E402
+sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
+from _cli import script_parser  # noqa: E402
 
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
@@ -67,7 +69,7 @@ def median_time(fn, repeats: int) -> tuple[float, object]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = script_parser(__doc__)
     parser.add_argument("--quick", action="store_true", help="small sizes, few repeats")
     args = parser.parse_args(argv)
     sizes = (10, 40) if args.quick else (10, 40, 120)

@@ -19,7 +19,6 @@ lowers the largest N).
 """
 from __future__ import annotations
 
-import argparse
 import statistics
 import time
 import tracemalloc
@@ -29,6 +28,10 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from systems.primitives import VectorLog
+import os  # noqa: E402
+import sys  # noqa: E402
+sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
+from _cli import script_parser  # noqa: E402
 
 
 class PerSampleArrays:
@@ -109,7 +112,7 @@ def cpu_us_per_add(n: int, rounds: int) -> dict[str, float]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = script_parser(__doc__)
     parser.add_argument("--max-n", type=int, default=1_000_000, help="largest N (1e3..1e6)")
     parser.add_argument("--rounds", type=int, default=5, help="interleaved timing rounds")
     opts = parser.parse_args(argv)

@@ -25,7 +25,6 @@ skeleton with a synthetic capture).
 """
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import time
@@ -37,6 +36,9 @@ from threadpoolctl import threadpool_limits
 from multibody.models import human_model
 from multibody.motion import MarkerFitter
 from sensors import read_c3d
+import sys  # noqa: E402
+sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
+from _cli import script_parser  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SMALL = os.path.join(os.path.dirname(HERE), "tests", "data")
@@ -82,12 +84,17 @@ def bounds(fitter: MarkerFitter, q: np.ndarray):
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description="LM vs IPOPT per-frame marker fitting")
-    ap.add_argument("--skeleton")
-    ap.add_argument("--marker-set")
-    ap.add_argument("--c3d")
-    ap.add_argument("--frames", type=int, default=30)
-    ap.add_argument("--rounds", type=int, default=5)
+    ap = script_parser(__doc__)
+    ap.add_argument("--skeleton",
+                    help="HDM skeleton file (default: cooper-skeleton.txt in ../shared/data/hdm "
+                         "when present, else the small test skeleton)")
+    ap.add_argument("--marker-set", help="marker placement file matching --skeleton")
+    ap.add_argument("--c3d",
+                    help="motion capture to fit (default: the HDM trial when present, else "
+                         "synthetic frames)")
+    ap.add_argument("--frames", type=int, default=30, help="frames fitted per round")
+    ap.add_argument("--rounds", type=int, default=5,
+                    help="interleaved timing rounds (the median is reported)")
     args = ap.parse_args(argv)
     if args.skeleton is None and os.path.isfile(os.path.join(HDM, "cooper-skeleton.txt")):
         args.skeleton = os.path.join(HDM, "cooper-skeleton.txt")

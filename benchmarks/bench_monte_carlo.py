@@ -19,10 +19,13 @@ Run: ``.venv/bin/python benchmarks/bench_monte_carlo.py [--quick] [--samples 64]
 """
 from __future__ import annotations
 
-import argparse
 import concurrent.futures as cf
 import os
 import time
+import sys  # noqa: E402
+sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
+from _cli import script_parser  # noqa: E402
+from _cluster import OVERHEAD  # noqa: E402
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -105,11 +108,15 @@ def _timed(executor, n: int, seed: int):
 
 
 def main(argv=None) -> list:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = script_parser(__doc__)
     parser.add_argument("--quick", action="store_true", help="16 samples, 1 round")
-    parser.add_argument("--samples", type=int, default=64)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--samples", type=int, default=64, help="simulations per Monte Carlo run")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="timed rounds (the median is reported)")
+    parser.add_argument("--workers", type=int, default=2,
+                        help="processes of the process pool and of the Dask LocalCluster; on 2 "
+                             "cores or fewer expect a speed-up below 2, or below 1 for the Dask "
+                             "row (process start and scheduling overhead)")
     args = parser.parse_args(argv)
     n, rounds = (16, 1) if args.quick else (args.samples, args.rounds)
     from threadpoolctl import threadpool_limits
@@ -160,6 +167,10 @@ def main(argv=None) -> list:
         print(f"{k:<26}{med:9.2f}{1e3 * med / n:17.1f}{serial / med:10.2f}  {same}")
     print(f"machine check: pure-Python busy loops on processes({args.workers}) run "
           f"{available:.2f}x faster than serially right now (the most any row can show)")
+    slower = [k for k, _, speedup, _ in rows if speedup < 1.0]
+    if slower:
+        print(f"note: {', '.join(slower)} ran slower than serial: on {os.cpu_count()} core(s) "
+              f"{OVERHEAD} costs more than the parallel work saves")
     return rows
 
 

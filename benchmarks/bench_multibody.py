@@ -12,7 +12,6 @@ both sides alike.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import time
@@ -23,6 +22,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 import models as M  # noqa: E402
+sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
+from _cli import script_parser  # noqa: E402
 
 
 def _block_time(f, n: int) -> float:
@@ -84,7 +85,7 @@ def bench_model(name: str, make, n: int, blocks: int, flags=None) -> list[tuple]
 
 
 def main(argv: list[str] | None = None) -> list[tuple]:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = script_parser(__doc__)
     p.add_argument("--quick", action="store_true", help="fewer repetitions")
     p.add_argument("--flags", default=None, help="compiler flags, e.g. '-O2'")
     p.add_argument("--fresh", action="store_true",

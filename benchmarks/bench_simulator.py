@@ -26,7 +26,6 @@ solution. Run: ``.venv/bin/python benchmarks/bench_simulator.py`` (a few seconds
 """
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import sys
@@ -48,6 +47,7 @@ M, C, K = 1.0, 0.5, 2.0
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                 "examples"))
 from mass_spring_damper_pid import MassSpringDamper  # noqa: E402
+from _cli import script_parser  # noqa: E402
 KP, KI, KD = 10.0, 5.0, 2.0
 T_END = 10.0
 RTOL, ATOL = 1e-6, 1e-9
@@ -198,7 +198,7 @@ def time_rows(runs: Dict[str, Callable[[], Tuple[np.ndarray, int]]], repeats: in
 
 def main(argv=None) -> List[dict]:
     """Run the comparison and print the table; returns one dict per row."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = script_parser(__doc__)
     parser.add_argument("--repeats", type=int, default=7, help="runs per row (median reported)")
     parser.add_argument("--cpu-time", action="store_true",
                         help="time with process CPU time instead of wall time (steadier on a "

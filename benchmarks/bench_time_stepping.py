@@ -69,6 +69,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
                                 "examples"))
 import contact_spheres_boxes as _scene  # noqa: E402
 import quadruped_standing as _quad  # noqa: E402
+from _cli import script_parser  # noqa: E402
 
 H = 1e-3
 MU = 0.5
@@ -464,13 +465,16 @@ def _first_step_child(scene: str) -> None:
 def main(argv: Optional[list] = None) -> dict:
     """Run the benchmark; returns ``{scene: {engine: seconds per step, engine + "_height":
     height, ...}}`` (engines: ``dynablocks``, ``dynablocks_lcp``, ``drake``, ``mujoco``)."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=200)
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--scenes", default=",".join(SCENES))
+    parser = script_parser(__doc__)
+    parser.add_argument("--steps", type=int, default=200, help="time steps per timed run")
+    parser.add_argument("--repeats", type=int, default=5,
+                        help="interleaved timing rounds (the median is reported)")
+    parser.add_argument("--scenes", default=",".join(SCENES),
+                        help="comma-separated subset of the scenes")
     parser.add_argument("--engines", default=",".join(ENGINES),
                         help="comma-separated subset of " + ", ".join(ENGINES))
-    parser.add_argument("--no-drake", action="store_true")
+    parser.add_argument("--no-drake", action="store_true",
+                        help="skip Drake even where pydrake is installed")
     parser.add_argument("--cpu-time", action="store_true",
                         help="process CPU time (all threads) instead of wall-clock time")
     parser.add_argument("--first-step", action="store_true",

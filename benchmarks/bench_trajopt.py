@@ -19,7 +19,6 @@ Run: ``python benchmarks/bench_trajopt.py [--repeats 5]``
 """
 from __future__ import annotations
 
-import argparse
 import os
 import re
 import sys
@@ -27,6 +26,7 @@ import tempfile
 import time
 
 import numpy as np
+from _cli import script_parser  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "examples"))
@@ -180,8 +180,9 @@ def table(rows, header):
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--repeats", type=int, default=5)
+    ap = script_parser(__doc__)
+    ap.add_argument("--repeats", type=int, default=5,
+                    help="interleaved timing rounds (the median is reported)")
     args = ap.parse_args(argv)
     limit = threadpool_limits(1) if threadpool_limits else None
     try:

@@ -21,7 +21,6 @@ Run: ``.venv/bin/python benchmarks/bench_visualizer.py [--duration 1] [--rounds 
 """
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import sys
@@ -35,6 +34,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
                                 "examples"))
 import quadruped_standing as _quad  # noqa: E402
 from systems.analysis import Simulator  # noqa: E402
+from _cli import script_parser  # noqa: E402
 
 VARIANTS = {"none": None, "record": {"live": False}, "live": {"live": True}}
 PERIOD = 1 / 30
@@ -58,10 +58,12 @@ def _run(sc: dict, duration: float, clock) -> float:
 
 
 def main(argv: Optional[list] = None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--duration", type=float, default=1.0)
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--cpu-time", action="store_true")
+    parser = script_parser(__doc__)
+    parser.add_argument("--duration", type=float, default=1.0, help="simulated time per run (s)")
+    parser.add_argument("--rounds", type=int, default=5,
+                        help="interleaved timing rounds (the median is reported)")
+    parser.add_argument("--cpu-time", action="store_true",
+                        help="time with process CPU time instead of wall time")
     parser.add_argument("--frames", type=int, default=2000,
                         help="frames timed for the per-frame cost")
     args = parser.parse_args(argv)

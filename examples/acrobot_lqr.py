@@ -11,7 +11,6 @@ Run: ``python examples/acrobot_lqr.py [--out DIR] [--duration 5] [--perturbation
 """
 from __future__ import annotations
 
-import argparse
 import os
 
 import numpy as np
@@ -23,6 +22,7 @@ from systems.analysis.compiled import CompiledSimulator
 from systems.controllers.lqr import LinearQuadraticRegulator
 from systems.primitives import LogVectorOutput
 from _plotting import pyplot, save_figure
+from _cli import script_parser
 
 SPONG = dict(m1=1.0, m2=1.0, l1=1.0, lc1=0.5, lc2=1.0, I1=0.083, I2=0.33, b1=0.1, b2=0.1, g=9.81)
 
@@ -107,10 +107,12 @@ def simulate(duration: float, perturbation: float, compiled: bool):
 
 
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "output"))
-    parser.add_argument("--duration", type=float, default=5.0)
-    parser.add_argument("--perturbation", type=float, default=0.05)
+    parser = script_parser(__doc__)
+    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "output"),
+                        help="folder for the plot (PNG) and other outputs")
+    parser.add_argument("--duration", type=float, default=5.0, help="simulated time (s)")
+    parser.add_argument("--perturbation", type=float, default=0.05,
+                        help="initial offset of both joint angles from upright (rad)")
     args = parser.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
 

@@ -14,7 +14,6 @@ Run: ``python examples/acrobot_region_of_attraction.py [--grid 9] [--span1 0.35]
 """
 from __future__ import annotations
 
-import argparse
 import functools
 import os
 import time
@@ -26,6 +25,7 @@ from systems.analysis.compiled import CompiledSimulator
 from acrobot_lqr import build
 from _cluster import add_cluster_arguments, executor, executor_name
 from _plotting import pyplot, save_figure
+from _cli import script_parser
 
 UPRIGHT = np.array([np.pi, 0.0, 0.0, 0.0])
 TOLERANCE = 1e-2
@@ -56,14 +56,16 @@ def distance_to_upright(sim) -> float:
 
 
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = script_parser(__doc__)
     parser.add_argument("--grid", type=int, default=9, help="grid points per axis")
     parser.add_argument("--span1", type=float, default=0.35, help="theta1 offsets +-span (rad)")
     parser.add_argument("--span2", type=float, default=0.7, help="theta2 offsets +-span (rad)")
-    parser.add_argument("--duration", type=float, default=4.0)
+    parser.add_argument("--duration", type=float, default=4.0,
+                        help="simulated time of each run (s)")
     add_cluster_arguments(parser)
     parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                                      "output"))
+                                                      "output"),
+                        help="folder for the plot (PNG) and other outputs")
     args = parser.parse_args(argv)
     if args.grid < 2:
         parser.error("--grid must be at least 2")

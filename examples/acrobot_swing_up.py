@@ -14,7 +14,6 @@ Run: ``python examples/acrobot_swing_up.py [--knots 41] [--hold 3] [--out DIR]``
 """
 from __future__ import annotations
 
-import argparse
 import os
 from typing import Optional
 
@@ -29,6 +28,7 @@ from systems.controllers.lqr import (FiniteHorizonLinearQuadraticRegulator,
 from systems.primitives import LogVectorOutput, MatrixGain
 from systems.trajectory_optimization import DirectCollocation
 from _plotting import pyplot, save_figure
+from _cli import script_parser
 
 UPRIGHT = np.array([np.pi, 0.0, 0.0, 0.0])
 TORQUE_LIMIT = 20.0
@@ -123,11 +123,13 @@ def closed_loop(x_traj, u_traj, hold: float, x_start):
 
 
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--knots", type=int, default=41)
+    parser = script_parser(__doc__)
+    parser.add_argument("--knots", type=int, default=41,
+                        help="collocation knots of the swing-up plan")
     parser.add_argument("--hold", type=float, default=3.0, help="seconds balanced after the plan")
     parser.add_argument("--perturbation", type=float, default=0.02, help="start error (rad)")
-    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "output"))
+    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "output"),
+                        help="folder for the plot (PNG) and other outputs")
     args = parser.parse_args(argv)
     _, dc = swing_up_problem(args.knots)
     result = dc.solve()

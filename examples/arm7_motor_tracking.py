@@ -14,7 +14,6 @@ Run: ``python examples/arm7_motor_tracking.py [--duration 2] [--out DIR]``
 """
 from __future__ import annotations
 
-import argparse
 import os
 
 import numpy as np
@@ -30,6 +29,7 @@ from systems.analysis import Simulator
 from systems.controllers import InverseDynamicsController
 from systems.primitives import LogVectorOutput
 from _plotting import pyplot, save_figure
+from _cli import script_parser
 
 GEARS = np.array([100, 100, 80, 80, 50, 50, 30], float)
 MOTOR = dict(resistance=0.6, inductance=2e-4, torque_constant=0.08, rotor_inertia=3e-5)
@@ -126,9 +126,10 @@ def open_loop_linearization(q=Q0):
 
 
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--duration", type=float, default=2.0)
-    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "output"))
+    parser = script_parser(__doc__)
+    parser.add_argument("--duration", type=float, default=2.0, help="simulated time (s)")
+    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "output"),
+                        help="folder for the plot (PNG) and other outputs")
     args = parser.parse_args(argv)
     d, plant, parts = build()
     sim = Simulator(d, compiled=True, integrator="cvodes", accuracy=1e-8)

@@ -11,7 +11,6 @@ Run: ``python examples/arm7_point_to_point.py [--knots 15] [--out DIR]``
 """
 from __future__ import annotations
 
-import argparse
 import os
 
 import numpy as np
@@ -21,6 +20,7 @@ from multibody.parsing import parse_urdf
 from multibody.plants import RigidBodyPlant
 from systems.trajectory_optimization import DirectCollocation
 from _plotting import pyplot, save_figure
+from _cli import script_parser
 
 Q_START = np.array([0.0, 0.3, 0.0, -1.2, 0.0, 0.6, 0.0])
 Q_GOAL = np.array([1.2, -0.4, 0.8, -0.6, 0.5, 1.0, -0.7])
@@ -54,9 +54,10 @@ def point_to_point_problem(num_knots: int = 15, effort_weight: float = 1e-4):
 
 
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--knots", type=int, default=15)
-    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "output"))
+    parser = script_parser(__doc__)
+    parser.add_argument("--knots", type=int, default=15, help="collocation knots")
+    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "output"),
+                        help="folder for the plot (PNG) and other outputs")
     args = parser.parse_args(argv)
     tree, plant, dc = point_to_point_problem(args.knots)
     # Exact Hessians are the default; for the 7-DOF arm the exact Hessian of 29 ABA evaluations

@@ -10,7 +10,6 @@ Run: ``python examples/ball_closure_pendulum.py [--theta0 0.8] [--duration 5] [-
 """
 from __future__ import annotations
 
-import argparse
 import os
 
 import numpy as np
@@ -22,6 +21,7 @@ from systems import DiagramBuilder
 from systems.analysis import Simulator
 from systems.primitives import LogVectorOutput
 from _plotting import pyplot, save_figure
+from _cli import script_parser
 
 
 def _simulate(system, q0, duration):
@@ -37,10 +37,11 @@ def _simulate(system, q0, duration):
 
 
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = script_parser(__doc__)
     parser.add_argument("--theta0", type=float, default=0.8, help="initial angle [rad]")
     parser.add_argument("--duration", type=float, default=5.0, help="simulated time [s]")
-    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "output"))
+    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "output"),
+                        help="folder for the plot (PNG) and other outputs")
     args = parser.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
 

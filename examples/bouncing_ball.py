@@ -11,7 +11,6 @@ Run: ``.venv/bin/python examples/bouncing_ball.py [--out DIR] [--bounces N]``
 """
 from __future__ import annotations
 
-import argparse
 import math
 import os
 from typing import List, Optional
@@ -22,6 +21,7 @@ from systems import DiagramBuilder, LeafSystem
 from systems.analysis import EventStatus, Simulator
 from systems.primitives import LogVectorOutput
 from _plotting import pyplot, save_figure
+from _cli import script_parser
 
 DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "output")
 GRAVITY = 9.81
@@ -89,10 +89,11 @@ def save_plot(path: str, t, z, impacts, restitution: float) -> Optional[str]:
 
 def main(argv=None) -> dict:
     """Simulate, print impact times against the analytic ones, save the plot."""
-    p = argparse.ArgumentParser(description="Bouncing ball with witness functions.")
+    p = script_parser(__doc__)
     p.add_argument("--out", default=DEFAULT_OUT, help="directory for the PNG")
     p.add_argument("--bounces", type=int, default=10, help="stop after this many impacts")
-    p.add_argument("--restitution", type=float, default=0.8)
+    p.add_argument("--restitution", type=float, default=0.8,
+                   help="coefficient of restitution e (rebound speed / impact speed)")
     p.add_argument("--height", type=float, default=1.0, help="drop height [m]")
     p.add_argument("--integrator", default="runge_kutta3", help="Simulator integrator name")
     args = p.parse_args(argv)

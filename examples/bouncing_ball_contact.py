@@ -11,7 +11,6 @@ Run: ``.venv/bin/python examples/bouncing_ball_contact.py [--out DIR] [--restitu
 """
 from __future__ import annotations
 
-import argparse
 import os
 from typing import Optional
 
@@ -22,6 +21,7 @@ from multibody.constraints import PointContactConstraint
 from multibody.plants import RigidBodySystem
 from systems.analysis import Simulator
 from _plotting import pyplot, save_figure
+from _cli import script_parser
 
 DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "output")
 
@@ -56,9 +56,10 @@ def save_plot(path, t, z, fn, impacts) -> Optional[str]:
 
 
 def main(argv=None) -> dict:
-    p = argparse.ArgumentParser(description="Bouncing ball with continuous-time contact.")
+    p = script_parser(__doc__)
     p.add_argument("--out", default=DEFAULT_OUT, help="directory for the PNG")
-    p.add_argument("--restitution", type=float, default=0.5)
+    p.add_argument("--restitution", type=float, default=0.5,
+                   help="coefficient of restitution e (rebound speed / impact speed)")
     p.add_argument("--height", type=float, default=1.0, help="drop height of the bottom [m]")
     p.add_argument("--duration", type=float, default=2.0, help="simulated time [s]")
     args = p.parse_args(argv)

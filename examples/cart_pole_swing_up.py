@@ -12,7 +12,6 @@ Run: ``python examples/cart_pole_swing_up.py [--knots 31] [--out DIR]``
 """
 from __future__ import annotations
 
-import argparse
 import os
 
 import numpy as np
@@ -25,6 +24,7 @@ from systems.controllers.lqr import FiniteHorizonLinearQuadraticRegulator
 from systems.primitives import LogVectorOutput, MatrixGain, TrajectorySource
 from systems.trajectory_optimization import DirectCollocation
 from _plotting import pyplot, save_figure
+from _cli import script_parser
 
 GOAL = np.array([0.0, np.pi, 0.0, 0.0])
 FORCE_LIMIT = 100.0
@@ -92,9 +92,10 @@ def simulate(u_traj, x_traj=None, *, tvlqr: bool = False):
 
 
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = script_parser(__doc__)
     parser.add_argument("--knots", type=int, default=31, help="collocation knots (21..41)")
-    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "output"))
+    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "output"),
+                        help="folder for the plot (PNG) and other outputs")
     args = parser.parse_args(argv)
     _, dc = swing_up_problem(args.knots)
     result = dc.solve()

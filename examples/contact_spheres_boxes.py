@@ -27,7 +27,6 @@ run.html``: save the run as one HTML file to open anywhere)
 """
 from __future__ import annotations
 
-import argparse
 import os
 from typing import Optional, Sequence
 
@@ -41,6 +40,7 @@ from systems.analysis import Simulator
 from systems.primitives import LogVectorOutput
 from _plotting import pyplot, save_figure
 from _viewer import add_viewer_arguments, viewer_options
+from _cli import script_parser
 
 __all__ = ["BodyContactForces", "add_ball", "add_box", "build_scene", "main"]
 
@@ -160,12 +160,14 @@ def _rotation(quat: np.ndarray) -> np.ndarray:
 
 
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--duration", type=float, default=1.5)
-    parser.add_argument("--time-step", type=float, default=1e-3)
+    parser = script_parser(__doc__)
+    parser.add_argument("--duration", type=float, default=1.5, help="simulated time (s)")
+    parser.add_argument("--time-step", type=float, default=1e-3,
+                        help="time step h of the time-stepping system (s)")
     parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                                      "output"))
-    parser.add_argument("--no-plot", action="store_true")
+                                                      "output"),
+                        help="folder for the plot (PNG) and other outputs")
+    parser.add_argument("--no-plot", action="store_true", help="skip the plot")
     add_viewer_arguments(parser)
     args = parser.parse_args(argv)
 

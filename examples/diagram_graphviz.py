@@ -9,7 +9,6 @@ Run: ``python examples/diagram_graphviz.py [--out DIR]``
 """
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 
@@ -18,6 +17,7 @@ import numpy as np
 from solvers import ops
 from systems import DiagramBuilder, LeafSystem
 from systems.primitives import Adder, ConstantVectorSource, Demultiplexer, Gain
+from _cli import script_parser
 
 
 class Pendulum(LeafSystem):
@@ -72,8 +72,9 @@ def build_diagram():
 
 
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "output"))
+    parser = script_parser(__doc__)
+    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "output"),
+                        help="folder for diagram.svg (or diagram.dot)")
     args = parser.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
 

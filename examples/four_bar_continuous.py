@@ -13,7 +13,6 @@ Run: ``.venv/bin/python examples/four_bar_continuous.py [--out DIR] [--duration 
 """
 from __future__ import annotations
 
-import argparse
 import os
 from typing import Optional
 
@@ -24,6 +23,7 @@ from multibody.constraints import BallConstraint
 from multibody.plants import RigidBodySystem
 from systems.analysis import Simulator, linearize
 from _plotting import pyplot, save_figure
+from _cli import script_parser
 
 DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "output")
 
@@ -61,7 +61,7 @@ def save_plot(path, t, q, err, drift) -> Optional[str]:
 
 def main(argv=None) -> dict:
     """Simulate, linearize, print the summary, save the plot."""
-    p = argparse.ArgumentParser(description="Four-bar linkage, continuous-time RigidBodySystem.")
+    p = script_parser(__doc__)
     p.add_argument("--out", default=DEFAULT_OUT, help="directory for the PNG")
     p.add_argument("--duration", type=float, default=3.0, help="simulated time [s]")
     p.add_argument("--theta0", type=float, default=0.5, help="initial crank angle [rad]")

@@ -13,7 +13,6 @@ Run: ``python examples/four_bar_time_stepping.py [--duration 10] [--dt 1e-3] [--
 """
 from __future__ import annotations
 
-import argparse
 import os
 
 import numpy as np
@@ -25,6 +24,7 @@ from systems import DiagramBuilder
 from systems.analysis import Simulator
 from systems.primitives import LogVectorOutput
 from _plotting import pyplot, save_figure
+from _cli import script_parser
 
 
 def _rod(tree, name, mass, length):
@@ -65,10 +65,12 @@ def four_bar(d=1.0, a=0.3, b=1.0, c=0.6, theta1=1.0):
 
 
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--duration", type=float, default=10.0)
-    parser.add_argument("--dt", type=float, default=1e-3)
-    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "output"))
+    parser = script_parser(__doc__)
+    parser.add_argument("--duration", type=float, default=10.0, help="simulated time (s)")
+    parser.add_argument("--dt", type=float, default=1e-3,
+                        help="time step h of the time-stepping system (s)")
+    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "output"),
+                        help="folder for the plot (PNG) and other outputs")
     args = parser.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
 

@@ -18,7 +18,6 @@ cooper-markers.txt] [--c3d cooper-motion.c3d] [--height 1.7 --mass 70] [--out DI
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 
@@ -27,6 +26,7 @@ import numpy as np
 from multibody.models import human_model
 from multibody.parsing import configuration_to_urdf_order, parse_urdf, velocity_to_urdf_order
 from _plotting import pyplot, save_figure
+from _cli import script_parser
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(os.path.dirname(HERE), "tests", "data")
@@ -110,13 +110,16 @@ def _draw(ax, model, q, view: int, markers=True):
 
 
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--skeleton", default=os.path.join(DATA, "hdm_small_skeleton.txt"))
-    parser.add_argument("--markers", default=os.path.join(DATA, "hdm_small_markers.txt"))
+    parser = script_parser(__doc__)
+    parser.add_argument("--skeleton", default=os.path.join(DATA, "hdm_small_skeleton.txt"),
+                        help="HDM / pagoda skeleton file")
+    parser.add_argument("--markers", default=os.path.join(DATA, "hdm_small_markers.txt"),
+                        help="marker placement file")
     parser.add_argument("--c3d", default=None, help="a motion capture to check the markers of")
     parser.add_argument("--height", type=float, default=None, help="subject height (m)")
     parser.add_argument("--mass", type=float, default=None, help="subject mass (kg)")
-    parser.add_argument("--out", default=os.path.join(HERE, "output"))
+    parser.add_argument("--out", default=os.path.join(HERE, "output"),
+                        help="folder for the URDF and the plots")
     args = parser.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
 

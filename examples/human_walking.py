@@ -43,7 +43,6 @@ HTML file (both need ``pip install 'dynablocks[viz]'``).
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import time
@@ -57,6 +56,7 @@ from multibody.motion import (ContactError, ContactInverseDynamics, Floor, Marke
 from sensors import MarkerData, read_c3d
 from _plotting import pyplot, save_figure
 from _viewer import add_viewer_arguments, viewer_options
+from _cli import script_parser
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(os.path.dirname(HERE), "tests", "data")
@@ -319,21 +319,24 @@ def plot_reduced(plt, out, tree, Qfull, Qred):
 
 # ---------------------------------------------------------------------------- main
 def main(argv=None) -> dict:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = script_parser(__doc__)
     ap.add_argument("--c3d", help="motion capture (C3D); default: a synthetic capture")
     ap.add_argument("--markers", help="marker data as .npz (t, labels, positions in m)")
     ap.add_argument("--skeleton", help="HDM skeleton file (default: next to the C3D)")
     ap.add_argument("--marker-set", help="marker placement file (default: next to the C3D)")
     ap.add_argument("--out", default=".", help="output folder")
     ap.add_argument("--frames", type=int, default=0, help="analyse only the first N frames")
-    ap.add_argument("--synthetic-frames", type=int, default=72)
+    ap.add_argument("--synthetic-frames", type=int, default=72,
+                    help="frames of the synthetic capture at 120 Hz (used without --c3d and "
+                         "--markers)")
     ap.add_argument("--noise-frames", type=int, default=120,
                     help="frames of the clip of the noise study")
     ap.add_argument("--cutoff", type=float, default=6.0, help="low-pass cut-off (Hz)")
     ap.add_argument("--prior-weight", type=float, default=0.01,
                     help="pull of the joint angles to the standing pose (m/rad)")
-    ap.add_argument("--no-experiments", action="store_true")
-    ap.add_argument("--no-plot", action="store_true")
+    ap.add_argument("--no-experiments", action="store_true",
+                    help="skip the three HDM experiments (noise, arm swing, reduced markers)")
+    ap.add_argument("--no-plot", action="store_true", help="skip the plots")
     add_viewer_arguments(ap, "the fitted walk")
     args = ap.parse_args(argv)
     viewer_options(args, contact_force_scale=0.0)        # exits when viser is missing

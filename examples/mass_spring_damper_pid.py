@@ -10,7 +10,6 @@ Run: ``.venv/bin/python examples/mass_spring_damper_pid.py [--out DIR] [--integr
 """
 from __future__ import annotations
 
-import argparse
 import os
 from typing import Optional
 
@@ -22,6 +21,7 @@ from systems.analysis import Simulator
 from systems.controllers import PidController
 from systems.primitives import LogVectorOutput, Step
 from _plotting import pyplot, save_figure
+from _cli import script_parser
 
 DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "output")
 
@@ -95,12 +95,13 @@ def save_plot(path: str, t, x, tu, u, step_time: float) -> Optional[str]:
 
 def main(argv=None) -> dict:
     """Simulate, print a summary, save the plot; returns the summary numbers."""
-    p = argparse.ArgumentParser(description="Mass-spring-damper under PID control.")
+    p = script_parser(__doc__)
     p.add_argument("--out", default=DEFAULT_OUT, help="directory for the PNG")
     p.add_argument("--t-end", type=float, default=10.0, help="simulated time [s]")
     p.add_argument("--step-time", type=float, default=0.5, help="time of the reference step [s]")
     p.add_argument("--integrator", default="RK45", help="Simulator integrator name")
-    p.add_argument("--accuracy", type=float, default=1e-8)
+    p.add_argument("--accuracy", type=float, default=1e-8,
+                   help="integrator accuracy (relative tolerance)")
     args = p.parse_args(argv)
 
     diagram, state_log, control_log = build(step_time=args.step_time)

@@ -11,7 +11,6 @@ Run: ``python examples/muscle_elbow.py [--out DIR]``
 """
 from __future__ import annotations
 
-import argparse
 import os
 
 import numpy as np
@@ -24,6 +23,7 @@ from systems import DiagramBuilder
 from systems.analysis import Simulator
 from systems.primitives import LogVectorOutput, Step, Adder
 from _plotting import pyplot, save_figure
+from _cli import script_parser
 
 
 def elbow():
@@ -38,9 +38,10 @@ def elbow():
 
 
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--duration", type=float, default=1.5)
-    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "output"))
+    parser = script_parser(__doc__)
+    parser.add_argument("--duration", type=float, default=1.5, help="simulated time (s)")
+    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "output"),
+                        help="folder for the plot (PNG) and other outputs")
     args = parser.parse_args(argv)
     tree, muscle = elbow()
     stop = JointLimitConstraint(tree, "elbow", name="elbow_stop")       # the joint's range

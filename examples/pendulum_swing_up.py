@@ -8,7 +8,6 @@ Run: ``python examples/pendulum_swing_up.py [--knots 41] [--torque-limit 3] [--o
 """
 from __future__ import annotations
 
-import argparse
 import os
 
 import numpy as np
@@ -17,6 +16,7 @@ from multibody import models
 from multibody.plants import RigidBodyPlant
 from systems.trajectory_optimization import DirectCollocation
 from _plotting import pyplot, save_figure
+from _cli import script_parser
 
 UPRIGHT = np.array([np.pi, 0.0])
 
@@ -37,10 +37,12 @@ def swing_up_problem(num_knots: int = 41, torque_limit: float = 3.0):
 
 
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--knots", type=int, default=41)
-    parser.add_argument("--torque-limit", type=float, default=3.0)
-    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "output"))
+    parser = script_parser(__doc__)
+    parser.add_argument("--knots", type=int, default=41, help="collocation knots")
+    parser.add_argument("--torque-limit", type=float, default=3.0,
+                        help="bound on the joint torque (N m)")
+    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "output"),
+                        help="folder for the plot (PNG) and other outputs")
     args = parser.parse_args(argv)
     plant, dc = swing_up_problem(args.knots, args.torque_limit)
     result = dc.solve()

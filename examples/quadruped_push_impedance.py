@@ -13,7 +13,6 @@ Run: ``python examples/quadruped_push_impedance.py [--force 40] [--duration 1.5]
 """
 from __future__ import annotations
 
-import argparse
 import os
 
 import numpy as np
@@ -21,15 +20,17 @@ import numpy as np
 from systems.analysis import Simulator
 from quadruped_standing import LEGS, build_quadruped, stance_height
 from _plotting import pyplot, save_figure
+from _cli import script_parser
 
 
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = script_parser(__doc__)
     parser.add_argument("--force", type=float, default=40.0, help="push magnitude (N)")
     parser.add_argument("--heading", type=float, default=30.0, help="push heading (deg)")
-    parser.add_argument("--duration", type=float, default=1.5)
+    parser.add_argument("--duration", type=float, default=1.5, help="simulated time (s)")
     parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                                      "output"))
+                                                      "output"),
+                        help="folder for the plot (PNG) and other outputs")
     args = parser.parse_args(argv)
     a = np.radians(args.heading)
     force = args.force * np.array([np.cos(a), np.sin(a), 0.0])

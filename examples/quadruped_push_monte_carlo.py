@@ -16,7 +16,6 @@ Run: ``python examples/quadruped_push_monte_carlo.py [--samples 6] [--seed 0]
 """
 from __future__ import annotations
 
-import argparse
 import os
 import time
 
@@ -26,6 +25,7 @@ from systems.analysis import Simulator, monte_carlo
 from quadruped_standing import build_quadruped, stance_height
 from _cluster import add_cluster_arguments, executor, executor_name
 from _plotting import pyplot, save_figure
+from _cli import script_parser
 
 PUSH_START, PUSH_LENGTH = 0.2, 0.1
 FORCE_RANGE = (50.0, 350.0)
@@ -67,15 +67,18 @@ def stood(height_tilt: np.ndarray) -> bool:
 
 
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--samples", type=int, default=6)
-    parser.add_argument("--seed", type=int, default=0)
+    parser = script_parser(__doc__)
+    parser.add_argument("--samples", type=int, default=6, help="number of random pushes simulated")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="random seed of the push magnitudes and headings")
     parser.add_argument("--force-range", type=float, nargs=2, default=FORCE_RANGE,
                         metavar=("MIN", "MAX"), help="push magnitude range (N)")
-    parser.add_argument("--duration", type=float, default=0.8)
+    parser.add_argument("--duration", type=float, default=0.8,
+                        help="simulated time of each sample (s)")
     add_cluster_arguments(parser)
     parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                                      "output"))
+                                                      "output"),
+                        help="folder for the plot (PNG) and other outputs")
     args = parser.parse_args(argv)
     # workers import these by module name (this file, found on the examples path)
     import quadruped_push_monte_carlo as this

@@ -30,7 +30,6 @@ run.html``: save the run as one HTML file to open anywhere)
 """
 from __future__ import annotations
 
-import argparse
 import os
 from typing import Optional, Sequence
 
@@ -46,6 +45,7 @@ from systems.analysis import Simulator
 from systems.primitives import Adder, LogVectorOutput, Step
 from _plotting import pyplot, save_figure
 from _viewer import add_viewer_arguments, viewer_options
+from _cli import script_parser
 
 __all__ = ["LEGS", "STANCE", "FOOT_RADIUS", "StandingPdController", "FootForces",
            "stance_configuration", "stance_feedforward", "build_quadruped", "main"]
@@ -218,12 +218,14 @@ def build_quadruped(time_step: float = 1e-3, mu: float = 1.0, kp: float = KP, kd
 
 
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--duration", type=float, default=2.0)
-    parser.add_argument("--time-step", type=float, default=1e-3)
+    parser = script_parser(__doc__)
+    parser.add_argument("--duration", type=float, default=2.0, help="simulated time (s)")
+    parser.add_argument("--time-step", type=float, default=1e-3,
+                        help="time step h of the time-stepping system (s)")
     parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                                      "output"))
-    parser.add_argument("--no-plot", action="store_true")
+                                                      "output"),
+                        help="folder for the plot (PNG) and other outputs")
+    parser.add_argument("--no-plot", action="store_true", help="skip the plot")
     add_viewer_arguments(parser)
     args = parser.parse_args(argv)
 

@@ -1,11 +1,14 @@
 """The README's quick start: a mass-spring-damper under PID control, simulated and plotted.
 
-Run: ``python examples/quickstart.py [--out DIR]``
+Writes ``quickstart.png`` (position against time) and ``quickstart.dot`` (the diagram's
+Graphviz source) into ``--out``.
+
+Run: ``python examples/quickstart.py [--out DIR] [--compiled]``
 """
 from __future__ import annotations
 
-import argparse
 import os
+import pathlib
 
 import numpy as np
 
@@ -13,11 +16,13 @@ from systems import DiagramBuilder, Simulator
 from systems.controllers import PidController
 from systems.primitives import LinearSystem, LogVectorOutput, Step
 from _plotting import pyplot
+from _cli import script_parser
 
 
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "output"))
+    parser = script_parser(__doc__)
+    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "output"),
+                        help="folder for quickstart.png and quickstart.dot")
     parser.add_argument("--compiled", action="store_true", help="simulate in compiled mode")
     args = parser.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
@@ -38,7 +43,9 @@ def main(argv=None) -> dict:
     data = log.find_log(simulator.get_context())
     final = float(data.data()[0, -1])
     print(f"position at t = 10 s: {final:.6f} (reference 1.0)")
-    result = {"final_position": final, "plot": None}
+    dot = pathlib.Path(args.out, "quickstart.dot")
+    dot.write_text(diagram.to_dot())          # opens, writes and closes the file
+    result = {"final_position": final, "plot": None, "dot": str(dot)}
     plt = pyplot()
     if plt is None:
         return result

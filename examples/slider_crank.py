@@ -10,7 +10,6 @@ Run: ``.venv/bin/python examples/slider_crank.py [--out DIR] [--duration T] [--t
 """
 from __future__ import annotations
 
-import argparse
 import os
 from typing import Optional
 
@@ -22,6 +21,7 @@ from multibody.constraints import BallConstraint
 from multibody.plants import RigidBodySystem
 from systems.analysis import Simulator
 from _plotting import pyplot, save_figure
+from _cli import script_parser
 
 DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "output")
 
@@ -57,7 +57,7 @@ def save_plot(path, t, q, f) -> Optional[str]:
 
 
 def main(argv=None) -> dict:
-    p = argparse.ArgumentParser(description="Slider-crank, continuous-time RigidBodySystem.")
+    p = script_parser(__doc__)
     p.add_argument("--out", default=DEFAULT_OUT, help="directory for the PNG")
     p.add_argument("--duration", type=float, default=2.0, help="simulated time [s]")
     p.add_argument("--torque", type=float, default=0.0, help="constant crank torque [N m]")

@@ -9,7 +9,6 @@ Run: ``.venv/bin/python examples/sliding_box.py [--out DIR] [--v0 V] [--mu MU]``
 """
 from __future__ import annotations
 
-import argparse
 import os
 from typing import Optional
 
@@ -20,6 +19,7 @@ from multibody.constraints import PointContactConstraint
 from multibody.plants import RigidBodySystem
 from systems.analysis import Simulator
 from _plotting import pyplot, save_figure
+from _cli import script_parser
 
 DEFAULT_OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "output")
 
@@ -45,7 +45,7 @@ def save_plot(path, t, x, vx, fx) -> Optional[str]:
 
 
 def main(argv=None) -> dict:
-    p = argparse.ArgumentParser(description="Box sliding to rest, continuous-time contact.")
+    p = script_parser(__doc__)
     p.add_argument("--out", default=DEFAULT_OUT, help="directory for the PNG")
     p.add_argument("--v0", type=float, default=1.0, help="initial speed [m/s]")
     p.add_argument("--mu", type=float, default=0.5, help="friction coefficient")

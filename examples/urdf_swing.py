@@ -9,7 +9,6 @@ Run: ``python examples/urdf_swing.py [--model acrobot] [--duration 3] [--out DIR
 """
 from __future__ import annotations
 
-import argparse
 import os
 
 import numpy as np
@@ -21,13 +20,17 @@ from systems import DiagramBuilder
 from systems.analysis import Simulator
 from systems.primitives import ConstantVectorSource, LogVectorOutput
 from _plotting import pyplot, save_figure
+from _cli import script_parser
 
 
 def main(argv=None) -> dict:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default="acrobot")
-    parser.add_argument("--duration", type=float, default=3.0)
-    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "output"))
+    parser = script_parser(__doc__)
+    parser.add_argument("--model", default="acrobot",
+                        help="name of a URDF in multibody/models (acrobot, pendulum, cart_pole, "
+                             "arm7, ...)")
+    parser.add_argument("--duration", type=float, default=3.0, help="simulated time (s)")
+    parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "output"),
+                        help="folder for the plot (PNG) and other outputs")
     args = parser.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
 

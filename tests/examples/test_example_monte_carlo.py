@@ -2,6 +2,8 @@
 sample re-run from its seed is bitwise identical) and the acrobot LQR's region of attraction
 (upright is balanced, the estimate is odd-symmetric like the closed loop, far corners fail;
 a Dask LocalCluster gives bitwise the same grid, skipped without dask.distributed)."""
+import os
+
 import numpy as np
 import pytest
 
@@ -35,11 +37,23 @@ def test_acrobot_region_of_attraction(tmp_path):
     assert (tmp_path / "acrobot_region_of_attraction.png").is_file()
 
 
-def test_acrobot_region_of_attraction_on_dask_cluster(tmp_path):
+def test_cluster_note_on_few_cores():
+    """--cluster warns where it cannot pay off: 2 cores or fewer, or fewer cores than workers."""
+    from _cluster import few_cores_note
+    assert "2 worker processes on 2 core(s)" in few_cores_note(2, cores=2)
+    assert "process" in few_cores_note(1, cores=1)
+    assert few_cores_note(4, cores=3) is not None
+    assert few_cores_note(2, cores=8) is None and few_cores_note(4, cores=4) is None
+
+
+def test_acrobot_region_of_attraction_on_dask_cluster(tmp_path, capsys):
     pytest.importorskip("distributed", reason="dask.distributed is not installed (extra "
                         "[cluster])")
     mod = load_example("acrobot_region_of_attraction")
     args = ["--grid", "3", "--duration", "2", "--out", str(tmp_path)]
     serial = mod.main(args)
+    capsys.readouterr()
     cluster = mod.main(args + ["--cluster"])
     assert np.array_equal(serial["distance"], cluster["distance"])
+    printed = capsys.readouterr().out
+    assert ("note: 2 worker processes" in printed) == (os.cpu_count() <= 2)
