@@ -17,6 +17,10 @@ from typing import Mapping
 
 import numpy as np
 
+from ._model_checks import check_scale as _check_scale
+from ._model_checks import inertia_entries as _entries
+from ._model_checks import inertia_in_link_frame
+from ._model_checks import resolve_filename as _resolve_filename
 from ._urdf_xml import Reader, XmlNode, rpy_to_matrix
 
 __all__ = ["GeometrySpec", "LinkSpec", "JointSpec", "URDFModel", "read_model", "WORLD", "JOINT_TYPES"]
@@ -26,8 +30,6 @@ JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "plan
 _AXIS_TYPES = ("revolute", "continuous", "prismatic", "planar")
 _MAX_LENGTH = 1e150
 """Largest geometry dimension or offset (m): collision code squares lengths."""
-_ROUNDING = 1e-9      # relative to the largest moment: negative moments tolerated as rounding
-_VISIBLE = 1e-6       # relative triangle-inequality deficit repaired with a warning
 
 
 @dataclass
@@ -204,77 +206,9 @@ def _read_inertial(node: XmlNode, rd: Reader, owner: str, link: LinkSpec) -> Non
     o = rd.child(node, "origin", owner)
     xyz = rd.vector(o, "xyz", owner, 3, (0, 0, 0))
     R = rpy_to_matrix(rd.vector(o, "rpy", owner, 3, (0, 0, 0)))
-    with np.errstate(over="ignore", invalid="ignore"):
-        I_link = R @ I @ R.T     # inertia frame -> link frame (about the COM)
-        I_link = 0.5 * (I_link + I_link.T)
-        # what the algorithms form from it: the inertia about the link origin (parallel axis
-        # theorem) and the first moment m c
-        I_origin = I_link + mass * (float(xyz @ xyz) * np.eye(3) - np.outer(xyz, xyz))
-        finite = bool(np.all(np.isfinite(I_origin)) and np.all(np.isfinite(mass * xyz)))
-    if not finite:
-        raise rd.error(inertia_node, owner, f"mass {mass:g}, centre of mass {xyz.tolist()} and "
-                                            f"inertia {_entries(I)} overflow: the inertia about "
-                                            "the link frame is not finite in double precision")
-    I = _check_inertia(I, rd, inertia_node, owner)
     link.mass = mass
     link.com = xyz
-    link.inertia = 0.5 * ((R @ I @ R.T) + (R @ I @ R.T).T)
-
-
-def _entries(I: np.ndarray) -> str:
-    return "(ixx, ixy, ixz, iyy, iyz, izz) = ({:g}, {:g}, {:g}, {:g}, {:g}, {:g})".format(
-        I[0, 0], I[0, 1], I[0, 2], I[1, 1], I[1, 2], I[2, 2])
-
-
-def _check_inertia(I: np.ndarray, rd: Reader, node: XmlNode, owner: str) -> np.ndarray:
-    """The rotational inertia ``I`` (3, 3), checked and if need be repaired.
-
-    Positive semidefinite (to a relative rounding tolerance of 1e-9) or a
-    :class:`URDFError`. Principal moments ``I1 <= I2 <= I3`` violating the triangle
-    inequality ``I1 + I2 >= I3`` (no rigid mass distribution has them; exporters write such
-    values for dummy links, e.g. ANYmal B's 1e-6 entries) are repaired with a
-    :class:`URDFWarning`, as Pinocchio and Drake load these files: the deficit
-    ``d = I3 - I1 - I2`` is split between the two smaller moments,
-    ``I1 + d/2, I2 + d/2, I3`` (same principal axes), the smallest change to them that
-    makes the inertia physical and keeps it nonsingular. Rounding-level defects (a moment
-    down to ``-1e-9`` of the largest, a deficit up to ``1e-6`` of it, as from decimals
-    printed by an exporter) are repaired the same way without a warning, so that the tree's
-    own strict check accepts the result. Returns ``I`` unchanged when it is physical.
-    """
-    scale = float(np.abs(I).max())
-    if scale == 0.0:
-        return I
-    eig, axes = np.linalg.eigh(I / scale)     # scaled: no overflow for huge finite entries
-    if eig[0] < -_ROUNDING:
-        raise rd.error(node, owner, "rotational inertia is not positive semidefinite "
-                                    f"(principal moments {(eig * scale).tolist()})")
-    clamped = np.maximum(eig, 0.0)
-    deficit = clamped[2] - clamped[0] - clamped[1]
-    if eig[0] >= 0.0 and deficit <= 0.0:
-        return I                               # physical as written: kept bit for bit
-    fixed = clamped + max(deficit, 0.0) * np.array([0.5, 0.5, 0.0])
-    if deficit > _VISIBLE * clamped[2]:        # beyond the rounding of printed decimals
-        rd.warn(node, owner, f"principal moments of inertia {(eig * scale).tolist()} violate "
-                             "the triangle inequality I1 + I2 >= I3 (no rigid body has them); "
-                             f"repaired to {(fixed * scale).tolist()} by raising the two "
-                             "smaller moments")
-    J = (axes * fixed) @ axes.T * scale
-    return 0.5 * (J + J.T)
-
-
-def _resolve_filename(filename: str, node: XmlNode, rd: Reader, owner: str,
-                      package_map: Mapping[str, str] | None, base_dir: str | None) -> str:
-    if filename.startswith("package://"):
-        if package_map is None:
-            return filename
-        pkg, _, rest = filename[len("package://"):].partition("/")
-        if pkg not in package_map:
-            raise rd.error(node, owner, f"mesh '{filename}': package '{pkg}' is not in package_map "
-                                        f"(known: {sorted(package_map)})")
-        return os.path.join(os.fspath(package_map[pkg]), rest)
-    if "://" in filename or os.path.isabs(filename) or base_dir is None:
-        return filename
-    return os.path.normpath(os.path.join(base_dir, filename))
+    link.inertia = inertia_in_link_frame(mass, I, xyz, R, rd, inertia_node, owner)
 
 
 def _read_geometry(node: XmlNode, rd: Reader, owner: str, materials: Mapping[str, dict] | None,
@@ -430,38 +364,3 @@ def _topology(robot_name: str, links: dict[str, LinkSpec], joints: dict[str, Joi
         world_joint = children[WORLD][0] if children[WORLD] else None
     _check_scale(robot_name, order_links, order_joints, rd, root_node)
     return URDFModel(robot_name, order_links, order_joints, root, world, world_joint)
-
-
-_MAX_INERTIA = 1e300
-
-
-def _check_scale(robot_name: str, links: list[LinkSpec], joints: list[JointSpec], rd: Reader,
-                 root_node: XmlNode) -> None:
-    """Refuse models whose mass matrix would overflow in double precision.
-
-    Every entry of the joint-space mass matrix is bounded by
-    ``sum_k (|I_k| + m_k R^2)`` (Featherstone 2008, eq. 6.2: ``H_ij = S_i^T I^c_i S_j``
-    with the composite inertias ``I^c`` about points at most ``R`` from every COM), where
-    ``R`` is the reach, the sum of all joint offsets and the largest COM offset. Huge
-    finite lengths (``xyz="1e200 0 0"``) would otherwise give inf and NaN at the first
-    dynamics call.
-    """
-    with np.errstate(over="ignore", invalid="ignore"):
-        offsets = [float(np.linalg.norm(j.origin[:3, 3])) for j in joints]
-        reach = sum(offsets) + max([float(np.linalg.norm(lk.com)) for lk in links] or [0.0])
-        mass = sum(lk.mass for lk in links)
-        inertia = sum(float(np.abs(lk.inertia).max()) for lk in links)
-        bound = inertia + 3.0 * mass * reach * reach
-    if np.isfinite(bound) and bound <= _MAX_INERTIA:
-        return
-    if joints and max(offsets) > 1e100:
-        j = joints[int(np.argmax(offsets))]
-        raise rd.error_at(j.line, _owner("joint", j.name),
-                          f"<origin> offset {j.origin[:3, 3].tolist()} is so large that the "
-                          f"mass matrix may overflow in double precision (bound "
-                          f"{_MAX_INERTIA:g} on sum(|I| + 3 m R^2))")
-    heavy = max(links, key=lambda lk: lk.mass * (1.0 + float(np.linalg.norm(lk.com))) ** 2)
-    raise rd.error_at(heavy.line, _owner("link", heavy.name),
-                      f"total mass {mass:g} kg at a reach of {reach:g} m may make the mass "
-                      f"matrix overflow in double precision (bound {_MAX_INERTIA:g} on "
-                      "sum(|I| + 3 m R^2))")
