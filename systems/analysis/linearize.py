@@ -16,6 +16,7 @@ from typing import Optional, Union
 import casadi as ca
 import numpy as np
 
+from ..errors import NonFiniteMatrixError
 from ..primitives.linear import AffineSystem, LinearSystem
 from ..symbolic import CasadiSystem, to_casadi, converted_input_ports
 from ..system import System
@@ -29,10 +30,13 @@ class PortSelection(str, Enum):
     """Which input (or output) ports :func:`linearize` differentiates with respect to.
 
     ``FIRST`` is Drake's default (``InputPortSelection.kUseFirstInputIfItExists`` and
-    ``OutputPortSelection.kUseFirstOutputIfItExists``): port 0 if the system has any ports,
-    else none. ``NONE`` is Drake's ``kNoInput`` / ``kNoOutput``. ``ALL`` (not in Drake)
-    stacks every vector port in port order. The plain strings ``"first"``, ``"none"`` and
-    ``"all"`` are accepted too (they take precedence over a port of that name).
+    ``OutputPortSelection.kUseFirstOutputIfItExists``): the first port that takes part in
+    the linearization, or none if there is none. Ports that never take part are skipped:
+    optional inputs (a plant's applied forces, zero while unconnected) and abstract outputs
+    (contact results), so a plant's first selected input is its actuation. ``NONE`` is
+    Drake's ``kNoInput`` / ``kNoOutput``. ``ALL`` (not in Drake) stacks every vector port in
+    port order. The plain strings ``"first"``, ``"none"`` and ``"all"`` are accepted too
+    (they take precedence over a port of that name).
     """
 
     FIRST = "first"
@@ -75,7 +79,28 @@ def _evaluate(system: System, context, cs: Optional[CasadiSystem]):
     which = "discrete" if cs.nxd else "continuous"
     t, x, xd, u, p = _operating_point(system, context, cs)
     A, B, C, D, dyn, y = (np.asarray(ca.DM(m).full(), float) for m in _jacobians(cs, which)(t, x, xd, u, p))
+    _check_finite(system, cs, which, A=A, B=B, C=C, D=D)
     return cs, which, (t, x, xd, u, p), A, B, C, D, dyn.ravel(), y.ravel()
+
+
+def _check_finite(system: System, cs: CasadiSystem, which: str, **mats) -> None:
+    """A NonFiniteMatrixError naming the Jacobian, its first NaN/inf entry and the state it
+    belongs to, when the dynamics are not differentiable at the operating point."""
+    names = cs.state_names if which == "continuous" else cs.discrete_state_names
+    rows = {"A": "dynamics", "B": "dynamics", "C": "output", "D": "output"}
+    for key, M in mats.items():
+        bad = ~np.isfinite(M)
+        if not np.any(bad):
+            continue
+        i, j = (int(k) for k in np.argwhere(bad)[0])
+        where = (f"row {i} ({rows[key]}"
+                 + (f" of state {names[i]}" if rows[key] == "dynamics" and i < len(names) else "")
+                 + f"), column {j} ("
+                 + (f"state {names[j]}" if key in "AC" and j < len(names) else f"u[{j}]") + ")")
+        raise NonFiniteMatrixError(
+            f"linearize: system '{system.name}': {key} has {int(bad.sum())} non-finite "
+            f"entr{'y' if bad.sum() == 1 else 'ies'}, the first {key}[{i}, {j}] = {float(M[i, j])} "
+            f"at {where}; the system is not differentiable at this operating point")
 
 
 def linearize(system: System, context, *, input_port_index: PortKey = PortSelection.FIRST,
@@ -105,7 +130,8 @@ def linearize(system: System, context, *, input_port_index: PortKey = PortSelect
     input_port_index, output_port_index : PortSelection, int or str
         The port the linearization's ``u`` (``y``) is: an index, a port name, or a
         :class:`PortSelection`. Default ``PortSelection.FIRST``, Drake's
-        ``kUseFirstInputIfItExists`` / ``kUseFirstOutputIfItExists``: port 0 if there is one.
+        ``kUseFirstInputIfItExists`` / ``kUseFirstOutputIfItExists``: the first port that
+        takes part (optional inputs and abstract outputs are skipped), if there is one.
         ``"none"`` gives no input (``B`` of shape (n, 0)) or no output (no output port);
         ``"all"`` stacks every vector port in port order. Inputs not selected are held at
         their values in ``context``.
@@ -128,6 +154,9 @@ def linearize(system: System, context, *, input_port_index: PortKey = PortSelect
     EquilibriumError
         When ``equilibrium_check`` and the point is not an equilibrium (the message gives
         the largest derivative and its state).
+    NonFiniteMatrixError
+        When a Jacobian has NaN or infinite entries (the message names the matrix, the
+        entry and its state).
     ValueError
         For an unknown port, or a selected port that is abstract.
     """
@@ -167,10 +196,11 @@ def _port_slice(system: System, slices: dict, key, kind: str) -> slice:
         key = PortSelection(key)
         if key is PortSelection.ALL:
             return slice(None)
-        count = system.num_input_ports() if kind == "input" else system.num_output_ports()
-        if key is PortSelection.NONE or count == 0:
+        ports = system.input_ports if kind == "input" else system.output_ports
+        first = next((port for port in ports if port.name in slices), None)
+        if key is PortSelection.NONE or first is None:
             return slice(0, 0)
-        key = 0
+        return slices[first.name]
     try:
         port = (system.get_input_port(key) if kind == "input" else system.get_output_port(key))
     except (ValueError, IndexError, TypeError) as exc:

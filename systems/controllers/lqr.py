@@ -41,7 +41,7 @@ def _finite(name: str, M: np.ndarray, who: str) -> np.ndarray:
         idx = tuple(int(i) for i in np.argwhere(bad)[0])
         raise NonFiniteMatrixError(
             f"{who}: {name} has {int(bad.sum())} non-finite entr{'y' if bad.sum() == 1 else 'ies'}, "
-            f"the first {name}[{', '.join(map(str, idx))}] = {M[idx]!r}; every entry of {name} "
+            f"the first {name}[{', '.join(map(str, idx))}] = {float(M[idx])}; every entry of {name} "
             f"must be finite")
     return M
 
@@ -172,20 +172,22 @@ def LinearQuadraticRegulator(*args, **kwargs):
         if allowed == {"N"}:
             return _lqr_for_linear_system(*args, **kwargs)
         return _lqr_for_system(*args, **kwargs)
-    unknown = set(kwargs) - {"N", "F"}
+    names = ["A", "B", "Q", "R", "N", "F"]
+    unknown = set(kwargs) - set(names)
     if unknown:
-        raise TypeError(f"{who}: unknown keyword arguments {sorted(unknown)}; expected N (the "
-                        f"cross weight) and F (the constraint F x = 0)")
-    if len(args) < 4 or len(args) > 6:
+        raise TypeError(f"{who}: unknown keyword arguments {sorted(unknown)}; expected A, B, Q, R, "
+                        f"N (the cross weight) and F (the constraint F x = 0)")
+    if len(args) > len(names):
         raise TypeError(f"{who}: expected (A, B, Q, R[, N[, F]]), got {len(args)} positional arguments")
-    A, B, Q, R, *rest = args
-    names = ["N", "F"]
-    given = dict(zip(names, rest))
+    given = dict(zip(names, args))
     for name in kwargs:
         if name in given:
             raise TypeError(f"{who}: {name} given both by position and by keyword")
     given.update(kwargs)
-    A, B, Q, R, N = _check_weights(A, B, Q, R, given.get("N"), who)
+    missing = [name for name in names[:4] if name not in given]
+    if missing:
+        raise TypeError(f"{who}: missing {', '.join(missing)}; expected (A, B, Q, R[, N[, F]])")
+    A, B, Q, R, N = _check_weights(given["A"], given["B"], given["Q"], given["R"], given.get("N"), who)
     return _care(A, B, Q, R, N, who, _constraint_basis(given.get("F"), A.shape[0], who))
 
 

@@ -22,7 +22,8 @@ def _matrix(value, name, owner, shape=None) -> np.ndarray:
     if shape is not None and arr.shape != shape:
         raise ValueError(f"{owner}: {name} has shape {arr.shape}, expected {shape}")
     if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{owner}: {name} must be finite")
+        i, j = (int(k) for k in np.argwhere(~np.isfinite(arr))[0])
+        raise ValueError(f"{owner}: {name} must be finite; {name}[{i}, {j}] = {float(arr[i, j])}")
     return arr
 
 

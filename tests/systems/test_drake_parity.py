@@ -115,3 +115,256 @@ def test_linearize_selects_one_input_and_one_output_port():
     np.testing.assert_allclose(lin.D, [[2.0]])
     with pytest.raises(ValueError, match="linearize: system 'diagram' has no input port named 'v'"):
         linearize(d, ctx, input_port_index="v")
+
+
+# --------------------------------------------------------------------------- issue 20 parity
+# Each item has a test with the expected values written out (runs without pydrake) and,
+# where pydrake is installed, a test that compares with it directly.
+
+def _two_input_two_output_diagram():
+    """u_a, u_b -> Adder -> p (xdot = -x + 2 u, y = 3 x + 0.5 u) -> y, and y4 = 4 y."""
+    from systems.primitives import Adder, Gain
+    b = DiagramBuilder()
+    plant = b.add_system(LinearSystem(A=[[-1.0]], B=[[2.0]], C=[[3.0]], D=[[0.5]], name="p"))
+    add = b.add_system(Adder(2, 1))
+    g = b.add_system(Gain(4.0, 1))
+    b.connect(add.get_output_port(), plant.get_input_port())
+    b.export_input(add.get_input_port(0), "u_a")
+    b.export_input(add.get_input_port(1), "u_b")
+    b.export_output(plant.get_output_port(), "y")
+    b.connect(plant.get_output_port(), g.get_input_port())
+    b.export_output(g.get_output_port(), "y4")
+    d = b.build()
+    ctx = d.create_default_context()
+    d.get_input_port("u_a").fix_value(ctx, [1.0])
+    d.get_input_port("u_b").fix_value(ctx, [-1.0])
+    return d, ctx
+
+
+def test_linearize_defaults_to_the_first_input_and_output_port_as_drake():
+    from systems.analysis.linearize import PortSelection, first_order_taylor_approximation, linearize
+    d, ctx = _two_input_two_output_diagram()
+    lin = linearize(d, ctx)                        # u = u_a only, y = y only
+    np.testing.assert_allclose(lin.A, [[-1.0]])
+    np.testing.assert_allclose(lin.B, [[2.0]])
+    np.testing.assert_allclose(lin.C, [[3.0]])
+    np.testing.assert_allclose(lin.D, [[0.5]])
+    np.testing.assert_allclose(lin.u0, [1.0])
+    assert lin.num_input_ports() == 1 and lin.num_output_ports() == 1
+    every = linearize(d, ctx, input_port_index=PortSelection.ALL, output_port_index="all")
+    np.testing.assert_allclose(every.B, [[2.0, 2.0]])
+    np.testing.assert_allclose(every.C, [[3.0], [12.0]])
+    np.testing.assert_allclose(every.D, [[0.5, 0.5], [2.0, 2.0]])
+    bare = linearize(d, ctx, input_port_index="none", output_port_index=PortSelection.NONE)
+    assert bare.B.shape == (1, 0) and bare.C.shape == (0, 1)
+    assert bare.num_input_ports() == 0 and bare.num_output_ports() == 0
+    aff = first_order_taylor_approximation(d, ctx)   # same default selection
+    np.testing.assert_allclose(aff.B, [[2.0]])
+    np.testing.assert_allclose(aff.C, [[3.0]])
+    # xdot = -x + 2 u_a + 2 u_b with u_b = -1 held: f0 = 2 u_b = -2; y0 = 0.5 u_b = -0.5
+    np.testing.assert_allclose(aff.f0, [-2.0])
+    np.testing.assert_allclose(aff.y0, [-0.5])
+    with pytest.raises(TypeError, match="input_port_index=None"):
+        linearize(d, ctx, input_port_index=None)
+
+
+def test_linearize_port_selection_equals_drakes():
+    from systems.analysis.linearize import first_order_taylor_approximation, linearize
+    pf = pytest.importorskip("pydrake.systems.framework")
+    pp = pytest.importorskip("pydrake.systems.primitives")
+    b = pf.DiagramBuilder()
+    plant = b.AddSystem(pp.LinearSystem(A=[[-1.0]], B=[[2.0]], C=[[3.0]], D=[[0.5]]))
+    add = b.AddSystem(pp.Adder(2, 1))
+    g = b.AddSystem(pp.Gain(4.0, 1))
+    b.Connect(add.get_output_port(), plant.get_input_port())
+    b.ExportInput(add.get_input_port(0), "u_a")
+    b.ExportInput(add.get_input_port(1), "u_b")
+    b.ExportOutput(plant.get_output_port(), "y")
+    b.Connect(plant.get_output_port(), g.get_input_port())
+    b.ExportOutput(g.get_output_port(), "y4")
+    dd = b.Build()
+    dctx = dd.CreateDefaultContext()
+    dd.get_input_port(0).FixValue(dctx, [1.0])
+    dd.get_input_port(1).FixValue(dctx, [-1.0])
+    d, ctx = _two_input_two_output_diagram()
+    cases = [({}, {}),
+             (dict(input_port_index=1, output_port_index=1),
+              dict(input_port_index=pf.InputPortIndex(1), output_port_index=pf.OutputPortIndex(1))),
+             (dict(input_port_index="none", output_port_index="none"),
+              dict(input_port_index=pf.InputPortSelection.kNoInput,
+                   output_port_index=pf.OutputPortSelection.kNoOutput))]
+    for ours_kw, drake_kw in cases:
+        ours, theirs = linearize(d, ctx, **ours_kw), pp.Linearize(dd, dctx, **drake_kw)
+        for name in "ABCD":
+            np.testing.assert_allclose(getattr(ours, name), getattr(theirs, name)(), atol=1e-14,
+                                       err_msg=f"{name} with {ours_kw}")
+        assert ours.num_input_ports() == theirs.num_input_ports()
+        assert ours.num_output_ports() == theirs.num_output_ports()
+    ours, theirs = first_order_taylor_approximation(d, ctx), pp.FirstOrderTaylorApproximation(dd, dctx)
+    for name in ("A", "B", "f0", "C", "D", "y0"):
+        np.testing.assert_allclose(getattr(ours, name), getattr(theirs, name)(), atol=1e-14)
+
+
+# Controllability: A = diag(1, 2) with B = s [1; 1] is controllable for every input scale s
+# (the two modes are distinct and B excites both); B = [1; 0] leaves mode 2 uncontrollable.
+_CTRB_A = np.diag([1.0, 2.0])
+_CTRB_CASES = [(1e-8, True), (1.0, True), (1e8, True)]
+
+
+@pytest.mark.parametrize("s, expected", _CTRB_CASES)
+def test_controllability_does_not_depend_on_the_input_scale(s, expected):
+    from systems.analysis import is_controllable, is_observable
+    assert is_controllable(_CTRB_A, s * np.array([[1.0], [1.0]]), threshold=1e-6) is expected
+    assert is_observable(_CTRB_A, s * np.array([[1.0, 1.0]]), threshold=1e-6) is expected
+    sys = LinearSystem(A=_CTRB_A, B=s * np.ones((2, 1)), C=s * np.ones((1, 2)))
+    assert is_controllable(sys, threshold=1e-6) and is_observable(sys, threshold=1e-6)
+    assert not is_controllable(_CTRB_A, s * np.array([[1.0], [0.0]]), threshold=1e-6)
+    assert not is_observable(_CTRB_A, s * np.array([[0.0, 1.0]]), threshold=1e-6)
+    # two inputs of very different units: each column is scaled on its own
+    assert is_controllable(np.zeros((2, 2)), np.diag([s, 1.0]), threshold=1e-6)
+    assert not is_controllable(np.zeros((2, 2)), s * np.ones((2, 2)), threshold=1e-6)
+
+
+def test_controllability_and_observability_equal_drakes():
+    pp = pytest.importorskip("pydrake.systems.primitives")
+    from systems.analysis import is_controllable, is_observable
+    for s, expected in _CTRB_CASES:
+        d = pp.LinearSystem(_CTRB_A, s * np.ones((2, 1)), s * np.ones((1, 2)), np.zeros((1, 1)))
+        assert pp.IsControllable(d, 1e-6) is expected and pp.IsObservable(d, 1e-6) is expected
+    # Random systems, half of them uncontrollable by construction (a block-triangular pair in
+    # random coordinates), input scales 1e-8 .. 1e8. A is scaled to unit norm: Drake ranks
+    # [B, AB, ..., A^(n-1) B], whose columns grow as ||A||^k, so only there is its verdict
+    # independent of the units of time (ours is at every scale of A).
+    rng = np.random.default_rng(20)
+    verdicts = set()
+    for trial in range(300):
+        n, m = int(rng.integers(1, 6)), int(rng.integers(1, 3))
+        A, B = rng.normal(size=(n, n)), rng.normal(size=(n, m))
+        if trial % 2 and n >= 2:
+            k = int(rng.integers(1, n))
+            A[k:, :k], B[k:, :] = 0.0, 0.0
+            T = rng.normal(size=(n, n))
+            A, B = T @ A @ np.linalg.inv(T), T @ B
+        A, B = A / np.linalg.norm(A, 2), 10.0 ** int(rng.integers(-8, 9)) * B
+        d = pp.LinearSystem(A, B, B.T, np.zeros((m, m)))
+        dual = pp.LinearSystem(A.T, B, B.T, np.zeros((m, m)))
+        theirs = pp.IsControllable(d, 1e-6)
+        assert is_controllable(A, B, threshold=1e-6) is theirs, (trial, n, m)
+        assert is_observable(A.T, B.T, threshold=1e-6) is pp.IsObservable(dual, 1e-6), (trial, n, m)
+        verdicts.add(theirs)
+    assert verdicts == {True, False}
+
+
+def test_lqr_constraint_f_analytic():
+    """A = 0, B = I, Q = R = I on the line x1 = x2 (F = [1, -1]): in y = (x1 + x2)/sqrt(2),
+    ydot = p u with |p| = 1 and cost y^2 + |u|^2, so S_y = 1, S = p'p = [[.5, .5], [.5, .5]]
+    and K = B'S = S."""
+    K, S = LinearQuadraticRegulator(np.zeros((2, 2)), np.eye(2), np.eye(2), np.eye(2),
+                                    F=[[1.0, -1.0]])
+    np.testing.assert_allclose(S, [[0.5, 0.5], [0.5, 0.5]], atol=1e-12)
+    np.testing.assert_allclose(K, [[0.5, 0.5], [0.5, 0.5]], atol=1e-12)
+    K0, _ = LinearQuadraticRegulator(np.zeros((2, 2)), np.eye(2), np.eye(2), np.eye(2),
+                                     np.zeros((0, 0)), np.zeros((0, 2)))    # empty N, F: absent
+    np.testing.assert_allclose(K0, np.eye(2), atol=1e-12)
+    with pytest.raises(ValueError, match="F has rank 2 = num_states"):
+        LinearQuadraticRegulator(np.zeros((2, 2)), np.eye(2), np.eye(2), np.eye(2), F=np.eye(2))
+
+
+def _lqr_f_problem():
+    rng = np.random.default_rng(7)
+    A, B = rng.normal(size=(4, 4)), rng.normal(size=(4, 2))
+    Q, R = np.diag([1.0, 2.0, 3.0, 4.0]), np.array([[2.0, 0.3], [0.3, 1.0]])
+    N = 0.1 * rng.normal(size=(4, 2))
+    return A, B, Q, R, N, rng.normal(size=(2, 4))
+
+
+def test_lqr_constraint_f_is_the_reduced_riccati_problem():
+    A, B, Q, R, N, F = _lqr_f_problem()
+    K, S = LinearQuadraticRegulator(A, B, Q, R, N, F)
+    # by hand: another orthonormal basis of null(F) (from a complete QR of F'), the reduced
+    # CARE in those coordinates, and back; S and K do not depend on the basis chosen
+    Qf, _ = np.linalg.qr(F.T, mode="complete")
+    P = Qf[:, 2:].T
+    np.testing.assert_allclose(P @ F.T, 0.0, atol=1e-12)
+    Sy = solve_continuous_are(P @ A @ P.T, P @ B, P @ Q @ P.T, R, s=P @ N)
+    np.testing.assert_allclose(S, P.T @ Sy @ P, atol=1e-10)
+    np.testing.assert_allclose(K, np.linalg.solve(R, B.T @ S + N.T @ P.T @ P), atol=1e-10)
+    np.testing.assert_allclose(S @ F.T, 0.0, atol=1e-10)     # no cost off the subspace
+    np.testing.assert_allclose(K @ F.T, 0.0, atol=1e-10)
+    # the reduced closed loop is stable
+    assert np.all(np.linalg.eigvals(P @ (A - B @ K) @ P.T).real < 0)
+
+
+def test_lqr_constraint_f_equals_drakes():
+    pc = pytest.importorskip("pydrake.systems.controllers")
+    A, B, Q, R, N, F = _lqr_f_problem()
+    for kw in (dict(F=F), dict(N=N, F=F), dict(N=N, F=F[:1])):
+        K, S = LinearQuadraticRegulator(A, B, Q, R, **kw)
+        K_drake, S_drake = pc.LinearQuadraticRegulator(A, B, Q, R, **kw)
+        np.testing.assert_allclose(S, S_drake, atol=1e-9, err_msg=str(list(kw)))
+        np.testing.assert_allclose(K, K_drake, atol=1e-9, err_msg=str(list(kw)))
+
+
+@pytest.mark.parametrize("name, where, value", [("A", (0, 1), np.nan), ("B", (1, 0), np.inf),
+                                                ("Q", (1, 1), np.nan), ("R", (0, 0), np.inf),
+                                                ("N", (0, 0), np.nan), ("F", (0, 1), np.nan)])
+def test_lqr_names_the_matrix_with_non_finite_entries(name, where, value):
+    from systems.errors import NonFiniteMatrixError
+    mats = dict(A=np.array([[0.0, 1.0], [0.0, 0.0]]), B=np.array([[0.0], [1.0]]), Q=np.eye(2),
+                R=np.eye(1), N=np.zeros((2, 1)), F=np.array([[1.0, 0.0]]))
+    mats[name] = mats[name].copy()
+    mats[name][where] = value
+    pattern = (rf"LinearQuadraticRegulator: {name} has 1 non-finite entry, the first "
+               rf"{name}\[{where[0]}, {where[1]}\] = {value}")
+    with pytest.raises(NonFiniteMatrixError, match=pattern):
+        LinearQuadraticRegulator(**mats)
+    if name != "F":
+        from systems.controllers.lqr import DiscreteTimeLinearQuadraticRegulator
+        disc = {k: v for k, v in mats.items() if k != "F"}
+        with pytest.raises(NonFiniteMatrixError, match=rf"DiscreteTimeLinearQuadraticRegulator: {name} has"):
+            DiscreteTimeLinearQuadraticRegulator(**disc)
+
+
+def test_lqr_of_a_system_with_an_infinite_jacobian_names_a():
+    """xdot = sqrt(x) + u at x = 0 is an equilibrium whose Jacobian d sqrt(x)/dx is inf."""
+    from solvers import ops
+    from systems import LeafSystem
+    from systems.errors import NonFiniteMatrixError
+
+    class Root(LeafSystem):
+        def __init__(self):
+            super().__init__("root")
+            self.declare_continuous_state(1)
+            self.u = self.declare_input_port("u", 1)
+
+        def time_derivatives(self, c):
+            return ops.sqrt(c.continuous_state) + self.u.eval(c)
+
+    plant = Root()
+    ctx = plant.create_default_context()
+    plant.get_input_port().fix_value(ctx, [0.0])
+    message = (r"linearize: system 'root': A has 1 non-finite entry, the first A\[0, 0\] = inf at "
+               r"row 0 \(dynamics of state root\[0\]\), column 0 \(state root\[0\]\)")
+    with pytest.raises(NonFiniteMatrixError, match=message):
+        LinearQuadraticRegulator(plant, ctx, np.eye(1), np.eye(1))
+
+
+def test_lqr_of_a_system_uses_input_port_0_as_drake():
+    from systems.primitives import Adder
+    b = DiagramBuilder()
+    plant = b.add_system(LinearSystem(A=[[0.0, 1.0], [0.0, 0.0]], B=[[0.0], [1.0]], C=np.eye(2), name="p"))
+    add = b.add_system(Adder(2, 1))
+    b.connect(add.get_output_port(), plant.get_input_port())
+    b.export_input(add.get_input_port(0), "u")
+    b.export_input(add.get_input_port(1), "disturbance")
+    d = b.build()
+    ctx = d.create_default_context()
+    d.get_input_port("u").fix_value(ctx, [0.0])
+    d.get_input_port("disturbance").fix_value(ctx, [0.0])
+    ctrl = LinearQuadraticRegulator(d, ctx, np.eye(2), np.eye(1))
+    # double integrator with Q = I, R = 1: K = [1, sqrt(3)]
+    np.testing.assert_allclose(ctrl.K, [[1.0, np.sqrt(3.0)]], atol=1e-10)
+    both = LinearQuadraticRegulator(d, ctx, np.eye(2), np.eye(2), input_port_index="all")
+    assert both.K.shape == (2, 2)
+    with pytest.raises(TypeError, match="the constraint F is accepted only with matrices"):
+        LinearQuadraticRegulator(d, ctx, np.eye(2), np.eye(1), F=[[1.0, 0.0]])

@@ -197,6 +197,59 @@ def test_linear_and_affine_systems():
         LinearSystem(A, np.ones((3, 1)), C, D)
 
 
+# Drake's sizes and ports of LinearSystem / AffineSystem from the matrices given (empty ones
+# count as absent): (keywords, num states, input port size or None, output port size or None),
+# as pydrake 1.51 declares them.
+_LTI_PORT_CASES = [
+    ("Linear", dict(B=np.eye(2)), 2, 2, None),
+    ("Linear", dict(A=np.eye(2)), 2, None, None),
+    ("Linear", dict(C=np.eye(2)), 2, None, 2),
+    ("Linear", dict(D=np.ones((1, 2))), 0, 2, 1),
+    ("Linear", dict(A=np.eye(2), C=np.zeros((0, 2))), 2, None, None),
+    ("Linear", dict(B=np.eye(2), C=np.zeros((3, 0))), 2, 2, None),
+    ("Linear", dict(D=np.zeros((2, 0))), 0, None, None),
+    ("Linear", dict(A=np.eye(2), B=np.zeros((0, 3))), 2, None, None),
+    ("Linear", dict(A=np.eye(2), C=np.zeros((3, 0)), D=np.zeros((3, 1))), 2, 1, 3),
+    ("Linear", dict(A=np.eye(2), B=np.eye(2), C=np.zeros((2, 2)), D=np.zeros((2, 2))), 2, 2, 2),
+    ("Affine", dict(y0=[1.0, 2.0]), 0, None, 2),
+    ("Affine", dict(B=np.eye(2)), 2, 2, None),
+    ("Affine", dict(f0=[1.0, 2.0]), 2, None, None),
+]
+
+
+@pytest.mark.parametrize("kind, kw, nx, nu, ny", _LTI_PORT_CASES)
+def test_linear_system_ports_follow_drake(kind, kw, nx, nu, ny):
+    s = (LinearSystem if kind == "Linear" else AffineSystem)(**kw)
+    assert s.num_continuous_states() == nx
+    assert s.num_input_ports() == (nu is not None) and s.num_output_ports() == (ny is not None)
+    if nu is not None:
+        assert s.get_input_port().size == nu
+    if ny is not None:
+        assert s.get_output_port().size == ny
+
+
+def test_linear_system_ports_equal_drakes():
+    pp = pytest.importorskip("pydrake.systems.primitives")
+    for kind, kw, nx, nu, ny in _LTI_PORT_CASES:
+        d = (pp.LinearSystem if kind == "Linear" else pp.AffineSystem)(**kw)
+        got = (d.num_continuous_states(), d.get_input_port().size() if d.num_input_ports() else None,
+               d.get_output_port().size() if d.num_output_ports() else None)
+        assert got == (nx, nu, ny), (kind, kw)
+
+
+def test_linear_system_without_outputs_in_a_diagram():
+    """xdot = B u with no C, D: no output port to connect; the state still integrates."""
+    b = DiagramBuilder()
+    src = b.add_system(ConstantVectorSource([1.0, -2.0]))
+    lin = b.add_system(LinearSystem(B=np.eye(2), name="integrator_only"))
+    b.connect(src.get_output_port(), lin.get_input_port())
+    d = b.build()
+    ctx = d.create_default_context()
+    np.testing.assert_allclose(d.eval_time_derivatives(ctx), [1.0, -2.0])
+    with pytest.raises(ValueError, match="'integrator_only' has 0 output ports"):
+        lin.get_output_port()
+
+
 def test_zero_order_hold_and_delay_declarations():
     zoh = ZeroOrderHold(0.25, 2, offset_sec=0.1)
     (ev,) = zoh.events()
