@@ -2,17 +2,27 @@
 
 The block reads the plant's ``state`` output (``[q; v]``, nq + nv; both rigid-body plants
 give it) and, when connected, its ``contact_results`` (an abstract
-:class:`~multibody.constraints.ContactResults`). A periodic publish event every
-``publish_period`` computes the world pose of every body (forward kinematics, Featherstone
+:class:`~multibody.constraints.ContactResults`). About every ``publish_period`` (see
+below) a publish computes the world pose of every body (forward kinematics, Featherstone
 2008, sec. 4.1), appends a frame to the :class:`~multibody.visualization.Recording` held in
 the block's abstract state (so each context keeps its own recording and a rerun from a copy
 of the initial context records the same frames), and, when the viewer is live, moves the
 body nodes of a ``viser`` scene (the tree's visual geometry, or its collision geometry for a
 body without visuals; contact points and force arrows; optional body axes and marker
-points). A publish changes no state the dynamics read, so a diagram simulates to the same
-numbers with or without the block (publish times are step boundaries for the integrator, as
-in Drake: with a time-stepping plant, or a fixed-step integrator whose step divides the
-publish period, the results are bitwise equal).
+points). A publish changes no state the dynamics read.
+
+When frames are taken: by default the block adds no simulator step boundaries. It publishes
+per step (a per-step publish event) and records a frame at the end of the first step that
+reaches each publish time ``k * publish_period``, stamped with that step's time (the time of
+the state it shows). So a diagram simulates to the same numbers with or without the block
+*and* a per-step ``LogVectorOutput`` logs the same sample times and values, bitwise. With a
+time-stepping plant whose ``time_step`` divides the period (or a fixed-step integrator) the
+frames are exactly at ``k * publish_period``; otherwise a frame is at most one step late
+(for a discrete plant it shows the same state a publish at ``k * publish_period`` would see:
+``x`` is constant between updates). ``exact_times=True`` declares a periodic publish
+instead, as Drake's ``MeshcatVisualizer`` does: frames exactly at ``k * publish_period``,
+which the Simulator then makes step boundaries (a per-step log gets samples there too; the
+dynamics of a time-stepping plant are unchanged).
 
 ``replay(recording, speed)`` plays a recording back in the browser; ``export_html(recording,
 path)`` writes one self-contained HTML file (viser's own client, built as a single page, with
@@ -20,6 +30,8 @@ the scene and its timeline embedded; it opens from ``file://`` without a server 
 """
 from __future__ import annotations
 
+import contextlib
+import io
 import math
 import os
 import socket
@@ -48,6 +60,16 @@ def require_viewer() -> None:
         viser is not installed; the message says ``pip install 'dynablocks[viz]'``.
     """
     import_viser()
+
+
+class FrameClock:
+    """Index ``k`` of the next frame due at ``k * publish_period`` (one per context, in the
+    Visualizer's abstract state: per-run memory lives in the Context)."""
+
+    __slots__ = ("next",)
+
+    def __init__(self) -> None:
+        self.next = 0
 
 
 def _free_port() -> int:
@@ -84,6 +106,10 @@ class Visualizer(LeafSystem):
         Draw the collision geometry of bodies without visual geometry.
     camera : (position (3,), look_at (3,)) or None
         Initial camera of a page (world coordinates, m); ``None``: viser's default.
+    exact_times : bool
+        ``False`` (default): frames are taken per simulator step, at the first step that
+        reaches each ``k * publish_period``, adding no step boundaries (module docstring);
+        ``True``: a periodic publish at exactly ``k * publish_period`` (step boundaries).
     name : str
 
     Ports
@@ -111,7 +137,7 @@ class Visualizer(LeafSystem):
                  record: bool = True, show_frames: bool = False, frame_length: float = 0.1,
                  markers: Sequence = (), marker_radius: float = 0.01,
                  contact_force_scale: float = 0.002, collision_fallback: bool = True,
-                 camera=((1.2, -1.6, 0.9), (0.0, 0.0, 0.15)),
+                 camera=((1.2, -1.6, 0.9), (0.0, 0.0, 0.15)), exact_times: bool = False,
                  name: str = "visualizer") -> None:
         super().__init__(name)
         who = f"Visualizer '{self.name}'"
@@ -146,7 +172,12 @@ class Visualizer(LeafSystem):
         self.contact_port = self.declare_abstract_input_port("contact_results",
                                                              ContactResults())
         self._rec_index = self.declare_abstract_state(Recording(self.body_names))
-        self.declare_periodic_publish(period, 0.0, self._publish)
+        self.exact_times = bool(exact_times)
+        if self.exact_times:
+            self.declare_periodic_publish(period, 0.0, self._publish)
+        else:
+            self._clock_index = self.declare_abstract_state(FrameClock())
+            self.declare_per_step_publish(self._publish_if_due)
 
     def _check_markers(self, markers, who: str) -> list:
         markers = list(markers)
@@ -205,6 +236,18 @@ class Visualizer(LeafSystem):
         pos, quat, cp, cf = self.frame(q, contact_results)
         self.scene.set_poses(pos, quat)
         self.scene.set_contacts(cp, cf)
+
+    def _publish_if_due(self, context) -> None:
+        """The per-step publish: a frame when the step's time has reached the next
+        ``k * publish_period`` (within rounding), then the next ``k`` after this time."""
+        t = float(context.time)
+        clock = context.abstract_state[self._clock_index]
+        period = self.publish_period
+        tol = 1e-9 * period + 1e-12 * max(1.0, abs(t))
+        if t < clock.next * period - tol:
+            return
+        self._publish(context)
+        clock.next = int(math.floor((t + tol) / period)) + 1
 
     def _publish(self, context) -> None:
         x = self.state_port.eval(context)
@@ -305,6 +348,7 @@ class Visualizer(LeafSystem):
     def export_html(self, recording: Recording, path: str, *, dark_mode: bool = False) -> str:
         """Write ``recording`` as one self-contained HTML file (viser's single-page client
         with the scene and its timeline embedded; opens from ``file://`` with no server).
+        Prints nothing (the temporary server's banner is silenced).
 
         Returns
         -------
@@ -312,18 +356,21 @@ class Visualizer(LeafSystem):
             The path written.
         """
         self._check_recording(recording)
-        server = start_server("127.0.0.1", _free_port())
-        try:
-            scene = ViserScene(server, self.items, self.body_names, **self._options)
-            scene.show(recording, 0)
-            serializer = server.get_scene_serializer()
-            times = recording.times
-            for i in range(1, recording.num_frames):
-                serializer.insert_sleep(float(times[i] - times[i - 1]))
-                scene.show(recording, i)
-            html = serializer.as_html(dark_mode=dark_mode)
-        finally:
-            server.stop()
+        # viser prints a server banner and "Server stopped" to stdout whatever its verbose
+        # flag says; an offline export has no server to announce
+        with contextlib.redirect_stdout(io.StringIO()):
+            server = start_server("127.0.0.1", _free_port())
+            try:
+                scene = ViserScene(server, self.items, self.body_names, **self._options)
+                scene.show(recording, 0)
+                serializer = server.get_scene_serializer()
+                times = recording.times
+                for i in range(1, recording.num_frames):
+                    serializer.insert_sleep(float(times[i] - times[i - 1]))
+                    scene.show(recording, i)
+                html = serializer.as_html(dark_mode=dark_mode)
+            finally:
+                server.stop()
         folder = os.path.dirname(os.path.abspath(path))
         os.makedirs(folder, exist_ok=True)
         with open(path, "w", encoding="utf-8") as fh:
@@ -331,7 +378,8 @@ class Visualizer(LeafSystem):
         return path
 
 
-def add_visualizer(builder, plant, publish_period: float = 1.0 / 30.0, **kwargs) -> Visualizer:
+def add_visualizer(builder, plant, publish_period: float = 1.0 / 30.0, *,
+                   check_viewer: bool = True, **kwargs) -> Visualizer:
     """Add a :class:`Visualizer` of ``plant.tree`` to ``builder`` and connect the plant's
     ``state`` (and ``contact_results``, when it has one) to it (Drake's ``AddToBuilder``).
 
@@ -341,18 +389,32 @@ def add_visualizer(builder, plant, publish_period: float = 1.0 / 30.0, **kwargs)
     plant : rigid-body plant
         Any system with a ``tree`` and a ``state`` output (nq + nv).
     publish_period : float
+    check_viewer : bool
+        Check now that viser is installed (default), also with ``live=False``: the
+        recording is for :meth:`Visualizer.export_html` or :meth:`Visualizer.replay`, which
+        need it, and a missing extra should fail before the simulation, not after it.
+        ``False`` for a recording-only block on a machine without the ``[viz]`` extra.
     **kwargs
         Passed to :class:`Visualizer`.
 
     Returns
     -------
     Visualizer
+
+    Raises
+    ------
+    ViewerUnavailableError
+        viser is not installed (and ``check_viewer``); says ``pip install 'dynablocks[viz]'``.
+    VisualizationError
+        ``plant`` has no tree or no ``state`` output.
     """
     tree = getattr(plant, "tree", None)
     if tree is None or not plant.has_output_port("state"):
         raise VisualizationError(f"add_visualizer: system '{getattr(plant, 'name', plant)}' "
                                  "has no tree or no 'state' output (expected a rigid-body "
                                  "plant)")
+    if check_viewer:
+        require_viewer()
     vis = builder.add_system(Visualizer(tree, publish_period, **kwargs))
     builder.connect(plant.get_output_port("state"), vis.get_input_port("state"))
     if plant.has_output_port("contact_results"):

@@ -1,7 +1,7 @@
 """The viewer without viser (these run without the [viz] extra): which geometry is drawn,
 body poses (compiled against numpy forward kinematics), quaternions, the capsule mesh, a
 recording-only Visualizer that changes no dynamics and records per context, bitwise on a
-rerun, and the named errors."""
+rerun, a per-step log bitwise the same with and without it, and the named errors."""
 import math
 import sys
 
@@ -107,12 +107,27 @@ def test_missing_viser_names_the_extra(monkeypatch):
     Visualizer(S.shapes_tree(), live=False)
 
 
+def test_add_visualizer_checks_the_extra_at_construction(monkeypatch):
+    """add_visualizer fails when it is called (before any simulation), also with
+    live=False: its recording is for export_html/replay, which need viser."""
+    monkeypatch.setitem(sys.modules, "viser", None)  # import viser -> ImportError
+    _, plant, _ = S.resting_balls()
+    b = DiagramBuilder("balls")
+    b.add_system(plant)
+    with pytest.raises(ViewerUnavailableError, match=r"pip install 'dynablocks\[viz\]'"):
+        add_visualizer(b, plant, 0.01, live=False)
+    assert [s.name for s in b.systems()] == [plant.name]       # nothing was added
+    vis = add_visualizer(b, plant, 0.01, live=False, check_viewer=False)  # recording only
+    assert vis in b.systems()
+
+
 def _balls_run(with_visualizer: bool, final_time: float = 0.15):
     tree, plant, _ = S.resting_balls()
     b = DiagramBuilder("balls")
     b.add_system(plant)
     log = LogVectorOutput(plant.get_output_port("state"), b, 0.004)
-    vis = add_visualizer(b, plant, 0.01, live=False) if with_visualizer else None
+    vis = add_visualizer(b, plant, 0.01, live=False, check_viewer=False) \
+        if with_visualizer else None
     diagram = b.build()
     ctx = diagram.create_default_context()
     S.place_balls(tree, plant, ctx, drop=0.05, vx=0.3)
@@ -147,6 +162,60 @@ def test_publishing_does_not_change_the_dynamics_and_reruns_are_bitwise():
     np.testing.assert_array_equal(rec2.positions, rec.positions)
     np.testing.assert_array_equal(rec2.quaternions, rec.quaternions)
     assert vis.get_recording(init).num_frames == 0
+
+
+def _per_step_run(visualizer, final_time: float = 0.2):
+    """Balls dropped and sliding, h = 2 ms, a per-step log of the state; optionally a
+    Visualizer at 1/30 s (not a multiple of h)."""
+    tree, plant, _ = S.resting_balls()
+    b = DiagramBuilder("balls")
+    b.add_system(plant)
+    log = LogVectorOutput(plant.get_output_port("state"), b)         # per step
+    vis = None
+    if visualizer is not None:
+        vis = add_visualizer(b, plant, 1 / 30, live=False, check_viewer=False,
+                             exact_times=visualizer == "exact")
+    diagram = b.build()
+    ctx = diagram.create_default_context()
+    S.place_balls(tree, plant, ctx, drop=0.05, vx=0.3)
+    Simulator(diagram, ctx).advance_to(final_time)
+    return log.find_log(ctx), (vis.get_recording(ctx) if vis else None), vis
+
+
+def test_per_step_log_is_bitwise_the_same_with_the_visualizer():
+    """The default Visualizer adds no step boundaries: a per-step log has the same sample
+    times and values, bitwise, with and without it. Its frames are at the first step that
+    reaches each k/30 s (at most one step, 2 ms, late) and show the state logged there."""
+    plain, _, _ = _per_step_run(None)
+    logged, rec, vis = _per_step_run("per_step")
+    np.testing.assert_array_equal(logged.sample_times(), plain.sample_times())
+    np.testing.assert_array_equal(logged.data(), plain.data())
+    t = plain.sample_times()
+    assert t.size == 101                                   # t = 0, 0.002, ..., 0.2
+    k = np.arange(7)                                       # k / 30 <= 0.2
+    assert rec.num_frames == 7
+    expected = [t[np.searchsorted(t, kk / 30 - 1e-12)] for kk in k]
+    np.testing.assert_allclose(rec.times, expected, rtol=0, atol=1e-15)
+    assert np.all(rec.times >= k / 30 - 1e-12) and np.all(rec.times - k / 30 < 2e-3)
+    for j, tj in enumerate(rec.times):
+        i = int(np.flatnonzero(t == tj)[0])
+        pos, quat = pose_quaternions(body_poses(vis.tree, plain.data()[:vis.tree.nq, i]))
+        np.testing.assert_array_equal(rec.positions[j], pos)
+        np.testing.assert_array_equal(rec.quaternions[j], quat)
+
+
+def test_exact_times_publish_at_k_periods_and_cut_steps_as_in_drake():
+    """exact_times=True: a periodic publish at exactly k/30 s, which the Simulator makes
+    step boundaries (a per-step log gets those samples too); the time-stepping plant's
+    dynamics are unchanged: at the common times the logs agree bitwise."""
+    plain, _, _ = _per_step_run(None)
+    logged, rec, _ = _per_step_run("exact")
+    np.testing.assert_allclose(rec.times, np.arange(7) / 30, atol=1e-12)
+    t0, t1 = plain.sample_times(), logged.sample_times()
+    assert t1.size > t0.size
+    common = np.isin(t1, t0)
+    assert common.sum() == t0.size
+    np.testing.assert_array_equal(logged.data()[:, common], plain.data())
 
 
 def test_record_trajectory_poses_contacts_and_errors():

@@ -251,10 +251,13 @@ def test_show_run_exports_then_replays_until_interrupted(tmp_path, monkeypatch):
     vis.close()
 
 
-def test_export_html_is_one_self_contained_file(tmp_path):
+def test_export_html_is_one_self_contained_file(tmp_path, capfd):
     tree = S.shapes_tree()
     vis = Visualizer(tree, live=False)
+    capfd.readouterr()
     path = vis.export_html(_recording(vis), str(tmp_path / "run.html"))
+    out, err = capfd.readouterr()
+    assert out == "" and "viser" not in err           # no server banner for an offline export
     text = open(path, encoding="utf-8").read()
     assert "__VISER_EMBED_DATA__" in text
     # nothing is fetched: no script or stylesheet loaded from elsewhere
