@@ -1,4 +1,5 @@
-"""Private helpers of :mod:`solvers.compiled`: C code generation, compilation, disk cache.
+"""Private helpers of :mod:`solvers.compiled`: C code generation, compilation, and the one
+loader of every compiled library of the project.
 
 A CasADi ``Function`` is turned into a shared library in four steps:
 
@@ -13,9 +14,17 @@ A CasADi ``Function`` is turned into a shared library in four steps:
    directory (a fixed file name there, so that every process builds the same bytes), writes
    the manifest (the key and the sha256 of the library) and renames both atomically into
    place (integrity and housekeeping: :mod:`solvers._compiled_cache`).
-4. :func:`load_runtime` loads a library once per process (after the caller verified its
-   manifest), checks the key compiled into it (``dynablocks_rt_key``) and exposes numpy
-   views of its buffers.
+4. :func:`load_runtime` loads a library once per process through :func:`open_library`
+   and exposes numpy views of its buffers.
+
+Every compiled library (these functions, the contact kernel of
+:mod:`solvers.contact_step`, the call accelerator of :mod:`solvers._compiled_ext`) is
+loaded through :func:`cached_library`, the only place that decides whether a file may be
+loaded: the cache directory must be private (:func:`private_cache_dir`: else a warning and
+a private per-user directory instead), the library and its manifest must be this user's and
+match (:func:`solvers._compiled_cache.verify_library`), else the library is compiled again;
+after ``dlopen`` :func:`open_library` checks the key compiled into it
+(``dynablocks_rt_key``) and compiles again under a fresh name when it differs.
 """
 from __future__ import annotations
 
@@ -31,12 +40,14 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence, TypeVar
 
 import casadi as ca
 import numpy as np
 
 from solvers import _compiled_cache as cache
+from solvers._compiled_cache import (CacheSecurityWarning, CompileError, CompilerNotFound,
+                                     UnsafeCacheError, private_cache_dir)
 
 __all__: list[str] = []  # private module
 
@@ -56,14 +67,6 @@ _O2_MAX_LINES = 4000
 _O1_MAX_LINES = 10000
 _CACHE_ENV = "DYNABLOCKS_CACHE_DIR"
 _KEY_SYMBOL = "dynablocks_rt_key"
-
-
-class CompilerNotFound(RuntimeError):
-    """No usable C compiler (raised internally, turned into a warning or an error)."""
-
-
-class CompileError(RuntimeError):
-    """Code generation, compilation or loading failed (message says why)."""
 
 
 def missing_compiler_reason(compiler: str | Sequence[str] | None = None) -> str:
@@ -91,7 +94,8 @@ def compiler_install_hint() -> str:
 
 
 def default_cache_dir() -> Path:
-    """``$DYNABLOCKS_CACHE_DIR`` if set, else ``~/.cache/dynablocks/compiled``."""
+    """``$DYNABLOCKS_CACHE_DIR`` if set, else ``~/.cache/dynablocks/compiled``: the requested
+    cache directory (the one used is :func:`private_cache_dir` of it)."""
     env = os.environ.get(_CACHE_ENV)
     if env:
         return Path(env).expanduser()
@@ -285,7 +289,7 @@ def compile_library(source: str, target: Path, compiler: Sequence[str],
     CompileError
         With the compiler's command line and (truncated) error output.
     """
-    target.parent.mkdir(parents=True, exist_ok=True)
+    cache.make_private_directory(target.parent)
     with cache.build_directory(target.parent) as tmp:
         tmp_c = tmp / (target.stem + ".c")
         tmp_so = tmp / target.name           # same name in every process: same bytes
@@ -302,6 +306,8 @@ def compile_library(source: str, target: Path, compiler: Sequence[str],
         tmp_manifest = tmp / "manifest"
         tmp_manifest.write_text(cache.manifest_text(key, cache.sha256_file(tmp_so)),
                                 encoding="ascii")
+        for p in (tmp_so, tmp_c, tmp_manifest):
+            cache.drop_shared_write(p)
         cache.fsync(tmp_so)
         cache.fsync(tmp_manifest)
         os.replace(tmp_so, target)
@@ -331,24 +337,80 @@ def loaded_runtime(path: Path) -> Runtime | None:
         return _RUNTIMES.get(str(path))
 
 
-def load_runtime(path: Path, n_in_total: int, n_out_total: int, key: str, *,
-                 fresh_name: bool = False) -> Runtime:
-    """Load (once per process) and initialise the library at ``path`` built for ``key``.
+T = TypeVar("T")
 
-    Call :func:`solvers._compiled_cache.verify_library` first: loading a damaged library
-    can crash the process.
-    ``fresh_name=True`` loads it through a temporary hard link of another name: the dynamic
-    loader returns the library already loaded under a name (one that failed the key check,
-    say) instead of the file now there.
+
+def cached_library(cache_dir: str | Path, file_name: str, key: str,
+                   build: Callable[[Path], None], load: Callable[[Path, bool], T], *,
+                   loaded: Callable[[Path], T | None] | None = None) -> T:
+    """Load the library ``file_name`` of cache key ``key`` from the cache, building it first
+    when it is missing or may not be loaded: the one loader of every compiled library.
+
+    Parameters
+    ----------
+    cache_dir : str or Path
+        The requested cache directory (made private or replaced by
+        :func:`private_cache_dir`).
+    file_name : str
+        The library's file name in that directory.
+    key : str
+        Its cache key (in its manifest and compiled into it).
+    build : callable
+        ``build(path)`` writes the library and its manifest at ``path`` (usually
+        :func:`compile_library`); raises :class:`CompileError`.
+    load : callable
+        ``load(path, fresh_name)`` loads it through :func:`open_library`; raises
+        :class:`CompileError` when the key compiled into it differs.
+    loaded : callable, optional
+        ``loaded(path)``: what this process loaded from ``path`` already, or None.
+
+    Returns
+    -------
+    The result of ``load`` (or ``loaded``).
 
     Raises
     ------
     CompileError
-        When the library cannot be loaded or initialised, or was built for another key.
+        When the library cannot be built or loaded; :class:`UnsafeCacheError` when no
+        private cache directory is available.
+    """
+    path = private_cache_dir(cache_dir) / file_name
+    if loaded is not None:
+        hit = loaded(path)
+        if hit is not None:
+            return hit
+    # Hash and ownership check before loading: a truncated or bit-flipped library, another
+    # library under this name or a file others could write is compiled again (loading it
+    # could crash the process, give wrong numbers or run someone else's code).
+    retry = False
+    if cache.verify_library(path, key):
+        try:
+            return load(path, False)
+        except CompileError:
+            retry = True  # not the library of this key after all: compile it again
+    build(path)
+    return load(path, retry)
+
+
+def open_library(path: Path, key: str, finish: Callable[[ctypes.CDLL, Path], T], *,
+                 fresh_name: bool = False) -> T:
+    """``dlopen`` the library at ``path``, check the key compiled into it, then return
+    ``finish(library, file)`` (``file``: the name it was opened under).
+
+    Call it through :func:`cached_library`, which verifies the file first: loading a
+    damaged library can crash the process. ``fresh_name=True`` loads it through a temporary
+    hard link of another name: the dynamic loader returns the library already loaded under
+    a name (one that failed the key check, say) instead of the file now there.
+
+    Raises
+    ------
+    CompileError
+        When the library cannot be loaded or was built for another key, or what ``finish``
+        raises.
     """
     with LOCK:
         if not fresh_name:
-            return _load_runtime_locked(path, path, n_in_total, n_out_total, key)
+            return _open_locked(path, path, key, finish)
         alias = path.with_name(f"{cache.TMP_PREFIX}{cache.HOST}-{os.getpid()}-load-"
                                f"{time.time_ns()}{path.suffix}")
         try:
@@ -356,7 +418,7 @@ def load_runtime(path: Path, n_in_total: int, n_out_total: int, key: str, *,
                 os.link(path, alias)
             except OSError:
                 shutil.copyfile(path, alias)
-            return _load_runtime_locked(path, alias, n_in_total, n_out_total, key)
+            return _open_locked(path, alias, key, finish)
         finally:
             try:
                 os.unlink(alias)
@@ -364,25 +426,49 @@ def load_runtime(path: Path, n_in_total: int, n_out_total: int, key: str, *,
                 pass
 
 
-def _load_runtime_locked(path: Path, file: Path, n_in_total: int, n_out_total: int,
-                         key: str) -> Runtime:
-    name = str(path)
-    rt = _RUNTIMES.get(name)
-    if rt is not None:
-        return rt
+def _open_locked(path: Path, file: Path, key: str, finish: Callable[[ctypes.CDLL, Path], T]) -> T:
     try:
         lib = ctypes.CDLL(str(file))
+        key_fn = getattr(lib, _KEY_SYMBOL)
+        key_fn.restype = ctypes.c_char_p
+        found = key_fn()
+    except (OSError, AttributeError) as exc:
+        raise CompileError(f"loading {path} failed: {exc}") from exc
+    if found != key.encode():
+        raise CompileError(f"{path} was built for another key (cache key "
+                           f"{(found or b'?').decode(errors='replace')[:16]}..., "
+                           f"expected {key[:16]}...)")
+    return finish(lib, file)
+
+
+def load_runtime(path: Path, n_in_total: int, n_out_total: int, key: str, *,
+                 fresh_name: bool = False) -> Runtime:
+    """Load (once per process) and initialise the function library at ``path`` built for
+    ``key`` (through :func:`open_library`; arguments as there).
+
+    Raises
+    ------
+    CompileError
+        When the library cannot be loaded or initialised, or was built for another key.
+    """
+    with LOCK:
+        rt = _RUNTIMES.get(str(path))
+        if rt is not None:
+            return rt
+        rt = open_library(path, key, lambda lib, file: _init_runtime(path, lib, n_in_total,
+                                                                     n_out_total),
+                          fresh_name=fresh_name)
+        _RUNTIMES[str(path)] = rt
+        return rt
+
+
+def _init_runtime(path: Path, lib: ctypes.CDLL, n_in_total: int, n_out_total: int) -> Runtime:
+    try:
         version = lib.dynablocks_rt_version
         version.restype = ctypes.c_int
         if version() != RUNTIME_VERSION:
             raise CompileError(f"{path} has runtime version {version()}, "
                                f"expected {RUNTIME_VERSION}")
-        key_fn = getattr(lib, _KEY_SYMBOL)
-        key_fn.restype = ctypes.c_char_p
-        if key_fn() != key.encode():
-            raise CompileError(f"{path} was built for another function (cache key "
-                               f"{(key_fn() or b'?').decode(errors='replace')[:16]}..., "
-                               f"expected {key[:16]}...)")
         init = lib.dynablocks_rt_init
         init.restype = ctypes.c_int
         status = init()
@@ -399,6 +485,4 @@ def _load_runtime_locked(path: Path, file: Path, n_in_total: int, n_out_total: i
         call.restype = ctypes.c_int
     except (OSError, AttributeError) as exc:
         raise CompileError(f"loading {path} failed: {exc}") from exc
-    rt = Runtime(path=path, call=call, in_buf=bufs[0], out_buf=bufs[1])
-    _RUNTIMES[name] = rt
-    return rt
+    return Runtime(path=path, call=call, in_buf=bufs[0], out_buf=bufs[1])

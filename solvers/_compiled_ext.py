@@ -254,7 +254,6 @@ def caller_type(cache_dir: Path, compiler: Sequence[str]) -> type | None:
 
 def _build_caller_type(cache_dir: Path, compiler: Sequence[str]) -> type | None:
     from solvers import _compiled_build as build
-    from solvers import _compiled_cache as cache
     py_inc = sysconfig.get_paths().get("include", "")
     np_inc = np.get_include()
     if not os.path.exists(os.path.join(py_inc, "Python.h")):
@@ -263,14 +262,20 @@ def _build_caller_type(cache_dir: Path, compiler: Sequence[str]) -> type | None:
         [str(_VERSION), sys.version, np.__version__, py_inc, np_inc, *compiler, _SOURCE]
     ).encode()).hexdigest()[:32]
     suffix = (importlib.machinery.EXTENSION_SUFFIXES or [".so"])[0]
-    path = cache_dir / f"dbk_fastcall_{key}{suffix}"
-    try:
-        if not cache.verify_library(path, key):   # missing or damaged: (re)build
-            build.compile_library(_SOURCE, path, compiler,
-                                  ("-O2", f"-I{py_inc}", f"-I{np_inc}"), key)
-        spec = importlib.util.spec_from_file_location(_MODNAME, path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
+
+    def load(path: Path, fresh: bool) -> type:
+        def finish(lib: Any, file: Path) -> type:
+            spec = importlib.util.spec_from_file_location(_MODNAME, file)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+            return module.Caller
+        return build.open_library(path, key, finish, fresh_name=fresh)
+
+    try:   # the verified loader of every compiled library (solvers._compiled_build)
+        return build.cached_library(
+            cache_dir, f"dbk_fastcall_{key}{suffix}", key,
+            build=lambda path: build.compile_library(
+                _SOURCE, path, compiler, ("-O2", f"-I{py_inc}", f"-I{np_inc}"), key),
+            load=load)
     except Exception:  # optional accelerator: the ctypes path is used instead
         return None
-    return module.Caller

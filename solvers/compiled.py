@@ -46,6 +46,22 @@ directory and the results are renamed into place atomically: several processes m
 or compile the same function at once (e.g. Monte Carlo workers sharing one cache), and no
 process ever loads a half-written file. Temporary files of a process that exits during a
 background compilation are removed at exit, or by the next compilation after a hard kill.
+The same cache and the same checks serve every compiled library of the project (the
+contact kernel of :mod:`solvers.contact_step` too).
+
+Cache permissions
+-----------------
+A library runs as the user who loads it, so a cache directory others can write would let
+them run code as you (planting a library and a matching manifest). As OpenSSH does for
+``~/.ssh`` (``StrictModes``), a cache directory is used only when it and its parents up to
+a sticky directory such as ``/tmp`` are owned by you (or root) and not writable by group or
+others, and a library only when it and its manifest are such files too. Missing cache
+directories are created with mode 0700 (owner only). A directory that fails the check (a
+world-writable ``DYNABLOCKS_CACHE_DIR=/tmp/shared``, one owned by another user) is set aside
+with one :class:`CacheSecurityWarning`, and a private per-user directory is used instead
+(``~/.cache/dynablocks/compiled``, else ``<tempdir>/dynablocks-<uid>/compiled``); a
+library file others could write is compiled again, never loaded. Worker processes of the
+same user (Monte Carlo, Dask workers on one machine) share one private cache as before.
 
 ``python -m solvers.compiled precompile model.urdf [--cache-dir DIR] [--functions ...]``
 builds a model's dynamics functions ahead of time (progress on stdout; exit status 2 with
@@ -84,11 +100,12 @@ from solvers import _compiled_build as _build
 from solvers import _compiled_cache as _cache
 
 __all__ = [
-    "CompilationWarning", "CompiledFunction", "compile_function", "clear_cache",
+    "CacheSecurityWarning", "CompilationWarning", "CompiledFunction", "compile_function", "clear_cache",
     "default_cache_dir", "find_compiler", "auto_flags",
 ]
 
 default_cache_dir = _build.default_cache_dir
+CacheSecurityWarning = _build.CacheSecurityWarning
 find_compiler = _build.find_compiler
 auto_flags = _build.auto_flags
 
@@ -307,23 +324,15 @@ class CompiledFunction:
         if key in _FAILED:
             raise _build.CompileError(prefix + _FAILED[key])
         cache_dir = self._cache_dir or _build.default_cache_dir()
-        path = _build.library_path(cache_dir, self.name, key)
         n_in, n_out = sum(self.nnz_in), sum(self.nnz_out)
         try:
-            rt = _build.loaded_runtime(path)
-            if rt is not None:
-                return rt, compiler
-            # Hash check before loading: a truncated or bit-flipped library, or another
-            # function's library under this name, is compiled again (loading it could
-            # crash the process or give wrong numbers).
-            retry = False
-            if _cache.verify_library(path, key):
-                try:
-                    return _build.load_runtime(path, n_in, n_out, key), compiler
-                except _build.CompileError:
-                    retry = True  # not the library of this key after all: compile it again
-            _build.compile_library(source, path, compiler, flags, key)
-            return _build.load_runtime(path, n_in, n_out, key, fresh_name=retry), compiler
+            rt = _build.cached_library(
+                cache_dir, _build.library_path(cache_dir, self.name, key).name, key,
+                build=lambda path: _build.compile_library(source, path, compiler, flags, key),
+                load=lambda path, fresh: _build.load_runtime(path, n_in, n_out, key,
+                                                             fresh_name=fresh),
+                loaded=_build.loaded_runtime)
+            return rt, compiler
         except (_build.CompileError, OSError) as exc:
             _FAILED[key] = str(exc)
             raise _build.CompileError(prefix + str(exc)) from exc

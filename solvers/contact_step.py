@@ -38,8 +38,12 @@ candidate (``warm``, 4 per candidate; projected on the new tangents and into the
 
 Table layout (int32 ``it``, float64 ``dt``): written by the plant (private module
 ``multibody.plants._ts_compiled``), described there; see also the C source. The C code is
-compiled once per machine (disk cache shared with :mod:`solvers.compiled`) with the
-system C compiler; :func:`load_kernel` returns None when no compiler is found.
+compiled once per machine with the system C compiler into the disk cache of
+:mod:`solvers.compiled`, and loaded through the same verified loader as every compiled
+library (a manifest with the sha256 of the library checked before loading, the cache key
+compiled into it checked after, the cache directory and files private to the user): a
+truncated, bit-flipped or foreign library is compiled again, never loaded.
+:func:`load_kernel` returns the numpy twin (or None) when no compiler is found.
 
 References
 ----------
@@ -54,13 +58,8 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
-import os
 import platform
-import shlex
-import shutil
-import subprocess
 import sys
-import tempfile
 import threading
 from pathlib import Path
 from typing import Optional
@@ -96,7 +95,9 @@ _LOCK = threading.Lock()
 
 
 class ContactStepBuildError(RuntimeError):
-    """The C compiler failed on the contact-step kernel (message: command and output)."""
+    """The contact-step kernel could not be built or loaded: the C compiler failed (message:
+    command and output), the cached library could not be rebuilt, or no private cache
+    directory is available."""
 
 _LOADED: dict = {}
 
@@ -109,14 +110,16 @@ class ContactStepKernel:
     ----------
     path : pathlib.Path
         The shared library.
+    library : ctypes.CDLL
+        The library loaded from ``path`` by the verified loader (:func:`load_kernel`).
     """
 
     compiled = True
     """The C kernel (:class:`NumpyContactStepKernel` has ``compiled = False``)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, library: ctypes.CDLL) -> None:
         self.path = Path(path)
-        lib = ctypes.CDLL(str(self.path))
+        lib = library
         fn = lib.dbk_contact_step
         fn.argtypes = [ctypes.c_void_p] * 6
         fn.restype = ctypes.c_int
@@ -154,27 +157,6 @@ class NumpyContactStepKernel:
         return "NumpyContactStepKernel()"
 
 
-def _compile(source: str, target: Path, cc: list, flags: tuple) -> None:
-    """Compile into a private temporary directory, then rename atomically into place."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".contact_step-", dir=target.parent))
-    try:
-        src = tmp / "contact_step.c"
-        lib = tmp / target.name
-        src.write_text(source)
-        argv = [*cc, *flags, "-shared", "-fPIC", "-o", str(lib), str(src), "-lm"]
-        try:
-            proc = subprocess.run(argv, capture_output=True, text=True, timeout=300)
-        except (OSError, subprocess.SubprocessError) as exc:
-            raise ContactStepBuildError(f"running {shlex.join(argv)} failed: {exc}") from exc
-        if proc.returncode != 0 or not lib.exists():
-            raise ContactStepBuildError(f"{shlex.join(argv)} exited with status "
-                                        f"{proc.returncode}: {(proc.stderr or '')[-1500:]}")
-        os.replace(lib, target)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-
-
 def load_kernel(compiler: Optional[str] = None, cache_dir: Optional[Path] = None,
                 numpy_fallback: bool = True):
     """The compiled kernel (built once per machine into the disk cache, loaded once per
@@ -184,7 +166,8 @@ def load_kernel(compiler: Optional[str] = None, cache_dir: Optional[Path] = None
     Raises
     ------
     ContactStepBuildError
-        When the compiler fails.
+        When the kernel cannot be compiled (or a damaged cached library cannot be rebuilt),
+        or no private cache directory is available.
     """
     cc = _build.find_compiler(compiler)
     if cc is None:
@@ -198,10 +181,25 @@ def load_kernel(compiler: Optional[str] = None, cache_dir: Optional[Path] = None
     with _LOCK:
         if key in _LOADED:
             return _LOADED[key]
-        folder = Path(cache_dir) if cache_dir else _build.default_cache_dir()
-        path = folder / f"dbk_contact_step_{key[:32]}.so"
-        if not path.exists():
-            _compile(SOURCE, path, cc, flags)
-        kern = ContactStepKernel(path)
+
+        def load(path: Path, fresh: bool) -> ContactStepKernel:
+            return _build.open_library(path, key, lambda lib, file: _kernel(path, lib),
+                                       fresh_name=fresh)
+
+        try:
+            kern = _build.cached_library(
+                cache_dir if cache_dir else _build.default_cache_dir(),
+                f"dbk_contact_step_{key[:32]}.so", key,
+                build=lambda path: _build.compile_library(SOURCE, path, cc, flags, key),
+                load=load)
+        except (_build.CompileError, OSError) as exc:
+            raise ContactStepBuildError(f"the contact-step kernel: {exc}") from exc
         _LOADED[key] = kern
         return kern
+
+
+def _kernel(path: Path, lib: ctypes.CDLL) -> ContactStepKernel:
+    try:
+        return ContactStepKernel(path, lib)
+    except AttributeError as exc:          # no dbk_contact_step symbol
+        raise _build.CompileError(f"{path} has no contact-step entry point ({exc})") from exc
