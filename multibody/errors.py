@@ -5,7 +5,7 @@ Every message names the object (tree, body, joint, frame) and what was expected.
 from __future__ import annotations
 
 __all__ = ["MultibodyError", "JointError", "BodyError", "FrameError", "TreeError",
-           "InputSizeError", "StepMethodWarning"]
+           "InputSizeError", "SingularMassMatrixError", "StepMethodWarning"]
 
 
 class MultibodyError(ValueError):
@@ -33,6 +33,12 @@ class TreeError(MultibodyError):
 
 class InputSizeError(MultibodyError):
     """An argument of the wrong size, e.g. ``q has size 6 but tree 'arm' has nq = 7``."""
+
+
+class SingularMassMatrixError(MultibodyError):
+    """The mass matrix is singular: a joint moves no mass or inertia (a link of zero mass and
+    zero inertia at the end of a prismatic joint), so forward dynamics has no solution. The
+    message names the tree and the joints."""
 
 
 class StepMethodWarning(RuntimeWarning):

@@ -529,7 +529,15 @@ class AlgorithmsMixin:
         Returns
         -------
         vdot : (nv,) ndarray ((N, nv) for a batch), or a CasADi column for symbolic input
+
+        Raises
+        ------
+        SingularMassMatrixError
+            (numeric input) The tree has joints that move no mass or inertia, so ``H`` is
+            singular (e.g. a prismatic joint to a link of zero mass and inertia).
         """
+        if self.finalize()._singular_joints:
+            self._refuse_singular(q, v, tau)
         if external_wrenches:
             self._fcache()
             F = self._wrench_vector(external_wrenches)

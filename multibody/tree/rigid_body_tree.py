@@ -39,10 +39,12 @@ from typing import Any
 
 import numpy as np
 
+from solvers import ops
+
 from . import spatial
 from ._joint_base import Joint
 from ._algorithms import AlgorithmsMixin
-from ..errors import BodyError, FrameError, JointError, TreeError
+from ..errors import BodyError, FrameError, JointError, SingularMassMatrixError, TreeError
 
 __all__ = ["RigidBodyTree", "Body", "Frame", "GeometryInstance", "register_file_loader"]
 
@@ -145,6 +147,7 @@ class RigidBodyTree(AlgorithmsMixin):
         self._joints: dict[str, Joint] = {}
         self._frames: dict[str, Frame] = {}
         self._finalized = False
+        self._singular_joints: tuple = ()
         self._reset()
 
     # ------------------------------------------------------------------ state
@@ -472,10 +475,22 @@ class RigidBodyTree(AlgorithmsMixin):
         d = np.diag(mass_matrix(self, self.neutral_configuration()))
         bad = [j.name for j in self._joint_order for k in range(j.nv)
                if d[j.v_start + k] <= 1e-12 * max(1.0, float(np.max(d)))]
+        self._singular_joints = tuple(sorted(set(bad)))
         if bad:
             warnings.warn(f"tree '{self.name}': joints {sorted(set(bad))} move no mass or "
                           "inertia at the neutral configuration; the mass matrix is singular "
                           "there and forward dynamics will fail", RuntimeWarning, stacklevel=3)
+
+    def _refuse_singular(self, *args) -> None:
+        """Raise :class:`SingularMassMatrixError` when the tree has joints that move no mass
+        or inertia (found at :meth:`finalize`) and the arguments are numeric: forward
+        dynamics has no solution there (ABA would return inf or NaN). Symbolic arguments
+        pass (the expression is the user's to evaluate)."""
+        if self._singular_joints and not any(ops.is_symbolic(a) for a in args):
+            raise SingularMassMatrixError(
+                f"tree '{self.name}': the mass matrix is singular: joints "
+                f"{list(self._singular_joints)} move no mass or inertia (give their child "
+                "links mass or rotational inertia, or weld them)")
 
     def _body_or_raise(self, name: str) -> Body:
         try:
