@@ -19,7 +19,7 @@ from typing import Callable
 
 import numpy as np
 
-from . import _lcp_boxed, _lcp_lemke, _lcp_pgs
+from . import _lcp_boxed, _lcp_certify, _lcp_lemke, _lcp_pgs
 
 __all__: list[str] = []
 
@@ -38,22 +38,28 @@ def friction_lcp_problem(lo: np.ndarray, fi: np.ndarray | None) -> str:
 
 def lemke_on_lcp_form(A: np.ndarray, b: np.ndarray, lo: np.ndarray, hi: np.ndarray,
                        fi: np.ndarray | None, max_pivots: int | None,
-                       tol: float) -> tuple[np.ndarray, str, int, str]:
-    """Lemke on the equivalent standard LCP (:func:`boxed_lcp_to_lcp`)."""
+                       tol: float) -> tuple[np.ndarray, str, int, str, np.ndarray | None]:
+    """Lemke on the equivalent standard LCP (:func:`boxed_lcp_to_lcp`); the last item
+    is a checked certificate of that LCP's infeasibility (status "infeasible") or None
+    (:func:`solvers._lcp_certify.lemke_verdict`)."""
     M, q, xb, E = _lcp_boxed.box_to_lcp(A, b, lo, hi, fi)
     mp = 50 * (q.shape[0] + 1) if max_pivots is None else int(max_pivots)
-    z, st, piv, msg = _lcp_lemke.lemke(M, q, max_pivots=mp, tol=tol)
+    z, st, piv, msg, ray = _lcp_lemke.lemke(M, q, max_pivots=mp, tol=tol)
+    st, msg, cert = _lcp_certify.lemke_verdict(M, q, z, st, msg, ray)
     x = xb + E @ z
     x = np.clip(x, *_lcp_pgs.effective_bounds(lo, hi, fi, x))
-    return x, st, piv, f"Lemke on the equivalent LCP of size {q.shape[0]}: {msg}"
+    return x, st, piv, f"Lemke on the equivalent LCP of size {q.shape[0]}: {msg}", cert
 
 
 def friction_rounds(inner: Callable[..., tuple], A: np.ndarray, b: np.ndarray,
                      lo: np.ndarray, hi: np.ndarray, fi: np.ndarray | None,
                      x0: np.ndarray | None, accept: float, max_friction_iter: int,
-                     max_pivots: int | None, tol: float) -> tuple[np.ndarray, str, int, str]:
+                     max_pivots: int | None, tol: float
+                     ) -> tuple[np.ndarray, str, int, str, np.ndarray | None]:
     """Friction-bound rounds around a fixed-bound solver
-    ``inner(lo, hi, guess) -> (x, status, iters, msg, state)``.
+    ``inner(lo, hi, guess) -> (x, status, iters, msg, state)``; returns
+    ``(x, status, iterations, message, certificate)``, the certificate from the
+    final Lemke stage (see :func:`lemke_on_lcp_form`).
 
     After each round the partition of the result is solved exactly with the
     friction coupling (``x_i = +-mu_i x_j`` on bounds).  If that is
@@ -70,10 +76,10 @@ def friction_rounds(inner: Callable[..., tuple], A: np.ndarray, b: np.ndarray,
         if fi is not None:
             x = _lcp_boxed.solve_partition(A, b, lo, hi, guess, ptol, fi, x0)
             if x is not None:
-                return x, "solved", 0, "warm start partition is complementary"
+                return x, "solved", 0, "warm start partition is complementary", None
     if fi is None:
         x, st, it, msg, _ = inner(lo, hi, guess)
-        return x, st, it, msg
+        return x, st, it, msg, None
     fr = fi >= 0
     if x0 is None:
         lo_k, hi_k = lo.copy(), hi.copy()
@@ -93,13 +99,13 @@ def friction_rounds(inner: Callable[..., tuple], A: np.ndarray, b: np.ndarray,
             ok = _lcp_boxed.check_partition(A, b, lo, hi, guess, xp, ptol, fi)
             if ok is not None:
                 return ok, "solved", total, (f"{total} pivots in {k} friction rounds, "
-                                             "then an exact solve on the partition")
+                                             "then an exact solve on the partition"), None
         lo_n, hi_n = _lcp_pgs.effective_bounds(lo, hi, fi, x)
         change = max(float(np.max(np.abs(lo_n[fr] - lo_k[fr]))),
                      float(np.max(np.abs(hi_n[fr] - hi_k[fr]))))
         if change <= 0.1 * accept:     # x solves the BLCP with its own bounds
             x = np.clip(x, lo_n, hi_n)
-            return x, "solved", total, f"{total} pivots in {k} friction rounds"
+            return x, "solved", total, f"{total} pivots in {k} friction rounds", None
         if xp is not None:             # Newton step on the partition
             lo_n, hi_n = _lcp_pgs.effective_bounds(lo, hi, fi, xp)
         key = guess.tobytes()
@@ -115,12 +121,12 @@ def friction_rounds(inner: Callable[..., tuple], A: np.ndarray, b: np.ndarray,
     why = friction_lcp_problem(lo, fi)
     if why:
         return x, (st if st != "solved" else "max_iterations"), total, \
-            f"{head}; no LCP form to fall back on: {why}"
-    xl, stl, itl, msgl = lemke_on_lcp_form(A, b, lo, hi, fi, max_pivots, tol)
-    if stl != "solved":                # keep whichever iterate is closer
+            f"{head}; no LCP form to fall back on: {why}", None
+    xl, stl, itl, msgl, cert = lemke_on_lcp_form(A, b, lo, hi, fi, max_pivots, tol)
+    if stl not in ("solved", "infeasible"):     # keep whichever iterate is closer
         res_l = _lcp_pgs.box_residual(xl, A @ xl + b, *_lcp_pgs.effective_bounds(lo, hi, fi, xl))
         res_r = _lcp_pgs.box_residual(x, A @ x + b, *_lcp_pgs.effective_bounds(lo, hi, fi, x))
         if res_r < res_l:
             return (x, "max_iterations", total + itl,
-                    f"{head}; {msgl}; returning the last friction round")
-    return xl, stl, total + itl, f"{head}; {msgl}"
+                    f"{head}; {msgl}; returning the last friction round", None)
+    return xl, stl, total + itl, f"{head}; {msgl}", cert

@@ -14,9 +14,10 @@ minimum-ratio test are broken by the lexicographic rule on the rows of
 ``[B^{-1} q, B^{-1}]`` (Cottle, Pang & Stone 1992, section 4.9), which rules out
 cycling on degenerate problems.
 
-The kernel returns raw arrays and a status string; the public wrapper in
-:mod:`solvers.lcp` computes the residual and decides whether the answer is
-accepted.
+The kernel returns raw arrays and a status string (and, on a secondary ray, the
+ray's direction in ``z``); the public wrapper in :mod:`solvers.lcp` computes the
+residual and decides whether the answer is accepted, and
+:mod:`solvers._lcp_certify` decides what a failed run proves.
 """
 from __future__ import annotations
 
@@ -127,10 +128,13 @@ class _Basis:
 
 def lemke(M: np.ndarray, q: np.ndarray, *, max_pivots: int, tol: float,
           z_guess: np.ndarray | None = None,
-          d: np.ndarray | None = None) -> tuple[np.ndarray, str, int, str]:
-    """Run Lemke's method.  Returns ``(z, status, pivots, message)`` with
-    ``status`` one of ``"solved"``, ``"ray_termination"``,
-    ``"max_iterations"``, ``"singular"``.
+          d: np.ndarray | None = None
+          ) -> tuple[np.ndarray, str, int, str, np.ndarray | None]:
+    """Run Lemke's method.  Returns ``(z, status, pivots, message, ray)`` with
+    ``status`` one of ``"solved"`` (``z0`` left the basis: not yet verified),
+    ``"ray_termination"``, ``"max_iterations"``, ``"singular"``; ``ray``
+    (shape ``(n,)``) is the ``z`` part of the secondary ray's direction on
+    ``"ray_termination"``, None otherwise.
 
     With ``z_guess`` the method starts from the complementary basis whose
     basic ``z`` are the positive entries of the guess and uses the covering
@@ -140,7 +144,7 @@ def lemke(M: np.ndarray, q: np.ndarray, *, max_pivots: int, tol: float,
     """
     n = q.shape[0]
     if n == 0:
-        return np.zeros(0), "solved", 0, "empty problem"
+        return np.zeros(0), "solved", 0, "empty problem", None
     if z_guess is not None and np.any(z_guess > 0.0):
         basic = np.where(z_guess > 0.0, np.arange(n) + n, np.arange(n))
         Bm = basis_matrix(M, basic, np.ones(n))
@@ -150,15 +154,15 @@ def lemke(M: np.ndarray, q: np.ndarray, *, max_pivots: int, tol: float,
             binv = None
         if (binv is not None and np.all(np.isfinite(binv)) and
                 np.linalg.norm(binv, np.inf) * np.linalg.norm(Bm, np.inf) < 1e12):
-            z, status, piv, msg = _lemke_from(M, q, basic, Bm @ np.ones(n),
-                                              max_pivots=max_pivots, tol=tol,
-                                              binv=binv)
+            z, status, piv, msg, _ = _lemke_from(M, q, basic, Bm @ np.ones(n),
+                                                 max_pivots=max_pivots, tol=tol,
+                                                 binv=binv)
             if status == "solved":
-                return z, status, piv, "warm start: " + msg
-            zc, statc, pivc, msgc = lemke(M, q, max_pivots=max_pivots, tol=tol,
-                                          d=d)
+                return z, status, piv, "warm start: " + msg, None
+            zc, statc, pivc, msgc, ray = lemke(M, q, max_pivots=max_pivots, tol=tol,
+                                               d=d)
             return zc, statc, piv + pivc, (f"warm start ended with {status}; "
-                                           f"cold start: {msgc}")
+                                           f"cold start: {msgc}"), ray
     if d is None:
         d = np.ones(n)
     return _lemke_from(M, q, np.arange(n), d, max_pivots=max_pivots, tol=tol,
@@ -167,13 +171,14 @@ def lemke(M: np.ndarray, q: np.ndarray, *, max_pivots: int, tol: float,
 
 def _lemke_from(M: np.ndarray, q: np.ndarray, basic: np.ndarray,
                 d: np.ndarray, *, max_pivots: int, tol: float,
-                binv: np.ndarray | None = None) -> tuple[np.ndarray, str, int, str]:
+                binv: np.ndarray | None = None
+                ) -> tuple[np.ndarray, str, int, str, np.ndarray | None]:
     n = q.shape[0]
     basis = _Basis(M, q, d, basic, binv)
     scale_q = max(1.0, float(np.max(np.abs(q))))
     feas_tol = tol * scale_q
     if np.all(basis.qbar >= -feas_tol):
-        return _extract(basis), "solved", 0, "initial basis is feasible"
+        return _extract(basis), "solved", 0, "initial basis is feasible", None
     z0_var = 2 * n
     # First pivot: z0 enters at the level that makes every basic variable
     # nonnegative; the row leaving is the lexicographic minimum of
@@ -181,17 +186,17 @@ def _lemke_from(M: np.ndarray, q: np.ndarray, basic: np.ndarray,
     a = basis.entering_column(z0_var)
     if np.any(a >= -tol):
         return (np.zeros(n), "singular", 0,
-                "covering vector is not positive in the starting basis")
+                "covering vector is not positive in the starting basis", None)
     r = _lexmin_row(np.arange(n), basis.qbar, basis.binv, -a, tol)
     try:
         return _pivot_loop(basis, basis.pivot(r, a, z0_var), max_pivots, tol)
     except _SingularBasis as err:
         return (_extract(basis), "singular", basis.pivots,
-                f"{err}; no solution from this pivoting (add a small diagonal to M)")
+                f"{err}; no solution from this pivoting (add a small diagonal to M)", None)
 
 
 def _pivot_loop(basis: _Basis, leaving: int, max_pivots: int,
-                tol: float) -> tuple[np.ndarray, str, int, str]:
+                tol: float) -> tuple[np.ndarray, str, int, str, np.ndarray | None]:
     """Complementary pivots after ``z0`` entered (``leaving`` left)."""
     n = basis.n
     z0_var = 2 * n
@@ -204,7 +209,8 @@ def _pivot_loop(basis: _Basis, leaving: int, max_pivots: int,
         if cand.size == 0:
             return (_extract(basis), "ray_termination", pivots,
                     f"secondary ray after {pivots} pivots: variable "
-                    f"{_name(entering, n)} can increase without bound")
+                    f"{_name(entering, n)} can increase without bound",
+                    _ray_direction(basis, entering, a))
         # Prefer z0 leaving whenever it ties for the minimum ratio.
         ratios = basis.qbar[cand] / a[cand]
         best = ratios.min()
@@ -218,9 +224,21 @@ def _pivot_loop(basis: _Basis, leaving: int, max_pivots: int,
         pivots += 1
         if leaving == z0_var:
             return (_extract(basis), "solved", pivots,
-                    f"z0 left the basis after {pivots} pivots")
+                    f"z0 left the basis after {pivots} pivots", None)
     return (_extract(basis), "max_iterations", pivots,
-            f"no solution after max_pivots={max_pivots} pivots")
+            f"no solution after max_pivots={max_pivots} pivots", None)
+
+
+def _ray_direction(basis: _Basis, entering: int, a: np.ndarray) -> np.ndarray:
+    """``z`` part of the secondary ray: the entering variable grows at rate 1 and the
+    basic variables at rates ``-a`` (``a = B^{-1}`` times the entering column)."""
+    n = basis.n
+    dz = np.zeros(n)
+    zmask = (basis.basic >= n) & (basis.basic < 2 * n)
+    dz[basis.basic[zmask] - n] = -a[zmask]
+    if n <= entering < 2 * n:
+        dz[entering - n] = 1.0
+    return dz
 
 
 def _name(var: int, n: int) -> str:
@@ -246,44 +264,3 @@ def _extract(basis: _Basis) -> np.ndarray:
     zmask = (basis.basic >= n) & (basis.basic < 2 * n)
     z[basis.basic[zmask] - n] = vals[zmask]
     return np.maximum(z, 0.0)
-
-
-ILL_CONDITIONED = 1e12
-"""Condition number of ``M`` from which a ray on a numerically positive-semidefinite ``M``
-is not trusted as a proof of infeasibility."""
-
-
-def ray_verdict(M: np.ndarray, msg: str) -> tuple[str, str]:
-    """Ray termination proves infeasibility only when it can: a positive-definite ``M`` is a
-    P-matrix, whose LCP always has a (unique) solution, so there the ray is a numerical
-    failure of the pivoting (a badly conditioned ``M``) and the verdict is "inconclusive".
-    The same holds for an ``M`` that is positive definite only to within roundoff: its
-    symmetric part's smallest eigenvalue above ``-10 n eps ||M||`` and ``cond(M) >=
-    ILL_CONDITIONED`` (finite), e.g. a positive-definite matrix of condition 1e16 whose
-    rounded copy has an eigenvalue of -1e-17 (a singular positive-semidefinite ``M``
-    cannot be told from it in floating point, so its rays are "inconclusive" too). A
-    well-conditioned copositive-plus ``M`` (a skew matrix) and an exactly singular one
-    (infinite condition number) keep the ray's proof."""
-    sym = 0.5 * (M + M.T)
-    try:
-        lam = np.linalg.eigvalsh(sym)
-    except np.linalg.LinAlgError:
-        return "ray_termination", msg
-    if lam.size and lam[0] > 0:
-        cond = float(np.linalg.cond(M))
-        return "inconclusive", (f"{msg}; M is positive definite (condition number {cond:.3g}), "
-                                "so the LCP has a solution: the ray is a numerical failure of "
-                                "the pivoting, not a proof of infeasibility")
-    if lam.size:
-        size = float(np.max(np.abs(lam)))
-        roundoff = 10.0 * lam.size * np.finfo(float).eps * size
-        if size > 0 and lam[0] >= -roundoff:
-            with np.errstate(all="ignore"):
-                cond = float(np.linalg.cond(M))
-            if np.isfinite(cond) and cond >= ILL_CONDITIONED:
-                return "inconclusive", (
-                    f"{msg}; M is positive definite to within roundoff (smallest eigenvalue "
-                    f"of its symmetric part {lam[0]:.3g}, roundoff level {roundoff:.3g}, "
-                    f"condition number {cond:.3g}): the ray may be a numerical failure of the "
-                    "pivoting, not a proof of infeasibility")
-    return "ray_termination", msg

@@ -19,12 +19,15 @@ Solvers
 
 * :func:`solve_lcp_lemke` -- Lemke's complementary pivoting method with the
   covering vector ``d = 1``, a lexicographic ratio test (no cycling on
-  degenerate problems), secondary-ray termination reported as
-  ``"ray_termination"`` (``"inconclusive"`` when ``M`` is positive definite: its LCP
-  has a solution, so the ray is numerical), optional warm start.  Solves every LCP with a
-  P-matrix; for copositive-plus ``M`` (e.g. positive semidefinite) it solves
-  the problem or proves it infeasible by ray termination (Cottle, Pang & Stone,
-  *The Linear Complementarity Problem*, 1992, section 4.4).
+  degenerate problems), optional warm start.  Solves every LCP with a P-matrix;
+  for copositive-plus ``M`` (e.g. positive semidefinite) it ends with a solution
+  or on a secondary ray, which in exact arithmetic proves the problem infeasible
+  (Cottle, Pang & Stone, *The Linear Complementarity Problem*, 1992, section
+  4.4).  In floating point a ray (or a singular basis, or a breakdown) proves
+  nothing by itself: the verdict "infeasible" is given only with a checked Farkas
+  certificate (``result.certificate``: from the ray's direction, else from a small
+  LP solved by HiGHS; :mod:`solvers._lcp_certify`), and a ray without one is
+  ``"inconclusive"``.
 * :func:`solve_boxed_lcp_dantzig` -- principal pivoting in the style of
   Dantzig-Cottle/Baraff (1994) for the boxed problem.
 * :func:`solve_lcp_pgs`, :func:`solve_boxed_lcp_pgs` -- projected
@@ -59,10 +62,13 @@ Every result carries its residual, the natural-map residual
 which is ``|| min(z, w) ||_inf`` for the standard LCP and uses the friction
 bounds of the returned ``x`` for friction rows.  ``r = 0`` exactly at a
 solution.  A solver declares ``"solved"`` exactly when ``r <= residual_tol *
-max(1, ||q||_inf)`` (``||b||_inf`` for boxed problems): a pivoting method that
-finishes with a larger residual reports ``"inaccurate"``, and a method that
-stops early (ray, pivot limit) on a point that passes the check reports
-``"solved"`` with a note in the message.
+max(1, ||q||_inf)`` (``||b||_inf`` for boxed problems), also when it stopped
+early (ray, pivot limit) on a point that passes (a note in the message).  A
+pivoting method that finishes with a larger residual reports ``"inaccurate"``
+while ``r <= 1e-6 max(1, ||q||_inf)`` and ``"breakdown"`` beyond: a large
+residual is never a near miss.  :data:`STATUSES` maps every status to what it
+guarantees: only ``"solved"`` and ``"fallback"`` are successes and carry the
+residual bound; only ``"infeasible"`` proves something about the problem.
 
 Failures are never silent: ``result.success`` is False, ``result.status`` says
 why, and with ``raise_on_failure=True`` an :class:`LCPSolveError` is raised
@@ -70,18 +76,18 @@ whose message holds the caller's ``context`` (e.g. ``"system 'plant' at
 t=0.125"``), the status and the residual.  With ``fallback="pgs"`` (or another
 method) the front doors re-solve a failed problem with that method, emit an
 :class:`LCPFallbackWarning`, and return the fallback's result with status
-``"fallback"`` if its residual passes the same check.
+``"fallback"`` if its residual passes the same check (not after a proof of
+infeasibility, which the fallback could not overturn).
 """
 from __future__ import annotations
 
-import warnings
-from dataclasses import replace
 from typing import Any, Callable
 
 import numpy as np
 
-from . import _lcp_boxed, _lcp_friction, _lcp_lemke, _lcp_pgs
-from ._lcp_result import STATUSES, LCPFallbackWarning, LCPResult, LCPSolveError
+from . import _lcp_boxed, _lcp_certify, _lcp_friction, _lcp_lemke, _lcp_pgs
+from ._lcp_result import (STATUSES, LCPFallbackWarning, LCPResult, LCPSolveError, finish,
+                          front_door, verified)
 from ._lcp_validate import check_boxed, check_lcp, check_start
 
 _RESIDUAL_TOL = 1e-8
@@ -189,24 +195,12 @@ def _scale(v: np.ndarray) -> float:
     return max(1.0, float(np.max(np.abs(v), initial=0.0)))
 
 
-def _finish(result: LCPResult, raise_on_failure: bool, context: str) -> LCPResult:
-    if raise_on_failure and not result.success:
-        raise LCPSolveError(result, context)
-    return result
-
-
-def _verified(z: np.ndarray, w: np.ndarray, status: str, residual: float,
-              accept: float, iterations: int, method: str, message: str) -> LCPResult:
-    """The residual decides: "solved" only if it passes; a method that stopped
-    early (ray, iteration limit) on a point that passes is "solved" too."""
-    if status == "solved" and not residual <= accept:
-        status = "inaccurate"
-        message += f"; residual {residual:.3e} exceeds the acceptance {accept:.3e}"
-    elif status != "solved" and residual <= accept and np.all(np.isfinite(z)):
-        message += (f"; the returned point verifies (residual {residual:.3e} <= "
-                    f"{accept:.3e}) although the method ended with {status}")
-        status = "solved"
-    return LCPResult(z, w, status, residual, iterations, method, message)
+def _verified(z: np.ndarray, w: np.ndarray, status: str, residual: float, scale: float,
+              residual_tol: float, iterations: int, method: str, message: str,
+              certificate: np.ndarray | None = None) -> LCPResult:
+    return verified(z, w, status, residual, residual_tol * scale,
+                    _lcp_certify.INACCURATE_RESIDUAL * scale, iterations, method, message,
+                    certificate)
 
 
 # --------------------------------------------------------- standard LCP --
@@ -245,9 +239,11 @@ def solve_lcp_lemke(M: Any, q: Any, *, max_pivots: int | None = None,
     Returns
     -------
     LCPResult
-        Status ``"solved"``, ``"ray_termination"`` (no solution found; for
-        copositive-plus ``M`` this proves the LCP infeasible),
-        ``"max_iterations"``, ``"singular"`` or ``"inaccurate"``.
+        Status ``"solved"``; ``"infeasible"`` with a checked certificate
+        (``result.certificate = y``: ``y >= 0``, ``sum(y) = 1``, ``M^T y <= 0``,
+        ``q^T y < 0`` to rounding level); ``"inconclusive"`` (a secondary ray
+        without a certificate), ``"max_iterations"``, ``"singular"``,
+        ``"inaccurate"`` or ``"breakdown"`` (:data:`STATUSES`).
 
     References
     ----------
@@ -273,14 +269,13 @@ def solve_lcp_lemke(M: Any, q: Any, *, max_pivots: int | None = None,
         max_pivots = 50 * (n + 1)
     if int(max_pivots) < 1:
         raise ValueError(f"max_pivots must be >= 1; got {max_pivots}")
-    z, status, piv, msg = _lcp_lemke.lemke(Mm, qv, max_pivots=int(max_pivots),
-                                           tol=tol, z_guess=zg, d=dv)
-    if status == "ray_termination":
-        status, msg = _lcp_lemke.ray_verdict(Mm, msg)
+    z, status, piv, msg, ray = _lcp_lemke.lemke(Mm, qv, max_pivots=int(max_pivots),
+                                                tol=tol, z_guess=zg, d=dv)
+    status, msg, cert = _lcp_certify.lemke_verdict(Mm, qv, z, status, msg, ray)
     w = Mm @ z + qv
     res = lcp_residual(z, w)
-    out = _verified(z, w, status, res, residual_tol * _scale(qv), piv, "lemke", msg)
-    return _finish(out, raise_on_failure, context)
+    out = _verified(z, w, status, res, _scale(qv), residual_tol, piv, "lemke", msg, cert)
+    return finish(out, raise_on_failure, context)
 
 
 def solve_lcp_pgs(M: Any, q: Any, z0: Any = None, *, omega: float = 1.0,
@@ -339,7 +334,8 @@ def solve_lcp(M: Any, q: Any, method: str = "lemke", *, z0: Any = None,
         its default options and the same ``z0``.  An
         :class:`LCPFallbackWarning` naming ``context`` is emitted and a
         verified fallback solution is returned with status ``"fallback"``.
-        If both fail, the result with the smaller residual is returned.
+        If both fail, the result with the smaller residual is returned.  A
+        result proven ``"infeasible"`` is returned without a fallback.
     raise_on_failure : bool
         Raise :class:`LCPSolveError` when no verified solution is found.
     context : str
@@ -355,46 +351,19 @@ def solve_lcp(M: Any, q: Any, method: str = "lemke", *, z0: Any = None,
     """
     solvers = {"lemke": lambda **kw: solve_lcp_lemke(M, q, z0=z0, **kw),
                "pgs": lambda **kw: solve_lcp_pgs(M, q, z0, **kw)}
-    return _front_door("solve_lcp", solvers, method, fallback, options,
+    return front_door("solve_lcp", solvers, method, fallback, options,
                        raise_on_failure, context)
-
-
-def _front_door(fname: str, solvers: dict[str, Callable[..., LCPResult]],
-                method: str, fallback: str | None, options: dict[str, Any],
-                raise_on_failure: bool, context: str) -> LCPResult:
-    if method not in solvers:
-        raise ValueError(f"{fname}: method must be one of {sorted(solvers)}; got {method!r}")
-    if fallback is not None and (fallback not in solvers or fallback == method):
-        raise ValueError(f"{fname}: fallback must be None or one of "
-                         f"{sorted(set(solvers) - {method})}; got {fallback!r}")
-    first = solvers[method](**options)
-    if first.success or fallback is None:
-        return _finish(first, raise_on_failure, context)
-    where = f"{context}: " if context else ""
-    warnings.warn(f"{where}{method} failed with status '{first.status}' (residual "
-                  f"{first.residual:.3e}, n={first.z.shape[0]}); falling back to {fallback}",
-                  LCPFallbackWarning, stacklevel=3)
-    second = solvers[fallback]()
-    its = first.iterations + second.iterations
-    if second.success:
-        return replace(second, status="fallback", iterations=its,
-                       message=f"{method} failed ({first.status}: {first.message}); "
-                               f"{fallback}: {second.message}")
-    best = first if first.residual <= second.residual else second
-    best = replace(best, iterations=its,
-                   message=f"{method} failed ({first.status}: {first.message}); "
-                           f"fallback {fallback} failed ({second.status}: {second.message})")
-    return _finish(best, raise_on_failure, context)
 
 
 # ------------------------------------------------------------ boxed LCP --
 
 def _boxed_result(A: np.ndarray, b: np.ndarray, lo: np.ndarray, hi: np.ndarray,
                   fi: np.ndarray | None, x: np.ndarray, status: str, its: int,
-                  method: str, msg: str, accept: float) -> LCPResult:
+                  method: str, msg: str, residual_tol: float,
+                  cert: np.ndarray | None = None) -> LCPResult:
     w = A @ x + b
     res = boxed_lcp_residual(x, w, lo, hi, fi)
-    return _verified(x, w, status, res, accept, its, method, msg)
+    return _verified(x, w, status, res, _scale(b), residual_tol, its, method, msg, cert)
 
 
 def solve_boxed_lcp_dantzig(A: Any, b: Any, lo: Any, hi: Any, findex: Any = None, *,
@@ -451,10 +420,10 @@ def solve_boxed_lcp_dantzig(A: Any, b: Any, lo: Any, hi: Any, findex: Any = None
     def inner(lo_k, hi_k, guess):
         return _lcp_boxed.dantzig(Am, bv, lo_k, hi_k, max_iter=mp, tol=tol, guess=guess)
 
-    x, st, its, msg = _lcp_friction.friction_rounds(
+    x, st, its, msg, cert = _lcp_friction.friction_rounds(
         inner, Am, bv, lov, hiv, fi, xg, accept, max_friction_iter, max_pivots, tol)
-    out = _boxed_result(Am, bv, lov, hiv, fi, x, st, its, "dantzig", msg, accept)
-    return _finish(out, raise_on_failure, context)
+    out = _boxed_result(Am, bv, lov, hiv, fi, x, st, its, "dantzig", msg, residual_tol, cert)
+    return finish(out, raise_on_failure, context)
 
 
 def solve_boxed_lcp_lemke(A: Any, b: Any, lo: Any, hi: Any, findex: Any = None, *,
@@ -496,18 +465,18 @@ def solve_boxed_lcp_lemke(A: Any, b: Any, lo: Any, hi: Any, findex: Any = None, 
     accept = residual_tol * _scale(bv)
 
     if not _lcp_friction.friction_lcp_problem(lov, fi):
-        x, st, its, msg = _lcp_friction.lemke_on_lcp_form(Am, bv, lov, hiv, fi,
-                                                          max_pivots, tol)
+        x, st, its, msg, cert = _lcp_friction.lemke_on_lcp_form(Am, bv, lov, hiv, fi,
+                                                                max_pivots, tol)
     else:
         def inner(lo_k, hi_k, guess):
-            xk, stk, itk, msgk = _lcp_friction.lemke_on_lcp_form(Am, bv, lo_k, hi_k, None,
-                                                                 max_pivots, tol)
+            xk, stk, itk, msgk, _ = _lcp_friction.lemke_on_lcp_form(Am, bv, lo_k, hi_k, None,
+                                                                    max_pivots, tol)
             return xk, stk, itk, msgk, None
 
-        x, st, its, msg = _lcp_friction.friction_rounds(
+        x, st, its, msg, cert = _lcp_friction.friction_rounds(
             inner, Am, bv, lov, hiv, fi, xg, accept, max_friction_iter, max_pivots, tol)
-    out = _boxed_result(Am, bv, lov, hiv, fi, x, st, its, "lemke", msg, accept)
-    return _finish(out, raise_on_failure, context)
+    out = _boxed_result(Am, bv, lov, hiv, fi, x, st, its, "lemke", msg, residual_tol, cert)
+    return finish(out, raise_on_failure, context)
 
 
 def solve_boxed_lcp_pgs(A: Any, b: Any, lo: Any, hi: Any, findex: Any = None, *,
@@ -552,11 +521,10 @@ def solve_boxed_lcp_pgs(A: Any, b: Any, lo: Any, hi: Any, findex: Any = None, *,
         raise ValueError(f"omega must be in (0, 2); got {omega}")
     if int(max_iter) < 0:
         raise ValueError(f"max_iter must be >= 0; got {max_iter}")
-    accept = tol * _scale(bv)
     x, st, its, msg = _lcp_pgs.pgs(Am, bv, lov, hiv, fi, xg, omega=omega,
-                                   max_iter=int(max_iter), tol=accept)
-    out = _boxed_result(Am, bv, lov, hiv, fi, x, st, its, "pgs", msg, accept)
-    return _finish(out, raise_on_failure, context)
+                                   max_iter=int(max_iter), tol=tol * _scale(bv))
+    out = _boxed_result(Am, bv, lov, hiv, fi, x, st, its, "pgs", msg, tol)
+    return finish(out, raise_on_failure, context)
 
 
 def solve_boxed_lcp(A: Any, b: Any, lo: Any, hi: Any, findex: Any = None, *,
@@ -602,5 +570,5 @@ def solve_boxed_lcp(A: Any, b: Any, lo: Any, hi: Any, findex: Any = None, *,
            "pgs": solve_boxed_lcp_pgs}
     solvers = {k: (lambda f: lambda **kw: f(A, b, lo, hi, findex, x0=x0, **kw))(f)
                for k, f in fns.items()}
-    return _front_door("solve_boxed_lcp", solvers, method, fallback, options,
+    return front_door("solve_boxed_lcp", solvers, method, fallback, options,
                        raise_on_failure, context)

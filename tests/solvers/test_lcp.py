@@ -22,6 +22,19 @@ from solvers.lcp import (
 TOL = 1e-8
 
 
+def assert_farkas(M, q, y, tau=64.0):
+    """Independent check of an infeasibility certificate of LCP(M, q): y >= 0, nonzero,
+    M^T y <= tau n eps (|M|^T y) componentwise and q^T y < 0 (then no z >= 0 has
+    M z + q >= 0 for some M + E, |E| <= tau n eps |M|)."""
+    M, q = np.asarray(M, float), np.asarray(q, float)
+    assert y is not None and y.shape == q.shape
+    assert np.all(y >= 0) and y.sum() > 0
+    y = y / y.sum()
+    slack = tau * len(q) * np.finfo(float).eps
+    assert np.all(M.T @ y <= slack * (np.abs(M).T @ y))
+    assert q @ y < 0
+
+
 # ------------------------------------------------------------ references --
 
 def enumerate_lcp(M, q, tol=1e-9):
@@ -255,14 +268,18 @@ def test_lemke_covering_vector():
 
 
 def test_lemke_ray_termination_reported():
+    # w = -z - 1 < 0 for every z >= 0: infeasible, y = 1 is a certificate
     r = solve_lcp_lemke(np.array([[-1.0]]), np.array([-1.0]))
-    assert r.status == "ray_termination" and not r.success
+    assert r.status == "infeasible" and not r.success
     assert r.residual == pytest.approx(1.0)
-    # infeasible PSD problem: w_0 = -1 whatever z
+    assert_farkas([[-1.0]], [-1.0], r.certificate)
+    # infeasible PSD problem: w_0 = -1 whatever z; the only certificate is y = e_0
     r = solve_lcp_lemke(np.array([[0.0, 0.0], [0.0, 1.0]]), np.array([-1.0, 0.5]))
-    assert r.status == "ray_termination"
+    assert r.status == "infeasible"
+    np.testing.assert_allclose(r.certificate, [1.0, 0.0])
+    assert solve_lcp_lemke(np.eye(2), [-1.0, 0.5]).certificate is None
     with pytest.raises(LCPSolveError,
-                       match=r"system 'plant' at t=0.125.*ray_termination.*residual 1\.0"):
+                       match=r"system 'plant' at t=0.125.*infeasible.*residual 1\.0"):
         solve_lcp(np.array([[-1.0]]), [-1.0], raise_on_failure=True,
                   context="system 'plant' at t=0.125")
 
@@ -325,13 +342,22 @@ def test_front_door_fallback():
         r = solve_lcp(M, q, method="lemke", fallback="pgs", max_pivots=1, context="plant")
     assert r.status == "fallback" and r.success and r.method == "pgs"
     np.testing.assert_allclose(r.z, solve_lcp(M, q).z, atol=1e-6)
-    # both fail: not success, raised on request
+    # a proof of infeasibility is returned as is: no fallback, no warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", LCPFallbackWarning)
+        r = solve_lcp([[-1.0]], [-1.0], fallback="pgs")
+    assert r.status == "infeasible" and r.method == "lemke" and not r.success
+    with pytest.raises(LCPSolveError, match="t=3.*infeasible"):
+        solve_lcp([[-1.0]], [-1.0], fallback="pgs", raise_on_failure=True, context="t=3")
+    # both fail (pivot limit, then a zero diagonal for PGS): not success, raised on request
+    skew, qs = [[0.0, 1.0], [-1.0, 0.0]], [-1.0, 1.0]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LCPFallbackWarning)
-        r = solve_lcp([[-1.0]], [-1.0], fallback="pgs")
-        assert not r.success and r.status in STATUSES
+        r = solve_lcp(skew, qs, fallback="pgs", max_pivots=1)
+        assert not r.success and r.status in ("max_iterations", "singular")
         with pytest.raises(LCPSolveError, match="t=3"):
-            solve_lcp([[-1.0]], [-1.0], fallback="pgs", raise_on_failure=True, context="t=3")
+            solve_lcp(skew, qs, fallback="pgs", max_pivots=1, raise_on_failure=True,
+                      context="t=3")
 
 
 def test_result_type_and_residual_helpers():
@@ -688,7 +714,12 @@ def test_boxed_failure_reporting():
     b = np.array([-1.0, -2.0])
     free = np.full(2, np.inf)
     r = solve_boxed_lcp(A, b, -free, free)
-    assert not r.success and r.status in ("unbounded", "singular", "inaccurate")
+    assert not r.success and r.status in STATUSES and r.certificate is None
+    # Lemke on the equivalent LCP proves it: x_0 + x_1 cannot be 1 and 2
+    r = solve_boxed_lcp(A, b, -free, free, method="lemke")
+    assert r.status == "infeasible" and not r.success
+    M, q, _ = boxed_lcp_to_lcp(A, b, -free, free)
+    assert_farkas(M, q, r.certificate)
     with pytest.raises(LCPSolveError, match=r"system 'plant' at t=0.125.*residual"):
         solve_boxed_lcp(A, b, -free, free, raise_on_failure=True,
                         context="system 'plant' at t=0.125")
@@ -804,7 +835,8 @@ def test_lemke_long_run_with_refactorization():
 
 def test_lemke_warm_start_on_infeasible_problem_falls_back_to_cold():
     r = solve_lcp_lemke([[-1.0]], [-1.0], z0=[1.0])
-    assert r.status == "ray_termination" and "warm start ended with" in r.message
+    assert r.status == "infeasible" and "warm start ended with" in r.message
+    assert_farkas([[-1.0]], [-1.0], r.certificate)
 
 
 def test_dantzig_consistent_singular_bilateral_rows():
@@ -841,6 +873,35 @@ def test_residual_tolerance_decides_status():
     r = solve_lcp_lemke(M, q, residual_tol=0.0)
     assert r.status == ("inaccurate" if r.residual > 0 else "solved")
     assert solve_lcp_lemke(M, q).status == "solved"
+
+
+def test_statuses_are_documented_and_a_large_residual_is_a_breakdown(monkeypatch):
+    """Every status has its guarantee written down; a pivoting run whose final basis
+    solve is off (as a LAPACK build may leave it on a nearly singular basis) is
+    'inaccurate' only within 1e-6 max(1, |q|), 'breakdown' beyond, never 'solved'."""
+    assert set(STATUSES) == {"solved", "fallback", "infeasible", "inaccurate", "breakdown",
+                             "inconclusive", "singular", "unbounded", "max_iterations"}
+    assert all(isinstance(v, str) and len(v) > 40 for v in STATUSES.values())
+    rng = np.random.default_rng(19)
+    M = random_pd(rng, 6)
+    q = -rng.random(6) - 1.0                      # every z_i basic at the solution
+    scale = max(1.0, np.max(np.abs(q)))
+    exact = solve_lcp_lemke(M, q)
+    assert exact.status == "solved" and exact.residual <= 1e-8 * scale
+    real = np.linalg.solve
+    # z + o has the residual o max|M 1| (w = o M 1 on the basic z)
+    near = 3e-7 * scale / np.max(np.abs(M @ np.ones(6)))
+    for offset, status in [(1e4, "breakdown"), (near, "inaccurate")]:
+        monkeypatch.setattr(np.linalg, "solve", lambda a, b, o=offset: real(a, b) + o)
+        r = solve_lcp_lemke(M, q)
+        monkeypatch.setattr(np.linalg, "solve", real)
+        assert r.status == status and not r.success, r.message
+        assert r.residual == pytest.approx(lcp_residual(r.z, M @ r.z + q))
+        if status == "inaccurate":
+            assert 1e-8 * scale < r.residual <= 1e-6 * scale
+        else:
+            assert r.residual > 1e-6 * scale and "broke down" in r.message
+            assert r.certificate is None
 
 
 def test_input_forms_accepted():
