@@ -426,7 +426,8 @@ def open_library(path: Path, key: str, finish: Callable[[ctypes.CDLL, Path], T],
                 pass
 
 
-def _open_locked(path: Path, file: Path, key: str, finish: Callable[[ctypes.CDLL, Path], T]) -> T:
+def _open_locked(path: Path, file: Path, key: str,
+                 finish: Callable[[ctypes.CDLL, Path], T]) -> T:
     try:
         lib = ctypes.CDLL(str(file))
         key_fn = getattr(lib, _KEY_SYMBOL)

@@ -274,7 +274,8 @@ def _warn_unsafe(message: str) -> None:
     _WARNED_DIRS.add(message)
     here = os.path.dirname(os.path.abspath(__file__))
     level, frame = 1, sys._getframe(0)
-    while frame is not None and os.path.dirname(os.path.abspath(frame.f_code.co_filename)) == here:
+    while frame is not None and \
+            os.path.dirname(os.path.abspath(frame.f_code.co_filename)) == here:
         frame = frame.f_back
         level += 1
     warnings.warn(message, CacheSecurityWarning, stacklevel=level)

@@ -7,9 +7,12 @@ then pays the compilation again or runs on CasADi's virtual machine meanwhile. T
 builds the standard functions of each model into the cache directory
 (``--cache-dir``, else ``$DYNABLOCKS_CACHE_DIR``, else ``~/.cache/dynablocks/compiled``)
 with the flags the tree uses, so that later runs load them at once (a cache hit is keyed by
-the generated code, so the same model gives the same key). It prints one progress line per
-function and exits with status 0 on success, 1 when a model cannot be read or a function
-fails to compile, 2 when no C compiler is found (the message says how to get one).
+the generated code, so the same model gives the same key). A cache directory that others
+can write is set aside with a warning (``solvers.compiled.CacheSecurityWarning``) and the
+directory used instead is printed. It prints one progress line per function and exits with
+status 0 on success, 1 when a model cannot be read, a function fails to compile or no
+private cache directory is available, 2 when no C compiler is found (the message says how
+to get one).
 
 Layering: this is an application entry point, not library code. The model file is read by
 the package registered for its suffix (``.urdf``: ``multibody``), imported by name at run
@@ -86,7 +89,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: unknown functions {unknown} (known: {', '.join(FUNCTIONS)})",
               file=sys.stderr)
         return 1
-    print(f"cache directory: {build.default_cache_dir()}", flush=True)
+    try:   # the directory actually used: a directory others can write is set aside
+        cache_dir = build.private_cache_dir(build.default_cache_dir())
+    except build.UnsafeCacheError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    os.environ["DYNABLOCKS_CACHE_DIR"] = str(cache_dir)
+    print(f"cache directory: {cache_dir}", flush=True)
     status = 0
     for path in args.models:
         try:
