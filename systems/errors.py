@@ -7,7 +7,7 @@ from __future__ import annotations
 
 __all__ = [
     "DiagramBuildError", "PortSizeError", "AlgebraicLoopError", "InputNotConnectedError",
-    "PortValueError", "SymbolicEvaluationError", "SystemCallbackError",
+    "PortValueError", "NonFiniteOutputError", "SymbolicEvaluationError", "SystemCallbackError",
 ]
 
 
@@ -29,6 +29,19 @@ class InputNotConnectedError(RuntimeError):
 
 class PortValueError(ValueError):
     """A value of the wrong size, kind, or a non-finite value was given for a port or state."""
+
+
+class NonFiniteOutputError(PortValueError):
+    """An output port evaluated to NaN or infinity where a finite value is required.
+
+    Raised by :meth:`OutputPort.eval <systems.ports.OutputPort.eval>` (unless called with
+    ``allow_non_finite=True``) and by the Simulator when a publish (a log sink's sample, a
+    visualizer, any publish reading an input port) reads a non-finite value (unless the
+    Simulator was made with ``allow_non_finite_outputs=True``). The message names the leaf
+    system and output port that produced the value, the entry, the time and the reader.
+    A :class:`PortValueError` (so a ``ValueError``), which the framework's calc and event
+    wrappers pass through unchanged.
+    """
 
 
 class SymbolicEvaluationError(TypeError):

@@ -14,7 +14,7 @@ import casadi as ca
 import numpy as np
 
 from solvers import ops
-from .errors import PortValueError
+from .errors import NonFiniteOutputError, PortValueError
 
 
 __all__ = ["InputPort", "OutputPort", "normalize_vector"]
@@ -150,15 +150,61 @@ class OutputPort(_Port):
                         "computed from the context; fix an input port (port.fix_value on an "
                         "InputPort) or set the state or parameters instead")
 
-    def eval(self, context: "Context"):
+    def eval(self, context: "Context", *, allow_non_finite: bool = False):
         """Value of this output in ``context`` (the system's context or any enclosing one).
 
         Values are cached in the context and recomputed only after something they depend on
         (time, state, parameters, or an upstream value) changed. The returned array must not
         be modified in place.
+
+        Parameters
+        ----------
+        context : Context
+        allow_non_finite : bool
+            Return a vector holding NaN or infinity instead of raising (to inspect a
+            diverged state, or for a port whose infinities are meaningful).
+
+        Returns
+        -------
+        numpy.ndarray of shape (size,), a CasADi column (size, 1) in symbolic evaluation,
+        or any object for an abstract port.
+
+        Raises
+        ------
+        NonFiniteOutputError
+            When a numeric vector value has a NaN or infinite entry (and
+            ``allow_non_finite`` is False); the message names the leaf system and port that
+            computed it, the entry and the time. The check costs one sum of the vector.
+            Values read by other systems' calc functions (through their input ports) are
+            not checked here; the Simulator checks states, derivatives and the values its
+            publishes read.
         """
         ctx = context if context.system is self.system else self.system.get_my_context_from_root(context)
-        return ctx.eval_output(self.index)
+        value = ctx.eval_output(self.index)
+        if type(value) is np.ndarray and self.size is not None and not allow_non_finite and \
+                not math.isfinite(sum(value.tolist()) if value.shape[0] <= 32 else float(value.sum())):
+            _raise_non_finite(self, ctx, value)
+        return value
+
+
+def _raise_non_finite(port: OutputPort, ctx, value: np.ndarray) -> None:
+    """Raise :class:`NonFiniteOutputError` for ``value`` of ``port`` unless it is finite
+    after all (a sum that overflowed) or the context holds symbols (a CasADi trace: the
+    tracer reports NaN constants itself)."""
+    bad = np.flatnonzero(~np.isfinite(value))
+    t = ctx.time
+    if bad.size == 0 or not isinstance(t, (float, int)):
+        return
+    i = int(bad[0])
+    leaf = port
+    while leaf.source is not None:  # a diagram port: name the leaf port that computed it
+        leaf = leaf.source
+    origin = "" if leaf is port else \
+        f" (computed by output port '{leaf.name}' of system '{leaf.system.name}')"
+    raise NonFiniteOutputError(
+        f"output port '{port.name}' of system '{port.system.name}'{origin} is {value[i]} "
+        f"(entry {i} of {value.shape[0]}) at t={t!r}; expected finite values. Pass "
+        f"allow_non_finite=True to eval to get the value anyway")
 
 
 def _is_finite_number(x: Any) -> bool:

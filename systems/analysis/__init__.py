@@ -3,7 +3,8 @@
 Public names
 ------------
 Simulator, SimulatorStatus, EventStatus, SimulationError, NonFiniteStateError,
-ButcherTableau, INTEGRATOR_NAMES (the integrator names the Simulator accepts),
+NonFiniteOutputError (defined in :mod:`systems.errors`), ButcherTableau, INTEGRATOR_NAMES
+(the integrator names the Simulator accepts),
 CompiledSimulator, COMPILED_INTEGRATORS, linearize, first_order_taylor_approximation,
 controllability_matrix, is_controllable, observability_matrix, is_observable,
 is_stabilizable, is_detectable, EquilibriumError, monte_carlo, sweep, sample_seeds,
@@ -15,16 +16,16 @@ from .compiled import COMPILED_INTEGRATORS, CompiledSimulator
 from .linearize import (EquilibriumError, controllability_matrix, first_order_taylor_approximation,
                         is_controllable, is_detectable, is_observable, is_stabilizable,
                         linearize, observability_matrix)
-from .simulator import (EventStatus, NonFiniteStateError, SimulationError, Simulator,
-                        SimulatorStatus)
+from .simulator import (EventStatus, NonFiniteOutputError, NonFiniteStateError, SimulationError,
+                        Simulator, SimulatorStatus)
 from .batched import BatchedDynamics, BatchShapeError, batched_time_derivatives
 from .monte_carlo import (MonteCarloResult, NotPicklableError, SweepResult, monte_carlo,
                           sample_seeds, sweep)
 
 __all__ = [
     "Simulator", "SimulatorStatus", "EventStatus", "SimulationError", "NonFiniteStateError",
-    "ButcherTableau", "INTEGRATOR_NAMES", "StepSizeError", "CompiledSimulator",
-    "COMPILED_INTEGRATORS", "linearize", "first_order_taylor_approximation",
+    "NonFiniteOutputError", "ButcherTableau", "INTEGRATOR_NAMES", "StepSizeError",
+    "CompiledSimulator", "COMPILED_INTEGRATORS", "linearize", "first_order_taylor_approximation",
     "controllability_matrix", "is_controllable", "is_stabilizable", "is_detectable", "observability_matrix", "is_observable",
     "EquilibriumError",
     "monte_carlo", "sweep", "sample_seeds", "MonteCarloResult", "SweepResult",

@@ -11,8 +11,10 @@ from typing import Any, List, Optional, Tuple
 
 import numpy as np
 
-from ..errors import InputNotConnectedError, PortValueError, SystemCallbackError
+from ..errors import (InputNotConnectedError, NonFiniteOutputError, PortValueError,
+                      SystemCallbackError)
 from ..events import InitializationEvent, PeriodicEvent, PerStepEvent, State, WitnessFunction
+from ._published_values import check_published, publish_watches
 
 __all__ = ["SimulationError", "NonFiniteStateError", "EventStatus", "SimulatorStatus"]
 
@@ -116,8 +118,10 @@ class _EventDispatch:
         self._per_step = {"publish": [], "discrete": [], "unrestricted": []}
         self._init_events = []
         self._witnesses: List[Tuple[WitnessFunction, Any]] = []
-        for e in self._system.events():
-            c = leaf_ctx[id(e.system)]
+        with_ctx = [(e, leaf_ctx[id(e.system)]) for e in self._system.events()]
+        # The vector inputs each publish reads, resolved to the leaf outputs computing them.
+        self._watches = publish_watches(self._system, with_ctx, leaf_ctx)
+        for e, c in with_ctx:
             if isinstance(e, PeriodicEvent):
                 self._timed.append(_Timed(e, c))
             elif isinstance(e, PerStepEvent):
@@ -133,6 +137,7 @@ class _EventDispatch:
         self._per_step_disc = self._per_step["discrete"]
         self._per_step_unres = self._per_step["unrestricted"]
         self._any_per_step_update = bool(self._per_step_disc or self._per_step_unres)
+        self._per_step_watches = tuple(w for e, _ in self._per_step_pub for w in self._watches[id(e)])
         self._pending: List[Tuple[Any, Any]] = []
 
     def _due(self, t: float) -> List[_Timed]:
@@ -159,10 +164,27 @@ class _EventDispatch:
         for e, c in pubs:
             self._call(e, c, t, "periodic publish")
         self._stats["publishes"] += len(pubs) + len(self._per_step_pub)
+        if self._check_outputs:  # every publish at t ran (Drake's rule); then the check
+            if self._per_step_watches:
+                check_published(self._per_step_watches, t, "per-step publish")
+            for e, _ in pubs:
+                check_published(self._watches[id(e)], t, "periodic publish")
         if due:
             for te in due:
                 te.advance()
             self._t_event = min(te.t_next for te in self._timed)
+
+    def _initial_publishes(self, t0: float, init_pubs) -> None:
+        """Initialize's publishes at ``t0``: the initialization publishes, then those of a
+        step ending at ``t0`` (the updates due at ``t0`` become pending); then the check
+        of the values the initialization publishes read."""
+        for e, c in init_pubs:
+            self._call(e, c, t0, "initialization publish")
+        self._stats["publishes"] += len(init_pubs)
+        self._end_of_step(t0, self._due(t0), ())
+        if self._check_outputs:
+            for e, _ in init_pubs:
+                check_published(self._watches[id(e)], t0, "initialization publish")
 
     def _start_of_step(self, t: float) -> None:
         """Start of a step at ``t``: the pending and per-step updates (Drake's merge order:
@@ -228,7 +250,7 @@ class _EventDispatch:
         cb = event.callback if callback is None else callback
         try:
             return cb(ctx, *extra)
-        except (SystemCallbackError, InputNotConnectedError, SimulationError):
+        except (SystemCallbackError, InputNotConnectedError, SimulationError, NonFiniteOutputError):
             raise
         except Exception as exc:
             if isinstance(event, WitnessFunction):
@@ -267,7 +289,8 @@ class _EventDispatch:
         for w, c in self._witnesses:
             try:
                 g = float(w.guard(c))
-            except (SystemCallbackError, InputNotConnectedError, NonFiniteStateError):
+            except (SystemCallbackError, InputNotConnectedError, NonFiniteStateError,
+                    NonFiniteOutputError):
                 raise
             except Exception as exc:
                 raise SystemCallbackError(

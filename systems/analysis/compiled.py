@@ -25,7 +25,11 @@ the block that stands in the way.
 A state or time derivative that becomes NaN or infinite raises one
 :class:`~systems.analysis.NonFiniteStateError` naming the leaf system, the state index and
 the time (CVODES is told to stop at the first non-finite right-hand side instead of
-retrying, and the segment is retraced to name the state).
+retrying, and the segment is retraced to name the state). A logged value that is NaN or
+infinite raises :class:`~systems.errors.NonFiniteOutputError` naming the output port, its
+system and the sample time, as the interpreted Simulator does: the log keeps the samples
+up to that one and the context holds the state at that time
+(``allow_non_finite_outputs=True`` logs them instead).
 """
 from __future__ import annotations
 
@@ -35,8 +39,10 @@ from typing import Dict, List, Optional, Tuple
 import casadi as ca
 import numpy as np
 
+from solvers import ops
 from solvers.compiled import CompiledFunction
 from ..errors import PortValueError, SymbolicEvaluationError
+from ._published_values import SourceMap, raise_non_finite_read
 from ._simulator_events import NonFiniteStateError, SimulationError
 from ..events import PeriodicEvent, PerStepEvent, WitnessFunction
 from ..primitives.logging import VectorLogSink
@@ -89,11 +95,14 @@ class CompiledSimulator:
     backend : str
         ``"auto"``, ``"c"`` or ``"casadi"`` for the fixed-step loop (see
         :class:`solvers.compiled.CompiledFunction`).
+    allow_non_finite_outputs : bool
+        Log NaN or infinite values instead of raising
+        :class:`~systems.errors.NonFiniteOutputError` (the interpreted Simulator's option).
     """
 
     def __init__(self, system: System, context=None, *, integrator: str = "cvodes",
                  accuracy: float = 1e-6, max_step: float = 0.1, output_period: Optional[float] = None,
-                 backend: str = "auto", **unused):
+                 backend: str = "auto", allow_non_finite_outputs: bool = False, **unused):
         if integrator not in COMPILED_INTEGRATORS:
             raise ValueError(f"compiled simulation: unknown integrator {integrator!r}; valid choices: "
                              f"{', '.join(COMPILED_INTEGRATORS)}")
@@ -107,6 +116,7 @@ class CompiledSimulator:
         self._max_step = float(max_step)
         self._output_period = float(output_period or max_step)
         self._backend = backend
+        self._check_outputs = not allow_non_finite_outputs
         self._sinks: List[Tuple[VectorLogSink, PeriodicEvent | PerStepEvent]] = []
         self._check_events()
         self._cs = to_casadi(system)
@@ -359,7 +369,7 @@ class CompiledSimulator:
             x, ts, hs = ca.MX.sym("x", cs.nx), ca.MX.sym("t", 1, _CHUNK), ca.MX.sym("h", 1, _CHUNK)
             xd, u, p = ca.MX.sym("xd", cs.nxd), ca.MX.sym("u", cs.nu), ca.MX.sym("p", cs.np)
             xs = acc(x, ts, hs, ca.repmat(xd, 1, _CHUNK), ca.repmat(u, 1, _CHUNK), ca.repmat(p, 1, _CHUNK))
-            fun = ca.Function(f"{self._system.name}_{self._integrator}_loop", [x, ts, hs, xd, u, p], [xs])
+            fun = ca.Function(ops.function_name(self._system.name, self._integrator, "loop"), [x, ts, hs, xd, u, p], [xs])
             loop = self._cache["fixed"] = CompiledFunction(fun, backend=self._backend)
         return loop
 
@@ -402,12 +412,34 @@ class CompiledSimulator:
             probe = self._cache[("probe", n)] = CompiledFunction(
                 self._probe.map("probe_map", "serial", n, [2, 3, 4], []), backend="casadi")
         values = np.asarray(probe(times[needed], xs[:, needed], xd, u, p), float).reshape(-1, n)
+        bad = self._first_bad_sample(values, masks, needed) if self._check_outputs else None
+        last = n if bad is None else bad[0] + 1   # log up to the offending sample
         k = 0
         for (sink, _), mask in zip(self._sinks, masks):
             size = sink.get_input_port().size
-            cols = mask[needed]
-            sink.find_log(self._context).extend(times[needed][cols], values[k:k + size, cols])
+            cols = mask[needed][:last]
+            sink.find_log(self._context).extend(times[needed][:last][cols],
+                                                values[k:k + size, :last][:, cols])
             k += size
+        if bad is not None:
+            col, (sink, ev), rows = bad
+            t = float(times[needed[col]])
+            self._write_back(t, xs[:, needed[col]], xd)
+            src = SourceMap(self._system).source(sink, 0)
+            what = "periodic publish" if isinstance(ev, PeriodicEvent) else "per-step publish"
+            raise_non_finite_read((None, 0, False, src, sink.get_input_port(), None), t, what,
+                                  values[rows, col])
+
+    def _first_bad_sample(self, values, masks, needed):
+        """``(column, (sink, event), rows)`` of the earliest non-finite value a sink logs."""
+        best, k = None, 0
+        for pair, mask in zip(self._sinks, masks):
+            rows = slice(k, k + pair[0].get_input_port().size)
+            k = rows.stop
+            cols = np.flatnonzero(mask[needed] & ~np.all(np.isfinite(values[rows]), axis=0))
+            if cols.size and (best is None or cols[0] < best[0]):
+                best = (int(cols[0]), pair, rows)
+        return best
 
     @staticmethod
     def _wanted(ev, times: np.ndarray) -> np.ndarray:

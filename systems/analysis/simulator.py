@@ -25,6 +25,13 @@ One step goes from ``{t_s, x-(t_s)}`` to ``{t_e, x-(t_e)}``:
    next ``advance_to`` applies them first); the publishes at ``T`` do happen.
 5. The monitor, if set, is called with the root context; it may stop the run.
 
+``advance_to(t_final)`` takes steps until the time reaches ``t_final``, and always at
+least one (Drake's ``AdvanceTo`` loop tests the time after the step): called at the
+current time it takes one step of zero length, which runs the pending updates and the
+per-step updates, then the per-step publishes and the monitor (Drake's
+``AdvancePendingEvents``, which is ``AdvanceTo(current time)``). Every such call counts
+one step, as in Drake.
+
 :meth:`Simulator.initialize` is the "0th step": initialization updates (unrestricted,
 then discrete), then the initialization publishes, every per-step publish and the
 periodic publishes due at the initial time, then the monitor. Periodic updates due at
@@ -54,7 +61,12 @@ Faults
 ------
 A non-finite time derivative or state raises :class:`NonFiniteStateError` naming the leaf
 system, the state index and the time (and the first non-finite cached output, the usual
-culprit); updates returning non-finite values are refused the same way. Exceptions raised
+culprit); updates returning non-finite values are refused the same way. A non-finite value
+read by a publish (a log sink's sample, or any publish reading an input port) raises
+:class:`~systems.errors.NonFiniteOutputError` naming the leaf output port that computed
+it, the entry, the time and the reader, once every publish at that time has run (so the
+log holds the offending sample); ``allow_non_finite_outputs=True`` (or
+:meth:`Simulator.set_allow_non_finite_outputs`) publishes and logs them instead. Exceptions raised
 by event callbacks (updates, publishes, guards, on_trigger) become
 :class:`~systems.SystemCallbackError` naming the system, the callback and the time, with
 the original exception chained. In every case the context keeps the last accepted state
@@ -80,12 +92,14 @@ from solvers.progress import ProgressLine
 from ..diagram import Diagram
 from ..leaf_system import LeafSystem
 from ..system import System
+from ..errors import NonFiniteOutputError
 from ._simulator_events import (EventStatus, NonFiniteStateError, SimulationError,
                                 SimulatorStatus, _EventDispatch, _merge_tol)
 from .integrators import (INTEGRATOR_NAMES, SCIPY_METHODS, TABLEAUS, Stepper, StepSizeError,
                           check_integrator_name, make_stepper)
 
-__all__ = ["Simulator", "SimulatorStatus", "EventStatus", "SimulationError", "NonFiniteStateError"]
+__all__ = ["Simulator", "SimulatorStatus", "EventStatus", "SimulationError", "NonFiniteStateError",
+           "NonFiniteOutputError"]
 
 
 class Simulator(_EventDispatch):
@@ -114,6 +128,11 @@ class Simulator(_EventDispatch):
     atol : float, optional
     witness_tolerance : float
         Width of the time interval a witness crossing is isolated to (s).
+    allow_non_finite_outputs : bool
+        ``False`` (default): a publish that reads a NaN or infinite value (a log sink's
+        sample, ...) raises :class:`~systems.errors.NonFiniteOutputError` naming the output
+        port, its system and the time. ``True``: such values are published and logged
+        (states and derivatives are checked either way).
 
     Examples
     --------
@@ -141,7 +160,7 @@ class Simulator(_EventDispatch):
     def __init__(self, system: System, context=None, *, integrator: str = "runge_kutta3",
                  accuracy: float = 1e-4, max_step: float = 0.1, fixed_step: bool = False,
                  compiled: bool = False, atol: Optional[float] = None,
-                 witness_tolerance: float = 1e-10):
+                 witness_tolerance: float = 1e-10, allow_non_finite_outputs: bool = False):
         if not isinstance(system, System):
             raise TypeError(f"Simulator: expected a System, got {type(system).__name__}")
         self._system = system
@@ -177,6 +196,7 @@ class Simulator(_EventDispatch):
         self._monitor: Optional[Callable] = None
         self._rate = 0.0
         self._progress: Optional[bool] = None
+        self._check_outputs = not allow_non_finite_outputs
         self._initialized = False
         self._stepper: Optional[Stepper] = None
         self._collect_events()
@@ -227,6 +247,15 @@ class Simulator(_EventDispatch):
     def get_target_realtime_rate(self) -> float:
         """The target realtime rate (0: none)."""
         return self._rate
+
+    def set_allow_non_finite_outputs(self, allow: bool) -> None:
+        """Whether publishes may read (and logs record) NaN or infinite outputs; when not
+        (the default) such a read raises :class:`~systems.errors.NonFiniteOutputError`."""
+        self._check_outputs = not bool(allow)
+
+    def get_allow_non_finite_outputs(self) -> bool:
+        """See :meth:`set_allow_non_finite_outputs`."""
+        return not self._check_outputs
 
     def set_progress(self, enabled: Optional[bool]) -> None:
         """Progress bar on stderr: True, False, or None (default: only on a terminal)."""
@@ -290,11 +319,7 @@ class Simulator(_EventDispatch):
         self._pending = []
         self._restart_stepper()
         self._g_prev = self._guards() if self._witnesses else []
-        for e, c in init_events:
-            if e.kind == "publish":
-                self._call(e, c, t0, "initialization publish")
-                self._stats["publishes"] += 1
-        self._end_of_step(t0, self._due(t0), ())
+        self._initial_publishes(t0, [(e, c) for e, c in init_events if e.kind == "publish"])
         self._initialized = True
         self._t_known = t0
         self._wall_start, self._sim_start = _time.perf_counter(), t0
@@ -312,7 +337,10 @@ class Simulator(_EventDispatch):
         (module docstring): the updates pending at the step's start time, integration,
         then the publishes at its end time. Updates due at exactly ``t_final`` stay
         pending (the context holds the pre-update state ``x-(t_final)``) and run at the
-        start of the next call; the publishes due at ``t_final`` do run.
+        start of the next call; the publishes due at ``t_final`` do run. At least one step
+        is taken, as in Drake: ``advance_to`` of the current time takes one step of zero
+        length that runs the pending updates, the per-step updates and publishes and the
+        monitor (see :meth:`advance_pending_events`).
 
         Returns
         -------
@@ -343,7 +371,7 @@ class Simulator(_EventDispatch):
         status_reason, message = "reached_boundary_time", ""
         stats = self._stats
         try:
-            while ctx.time < t_final:
+            while True:  # Drake's AdvanceTo: step, then stop once the time reached t_final
                 t = ctx.time
                 if self._pending or self._any_per_step_update:
                     self._start_of_step(t)
@@ -373,6 +401,8 @@ class Simulator(_EventDispatch):
                     if verdict is not None:
                         status_reason, message = "reached_termination", verdict
                         break
+                if t1 >= t_final:
+                    break
         finally:
             bar.close(ctx.time)
             self._t_known = ctx.time
@@ -381,34 +411,18 @@ class Simulator(_EventDispatch):
     def advance_pending_events(self) -> SimulatorStatus:
         """Apply the updates pending at the current time without advancing time.
 
-        Drake's ``Simulator::AdvancePendingEvents``: the start-of-step updates of
-        :meth:`advance_to` (the periodic updates due now, the on_trigger of witnesses that
-        triggered at the end of the last step, every per-step update) take the context
-        from ``x-(t)`` to ``x+(t)``; then the per-step publishes and the monitor run.
-        Use it to look at the state just after the events at ``t``.
+        Drake's ``Simulator::AdvancePendingEvents``, which is ``AdvanceTo(current time)``:
+        one step of zero length whose start-of-step updates (the periodic updates due now,
+        the on_trigger of witnesses that triggered at the end of the last step, every
+        per-step update) take the context from ``x-(t)`` to ``x+(t)``; then the per-step
+        publishes and the monitor run. Use it to look at the state just after the events
+        at ``t``.
 
         Returns
         -------
         SimulatorStatus
         """
-        ctx = self._context
-        if not self._initialized:
-            status = self.initialize()
-            if status.reason == "reached_termination":
-                return status
-        else:
-            self._sync_stepper()
-        t = ctx.time
-        self._start_of_step(t)
-        for e, c in self._per_step_pub:
-            self._call(e, c, t, "per-step publish")
-        self._stats["publishes"] += len(self._per_step_pub)
-        self._t_known = t
-        if self._monitor is not None:
-            verdict = self._check_monitor(t)
-            if verdict is not None:
-                return SimulatorStatus("reached_termination", t, t, verdict)
-        return SimulatorStatus("reached_boundary_time", t, t)
+        return self.advance_to(self._context.time)
 
     def reset_context(self, context) -> None:
         """Simulate ``context`` from now on (Drake's ``Simulator::reset_context``).

@@ -44,10 +44,15 @@ def test_publishes_at_t_see_the_state_before_the_updates_due_at_t():
     assert [v for _, v in c.seen] == [0.0, 1.0, 2.0, 3.0]
     assert sim.get_context().discrete_state[0] == 3.0
     assert sim.get_statistics()["discrete_updates"] == 3
-    sim.advance_to(0.3)                      # no step: nothing pending runs
-    assert sim.get_context().discrete_state[0] == 3.0
-    sim.advance_to(0.35)                     # the first step applies the update due at 0.3
+    assert sim.get_num_steps_taken() == 3
+    # Drake's AdvanceTo always takes a step: at the current time, one of zero length that
+    # runs the update pending at 0.3 (pydrake 1.51 does the same, see test_drake_reference).
+    sim.advance_to(0.3)
     assert sim.get_context().discrete_state[0] == 4.0 and len(c.seen) == 4
+    assert sim.get_num_steps_taken() == 4 and sim.get_context().time == 0.3
+    sim.advance_to(0.35)                     # nothing pending: one step to 0.35
+    assert sim.get_context().discrete_state[0] == 4.0 and len(c.seen) == 4
+    assert sim.get_num_steps_taken() == 5
 
 
 class PerStep(LeafSystem):
