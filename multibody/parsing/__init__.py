@@ -4,7 +4,7 @@ Lives here: the URDF reader (:func:`parse_urdf`, :func:`read_urdf_model`, line-n
 :class:`URDFError`; every reader's error subclasses :class:`ModelParseError`); the HDM / pagoda skeleton reader (:func:`read_skeleton`,
 :func:`skeleton_tree`, :class:`SkeletonError`) and marker-placement reader
 (:func:`read_marker_set`); the URDF writer (:func:`write_urdf`, with the coordinate maps to the
-exported model's order). Future formats (SDF, MJCF) go here too.
+exported model's order); the SDFormat reader (:func:`parse_sdf`, :class:`SDFError`).
 Readers may import the tree and geometry layers, never the plants or ``systems``. Importing
 this package registers the URDF reader with :meth:`RigidBodyTree.from_urdf`.
 """
@@ -14,6 +14,7 @@ from ..tree import register_file_loader
 from .errors import (MJCFError, MJCFWarning, ModelParseError, ModelParseWarning, SDFError,
                      SDFWarning, URDFError, URDFWarning)
 from .urdf import parse_urdf, read_urdf_model
+from .sdf import parse_sdf
 from .skeleton import (Segment, Skeleton, SkeletonError, SkeletonJoint, parse_skeleton,
                        read_skeleton, skeleton_tree)
 from .marker_set import MarkerPlacement, marker_offsets, parse_marker_set, read_marker_set
@@ -22,9 +23,10 @@ from .urdf_writer import (configuration_from_urdf_order, configuration_to_urdf_o
                           write_urdf)
 
 register_file_loader("urdf", parse_urdf)
+register_file_loader("sdf", parse_sdf)
 
 __all__ = ["ModelParseError", "ModelParseWarning", "URDFError", "URDFWarning", "SDFError",
-           "SDFWarning", "MJCFError", "MJCFWarning", "parse_urdf", "read_urdf_model"]
+           "SDFWarning", "MJCFError", "MJCFWarning", "parse_urdf", "read_urdf_model", "parse_sdf"]
 __all__ += ["SkeletonError", "Segment", "SkeletonJoint", "Skeleton", "parse_skeleton",
             "read_skeleton", "skeleton_tree", "MarkerPlacement", "parse_marker_set",
             "read_marker_set", "marker_offsets", "write_urdf", "urdf_joint_order",
