@@ -21,6 +21,7 @@ True
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import casadi as ca
@@ -32,6 +33,7 @@ __all__ = [
     "exp", "log", "sqrt", "fabs", "floor", "sign", "fmin", "fmax", "clip", "if_else",
     "vertcat", "horzcat", "vector", "zeros", "eye", "dot", "cross", "norm_2",
     "solve", "inv", "transpose", "diag", "sum1", "sumsqr", "numel", "to_numpy",
+    "function_name",
 ]
 
 CASADI_TYPES = (ca.SX, ca.MX, ca.DM)
@@ -273,3 +275,39 @@ def to_numpy(x: Any) -> np.ndarray:
         raise TypeError(f"expected a numeric value, got a symbolic CasADi {type(x).__name__}")
     return np.asarray(x, dtype=float)
 
+
+
+_NOT_NAME = re.compile(r"[^0-9A-Za-z]+")
+_RESERVED = ("null", "jac", "hess")
+
+
+def function_name(*parts: Any) -> str:
+    """A valid CasADi ``Function`` (and C symbol) name made from ``parts`` joined by ``_``.
+
+    Names in model files and user code (``"my-robot v1.2"``, ``"bras_é"``) become names
+    generated code accepts: every run of characters other than ASCII letters and digits
+    becomes one underscore (CasADi refuses consecutive underscores), leading and trailing
+    underscores are dropped, and a name that would not start with a letter (or would be one
+    of CasADi's keywords ``null``, ``jac``, ``hess``) gets the prefix ``f_``.
+
+    Parameters
+    ----------
+    *parts : object
+        Pieces of the name (converted with ``str``).
+
+    Returns
+    -------
+    str
+        Matches ``[A-Za-z][A-Za-z0-9]*(_[A-Za-z0-9]+)*``.
+
+    Examples
+    --------
+    >>> function_name("my-robot v1.2", "dynamics")
+    'my_robot_v1_2_dynamics'
+    >>> function_name("3dof")
+    'f_3dof'
+    """
+    name = _NOT_NAME.sub("_", "_".join(str(p) for p in parts)).strip("_")
+    if not name or not name[0].isalpha() or name in _RESERVED:
+        name = "f_" + name if name else "f"
+    return name

@@ -277,9 +277,9 @@ def to_casadi(system: System) -> CasadiSystem:
                    for i in range(v.shape[0])]
     return CasadiSystem(
         system=system,
-        f=ca.Function(f"{system.name}_f", args, [xdot], names, ["xdot"]),
-        g=ca.Function(f"{system.name}_g", args, [y], names, ["y"]),
-        update=ca.Function(f"{system.name}_update", args, [xd_next], names, ["xd_next"]),
+        f=ca.Function(ops.function_name(system.name, "f"), args, [xdot], names, ["xdot"]),
+        g=ca.Function(ops.function_name(system.name, "g"), args, [y], names, ["y"]),
+        update=ca.Function(ops.function_name(system.name, "update"), args, [xd_next], names, ["xd_next"]),
         nx=nx, nxd=nxd, nu=nu, ny=k, np=npar,
         input_slices=input_slices, output_slices=output_slices,
         state_names=_leaf_names(system, "x"), discrete_state_names=_leaf_names(system, "xd"),

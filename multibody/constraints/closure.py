@@ -124,7 +124,7 @@ class _TwoFrameConstraint(ConstraintForce):
             q = ca.SX.sym("q", self.tree.nq)
             v = ca.SX.sym("v", self.tree.nv)
             phi, J, jdv = self.kinematic_terms(q, v)
-            self._fun = ca.Function(f"{self.name}_terms", [q, v], [phi, J, jdv])
+            self._fun = ca.Function(ops.function_name(self.name, "terms"), [q, v], [phi, J, jdv])
         return self._fun
 
 

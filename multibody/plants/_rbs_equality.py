@@ -27,6 +27,8 @@ import casadi as ca
 import numpy as np
 import scipy.linalg as sla
 
+from solvers import ops
+
 __all__ = ["RedundantConstraintWarning", "equality_functions", "redundant_rows"]
 
 
@@ -84,12 +86,12 @@ def equality_functions(tree, blocks, include_passive: bool, regularize: bool, na
         f = ca.solve(A + eps * ca.SX.eye(m), -(b + J @ Hir))
         vdot = Hir + HiJt @ f
     tau_c = J.T @ f if m else ca.SX.zeros(nv, 1)
-    dyn = ca.Function(f"{name}_dynamics", [q, v, tau], [vdot, f, tau_c],
+    dyn = ca.Function(ops.function_name(name, "dynamics"), [q, v, tau], [vdot, f, tau_c],
                       ["q", "v", "tau"], ["vdot", "f", "tau_c"])
-    parts = ca.Function(f"{name}_parts", [q, v],
+    parts = ca.Function(ops.function_name(name, "parts"), [q, v],
                         [ca.densify(H), ca.densify(c), ca.densify(J), ca.densify(b), ca.densify(phi)],
                         ["q", "v"], ["H", "c", "J", "b", "phi"])
-    qd = ca.Function(f"{name}_qdot", [q, v], [ca.SX(tree.qdot(q, v))], ["q", "v"], ["qdot"])
+    qd = ca.Function(ops.function_name(name, "qdot"), [q, v], [ca.SX(tree.qdot(q, v))], ["q", "v"], ["qdot"])
     return dyn, parts, qd
 
 

@@ -37,7 +37,7 @@ def fused_function(tree, include_passive: bool) -> ca.Function:
             u = R @ S[3:6, k] + ops.cross(p, w)
             cols.append(ops.vertcat(w, u))
     Smat = ca.horzcat(*cols) if cols else ca.SX(6, 0)
-    return ca.Function(f"{tree.name}_time_stepping_kinematics", [q, v],
+    return ca.Function(ops.function_name(tree.name, "time_stepping_kinematics"), [q, v],
                        [ca.densify(ca.SX(H)), ca.densify(ca.SX(c)), ca.densify(ca.vertcat(*parts)),
                         ca.densify(ca.SX(Smat))], ["q", "v"], ["H", "c", "P", "S"])
 

@@ -45,7 +45,7 @@ class RigidBodyPlant(RigidBodySystemBase):
 
     def __init__(self, tree: RigidBodyTree, *, include_passive_forces: bool = True,
                  backend: str = "auto", name: Optional[str] = None):
-        super().__init__(tree, name=name or tree.name)
+        super().__init__(tree, name=name or tree.name.replace(".", "_"))
         nq, nv = self.nq, self.nv
         self._nq = nq
         x0 = np.concatenate([tree.neutral_configuration(), np.zeros(nv)])
@@ -58,8 +58,8 @@ class RigidBodyPlant(RigidBodySystemBase):
         q, v, tau = ca.SX.sym("q", nq), ca.SX.sym("v", nv), ca.SX.sym("tau", nv)
         total = tau + tree.joint_passive_forces(q, v) if include_passive_forces else tau
         xdot = ca.vertcat(tree.qdot(q, v), tree.forward_dynamics(q, v, total))
-        self._f = ca.Function(f"{self.name}_dynamics", [q, v, tau], [xdot], ["q", "v", "tau"], ["xdot"])
-        self._qdot = ca.Function(f"{self.name}_qdot", [q, v], [tree.qdot(q, v)], ["q", "v"], ["qdot"])
+        self._f = ca.Function(ops.function_name(self.name, "dynamics"), [q, v, tau], [xdot], ["q", "v", "tau"], ["xdot"])
+        self._qdot = ca.Function(ops.function_name(self.name, "qdot"), [q, v], [tree.qdot(q, v)], ["q", "v"], ["qdot"])
         self._f_num = CompiledFunction(self._f, backend=backend)
         self._qdot_num = CompiledFunction(self._qdot, backend=backend)
 

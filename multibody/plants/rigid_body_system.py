@@ -91,7 +91,7 @@ class RigidBodySystem(RigidBodySystemBase):
                  constraints: Sequence = (), *, include_passive_forces: bool = True,
                  backend: str = "auto", name: Optional[str] = None) -> None:
         super().__init__(tree, actuators, sensors, constraints,
-                         name=name or f"{tree.name}_system",
+                         name=name or f"{tree.name}_system".replace(".", "_"),
                          reserved={"state", "generalized_acceleration", "actuator_state",
                                    "generalized_constraint_force", "contact_results"})
         nq, nv = self.nq, self.nv

@@ -196,7 +196,7 @@ class TimeSteppingRigidBodySystem(RigidBodySystemBase):
                              f"{lcp_failure!r}")
         self.time_step = h
         super().__init__(tree, actuators, sensors, constraints,
-                         name=name or f"{tree.name}_time_stepping",
+                         name=name or f"{tree.name}_time_stepping".replace(".", "_"),
                          reserved={"state", "step", "contact_results",
                                    "generalized_acceleration"})
         nq, nv = self.nq, self.nv

@@ -23,6 +23,8 @@ from typing import Any, Callable
 import casadi as ca
 import numpy as np
 
+from solvers import ops
+
 __all__ = ["FunctionCache", "COMPILE_FLAGS", "BATCH_THREADS", "BATCH_THREAD_MIN"]
 
 BATCH_THREADS: int = 1
@@ -258,11 +260,7 @@ class FunctionCache:
         e = self.entries.get(key)
         if e is None:
             ins, names, outs, out_names = build()
-            name = key if isinstance(key, str) else "_".join(str(k) for k in key)
-            name = "".join(ch if ch.isalnum() or ch == "_" else "_"
-                           for ch in f"{self.tree.name}_{name}")
-            if not name[0].isalpha():
-                name = "f_" + name
+            name = ops.function_name(self.tree.name, *((key,) if isinstance(key, str) else key))
             fun = ca.Function(name, ins, outs, names, out_names)
             sizes = tuple(int(s.numel()) for s in ins)
             e = _Entry(fun, _Numeric(fun, self.backend, self.compile_after), sizes,
