@@ -1,6 +1,6 @@
 """The same diagrams in Drake (pydrake) and here give the same logs and states: event order
 (updates at t after the publishes at t, updates due at the final time left pending, the
-monitor in Initialize), sampled-data loops, DiscreteDerivative, DiscreteTimeIntegrator,
+monitor in Initialize), advance_to at the current time and step counts, sampled-data loops, DiscreteDerivative, DiscreteTimeIntegrator,
 DiscreteTimeDelay, WrapToSystem and the zero-order-hold discretization.
 
 Skipped when pydrake is not installed."""
@@ -20,6 +20,7 @@ from systems.analysis import Simulator  # noqa: E402
 from systems import primitives as ours  # noqa: E402
 from systems.primitives import discrete_time_approximation  # noqa: E402
 from _systems_models import _jump_then_sample  # noqa: E402
+import test_simulator_advance_to as adv  # noqa: E402  (the same runs, pydrake-free)
 
 T = 0.1
 
@@ -268,3 +269,109 @@ def test_selector_and_port_switch_equal_drakes():
         wo.get_port_selector_input_port().fix_value(cos, [k])
         np.testing.assert_array_equal(wo.get_output_port("value").eval(cos),
                                       wd.get_output_port().Eval(cds))
+
+
+# ---------------------------------------------------------------------- advance_to steps
+# The same runs as tests/systems/test_simulator_advance_to.py (which holds the numbers for
+# machines without pydrake), in pydrake: Drake gives those numbers and so do we.
+def _drake_counter_and_per_step():
+    from pydrake.systems.framework import LeafSystem as DrakeLeafSystem
+
+    class Counter(DrakeLeafSystem):
+        def __init__(self):
+            super().__init__()
+            self.DeclareDiscreteState(1)
+            self.DeclarePeriodicDiscreteUpdateEvent(adv.P, 0.0, self._update)
+            self.seen = []
+            self.DeclarePeriodicPublishEvent(adv.P, 0.0, self._publish)
+
+        def _update(self, context, xd):
+            xd.get_mutable_vector(0).SetFromVector(context.get_discrete_state(0).get_value() + 1.0)
+
+        def _publish(self, context):
+            self.seen.append((context.get_time(), context.get_discrete_state(0).get_value()[0]))
+
+    class PerStep(DrakeLeafSystem):
+        def __init__(self):
+            super().__init__()
+            self.DeclareContinuousState(1)
+            self.DeclareDiscreteState(1)
+            self.DeclarePerStepDiscreteUpdateEvent(self._update)
+            self.seen = []
+            self.DeclarePerStepPublishEvent(self._publish)
+
+        def _update(self, context, xd):
+            xd.get_mutable_vector(0).SetFromVector(context.get_discrete_state(0).get_value() + 1.0)
+
+        def _publish(self, context):
+            self.seen.append((context.get_time(), context.get_discrete_state(0).get_value()[0]))
+
+        def DoCalcTimeDerivatives(self, context, derivatives):
+            derivatives.get_mutable_vector().SetFromVector([1.0])
+
+    return Counter, PerStep
+
+
+def _drake_fixed_step(sim, h):
+    from pydrake.systems.analysis import ResetIntegratorFromFlags
+    ResetIntegratorFromFlags(sim, "runge_kutta2", h)
+    sim.get_mutable_integrator().set_fixed_step_mode(True)
+
+
+def _dedup_last(times, values):
+    """Drake's VectorLog keeps both samples of a time published twice; ours keeps the last."""
+    keep = [i for i in range(len(times)) if i + 1 == len(times) or times[i + 1] != times[i]]
+    return [times[i] for i in keep], [values[i] for i in keep]
+
+
+def test_advance_to_the_current_time_steps_as_drakes():
+    Counter, PerStep = _drake_counter_and_per_step()
+    c = Counter()
+    sim = DrakeSimulator(c)
+    drake_counter = []
+    for call in (sim.Initialize, lambda: sim.AdvanceTo(0.75), lambda: sim.AdvanceTo(0.75),
+                 lambda: sim.AdvanceTo(0.875)):
+        call()
+        ctx = sim.get_context()
+        drake_counter.append((ctx.get_time(), ctx.get_discrete_state(0).get_value()[0],
+                              sim.get_num_steps_taken(), sim.get_num_discrete_updates(), list(c.seen)))
+    assert drake_counter == adv.EXPECTED_COUNTER == adv.run_counter()
+
+    s = PerStep()
+    sim = DrakeSimulator(s)
+    _drake_fixed_step(sim, adv.H)
+    drake_per_step = []
+    for t in (0.0, 0.75, 0.75):
+        sim.AdvanceTo(t)
+        drake_per_step.append((sim.get_context().get_time(), sim.get_num_steps_taken(), list(s.seen)))
+    assert drake_per_step == adv.EXPECTED_PER_STEP == adv.run_per_step()
+
+
+def test_per_step_log_and_monitor_as_drakes():
+    b = DrakeBuilder()
+    src = b.AddSystem(pd.ConstantVectorSource([2.0]))
+    integ = b.AddSystem(pd.Integrator(1))
+    b.Connect(src.get_output_port(), integ.get_input_port())
+    log = pd.LogVectorOutput(integ.get_output_port(), b)
+    sim = DrakeSimulator(b.Build())
+    _drake_fixed_step(sim, 0.25)
+    drake_ramp = []
+    for _ in range(2):
+        sim.AdvanceTo(1.0)
+        data = log.FindLog(sim.get_context())
+        times, values = _dedup_last(data.sample_times().tolist(), data.data()[0].tolist())
+        drake_ramp.append((sim.get_num_steps_taken(), times, values))
+    assert drake_ramp == adv.EXPECTED_RAMP == adv.run_logged_ramp()
+    assert log.FindLog(sim.get_context()).sample_times().tolist()[-2:] == [1.0, 1.0]
+
+    Counter, _ = _drake_counter_and_per_step()
+    c = Counter()
+    sim = DrakeSimulator(c)
+    times = []
+    sim.set_monitor(lambda ctx: (times.append(ctx.get_time()), DrakeEventStatus.Succeeded())[1])
+    sim.Initialize()
+    sim.AdvanceTo(0.5)
+    sim.AdvanceTo(0.5)
+    sim.AdvancePendingEvents()
+    drake_monitor = (times, sim.get_num_steps_taken(), sim.get_context().get_discrete_state(0).get_value()[0])
+    assert drake_monitor == adv.EXPECTED_MONITOR == adv.run_monitor()
