@@ -536,8 +536,7 @@ class AlgorithmsMixin:
             (numeric input) The tree has joints that move no mass or inertia, so ``H`` is
             singular (e.g. a prismatic joint to a link of zero mass and inertia).
         """
-        if self.finalize()._singular_joints:
-            self._refuse_singular(q, v, tau)
+        self._refuse_singular(q, v, tau)
         if external_wrenches:
             self._fcache()
             F = self._wrench_vector(external_wrenches)

@@ -486,6 +486,7 @@ class RigidBodyTree(AlgorithmsMixin):
         or inertia (found at :meth:`finalize`) and the arguments are numeric: forward
         dynamics has no solution there (ABA would return inf or NaN). Symbolic arguments
         pass (the expression is the user's to evaluate)."""
+        self.finalize()
         if self._singular_joints and not any(ops.is_symbolic(a) for a in args):
             raise SingularMassMatrixError(
                 f"tree '{self.name}': the mass matrix is singular: joints "
