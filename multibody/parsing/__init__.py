@@ -14,6 +14,8 @@ from ..tree import register_file_loader
 from .errors import (MJCFError, MJCFWarning, ModelParseError, ModelParseWarning, SDFError,
                      SDFWarning, URDFError, URDFWarning)
 from .urdf import parse_urdf, read_urdf_model
+from .mjcf import (MJCFActuator, MJCFModel, MJCFOptions, mjcf_actuators, mjcf_collision_filter,
+                   mjcf_contact, parse_mjcf, read_mjcf_model)
 from .sdf import parse_sdf
 from .skeleton import (Segment, Skeleton, SkeletonError, SkeletonJoint, parse_skeleton,
                        read_skeleton, skeleton_tree)
@@ -23,10 +25,13 @@ from .urdf_writer import (configuration_from_urdf_order, configuration_to_urdf_o
                           write_urdf)
 
 register_file_loader("urdf", parse_urdf)
+register_file_loader("mjcf", parse_mjcf)
 register_file_loader("sdf", parse_sdf)
 
 __all__ = ["ModelParseError", "ModelParseWarning", "URDFError", "URDFWarning", "SDFError",
            "SDFWarning", "MJCFError", "MJCFWarning", "parse_urdf", "read_urdf_model", "parse_sdf"]
+__all__ += ["parse_mjcf", "read_mjcf_model", "MJCFModel", "MJCFOptions", "MJCFActuator",
+            "mjcf_actuators", "mjcf_collision_filter", "mjcf_contact"]
 __all__ += ["SkeletonError", "Segment", "SkeletonJoint", "Skeleton", "parse_skeleton",
             "read_skeleton", "skeleton_tree", "MarkerPlacement", "parse_marker_set",
             "read_marker_set", "marker_offsets", "write_urdf", "urdf_joint_order",

@@ -1,0 +1,314 @@
+"""MJCF (MuJoCo XML) parsing: a file or string -> :class:`~multibody.tree.RigidBodyTree`,
+with the options, actuators and contact data of the model.
+
+:func:`parse_mjcf` returns the tree (gravity from ``<option>``), as :func:`parse_urdf`
+does; :func:`read_mjcf_model` returns an :class:`MJCFModel` that also holds the time step,
+the actuators and the geoms' contact data; :func:`mjcf_actuators` and :func:`mjcf_contact`
+turn those into actuator blocks and a contact constraint for the plants.
+
+Supported (MuJoCo XML reference, https://mujoco.readthedocs.io/en/stable/XMLreference.html):
+
+* ``<body>`` trees with ``hinge`` (-> Revolute), ``slide`` (-> Prismatic), ``ball`` (-> Ball:
+  ``q = [qw, qx, qy, qz]``, ``v`` = angular velocity in the body frame, as MuJoCo's) and
+  ``free`` / ``<freejoint>`` (-> Free, top-level bodies only) joints; several joints in one
+  body become a chain through massless links named ``<body>_<joint>_link`` (the frame
+  arithmetic is in :mod:`._mjcf_model`); a body without joints is welded to its parent
+  (joint ``<body>_weld``). Joint ``pos``, ``axis``, ``ref``, ``range`` with ``limited``
+  (``auto``: limited when a range is given, with ``compiler/autolimits``), ``damping``,
+  ``frictionloss`` (-> joint friction), ``armature`` (added to the mass matrix diagonal in
+  every algorithm, as MuJoCo does), ``stiffness`` with ``springref`` (hinge and slide).
+* Poses: ``pos`` with ``quat``, ``axisangle``, ``euler`` (``compiler/eulerseq``), ``xyaxes`` or
+  ``zaxis``; ``<frame>`` elements; angles in degrees unless ``compiler angle="radian"``.
+* ``<compiler>``: ``angle``, ``eulerseq``, ``inertiafromgeom`` (``auto``: from the geoms when a
+  body has no ``<inertial>``), ``autolimits``, ``settotalmass`` (every mass and inertia scaled),
+  ``inertiagrouprange``; ``coordinate="global"`` is refused.
+* ``<default>`` classes with inheritance, ``class`` and ``childclass``; ``<include file>``
+  (relative to the including file; cycles refused).
+* ``<inertial>`` with ``mass``, ``pos``, ``diaginertia`` (and an orientation) or
+  ``fullinertia``; otherwise mass properties from the geoms' ``mass`` or ``density`` with
+  MuJoCo's formulas (:mod:`._mjcf_geom`).
+* Geoms ``sphere``, ``capsule``, ``cylinder``, ``box``, ``ellipsoid``, ``plane`` (->
+  Halfspace, static bodies only) with ``size``, ``fromto``, ``pos`` and an orientation: each
+  is a visual geometry (``material={"rgba": ...}``) and, unless ``contype`` and
+  ``conaffinity`` are both 0, a collision geometry of the same name. ``mesh`` geoms are
+  visual only (warned); a mesh whose inertia is needed is refused. Sites -> frames
+  (:meth:`~multibody.tree.RigidBodyTree.add_frame`).
+* ``<option>`` ``timestep``, ``gravity`` (on the tree), ``integrator``, ``cone``,
+  ``noslip_iterations``; ``<contact><exclude>``; ``<actuator>`` ``motor``, ``position``,
+  ``velocity`` and ``general`` (fixed gain, affine bias) on joints.
+
+Unsupported elements and attributes that change the model (tendons, equality constraints,
+``<contact><pair>``, height fields, ...) give one :class:`MJCFWarning` per kind; every error
+is an :class:`MJCFError` with file, line and element.
+
+Coordinates: our ``q`` is MuJoCo's ``qpos`` joint by joint except the free joint (ours
+``[qw, qx, qy, qz, x, y, z]``, MuJoCo's ``[x, y, z, qw, qx, qy, qz]``) and ``v`` is ``qvel``
+except the free joint (ours ``[omega; v]`` in the body frame, MuJoCo's ``[v_world;
+omega_body]``). Joints are numbered depth first in document order, as in MuJoCo.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ._mjcf_doc import Compiler, Defaults, load_document, read_compiler
+from ._mjcf_model import (ActuatorSpec, Options, build_tree, read_actuators, read_excludes,
+                          read_options)
+from ._xml import PathOrString
+from .errors import MJCFError, MJCFWarning
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..tree import RigidBodyTree
+
+__all__ = ["MJCFModel", "MJCFOptions", "MJCFActuator", "parse_mjcf", "read_mjcf_model",
+           "mjcf_actuators", "mjcf_collision_filter", "mjcf_contact", "MJCFError", "MJCFWarning"]
+
+MJCFOptions = Options
+MJCFActuator = ActuatorSpec
+
+
+@dataclass
+class MJCFModel:
+    """An MJCF model: the tree and what MuJoCo keeps beside it.
+
+    Attributes
+    ----------
+    tree : RigidBodyTree
+        Not finalized; gravity from ``<option>``.
+    name : str
+    options : MJCFOptions
+        ``timestep``, ``gravity``, ``integrator``, ``cone``, ``noslip_iterations``.
+    compiler : Compiler
+        The ``<compiler>`` settings read.
+    actuators : list of MJCFActuator
+        Joint actuators in document order (MuJoCo's ``ctrl`` order).
+    geoms : list of (str, GeomData, str)
+        Collision geoms: body name, the geom's data (``friction``, ``margin``, ``gap``,
+        ``contype``, ``conaffinity``) and its geometry name in the tree.
+    excluded_pairs : list of (str, str)
+        ``<contact><exclude>`` body pairs.
+    qpos0 : ndarray, shape (nq,)
+        MuJoCo's initial configuration in our coordinates (hinge and slide at ``ref``, free
+        bodies at their pose in the file).
+    weld_root, weld_parent : dict
+        Body -> the body its weld group hangs from and the parent's group (MuJoCo's
+        ``weldid``), for the collision filter.
+    """
+
+    tree: "RigidBodyTree"
+    name: str
+    options: Options
+    compiler: Compiler
+    actuators: list = field(default_factory=list)
+    geoms: list = field(default_factory=list)
+    excluded_pairs: list = field(default_factory=list)
+    qpos0: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    weld_root: dict = field(default_factory=dict)
+    weld_parent: dict = field(default_factory=dict)
+
+
+def read_mjcf_model(path_or_string: PathOrString) -> MJCFModel:
+    """Read an MJCF file or string into an :class:`MJCFModel`.
+
+    Parameters
+    ----------
+    path_or_string : str, bytes or path-like
+        A file path, or the XML itself (text starting with ``<``).
+
+    Returns
+    -------
+    MJCFModel
+
+    Raises
+    ------
+    MJCFError
+        Anything wrong in the document (file, line, element, what was expected).
+    FileNotFoundError
+        Neither an existing file nor XML text.
+    """
+    doc = load_document(path_or_string)
+    comp = read_compiler(doc)
+    defaults = Defaults(doc)
+    options = read_options(doc)
+    name = doc.root.attrib.get("model", "MuJoCo Model")
+    built = build_tree(doc, comp, defaults, name)
+    tree = built.tree
+    tree.gravity = options.gravity
+    joints = {n for n, _ in built.qpos0}
+    actuators = read_actuators(doc, comp, defaults, joints)
+    excluded = read_excludes(doc, built.body_of)
+    try:
+        tree.finalize()
+    except ValueError as exc:    # pragma: no cover - the walk builds a connected tree
+        raise doc.error(doc.root, f"model '{name}'", str(exc)) from None
+    q0 = dict(built.qpos0)
+    qpos0 = np.concatenate([q0[j.name] if j.name in q0 else j.neutral_configuration()
+                            for j in tree.joints] or [np.zeros(0)])
+    return MJCFModel(tree, name, options, comp, actuators, built.geoms, excluded, qpos0,
+                     built.weld_root, built.weld_parent)
+
+
+def parse_mjcf(path_or_string: PathOrString) -> "RigidBodyTree":
+    """Build a :class:`~multibody.tree.RigidBodyTree` from an MJCF file or string.
+
+    Parameters
+    ----------
+    path_or_string : str, bytes or path-like
+        A file path, or the XML itself.
+
+    Returns
+    -------
+    RigidBodyTree
+        Finalized, with ``gravity`` from ``<option>``; :func:`read_mjcf_model` gives the
+        time step, actuators and contact data too.
+
+    Raises
+    ------
+    MJCFError
+        Malformed or unsupported document (file, line, element, reason).
+    FileNotFoundError
+        Neither an existing file nor XML text.
+
+    Examples
+    --------
+    >>> from multibody.parsing import parse_mjcf
+    >>> tree = parse_mjcf('<mujoco><worldbody><body><joint axis="0 1 0"/>'
+    ...                   '<geom type="sphere" size="0.1" pos="0 0 -1"/></body></worldbody></mujoco>')
+    >>> tree.nq, round(float(tree.mass_matrix([0.0])[0, 0]), 6)
+    (1, 4.205545)
+    """
+    return read_mjcf_model(path_or_string).tree
+
+
+def mjcf_actuators(model: MJCFModel) -> list:
+    """Actuator blocks for the model's joint actuators, one per actuator (its ``command`` is
+    MuJoCo's ``ctrl`` of that actuator), in document order.
+
+    * force actuators (``motor``, ``general`` without bias): a
+      :class:`~actuators.GeneralizedForceActuator` with gear ratio ``gear * gain``; the
+      effort limit is ``|gear| * min(|gain| max|ctrlrange|, max|forcerange|)`` (exact for a
+      control range symmetric about 0; an asymmetric one is widened to the symmetric one
+      with a warning);
+    * position servos (``position``, ``general`` with bias ``[0, -kp, -kv]`` and gain ``kp``)
+      with gear 1: a :class:`~actuators.PdServo` with ``kp``, ``kd = kv`` (tuned at a
+      bandwidth of 1 rad/s for an inertia ``kp``); a ``ctrlrange`` (a clamp of the target)
+      is not represented (warned);
+    * other actuators (velocity servos, gear != 1 on a servo) are skipped with a warning.
+
+    Raises
+    ------
+    ValueError
+        From the actuator blocks (e.g. an effort limit of 0).
+    """
+    from actuators import GeneralizedForceActuator, PdServo  # the layer above: on call only
+
+    import warnings
+
+    tree = model.tree
+    out = []
+    for a in model.actuators:
+        where = f"line {a.line}: actuator '{a.name}'"
+        b0, b1, b2 = (float(x) for x in a.bias)
+        if b0 == b1 == b2 == 0.0:
+            lim = np.inf
+            if a.ctrlrange is not None:
+                lo, hi = a.ctrlrange
+                if lo != -hi:
+                    warnings.warn(f"{where}: ctrlrange [{lo:g}, {hi:g}] is not symmetric; the "
+                                  "effort limit uses max(|lo|, |hi|)", MJCFWarning, stacklevel=2)
+                lim = abs(a.gain) * max(abs(lo), abs(hi))
+            if a.forcerange is not None:
+                lim = min(lim, max(abs(x) for x in a.forcerange))
+            out.append(GeneralizedForceActuator(tree, [a.joint], gear_ratio=a.gear * a.gain,
+                                                effort_limit=abs(a.gear) * lim, name=a.name))
+        elif a.gear == 1.0 and b0 == 0.0 and b1 == -a.gain and a.gain > 0 and b2 <= 0:
+            if a.ctrlrange is not None:
+                warnings.warn(f"{where}: the clamp of the position target to ctrlrange is not "
+                              "represented", MJCFWarning, stacklevel=2)
+            lim = None if a.forcerange is None else max(abs(x) for x in a.forcerange)
+            out.append(PdServo(tree, [a.joint], bandwidth=1.0, inertia=a.gain,
+                               damping_ratio=-b2 / (2.0 * a.gain), effort_limit=lim,
+                               name=a.name))
+        else:
+            warnings.warn(f"{where}: {a.kind} actuator with gain {a.gain:g}, bias "
+                          f"{a.bias.tolist()} and gear {a.gear:g} has no actuator block; "
+                          "skipped", MJCFWarning, stacklevel=2)
+    return out
+
+
+def mjcf_collision_filter(model: MJCFModel):
+    """The :class:`~multibody.geometry.CollisionFilter` of MuJoCo's rules, by body pair:
+
+    geoms of one weld group (bodies welded together) never collide; with MuJoCo's default
+    ``filterparent``, neither do a weld group and its parent group unless the parent is the
+    world; a pair collides only if ``contype_a & conaffinity_b`` or ``contype_b &
+    conaffinity_a`` is nonzero for some geom pair on the two bodies (a body pair with both
+    kinds of geom pairs keeps colliding: the filter works on bodies, warned); plus the
+    ``<contact><exclude>`` pairs. Returns ``(filter, pair_friction)``: the second maps each
+    colliding body pair to MuJoCo's pair friction ``max(mu_a, mu_b)`` of its geoms.
+    """
+    from ..geometry import CollisionFilter
+    import warnings
+
+    f = CollisionFilter(skip_parent_child=False)
+    root, parent = model.weld_root, model.weld_parent
+    bodies: dict = {}
+    for body, g, _ in model.geoms:
+        bodies.setdefault(body, []).append(g)
+    names = sorted(bodies)
+    friction: dict = {}
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            ra, rb = root.get(a, a), root.get(b, b)
+            if ra == rb or (ra != "world" and rb != "world" and (ra == parent.get(b) or
+                                                                 rb == parent.get(a))):
+                f.exclude_pair(a, b)
+                continue
+            ok = [(ga, gb) for ga in bodies[a] for gb in bodies[b]
+                  if (ga.contype & gb.conaffinity) or (gb.contype & ga.conaffinity)]
+            if not ok:
+                f.exclude_pair(a, b)
+                continue
+            if len(ok) < len(bodies[a]) * len(bodies[b]):
+                warnings.warn(f"MJCF model '{model.name}': bodies '{a}' and '{b}' have geom pairs "
+                              "that collide and pairs that do not (contype/conaffinity); the "
+                              "collision filter works on body pairs, so all of them may collide",
+                              MJCFWarning, stacklevel=2)
+            friction[(a, b)] = sorted({max(ga.friction, gb.friction) for ga, gb in ok})
+    for a, b in model.excluded_pairs:
+        f.exclude_pair(a, b)
+        friction.pop((min(a, b), max(a, b)), None)
+    return f, friction
+
+
+def mjcf_contact(model: MJCFModel, **options):
+    """A :class:`~multibody.constraints.PointContactConstraint` over the model's collision
+    geoms with MuJoCo's filter (:func:`mjcf_collision_filter`), friction and margins.
+
+    The constraint has one friction coefficient: MuJoCo's pair value ``max(mu_a, mu_b)``
+    when every colliding pair has the same, else the largest with an :class:`MJCFWarning`.
+    Each geom's ``margin - gap`` is passed as its contact margin (a pair is in contact from
+    the larger of its two geoms' margins on, as in MuJoCo). ``options`` go to the
+    constraint (``num_directions``, ``erp``, ...).
+
+    Raises
+    ------
+    ValueError
+        No pair of geoms may collide.
+    """
+    from ..constraints import PointContactConstraint
+    import warnings
+
+    f, pair_friction = mjcf_collision_filter(model)
+    values = sorted({v for vs in pair_friction.values() for v in vs})
+    mu = values[-1] if values else 1.0
+    if len(values) > 1:
+        warnings.warn(f"MJCF model '{model.name}': colliding geom pairs have friction "
+                      f"coefficients {values}; the contact block has one, {mu:g}",
+                      MJCFWarning, stacklevel=2)
+    margins = {name: max(g.margin - g.gap, 0.0) for _, g, name in model.geoms}
+    if any(margins.values()):
+        options.setdefault("geometry_margins", margins)
+    return PointContactConstraint(model.tree, mu, collision_filter=f, **options)
