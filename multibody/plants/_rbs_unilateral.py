@@ -158,7 +158,7 @@ def _lcp(sys, A, bb, lo, hi, fi, t, what):
             res = lcp.solve_boxed_lcp(A, bb, lo, hi, fi, method="dantzig", fallback="lemke")
         except np.linalg.LinAlgError as err:
             raise _SingularLCP(str(err)) from None
-        if res.status == "singular":
+        if res.status in ("singular", "breakdown"):   # a (numerically) singular basis
             singular = res.message
         if not res.success:
             # degenerate friction problems (coplanar corners at the stick/slip threshold)
