@@ -1,0 +1,159 @@
+"""A small seeded SDFormat fuzzer: only :class:`SDFError` may escape the parser.
+
+Each hand-written fixture in ``data/sdf`` is mutated a few dozen times (fixed seeds, so a
+failure is reproducible from the case id): elements deleted, duplicated or renamed, attributes
+dropped or copied, element texts replaced by odd numbers (``1_0``, full-width digits, ``1e400``,
+``nan``, wrong counts), elements wrapped in deep nesting, and the document truncated, re-encoded
+or given a corrupted byte. For each mutant ``parse_sdf`` must return a tree that finalizes or
+raise :class:`SDFError`; the only warnings it may issue are :class:`SDFWarning` (numpy
+overflow or invalid-value warnings would mean a silent inf or NaN).
+"""
+from __future__ import annotations
+
+import pathlib
+import random
+import warnings
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+
+from multibody.parsing import SDFError, SDFWarning, parse_sdf
+
+CASES_PER_SEED = 30
+DATA = pathlib.Path(__file__).parent / "data" / "sdf"
+SEEDS = sorted(p.name for p in DATA.glob("*.sdf"))
+ODD = ["1_0", "\uff11", "\u0661", "1e400", "-1e400", "nan", "inf", "", " ", "0x10", "1,5",
+       "-", "1e", "1e200", "-1e200", "1e-320", "0", "-0", "-1", "1 2", "1 2 3 4 5 6 7 8",
+       "0 0 0 0 0 0 0", "true", "\u221e", "1e154", "0 0 0"]
+TAGS = ["link", "joint", "frame", "pose", "inertial", "mass", "axis", "xyz", "limit", "child",
+        "parent", "model", "geometry", "box", "plane", "sphere", "world", "include", "static"]
+ATTRS = [("relative_to", ["a", "world", "__model__", "nope", "f", "l1", "upper"]),
+         ("degrees", ["true", "maybe"]), ("rotation_format", ["quat_xyzw", "euler"]),
+         ("attached_to", ["a", "nope", "g"]), ("type", ["ball", "revolute2", "fixed", "x"]),
+         ("expressed_in", ["__model__", "nope"]), ("name", ["world", "a", "__x"])]
+
+
+def _ns(text: str) -> str:
+    # ElementTree needs the drake: prefix declared; the parser sees the same document
+    return text if "xmlns:drake" in text else text.replace("<sdf ", '<sdf xmlns:drake="d" ', 1)
+
+
+def _mutate(rng: random.Random, root: ET.Element, nested: list) -> str:
+    pairs = [(p, c) for p in root.iter() for c in list(p)]
+    op = rng.choice(["delete", "duplicate", "drop_attr", "odd_text", "odd_text", "rename",
+                     "set_attr", "nest", "swap_text"])
+    if not pairs:
+        return "none"
+    parent, child = rng.choice(pairs)
+    if op == "delete":
+        parent.remove(child)
+    elif op == "duplicate":
+        parent.insert(list(parent).index(child), ET.fromstring(ET.tostring(child)))
+    elif op == "drop_attr" and child.attrib:
+        del child.attrib[rng.choice(sorted(child.attrib))]
+    elif op == "odd_text":
+        texts = [e for e in root.iter() if (e.text or "").strip()]
+        if texts:
+            e = rng.choice(texts)
+            parts = e.text.split()
+            parts[rng.randrange(len(parts))] = rng.choice(ODD)
+            e.text = " ".join(parts) if rng.random() < 0.7 else rng.choice(ODD)
+    elif op == "rename":
+        child.tag = rng.choice(TAGS)
+    elif op == "set_attr":
+        k, values = rng.choice(ATTRS)
+        child.attrib[k] = rng.choice(values)
+    elif op == "nest":
+        depth = rng.choice([2, 20, 400])
+        marker = ET.Element(f"NEST{len(nested)}")
+        inner = ET.tostring(child, encoding="unicode")
+        nested.append((f"<NEST{len(nested)} />", f"<{child.tag}>" * depth + inner
+                       + f"</{child.tag}>" * depth))
+        parent.insert(list(parent).index(child), marker)
+        parent.remove(child)
+    elif op == "swap_text":
+        texts = [e for e in root.iter() if (e.text or "").strip()]
+        if len(texts) >= 2:
+            a, b = rng.sample(texts, 2)
+            a.text, b.text = b.text, a.text
+    return op
+
+
+def _serialize(rng: random.Random, root: ET.Element, nested: list) -> bytes | str:
+    body = ET.tostring(root, encoding="unicode")
+    for marker, text in nested:
+        body = body.replace(marker, text)
+    data = ('<?xml version="1.0"?>\n' + body).encode("utf-8")
+    r = rng.random()
+    if r < 0.08:
+        enc = rng.choice(["latin-1", "utf-16", "klingon", "ascii"])
+        return f'<?xml version="1.0" encoding="{enc}"?>\n'.encode() + body.encode("utf-8")
+    if r < 0.16:
+        return data[:rng.randrange(len(data))]
+    if r < 0.20:
+        i = rng.randrange(len(data))
+        return data[:i] + bytes([rng.randrange(256)]) + data[i + 1:]
+    if r < 0.45:
+        return data.decode("utf-8")
+    return data
+
+
+def _mutants(seed: str, n: int):
+    text = _ns((DATA / seed).read_text())
+    for k in range(n):
+        rng = random.Random(f"{seed}-{k}")
+        root = ET.fromstring(text)
+        nested: list = []
+        ops = [_mutate(rng, root, nested) for _ in range(rng.choice([1, 1, 2, 3]))]
+        yield f"{seed}-{k}", ops, _serialize(rng, root, nested)
+
+
+def _check_one(case: str, ops: list, data) -> str:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with np.errstate(over="warn", invalid="warn", divide="warn", under="ignore"):
+            try:
+                tree = parse_sdf(data)
+                outcome = "ok"
+            except SDFError:
+                outcome = "SDFError"
+            except Exception as exc:  # the defect this test looks for
+                pytest.fail(f"case {case} ({ops}): {type(exc).__name__} escaped: {exc}")
+            n_parse = len(caught)
+            if outcome == "ok":
+                try:
+                    tree.finalize()
+                except Exception as exc:
+                    pytest.fail(f"case {case} ({ops}): the parsed tree does not finalize: "
+                                f"{type(exc).__name__}: {exc}")
+    foreign = [w for w in caught[:n_parse] if not issubclass(w.category, SDFWarning)]
+    foreign += [w for w in caught[n_parse:] if "move no mass or inertia" not in str(w.message)]
+    assert not foreign, f"case {case} ({ops}): foreign warnings {[str(w.message) for w in foreign]}"
+    return outcome
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_seeds_load(seed):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SDFWarning)
+        parse_sdf(DATA / seed).finalize()
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_mutated_fixtures_raise_only_sdf_errors(seed):
+    outcomes = [_check_one(c, ops, d) for c, ops, d in _mutants(seed, CASES_PER_SEED)]
+    assert outcomes.count("SDFError") >= 5      # not vacuous: some rejected, some load
+    assert outcomes.count("ok") >= 1
+
+
+def test_fuzzer_is_deterministic():
+    assert [d for *_, d in _mutants(SEEDS[0], 5)] == [d for *_, d in _mutants(SEEDS[0], 5)]
+
+
+def test_fuzzer_check_fails_on_an_escaping_exception(monkeypatch):
+    def broken(data):
+        raise KeyError("x")
+    monkeypatch.setitem(globals(), "parse_sdf", broken)
+    with pytest.raises(pytest.fail.Exception, match="KeyError escaped"):
+        _check_one("synthetic", ["none"], b"<sdf/>")
