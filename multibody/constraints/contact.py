@@ -28,6 +28,11 @@ Non-penetration (velocity level, ``w = n . v_rel(t+h) + b >= 0``):
 * ``formulation="stewart_trinkle"``: ``b = phi / h`` always, the linearized
   ``phi(q_{n+1}) >= 0`` (full correction of a penetration in one step).
 
+Contact margins (MuJoCo's ``margin``): with ``geometry_margins`` a pair of geometries is in
+contact from the larger of their two margins on: its signed distance is taken as ``phi -
+max(m_a, m_b)`` everywhere (rows, results, continuous-time sites), so bodies come to rest
+that far apart.
+
 With a spring-damper ``(kp, kd)`` the normal rows are soft: ``(erp, cfm)`` from ODE's
 mapping (see :mod:`multibody.constraints.base`).
 
@@ -53,7 +58,7 @@ linear complementarity problems", Nonlinear Dynamics 14 (1997).
 """
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -110,6 +115,9 @@ class PointContactConstraint(ConstraintForce):
     erp, cfm, kp, kd
         Time-stepping softening (see :class:`~multibody.constraints.ConstraintForce`);
         default ``erp = 0.2`` and a small ``cfm = 1e-8`` regularizing redundant contacts.
+    geometry_margins : mapping of str to float, optional
+        Contact margin (m, >= 0) of collision geometries by name (default 0): a pair is in
+        contact from distance ``max(m_a, m_b)`` on (module docstring).
     restitution : float
         Continuous time: Newton's coefficient of restitution ``e`` in [0, 1].
     active_margin : float
@@ -134,6 +142,7 @@ class PointContactConstraint(ConstraintForce):
                  friction: str = "cone", formulation: str = "anitescu_potra",
                  margin: float = 5e-3, erp: float = 0.2, cfm: float = 1e-8,
                  kp: Optional[float] = None, kd: Optional[float] = None,
+                 geometry_margins: Optional[Mapping[str, float]] = None,
                  restitution: float = 0.0, active_margin: float = 1e-5,
                  time_constant: Optional[float] = 0.1, damping_ratio: float = 1.0, gains=None,
                  name: Optional[str] = None) -> None:
@@ -164,6 +173,17 @@ class PointContactConstraint(ConstraintForce):
         self._geoms = [g for b in tree.bodies for g in b.collision_geometries
                        if not isinstance(g.shape, Mesh)]
         by_name = {g.name: g for b in tree.bodies for g in b.collision_geometries}
+        self._offsets: dict = {}
+        for gname, value in dict(geometry_margins or {}).items():
+            if gname not in by_name:
+                raise ValueError(f"{nm}: geometry_margins names {gname!r}, not a collision "
+                                 f"geometry of tree '{tree.name}'")
+            if not (np.isfinite(value) and value >= 0):
+                raise ValueError(f"{nm}: margin of geometry {gname!r} must be finite and >= 0, "
+                                 f"got {value}")
+            if value > 0:
+                self._offsets[gname] = float(value)
+        self.max_geometry_margin = max(self._offsets.values(), default=0.0)
         self._index = {b.name: b.index for b in tree.bodies}
         # bodies joined by a joint are parent/child for the filter, except through a free
         # (floating) joint, which does not restrict the motion (a free body hits the ground)
@@ -230,7 +250,12 @@ class PointContactConstraint(ConstraintForce):
         pc = self._parent_child
         return self.filter.candidate_pairs(self._geoms, body_poses,
                                            lambda a, b: frozenset((a, b)) in pc,
-                                           self.step_margin(kin))
+                                           self.step_margin(kin) + self.max_geometry_margin)
+
+    def pair_margin(self, ga, gb) -> float:
+        """Contact margin of a geometry pair: the larger of their ``geometry_margins``."""
+        off = self._offsets
+        return max(off.get(ga.name, 0.0), off.get(gb.name, 0.0)) if off else 0.0
 
     def step_margin(self, kin: StepKinematics) -> float:
         """``margin + h * (s1 + s2)``: ``s1``, ``s2`` the two largest speed bounds
@@ -258,10 +283,11 @@ class PointContactConstraint(ConstraintForce):
         for ga, gb, Xa, Xb in self._candidates(kin):
             if not (moving[self._index[ga.body]] or moving[self._index[gb.body]]):
                 continue              # two bodies fixed to the world: no row can act
-            for c in contact_points(ga.shape, Xa, gb.shape, Xb, margin):
+            off = self.pair_margin(ga, gb)
+            for c in contact_points(ga.shape, Xa, gb.shape, Xb, margin + off):
                 pts.append(0.5 * (c.point_a + c.point_b))
                 nrm.append(c.normal)
-                dist.append(c.distance)
+                dist.append(c.distance - off)
                 ba.append(self._index[ga.body])
                 bb.append(self._index[gb.body])
                 names.append((ga, gb))
@@ -426,7 +452,8 @@ class PointContactConstraint(ConstraintForce):
     def gap(self, q, i: int) -> float:
         """Signed distance of site ``i`` (m)."""
         ga, gb, Xa, Xb = self._site_poses(q, i)
-        return float(signed_distance(ga.shape, Xa @ ga.pose, gb.shape, Xb @ gb.pose).distance)
+        return float(signed_distance(ga.shape, Xa @ ga.pose, gb.shape, Xb @ gb.pose).distance
+                     - self.pair_margin(ga, gb))
 
     def _point_terms(self, body, X, p, q, v, center=None):
         """Linear Jacobian (3 x nv) and ``Jdot v`` (3,) of the world point ``p`` fixed on
@@ -446,7 +473,8 @@ class PointContactConstraint(ConstraintForce):
         ga, gb, Xa, Xb = self._site_poses(q, i)
         Ga, Gb = Xa @ ga.pose, Xb @ gb.pose
         out = []
-        for cp in contact_points(ga.shape, Ga, gb.shape, Gb, margin=self.active_margin):
+        off = self.pair_margin(ga, gb)
+        for cp in contact_points(ga.shape, Ga, gb.shape, Gb, margin=self.active_margin + off):
             n = np.asarray(cp.normal, float)
             ca_ = Ga[:3, 3] if isinstance(ga.shape, Sphere) else None
             cb_ = Gb[:3, 3] if isinstance(gb.shape, Sphere) else None
@@ -458,7 +486,7 @@ class PointContactConstraint(ConstraintForce):
             T = np.vstack([t1, t2])
             Jt = T @ Jr if self.mu > 0 else None
             out.append(ContactPointRows(
-                Jn, float(n @ ar), float(Jn @ v), float(cp.distance), Jt,
+                Jn, float(n @ ar), float(Jn @ v), float(cp.distance) - off, Jt,
                 T @ ar, (T @ Jr) @ v, T, 0.5 * (cp.point_a + cp.point_b), n,
                 ga.body, gb.body, ga.name, gb.name, self.mu))
         return out

@@ -8,9 +8,10 @@ Frames. MuJoCo moves a body with joints ``i = 1..n`` (positions ``p_i`` and axes
 body frame) as ``T_body = T_0 J_1(q_1) ... J_n(q_n)``, ``J_i = Tr(p_i) X_i(q_i - ref_i)
 Tr(-p_i)``. Here the link after joint ``i`` has its frame at ``p_i``: joint ``i``'s origin
 is ``Tr(p_i - p_{i-1}) X_i(-ref_i)`` in the previous link (``T_0 Tr(p_1) X_1(-ref_1)`` for
-the first) and the body's contents (inertia, geoms, sites, child bodies) are placed with
-the shift ``Tr(-p_n)``, which gives MuJoCo's motion exactly. A free joint puts the body
-frame at its coordinates in the world (``qpos0`` = the body's pose in the file).
+the first); the last link is the body itself when ``p_n = 0``, else a massless link welded
+to the body by ``Tr(-p_n)`` (joint ``<body>_weld``), so every body frame, geom and site is
+where MuJoCo puts it. A free joint puts the body frame at its coordinates in the world
+(``qpos0`` = the body's pose in the file).
 """
 from __future__ import annotations
 
@@ -130,16 +131,13 @@ class _Walk:
                 out.append((child, Tc, act))
         return out
 
-    def contents(self, mj_name: str, ours: str, items: list, static: bool,
-                 shift: np.ndarray | None = None) -> None:
-        """Add the geoms, sites and child bodies of a body (``items`` from :meth:`flatten`);
-        ``shift`` maps the MuJoCo body frame to ours (identity for the world)."""
-        S = np.eye(4) if shift is None else shift
+    def contents(self, mj_name: str, ours: str, items: list, static: bool) -> None:
+        """Add the geoms, sites and child bodies of a body (``items`` from :meth:`flatten`)."""
         stack = []
         for node, T, act in items:
             tag = node.tag
             if tag == "geom":
-                self.add_geom(mj_name, ours, node, S @ T, act, static)
+                self.add_geom(mj_name, ours, node, T, act, static)
             elif tag == "site":
                 own = f"site '{node.attrib.get('name', '')}' in body '{mj_name}'"
                 rs = self.defaults.resolve(node, act, own)
@@ -150,9 +148,9 @@ class _Walk:
                                              f"of the tree; the frame is named '{new}'")
                     name = new
                 self.frame_names.add(name)
-                self.tree.add_frame(name, ours, S @ T @ frame_pose(self.doc, rs, self.comp, own))
+                self.tree.add_frame(name, ours, T @ frame_pose(self.doc, rs, self.comp, own))
             elif tag == "body":
-                stack.append((node, S @ T, act))
+                stack.append((node, T, act))
             elif tag in ("joint", "freejoint", "inertial"):
                 if ours == "world":
                     raise self.err(node, "worldbody", f"<{tag}> is not allowed in the world body")
@@ -186,11 +184,10 @@ class _Walk:
         tree = self.tree
         free = any(s["type"] == "free" for s in specs)
         p_last = specs[-1]["pos"] if specs and not free else np.zeros(3)
-        S = np.eye(4)
-        S[:3, 3] = -p_last
+        offset = bool(np.any(p_last != 0))      # the last joint is off the body origin
         m, c, I = self.mass(node, mj_name, items)
         try:
-            tree.add_body(mj_name, m, com=c - p_last, inertia=I)
+            tree.add_body(mj_name, m, com=c, inertia=I)
         except (ValueError, TypeError) as exc:
             raise self.err(node, own, str(exc)) from None
         if free:
@@ -207,7 +204,7 @@ class _Walk:
         else:
             prev, origin_prefix, p_prev = parent, T0, np.zeros(3)
             for k, s in enumerate(specs):
-                last = k == len(specs) - 1
+                last = k == len(specs) - 1 and not offset
                 child = mj_name if last else self.unique(f"{mj_name}_{s['name']}_link",
                                                          self.taken_body_names() | {mj_name})
                 if not last:
@@ -218,14 +215,18 @@ class _Walk:
                 O = O @ s["ref_pose"]
                 self.add_joint(self.make_joint(J, s, prev, child, O), s)
                 prev, origin_prefix, p_prev = child, np.eye(4), s["pos"]
-            if not specs:
-                tree.add_joint(J.Weld(self.unique(f"{mj_name}_weld", self.joint_names), parent,
-                                      mj_name, origin=T0))
+            if not specs or offset:     # offset: back from the last joint to the body frame
+                if offset:
+                    T0 = np.eye(4)
+                    T0[:3, 3] = -p_last
+                wname = self.unique(f"{mj_name}_weld", self.joint_names)
+                self.joint_names[wname] = node.line
+                tree.add_joint(J.Weld(wname, prev, mj_name, origin=T0))
         self.body_of[mj_name] = mj_name
         static = parent_static and not specs
         self.weld_root[mj_name] = self.weld_root[parent] if not specs else mj_name
         self.weld_parent[mj_name] = self.weld_root[parent]
-        self.contents(mj_name, mj_name, items, static, S)
+        self.contents(mj_name, mj_name, items, static)
 
     def joint_spec(self, node: XmlNode, active: str, body: str) -> dict:
         rd, comp = self.doc.rd(node), self.comp
