@@ -15,7 +15,7 @@ import numpy as np
 
 from ._xml import Reader, XmlNode, rpy_to_matrix
 
-__all__ = ["read_pose", "quat_xyzw_to_matrix", "FrameEntry", "FrameGraph", "MODEL_FRAME",
+__all__ = ["read_pose", "quat_xyzw_to_matrix", "inverse", "FrameEntry", "FrameGraph", "MODEL_FRAME",
            "WORLD"]
 
 MODEL_FRAME = "__model__"
