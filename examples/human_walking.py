@@ -35,8 +35,10 @@ figure frames), ``walking_noise.png`` and ``walking_reduced_markers.png``.
 
 Run: ``python examples/human_walking.py --c3d cooper-motion.c3d --out DIR`` (the skeleton and
 marker files are looked for next to the C3D, or give ``--skeleton`` and ``--marker-set``;
-the whole trial is analysed). Without ``--c3d`` the script synthesizes a short capture of the
-small test skeleton in ``tests/data`` and runs in seconds; ``--markers FILE.npz`` (arrays
+the whole trial is analysed). Without ``--c3d`` the script synthesizes a capture of two strides
+of a 25-DOF two-legged body (``examples/data/walker_skeleton.txt``) walking at 1.2 m/s
+(``_synthetic_walk.py``: feet on the floor in stance, the centre of mass carried by the ground
+force) and runs in about a minute; ``--markers FILE.npz`` (arrays
 ``t``, ``labels``, ``positions`` in metres) is another input. ``--viewer`` replays the fitted
 walk with its ground forces and markers in a web browser, ``--html PATH`` saves it as one
 HTML file (both need ``pip install 'dynablocks[viz]'``).
@@ -57,33 +59,26 @@ from sensors import MarkerData, read_c3d
 from _plotting import pyplot, save_figure
 from _viewer import add_viewer_arguments, viewer_options
 from _cli import script_parser
+from _synthetic_walk import walk_configurations
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(os.path.dirname(HERE), "tests", "data")
+WALKER = os.path.join(HERE, "data")               # the two-legged body of the synthetic walk
 NOISE_MM = (0.1, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
 PAPER = {"noise_5mm": "about 1 degree and 5-10 N m", "arm_swing": "+6.1 %"}
 
 
 # ---------------------------------------------------------------------------- input
 def synthetic_capture(model, frames: int, rate: float = 120.0) -> MarkerData:
-    """A walking-like motion of ``model``: the pelvis moves forward at 1 m/s, every joint
-    coordinate swings at 1 Hz around the standing pose (within its limits); markers in metres
-    with a subject prefix."""
-    tree = model.tree
+    """A synthetic capture of ``model`` walking at 1.2 m/s along +y (``_synthetic_walk``: a
+    periodic gait cycle of 1.1 s, feet on the floor in stance, the centre of mass moved by the
+    ground force through the centre of pressure, arms swinging against the legs); ``frames``
+    samples at ``rate`` Hz, markers in metres with a subject prefix."""
     t = np.arange(frames) / rate
-    q0 = model.reference_configuration()
-    lo, hi = tree.position_limits()
-    Q = np.repeat(q0[None], frames, axis=0)
-    for k, j in enumerate(tree.joints[1:]):
-        for c in range(j.nq):
-            i = j.q_start + c
-            amp = 0.25 if np.isfinite(hi[i] - lo[i]) else 0.1
-            Q[:, i] = np.clip(q0[i] + amp * np.sin(2 * np.pi * t + 0.7 * k + c), lo[i], hi[i])
-    root = tree.joints[0]
-    Q[:, root.q_start + 4] += 1.0 * t
-    fitter = MarkerFitter(tree, model.markers)
+    Q = walk_configurations(model, t)
+    fitter = MarkerFitter(model.tree, model.markers)
     X = np.array([fitter.marker_positions(q) for q in Q])
-    return MarkerData(t, [f"Synth:{n}" for n, _, _ in model.markers], X, rate, "synthetic")
+    return MarkerData(t, [f"Synth:{n}" for n, _, _ in model.markers], X, rate, "synthetic walk")
 
 
 def load_capture(args, model) -> MarkerData:
@@ -105,8 +100,8 @@ def model_files(args) -> tuple[str, str]:
         sk, mk = os.path.join(d, "cooper-skeleton.txt"), os.path.join(d, "cooper-markers.txt")
         if os.path.isfile(sk):
             return sk, (args.marker_set or mk)
-    return (os.path.join(DATA, "hdm_small_skeleton.txt"),
-            args.marker_set or os.path.join(DATA, "hdm_small_markers.txt"))
+    return (os.path.join(WALKER, "walker_skeleton.txt"),
+            args.marker_set or os.path.join(WALKER, "walker_markers.txt"))
 
 
 # ---------------------------------------------------------------------------- analysis
@@ -326,7 +321,7 @@ def main(argv=None) -> dict:
     ap.add_argument("--marker-set", help="marker placement file (default: next to the C3D)")
     ap.add_argument("--out", default=".", help="output folder")
     ap.add_argument("--frames", type=int, default=0, help="analyse only the first N frames")
-    ap.add_argument("--synthetic-frames", type=int, default=72,
+    ap.add_argument("--synthetic-frames", type=int, default=288,
                     help="frames of the synthetic capture at 120 Hz (used without --c3d and "
                          "--markers)")
     ap.add_argument("--noise-frames", type=int, default=120,

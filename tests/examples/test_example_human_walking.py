@@ -1,7 +1,9 @@
-"""The human walking example on a synthetic capture written by the test as a C3D (the small
-skeleton of tests/data): it fits, solves the contact inverse dynamics, runs the three
-experiments and writes model.urdf, fit.npz and report.json as the issue specifies; the fit.npz
-configuration, read with the URDF by Pinocchio, puts the markers where the capture has them."""
+"""The human walking example on a synthetic capture written by the test as a C3D (the
+two-legged walker of examples/data): it fits, solves the contact inverse dynamics, runs the
+three experiments and writes model.urdf, fit.npz and report.json as the issue specifies; the
+fit.npz configuration, read with the URDF by Pinocchio, puts the markers where the capture has
+them. The default run (synthetic walk, no file) reports what a walk looks like: a level floor,
+ground forces that carry the body's weight over whole strides, a small pelvis residual."""
 import importlib.util
 import json
 
@@ -10,23 +12,25 @@ import pytest
 
 from _examples import load_example
 
-pytest.importorskip("ezc3d", reason="the example reads a C3D through ezc3d ([mocap] extra)")
-
 
 def test_human_walking_on_a_synthetic_c3d(tmp_path):
+    pytest.importorskip("ezc3d", reason="the example reads a C3D through ezc3d ([mocap] extra)")
     ex = load_example("human_walking")
     from multibody.models import human_model
     from sensors import write_c3d
-    skeleton = ex.os.path.join(ex.DATA, "hdm_small_skeleton.txt")
-    markers = ex.os.path.join(ex.DATA, "hdm_small_markers.txt")
+    skeleton = ex.os.path.join(ex.WALKER, "walker_skeleton.txt")
+    markers = ex.os.path.join(ex.WALKER, "walker_markers.txt")
     model = human_model(skeleton, markers)
-    data = ex.synthetic_capture(model, 48)
+    data = ex.synthetic_capture(model, 168)           # 1.4 s: one whole stride
     path = tmp_path / "walk.c3d"
     write_c3d(path, data)
     ex.main(["--c3d", str(path), "--skeleton", skeleton, "--marker-set", markers,
              "--out", str(tmp_path), "--noise-frames", "24"])
     rep = json.loads((tmp_path / "report.json").read_text())
-    assert rep["dof"] == 18 and rep["mass"] == pytest.approx(model.mass)
+    assert rep["dof"] == 25 and rep["mass"] == pytest.approx(model.mass)
+    assert rep["strides"] >= 1 and rep["floor_tilt_deg"] < 2.0
+    assert 0.9 < rep["mean_vertical_grf_over_weight"] < 1.1
+    assert rep["pelvis_residual_over_weight"] < 0.15
     assert rep["marker_rms_m"] < 1e-3
     assert rep["capture_rate_hz"] == 120.0 and rep["fit_frames_per_s"] > 0
     for key in ("mean_vertical_grf_over_weight", "pelvis_residual_rms_n", "arm_swing_cost_ratio"):
@@ -41,8 +45,8 @@ def test_human_walking_on_a_synthetic_c3d(tmp_path):
             assert (tmp_path / name).is_file()
     z = np.load(tmp_path / "fit.npz")
     T = len(data.times)
-    assert z["t"].shape == (T,) and z["q"].shape == (T, 7 + 12) and z["tau"].shape == (T, 18)
-    assert z["q_fit"].shape == z["q"].shape and z["v"].shape == z["vdot"].shape == (T, 18)
+    assert z["t"].shape == (T,) and z["q"].shape == (T, 7 + 19) and z["tau"].shape == (T, 25)
+    assert z["q_fit"].shape == z["q"].shape and z["v"].shape == z["vdot"].shape == (T, 25)
     assert z["grf"].shape == (T, 3)
     assert list(z["marker_names"]) == [n for n, _, _ in model.markers]
     # Pinocchio reads the URDF with a free flyer and the npz q in its own order
@@ -73,3 +77,54 @@ def test_human_walking_on_a_synthetic_c3d(tmp_path):
             gen += Jp.T @ f
         tau = pin.rnea(pm, pd, q, v, a) - gen
         np.testing.assert_allclose(tau, z["tau"][k], atol=1e-6 * max(1.0, np.abs(tau).max()))
+
+
+def test_default_run_is_a_plausible_walk(tmp_path, capsys):
+    """Without a capture the example analyses its synthetic walk (two strides): the floor it
+    fits is level, the mean vertical ground force over whole strides is the body weight (the
+    motion is periodic, so the centre of mass has no mean vertical acceleration), and the
+    ground forces explain the motion up to a small pelvis residual."""
+    out = load_example("human_walking").main(["--out", str(tmp_path), "--no-experiments",
+                                              "--no-plot"])
+    rep = out["report"]
+    assert rep["dof"] == 25 and rep["frames"] == 288 and rep["strides"] == 2
+    assert rep["floor_tilt_deg"] < 2.0
+    assert 0.9 < rep["mean_vertical_grf_over_weight"] < 1.1
+    assert rep["pelvis_residual_over_weight"] < 0.15
+    assert rep["marker_rms_m"] < 1e-3
+    printed = capsys.readouterr().out
+    assert "floor tilt" in printed and "2 whole stride(s)" in printed
+
+
+def test_synthetic_walk_kinematics():
+    """The generator's walk: 1.2 m/s, pelvis at a standing-like height, a stance foot at rest
+    on the floor (its lowest corners at z = 0 and not moving), knee and hip angles in the
+    ranges of normal gait, arms swinging."""
+    ex = load_example("human_walking")
+    from multibody.models import human_model
+    model = human_model(ex.os.path.join(ex.WALKER, "walker_skeleton.txt"),
+                        ex.os.path.join(ex.WALKER, "walker_markers.txt"))
+    tree = model.tree
+    rate = 120.0
+    t = np.arange(int(1.1 * rate) + 1) / rate               # one stride and a frame
+    Q = ex.walk_configurations(model, t)
+    root = tree.joints[0]
+    y, z = Q[:, root.q_start + 5], Q[:, root.q_start + 6]
+    assert (y[-1] - y[0]) / (t[-1] - t[0]) == pytest.approx(1.2, rel=0.02)
+    stand = model.reference_configuration()[root.q_start + 6]
+    assert np.all(z < stand) and np.all(z > stand - 0.08)
+    corners = {b: np.asarray(p) for b, p in model.foot_contact_points.items()}
+
+    def lowest(body, q):
+        T = np.asarray(tree.body_pose(body, q), float)
+        return np.min((T[:3, :3] @ corners[body].T).T + T[:3, 3], axis=0)
+
+    # mid stance of the right foot (right heel strike at 0.1 s): flat on the floor, at rest
+    k0, k1 = int(0.25 * rate), int(0.35 * rate)
+    P = np.array([lowest("r-foot", Q[k]) for k in range(k0, k1)])
+    assert np.abs(P[:, 2]).max() < 1e-3 and np.ptp(P[:, :2], axis=0).max() < 1e-3
+    knee = np.degrees(Q[:, tree.get_joint("r-shank_joint").q_start])
+    hip = np.degrees(Q[:, tree.get_joint("r-thigh_joint").q_start])
+    arm = np.degrees(Q[:, tree.get_joint("r-arm_joint").q_start])
+    assert 45 < -knee.min() < 75 and -knee.max() < 25          # swing peak, stance
+    assert 25 < np.ptp(hip) < 70 and 20 < np.ptp(arm) < 45
