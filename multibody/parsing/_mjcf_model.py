@@ -490,6 +490,10 @@ def read_options(doc: Document) -> Options:
         o.integrator = node.attrib.get("integrator", o.integrator)
         o.cone = node.attrib.get("cone", o.cone)
         o.noslip_iterations = int(rd.number(node, "noslip_iterations", own, o.noslip_iterations))
+        for attr in ("density", "viscosity"):
+            if rd.number(node, attr, own, 0.0) != 0.0:
+                doc.warn_once(f"option/{attr}", node, own, f"{attr} (fluid forces) is not "
+                                                           "modelled and is ignored")
         for flag in node.findall("flag"):
             o.disabled += tuple(k for k, v in flag.attrib.items() if v == "disable")
     return o
