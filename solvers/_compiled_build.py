@@ -282,7 +282,8 @@ def compile_library(source: str, target: Path, compiler: Sequence[str],
 
     Compiles in a private temporary directory of the cache directory, then renames the
     library, its C source (``target`` with suffix ``.c``, kept for inspection) and the
-    manifest into place, each atomically (see :mod:`solvers._compiled_cache`).
+    manifest into place, each atomically and without group/other write permission (see
+    :mod:`solvers._compiled_cache`).
 
     Raises
     ------
