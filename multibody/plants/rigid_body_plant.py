@@ -37,6 +37,20 @@ class RigidBodyPlant(RigidBodySystemBase):
         Add the joints' damping and spring forces (default True).
     backend : str
         ``"auto"``, ``"c"`` or ``"casadi"`` for the numeric evaluation.
+    name : str, optional
+        Default: the tree's name.
+
+    Ports
+    -----
+    Input:
+
+    * ``generalized_force`` (nv): ``tau``, the generalized force on the joints (N m, N).
+
+    Outputs:
+
+    * ``state`` (nq + nv): ``[q; v]``;
+    * ``generalized_acceleration`` (nv): ``vdot = ABA(q, v, tau + tau_passive)`` (direct
+      feedthrough of ``generalized_force``).
 
     Notes
     -----

@@ -24,17 +24,7 @@ with every constraint row ``a = J vdot + b`` (:mod:`multibody.constraints`)
   touchdown applies an impulse with Newton restitution and Coulomb friction as an
   unrestricted update. No LCP solution (Painleve) raises :class:`PainleveError`.
 
-Ports
------
-* inputs: one per actuator, named after the actuator (its ``command``), and the optional
-  ``applied_generalized_force`` (nv) and ``applied_spatial_force`` (6 per moving body:
-  world-axes ``[torque; force]`` about the body origin), zero when unconnected;
-* ``state`` (nq + nv), ``actuator_state`` (the actuators' and sensors' continuous states
-  ``z``, when there are any), ``generalized_acceleration`` (nv), ``generalized_constraint_force``
-  (nv, ``J^T f``) and ``contact_results`` (abstract
-  :class:`~multibody.constraints.ContactResults`, forces at the context's state);
-* one per sensor output port: named after the sensor when it has one output port, else
-  ``"<sensor>_<port>"``.
+Ports: listed in the class docstring of :class:`RigidBodySystem`.
 
 Blocks are evaluated through their own contexts (their inputs fixed from this system's
 state, commands and solution).
@@ -79,6 +69,30 @@ class RigidBodySystem(RigidBodySystemBase):
     backend : {"auto", "c", "casadi"}
         Evaluation of the fused functions.
     name : str, optional
+
+    Ports
+    -----
+    Inputs:
+
+    * one per actuator with a command, named after the actuator, of its ``command`` size
+      (``command_ports``, in ``actuators`` order);
+    * ``applied_generalized_force`` (nv, optional): a generalized force added to the
+      actuation, zero when unconnected;
+    * ``applied_spatial_force`` (6 per moving body, optional): per body but the world, in
+      ``tree.bodies`` order, a wrench ``[torque; force]`` in world axes about the body
+      origin (N m, N), zero when unconnected.
+
+    Outputs:
+
+    * ``state`` (nq + nv): ``[q; v]``;
+    * ``actuator_state`` (nz, only when ``nz > 0``): the actuators' and sensors' continuous
+      states ``z``;
+    * ``generalized_acceleration`` (nv): ``vdot`` solved with the constraint forces;
+    * ``generalized_constraint_force`` (nv): ``J^T f``;
+    * ``contact_results`` (abstract :class:`~multibody.constraints.ContactResults`): the
+      contact forces at the context's state;
+    * one per sensor output port, named after the sensor when it has one output port, else
+      ``"<sensor>_<port>"`` (``sensor_ports``).
 
     Raises
     ------

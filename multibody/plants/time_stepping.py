@@ -17,8 +17,8 @@ or boxed LCP over the Delassus operator ``J (H + h D)^{-1} J^T + diag(cfm/h)``
 body's position along ``h R v``). With ``project_positions`` (default), the position
 errors of the rigid bilateral blocks (closures, welds without CFM or spring softening)
 are then removed by up to three Gauss-Newton steps
-``dq = -H^{-1} J^T (J H^{-1} J^T)^+ phi(q_n)`` (post-stabilization, Cline & Pai 2003), so
-loop closures do not drift.
+``dq = -H^{-1} J^T (J H^{-1} J^T)^+ phi(q_n)`` (post-stabilization, Cline & Pai 2003;
+:mod:`multibody.plants._ts_projection`), so loop closures do not drift.
 
 Free bodies: their velocities are body-frame (the tree's convention); the step is taken
 in world-aligned coordinates, as Drake does for free bodies (the rotating-frame term of
@@ -48,23 +48,7 @@ back warns, each once per plant, with a :class:`~multibody.errors.StepMethodWarn
 the plant, the constraint or geometry pair (or the time and residual) and the reason
 (:mod:`multibody.plants._step_method`); ``contact_solver="lcp"`` does not warn.
 
-Ports
------
-* inputs: one per actuator, named after the actuator (its ``command``), and the optional
-  ``applied_generalized_force`` (nv) and ``applied_spatial_force`` (6 per moving body:
-  world-axes ``[torque; force]`` about the body origin; constant over the step), zero when
-  unconnected;
-* ``state`` (nq + nv): ``[q; v]``;
-* ``generalized_acceleration`` (nv): ``(v_next - v) / h`` of the step from the current state;
-* ``contact_results`` (abstract :class:`~multibody.constraints.ContactResults`): the
-  contacts of the step that starts at the context's time (forces = impulses / h); it
-  depends on the commands (direct feedthrough);
-* ``step`` (abstract :class:`StepSolution`): the whole solution of that step (cached: the
-  discrete update and ``contact_results`` share one solve);
-* one per sensor output port: named after the sensor when the sensor has one output
-  port, else ``"<sensor>_<port>"``. A sensor reading ``generalized_acceleration`` gets
-  ``(v_n - v) / h`` of the step starting at the context's time, and one reading
-  ``contact_results`` gets that step's contacts.
+Ports: listed in the class docstring of :class:`TimeSteppingRigidBodySystem`.
 
 Timing: the update is periodic with offset 0, like the framework's discrete
 ``LinearSystem``; the update at ``t`` takes the state at ``t`` to the state at ``t + h``.
@@ -92,7 +76,6 @@ from __future__ import annotations
 from typing import Optional, Sequence
 
 import numpy as np
-import scipy.linalg as sla
 
 from solvers import ops
 from solvers.compiled import CompiledFunction
@@ -105,6 +88,7 @@ from ._time_stepping_kinematics import ancestor_mask, fused_function, quat_to_ro
 from ._time_stepping_solve import (SolveReport, TimeSteppingWarning, one_blas_thread,
                                    solve_impulses)
 from ._step_method import StepMethodNotice, select_step_method
+from ._ts_projection import project_positions
 from ._ts_compiled import PGS_TAG, CompiledContactStep
 from .base import RigidBodySystemBase
 from .solutions import StepSolution
@@ -153,6 +137,33 @@ class TimeSteppingRigidBodySystem(RigidBodySystemBase):
         Sweeps of the compiled step's PGS before that step falls back to the interpreted
         one (default 500).
     name : str, optional
+
+    Ports
+    -----
+    Inputs:
+
+    * one per actuator with a command, named after the actuator, of its ``command`` size
+      (``command_ports``, in ``actuators`` order);
+    * ``applied_generalized_force`` (nv, optional): a generalized force added to the
+      actuation over the step, zero when unconnected;
+    * ``applied_spatial_force`` (6 per moving body, optional): per body but the world, in
+      ``tree.bodies`` order, a wrench ``[torque; force]`` in world axes about the body
+      origin (N m, N), constant over the step, zero when unconnected.
+
+    Outputs:
+
+    * ``state`` (nq + nv): ``[q; v]`` of the context's discrete state;
+    * ``generalized_acceleration`` (nv): ``(v_next - v) / h`` of the step from the context's
+      state;
+    * ``contact_results`` (abstract :class:`~multibody.constraints.ContactResults`): the
+      contacts of the step that starts at the context's time (forces = impulses / h);
+      depends on the commands (direct feedthrough);
+    * ``step`` (abstract :class:`StepSolution`): the whole solution of that step (cached:
+      the discrete update and ``contact_results`` share one solve);
+    * one per sensor output port, named after the sensor when it has one output port, else
+      ``"<sensor>_<port>"`` (``sensor_ports``); a sensor reading
+      ``generalized_acceleration`` or ``contact_results`` gets those of the step starting
+      at the context's time.
 
     Raises
     ------
@@ -479,7 +490,7 @@ class TimeSteppingRigidBodySystem(RigidBodySystemBase):
             warm_next = None
         qn = self.integrate(q, vn, h)
         if self.project_positions:
-            qn = self._project(context, xd, qn, vn, Minv, t)
+            qn = project_positions(self, context, xd, qn, vn, Minv, t)
         constraints = self.constraints
 
         def make_contacts() -> ContactResults:
@@ -522,37 +533,6 @@ class TimeSteppingRigidBodySystem(RigidBodySystemBase):
             scratch = mem["compiled_step_scratch"] = self._compiled.scratch()
         return self._compiled.run(t, xd, tau, self._fnum(q, v), scalars,
                                   mem.get("warm_start"), scratch)
-
-    def _project(self, context, xd, qn, vn, Minv, t):
-        """Gauss-Newton steps on the bilateral blocks' position errors at ``qn``; stops once
-        the error is below 1e-11 or after a step from an error below 1e-6 (Newton's
-        quadratic convergence leaves ~1e-12), at most three steps."""
-        blocks = [c for c in self.constraints if c.is_bilateral()
-                  and not c.spring
-                  and self._block_context(c, context, xd).get_parameter("cfm")[0] == 0]
-        if not blocks:
-            return qn
-        for _ in range(3):
-            _, _, kn = self.kinematics(qn, vn, t + self.time_step)
-            rows = [c.calc_rows(self._block_context(c, context, xd), kn) for c in blocks]
-            phi = np.concatenate([r.phi for r in rows])
-            err = float(np.max(np.abs(phi))) if phi.size else 0.0
-            if err < 1e-11:
-                break
-            J = np.vstack([r.J for r in rows])
-            live = np.any(J != 0.0, axis=1)
-            J, phi = J[live], phi[live]
-            MinvJT = Minv @ J.T
-            G = J @ MinvJT
-            try:
-                lam = sla.cho_solve(sla.cho_factor(G, check_finite=False), phi,
-                                    check_finite=False)
-            except (np.linalg.LinAlgError, ValueError):
-                lam = np.linalg.lstsq(G, phi, rcond=1e-12)[0]
-            qn = self.integrate(qn, -MinvJT @ lam, 1.0)
-            if err < 1e-6:
-                break
-        return qn
 
     def _fix_block_inputs(self, blk, ctx, x, sol) -> None:
         blk.get_input_port("state").fix_value(ctx, x) if blk.has_input_port("state") else None
