@@ -225,6 +225,12 @@ class VectorLogSink(LeafSystem):
     Notes
     -----
     The log lives in the context: ``sink.find_log(context)`` returns its :class:`VectorLog`.
+    The Simulator (interpreted and compiled) raises
+    :class:`~systems.errors.NonFiniteOutputError` when a sample it records is NaN or
+    infinite, naming the output port that computed it and the time; the log then ends
+    with that sample. ``Simulator(..., allow_non_finite_outputs=True)`` records such
+    samples instead. A per-step sink called twice at one time (``advance_to`` of the
+    current time) keeps the later sample (:class:`VectorLog`).
     """
 
     def __init__(self, input_size: int, publish_period: float = 0.0, name: Optional[str] = None,
