@@ -38,7 +38,7 @@ marker files are looked for next to the C3D, or give ``--skeleton`` and ``--mark
 the whole trial is analysed). Without ``--c3d`` the script synthesizes a capture of two strides
 of a 25-DOF two-legged body (``examples/data/walker_skeleton.txt``) walking at 1.2 m/s
 (``_synthetic_walk.py``: feet on the floor in stance, the centre of mass carried by the ground
-force) and runs in about a minute; ``--markers FILE.npz`` (arrays
+force) and runs in seconds; ``--markers FILE.npz`` (arrays
 ``t``, ``labels``, ``positions`` in metres) is another input. ``--viewer`` replays the fitted
 walk with its ground forces and markers in a web browser, ``--html PATH`` saves it as one
 HTML file (both need ``pip install 'dynablocks[viz]'``).
