@@ -3,8 +3,7 @@
 
 The compiled step (:mod:`._ts_compiled`) is typically an order of magnitude faster than the
 pivoting (Lemke) step (issue 21 measured 0.46-0.67x against 10-14x the time of Drake SAP per
-step); a scene that leaves
-it does so with one warning per plant, never silently:
+step); a scene that leaves it does so with one warning per plant, never silently:
 
 * at construction, when the scene is not covered by the compiled step: the warning names the
   plant and the culprit (``joint limit 'lim' on joint 'knee'``, ``ball closure 'loop'``, a
