@@ -16,7 +16,7 @@ the reader.
 from __future__ import annotations
 
 import math
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Tuple
 
 import numpy as np
 
@@ -126,9 +126,3 @@ def raise_non_finite_read(w: Watch, t: float, what: str, value=None) -> None:
         f"at t={t!r}. Simulator(..., allow_non_finite_outputs=True) publishes and logs "
         f"non-finite outputs instead")
 
-
-def first_bad_column(values: np.ndarray) -> Optional[int]:
-    """Index of the first column of ``values`` (rows: entries, columns: times) holding a
-    non-finite entry, or None."""
-    cols = np.flatnonzero(~np.all(np.isfinite(values), axis=0))
-    return int(cols[0]) if cols.size else None
