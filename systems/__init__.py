@@ -39,11 +39,17 @@ def __getattr__(name: str):
     if name == "Simulator":
         from .analysis.simulator import Simulator
         return Simulator
-    if name in _SUBPACKAGES:
+    if name in _SUBPACKAGES or (not name.startswith("_") and name in _public_submodules()):
         import importlib
         return importlib.import_module(f"systems.{name}")
     raise AttributeError(f"module 'systems' has no attribute {name!r}")
 
 
+def _public_submodules() -> list:
+    """Every public module or subpackage of this folder (one added later included)."""
+    import pkgutil
+    return [m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_")]
+
+
 def __dir__():
-    return sorted(set(globals()) | set(__all__))
+    return sorted(set(globals()) | set(__all__) | set(_public_submodules()))
