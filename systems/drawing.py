@@ -13,11 +13,9 @@ import re
 import shutil
 from typing import List, Optional
 
+from .errors import GraphvizNotFoundError
+
 __all__ = ["to_dot", "render", "GraphvizNotFoundError"]
-
-
-class GraphvizNotFoundError(RuntimeError):
-    """The Graphviz ``dot`` program is not installed."""
 
 
 def _esc(text: str) -> str:

@@ -32,16 +32,13 @@ import numpy as np
 
 from solvers import ops
 from .context import PREREQUISITES, LeafContext
-from .errors import InputNotConnectedError, PortValueError, SystemCallbackError
+from .errors import (FeedthroughInferenceWarning, InputNotConnectedError, PortValueError,
+                     SystemCallbackError)
 from .events import InitializationEvent, PeriodicEvent, PerStepEvent, WitnessFunction
 from .ports import InputPort, OutputPort, check_port_name, check_port_size, normalize_vector
 from .system import System
 
 __all__ = ["LeafSystem", "FeedthroughInferenceWarning"]
-
-
-class FeedthroughInferenceWarning(UserWarning):
-    """Direct feedthrough could not be inferred symbolically; every input is assumed to feed through."""
 
 
 class LeafSystem(System):

@@ -19,11 +19,9 @@ from typing import Optional, Sequence
 import numpy as np
 from scipy.interpolate import CubicHermiteSpline, CubicSpline, PPoly
 
+from .errors import TrajectoryError
+
 __all__ = ["PiecewisePolynomial", "TrajectoryError"]
-
-
-class TrajectoryError(ValueError):
-    """Bad breaks or samples given to a trajectory (the message says what was expected)."""
 
 
 def _breaks(times, what: str, min_count: int = 2) -> np.ndarray:

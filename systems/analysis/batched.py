@@ -24,14 +24,11 @@ from typing import Any, Optional
 
 import numpy as np
 
+from ..errors import BatchShapeError
 from ..symbolic import to_casadi
 from ..system import System
 
 __all__ = ["BatchedDynamics", "BatchShapeError", "batched_time_derivatives"]
-
-
-class BatchShapeError(ValueError):
-    """A batch of states or inputs does not have the shape ``(N, n)`` the system needs."""
 
 
 class BatchedDynamics:

@@ -44,15 +44,13 @@ from typing import Callable, Dict, Optional, Tuple
 import numpy as np
 import scipy.integrate
 
+from ..errors import StepSizeError
+
 __all__ = [
     "ButcherTableau", "TABLEAUS", "SCIPY_METHODS", "INTEGRATOR_NAMES", "Stepper",
     "RungeKuttaStepper", "SemiExplicitEulerStepper", "ScipyStepper", "StepSizeError",
     "check_integrator_name", "make_stepper",
 ]
-
-
-class StepSizeError(RuntimeError):
-    """The error-controlled step size fell below the resolution of time."""
 
 
 @dataclass(frozen=True)

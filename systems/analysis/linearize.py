@@ -16,7 +16,7 @@ from typing import Optional, Union
 import casadi as ca
 import numpy as np
 
-from ..errors import NonFiniteMatrixError
+from ..errors import EquilibriumError, NonFiniteMatrixError
 from ..primitives.linear import AffineSystem, LinearSystem
 from ..symbolic import CasadiSystem, to_casadi, converted_input_ports
 from ..system import System
@@ -45,10 +45,6 @@ class PortSelection(str, Enum):
 
 
 PortKey = Union[PortSelection, str, int]
-
-
-class EquilibriumError(ValueError):
-    """The operating point given to :func:`linearize` is not an equilibrium."""
 
 
 def _jacobians(cs: CasadiSystem, which: str):

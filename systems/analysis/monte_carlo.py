@@ -58,14 +58,10 @@ from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 import numpy as np
 
 from solvers.progress import ProgressLine
+from ..errors import NotPicklableError
 
 __all__ = ["MonteCarloResult", "SweepResult", "NotPicklableError", "monte_carlo", "sweep",
            "sample_seeds"]
-
-
-class NotPicklableError(TypeError):
-    """A function given to :func:`monte_carlo`/:func:`sweep` cannot be sent to worker
-    processes (it is a lambda, a closure or a local function)."""
 
 
 class _Outcome:

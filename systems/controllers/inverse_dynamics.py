@@ -25,15 +25,11 @@ from typing import Optional
 import numpy as np
 
 from solvers import ops
+from ..errors import ControllerError
 from ..leaf_system import LeafSystem
 
 __all__ = ["InverseDynamics", "InverseDynamicsController", "ControllerError", "gain_vector",
            "check_joint_tree"]
-
-
-class ControllerError(ValueError):
-    """A controller built with arguments that do not fit its tree (names the controller and
-    what was expected)."""
 
 
 def gain_vector(value, n: int, name: str, who: str) -> np.ndarray:

@@ -7,12 +7,9 @@ from typing import Any
 import casadi as ca
 import numpy as np
 
+from ..errors import TrajectoryOptimizationError
+
 __all__ = ["TrajectoryOptimizationError", "TrajectoryOptimizationResult"]
-
-
-class TrajectoryOptimizationError(ValueError):
-    """A trajectory optimization problem set up wrongly (the message names the argument, the
-    system or port, and what was expected)."""
 
 
 @dataclass
