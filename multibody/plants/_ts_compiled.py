@@ -82,6 +82,9 @@ def unsupported_reason(tree, constraints) -> Optional[str]:
     c = constraints[0]
     if c.friction != "cone":
         return f"contact '{c.name}' uses friction='{c.friction}' (the compiled step has the disc)"
+    if c.max_geometry_margin > 0:
+        return (f"contact '{c.name}' has per-geometry contact margins (MuJoCo's margin; the "
+                "compiled step has one margin for every pair)")
     for j in tree.joints:
         if j.nq and _joint_type(j) is None:
             return f"joint '{j.name}' ({j.type}) has nq != nv"
