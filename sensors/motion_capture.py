@@ -20,13 +20,11 @@ from typing import Sequence
 
 import numpy as np
 
+from .errors import MotionCaptureError
+
 __all__ = ["MotionCaptureError", "MarkerData", "read_c3d", "write_c3d"]
 
 _UNITS = {"mm": 1e-3, "cm": 1e-2, "m": 1.0, "dm": 0.1, "in": 0.0254}
-
-
-class MotionCaptureError(ValueError):
-    """Bad or incomplete motion-capture data (names the file and what is missing)."""
 
 
 def _ezc3d():

@@ -8,6 +8,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .errors import LCPFallbackWarning, LCPSolveError
+
 __all__ = ["LCPResult", "LCPSolveError", "LCPFallbackWarning", "STATUSES", "verified", "finish",
            "front_door"]
 
@@ -88,26 +90,6 @@ class LCPResult:
     def x(self) -> np.ndarray:
         """Alias of :attr:`z` for boxed problems."""
         return self.z
-
-
-class LCPSolveError(RuntimeError):
-    """An LCP solve failed and the caller asked for an exception.
-
-    Attributes ``result`` (the failed :class:`LCPResult`) and ``context``.
-    """
-
-    def __init__(self, result: LCPResult, context: str = "") -> None:
-        where = f"{context}: " if context else ""
-        super().__init__(
-            f"{where}LCP solve failed with status '{result.status}' "
-            f"(method {result.method}, n={result.z.shape[0]}, residual "
-            f"{result.residual:.3e}, {result.iterations} iterations): {result.message}")
-        self.result = result
-        self.context = context
-
-
-class LCPFallbackWarning(RuntimeWarning):
-    """Emitted when a front door falls back to another method."""
 
 
 def verified(z: np.ndarray, w: np.ndarray, status: str, residual: float, accept: float,

@@ -9,7 +9,10 @@ import ast
 import pathlib
 from typing import Dict, Iterable, List, Set
 
-PACKAGES = ("systems", "multibody", "sensors", "actuators", "solvers")
+PACKAGES = ("dynablocks", "systems", "multibody", "sensors", "actuators", "solvers")
+
+LOWEST = "dynablocks"
+"""The lowest layer: every package may import it; it imports no other project package."""
 
 
 def module_files(root: pathlib.Path, packages: Iterable[str] = PACKAGES) -> Dict[str, pathlib.Path]:
@@ -106,6 +109,19 @@ def import_cycles(root: pathlib.Path, packages: Iterable[str] = PACKAGES) -> Lis
         if v not in index:
             visit(v)
     return cycles
+
+
+def lowest_layer_imports(root: pathlib.Path, packages: Iterable[str] = PACKAGES,
+                         lowest: str = LOWEST) -> List[str]:
+    """Imports of another project package from the lowest layer (``dynablocks``)."""
+    others = tuple(p for p in packages if p != lowest)
+    bad = []
+    for m, p in module_files(root, (lowest,)).items():
+        for base, nm, line in _imports(m, p):
+            if base.split(".")[0] in others:
+                bad.append(f"{p.relative_to(root)}:{line}: the lowest layer '{lowest}' "
+                           f"imports '{base}'")
+    return bad
 
 
 def _is_private(segment: str) -> bool:

@@ -1,4 +1,5 @@
-"""The layering rules of ARCHITECTURE.md, checked on the source: the multibody core does not
+"""The layering rules of ARCHITECTURE.md, checked on the source: ``dynablocks`` (the project's
+root errors) is the lowest layer and imports no other package; the multibody core does not
 import systems; no import circles; no private module or name imported across packages; no
 example importing a private module; no module reading or writing another module's private
 attributes. Each static check is also run on a small synthetic tree that breaks it, so a check
@@ -21,6 +22,17 @@ def test_multibody_core_does_not_import_systems():
             "t = multibody.RigidBodyTree.from_urdf(str(multibody.model_path('acrobot')))\n"
             "t.mass_matrix([0.1, 0.2])\n"
             "bad = sorted(m for m in sys.modules if m == 'systems' or m.startswith('systems.'))\n"
+            "print(bad)\n"
+            "sys.exit(1 if bad else 0)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_dynablocks_is_the_lowest_layer():
+    assert L.lowest_layer_imports(ROOT) == []
+    code = ("import sys, dynablocks, dynablocks.errors\n"
+            "bad = sorted(m for m in sys.modules if m.split('.')[0] in "
+            f"{tuple(p for p in L.PACKAGES if p != L.LOWEST)!r})\n"
             "print(bad)\n"
             "sys.exit(1 if bad else 0)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
@@ -60,6 +72,17 @@ def test_checker_finds_a_circle_through_a_function_level_import(tmp_path):
         "solvers/b.py": "def g():\n    from .a import f\n    return 1\n",
     })
     assert L.import_cycles(root, ("solvers",)) == [["solvers.a", "solvers.b"]]
+
+
+def test_checker_finds_the_lowest_layer_importing_a_package(tmp_path):
+    root = _tree(tmp_path, {
+        "dynablocks/__init__.py": "from .errors import DynablocksError\n",
+        "dynablocks/errors.py": "class DynablocksError(Exception):\n    pass\n"
+                                "def f():\n    from systems.errors import SystemsError\n",
+        "systems/__init__.py": "", "systems/errors.py": "from dynablocks import DynablocksError\n",
+    })
+    bad = L.lowest_layer_imports(root, ("dynablocks", "systems"))
+    assert bad == ["dynablocks/errors.py:4: the lowest layer 'dynablocks' imports 'systems.errors'"]
 
 
 def test_checker_finds_a_private_import_across_packages(tmp_path):

@@ -1,5 +1,10 @@
-"""Exceptions of :mod:`multibody.motion` (all subclass built-in exceptions through
-:class:`multibody.errors.MultibodyError`, a ``ValueError``).
+"""Exceptions and warnings of :mod:`multibody.motion`.
+
+The errors are :class:`MotionError` subclasses (so :class:`multibody.errors.MultibodyError`,
+a ``ValueError``), except :class:`TrajectoryError`, which :mod:`systems.trajectories` raises
+too and which is therefore defined once in :mod:`dynablocks.errors` (a
+:class:`~dynablocks.errors.DynablocksError` and a ``ValueError``; neither package may import
+the other). The warnings are :class:`~multibody.errors.MultibodyWarning` and ``UserWarning``.
 
 Every message names the culprit (marker, body, joint, frame index, argument) and what was
 expected.
@@ -8,7 +13,9 @@ from __future__ import annotations
 
 import warnings
 
-from ..errors import MultibodyError
+from dynablocks.errors import TrajectoryError
+
+from ..errors import MultibodyError, MultibodyWarning
 
 __all__ = ["MotionError", "MarkerSetError", "MarkerFitError", "TrajectoryError",
            "ContactError", "MarkerFitWarning", "ContactWarning"]
@@ -28,22 +35,17 @@ class MarkerFitError(MotionError):
     configuration of the wrong size, a locked joint that does not exist."""
 
 
-class TrajectoryError(MotionError):
-    """A trajectory that cannot be smoothed or differentiated: times not increasing, too few
-    samples, non-finite configurations, sizes that do not match the tree."""
-
-
 class ContactError(MotionError):
     """Contact points on an unknown body, a non-positive friction coefficient, a trajectory
     that does not match the tree."""
 
 
-class MarkerFitWarning(UserWarning):
+class MarkerFitWarning(MultibodyWarning, UserWarning):
     """A frame fitted with too few visible markers (the pose is held from the previous
     frame) or a fit that did not converge."""
 
 
-class ContactWarning(UserWarning):
+class ContactWarning(MultibodyWarning, UserWarning):
     """A frame of contact inverse dynamics whose torque limits cannot be met."""
 
 

@@ -3,14 +3,16 @@
 Every reader raises only its own named error, each a subclass of :class:`ModelParseError`
 (itself a :class:`~multibody.errors.MultibodyError`, so a ``ValueError``); its message reads
 ``"<source>, line <n>: <element>: <what is wrong>"``. A file accepted with a change the user
-should know about gives one warning per change, a subclass of :class:`ModelParseWarning`.
+should know about gives one warning per change, a subclass of :class:`ModelParseWarning`
+(itself a :class:`~multibody.errors.MultibodyWarning` and a ``UserWarning``). The readers of
+the skeleton and marker-placement formats raise :class:`SkeletonError`.
 """
 from __future__ import annotations
 
-from ..errors import MultibodyError
+from ..errors import MultibodyError, MultibodyWarning
 
 __all__ = ["ModelParseError", "URDFError", "SDFError", "MJCFError",
-           "ModelParseWarning", "URDFWarning", "SDFWarning", "MJCFWarning"]
+           "ModelParseWarning", "URDFWarning", "SDFWarning", "MJCFWarning", "SkeletonError"]
 
 
 class ModelParseError(MultibodyError):
@@ -68,7 +70,7 @@ class MJCFError(ModelParseError):
     format_name = "MJCF"
 
 
-class ModelParseWarning(UserWarning):
+class ModelParseWarning(MultibodyWarning, UserWarning):
     """A model file accepted with a change the user should know about (what was done, with
     the file, line and element, as :class:`ModelParseError` gives them)."""
 
@@ -89,7 +91,17 @@ class MJCFWarning(ModelParseWarning):
     (ignored, one warning per element kind)."""
 
 
+class SkeletonError(MultibodyError):
+    """A skeleton or marker-placement file that cannot be read; the message names the file,
+    the line and what was expected.
+
+    A :class:`~multibody.errors.MultibodyError` (so a ``ValueError``) made from one message
+    string, not a :class:`ModelParseError` (whose constructor takes the source, line and
+    element separately).
+    """
+
+
 for _cls in (ModelParseError, URDFError, SDFError, MJCFError, ModelParseWarning, URDFWarning,
-             SDFWarning, MJCFWarning):
+             SDFWarning, MJCFWarning, SkeletonError):
     _cls.__module__ = "multibody.parsing"
 del _cls

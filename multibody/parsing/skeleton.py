@@ -63,7 +63,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ..errors import MultibodyError
+from .errors import SkeletonError
 from ._skeleton_shapes import shape_inertia as _shape_inertia
 
 __all__ = ["SkeletonError", "Segment", "SkeletonJoint", "Skeleton", "parse_skeleton",
@@ -76,11 +76,6 @@ _JOINTS = {"ball": ("ball", 3), "uni": ("universal", 2), "universal": ("universa
 _TOKEN = re.compile(r"<-|->|<>|<[^<>]*>|\([^()]*\)|[^\s()<>]+")
 _NUMBER = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
 _EULER_LETTERS = "xyz"
-
-
-class SkeletonError(MultibodyError):
-    """A skeleton or marker-placement file that cannot be read; the message names the file,
-    the line and what was expected."""
 
 
 @dataclass

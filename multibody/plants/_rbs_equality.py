@@ -28,12 +28,9 @@ import numpy as np
 import scipy.linalg as sla
 
 from solvers import ops
+from ..errors import RedundantConstraintWarning
 
 __all__ = ["RedundantConstraintWarning", "equality_functions", "redundant_rows"]
-
-
-class RedundantConstraintWarning(UserWarning):
-    """Equality constraints are redundant or conflicting; forces come from least squares."""
 
 
 def _stack_rows(blocks, q, v, nv):

@@ -50,6 +50,7 @@ import scipy.linalg as sla
 from solvers import lcp
 from solvers.lcp import LCPFallbackWarning
 from ..constraints import ContactResults, PointContactResult
+from ..errors import PainleveError
 from .solutions import RigidBodySolution
 
 __all__ = ["PainleveError", "SiteSolution", "solve_accelerations", "assemble", "cho_inv",
@@ -71,10 +72,6 @@ REGULARIZATION = 1e-10
 """Relative diagonal added to the unilateral block of the contact LCP."""
 RETRY_REGULARIZATION = 1e-7
 """Relative diagonal of the retry when the pivoting meets a singular basis."""
-
-
-class PainleveError(RuntimeError):
-    """The acceleration-level contact problem has no solution (inconsistent configuration)."""
 
 
 @dataclass

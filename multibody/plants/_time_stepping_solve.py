@@ -29,6 +29,7 @@ import scipy.linalg as sla
 from solvers.lcp import LCPResult, LCPSolveError, solve_boxed_lcp, solve_lcp
 
 from ..constraints.base import BILATERAL, BOUNDED, FRICTION_BOX, FRICTION_CONE, UNILATERAL
+from ..errors import TimeSteppingWarning
 
 __all__ = ["TimeSteppingWarning", "SolveReport", "solve_impulses", "one_blas_thread"]
 
@@ -50,10 +51,6 @@ def one_blas_thread():
         from threadpoolctl import ThreadpoolController
         _BLAS.append(ThreadpoolController())
     return _BLAS[0].limit(limits=1, user_api="blas")
-
-
-class TimeSteppingWarning(RuntimeWarning):
-    """A step's constraint solve used its fallback (message: system, time, residual)."""
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""Exceptions of :mod:`multibody.visualization` (they subclass built-in exceptions).
+"""Exceptions of :mod:`multibody.visualization`: :class:`~multibody.errors.MultibodyError`
+subclasses (so ``ValueError``); :class:`ViewerUnavailableError` is an ``ImportError`` too.
 
 Every message names the object (visualizer, body, geometry, file, recording) and what was
 expected.
@@ -18,6 +19,7 @@ class VisualizationError(MultibodyError):
     recording that does not fit the tree, a non-positive publish period (a ``ValueError``)."""
 
 
-class ViewerUnavailableError(ImportError):
+class ViewerUnavailableError(ImportError, MultibodyError):
     """The optional viewer library (``viser``, or ``trimesh`` for mesh files) is not
-    installed; the message says ``pip install 'dynablocks[viz]'``."""
+    installed; the message says ``pip install 'dynablocks[viz]'``. An ``ImportError`` as
+    before, and a :class:`~multibody.errors.MultibodyError` (so also a ``ValueError``)."""
