@@ -14,7 +14,10 @@ the support function of ``K + ball(r)`` is ``h_K + r``; van den Bergen 2003, ch.
 
 The algorithm, thresholds and iteration limits are those of ``multibody.geometry._gjk``
 (that module's docstring explains each robustness measure); the polytope lives in the
-caller's work buffer (``cl_work``: fixed capacity, no allocation). Needs part 1.
+caller's work buffer (``cl_work``: fixed capacity, no allocation): faces stay where they
+are made (dead ones flagged), a binary heap orders them by (distance, creation order) --
+the face a scan in creation order would pick -- and a directed-edge table gives each
+edge's face in O(1), left all -1 after every query. Needs part 1.
 """
 from __future__ import annotations
 
@@ -22,16 +25,28 @@ __all__: list[str] = []  # private module
 
 SOURCE = r"""
 /* ---------------------------------------------------------------- GJK / EPA */
-typedef struct { int i, j, k; double n[3], d; } cl_face;
+typedef struct { int i, j, k, alive; double n[3], d; } cl_face;
 
+/* the caller's work buffer (dbk_collide_work_bytes; dbk_collide_work_init once) */
 typedef struct {
+    int ready;                   /* CL_READY once own[] is all -1 */
+    int nv, nf;
     double W[CL_MAXV][3], A[CL_MAXV][3], B[CL_MAXV][3];
-    int nv, nf, nh;
-    cl_face F[CL_MAXF];
-    int state[CL_MAXF];          /* 1 visible, 2 hidden, 0 not looked at */
+    cl_face F[CL_MAXF];          /* every face made, dead ones flagged (creation order) */
+    int state[CL_MAXF];          /* 2 iter + 1: visible in iteration iter, 2 iter + 2: hidden */
     int stack[CL_MAXF];
+    int vis[CL_MAXF];            /* the faces visible in this iteration */
+    int heap[CL_MAXF], nheap;    /* faces by (distance, creation order); dead ones skipped */
     int hor[CL_MAXH][2];
+    int own[CL_MAXV * CL_MAXV];  /* face holding the directed edge (p, q), or -1 */
 } cl_work;
+
+#define CL_READY 0x636f6c6c
+
+static void cl_work_init(cl_work *wk) {
+    for (int e = 0; e < CL_MAXV * CL_MAXV; ++e) wk->own[e] = -1;
+    wk->ready = CL_READY;
+}
 
 typedef struct { const cl_geom *a, *b; } cl_pair;
 
@@ -228,6 +243,43 @@ static void cl_epa_add(cl_work *wk, const cl_pair *s, const double *d) {
     cl_sub(wk->A[m], wk->B[m], wk->W[m]);
 }
 
+/* the binary heap of faces, least (distance, creation order) on top: the nearest face as
+   the first of equals in creation order, as a scan would find it */
+static int cl_face_less(const cl_work *wk, int a, int b) {
+    double da = wk->F[a].d, db = wk->F[b].d;
+    return da < db || (da == db && a < b);
+}
+
+static void cl_heap_push(cl_work *wk, int id) {
+    int c = wk->nheap++;
+    while (c > 0) {
+        int p = (c - 1) / 2;
+        if (!cl_face_less(wk, id, wk->heap[p])) break;
+        wk->heap[c] = wk->heap[p];
+        c = p;
+    }
+    wk->heap[c] = id;
+}
+
+static void cl_heap_pop(cl_work *wk) {
+    int last = wk->heap[--wk->nheap], c = 0, n = wk->nheap;
+    for (;;) {
+        int l = 2 * c + 1, m;
+        if (l >= n) break;
+        m = (l + 1 < n && cl_face_less(wk, wk->heap[l + 1], wk->heap[l])) ? l + 1 : l;
+        if (!cl_face_less(wk, wk->heap[m], last)) break;
+        wk->heap[c] = wk->heap[m];
+        c = m;
+    }
+    if (n > 0) wk->heap[c] = last;
+}
+
+/* the nearest live face, dead ones dropped from the top; -1 when none */
+static int cl_heap_top(cl_work *wk) {
+    while (wk->nheap > 0 && !wk->F[wk->heap[0]].alive) cl_heap_pop(wk);
+    return wk->nheap > 0 ? wk->heap[0] : -1;
+}
+
 static void cl_epa_add_face(cl_work *wk, int i, int j, int k, int orient, const double *centroid) {
     double u[3], v[3], n[3], o[3];
     const double *wi = wk->W[i];
@@ -237,20 +289,22 @@ static void cl_epa_add_face(cl_work *wk, int i, int j, int k, int orient, const 
         cl_sub(wi, centroid, o);
         if (cl_dot(n, o) < 0.0) { int t = j; j = k; k = t; cl_set(n, -n[0], -n[1], -n[2]); }
     }
-    cl_face *f = &wk->F[wk->nf++];
-    f->i = i; f->j = j; f->k = k;
+    int id = wk->nf++;
+    cl_face *f = &wk->F[id];
+    f->i = i; f->j = j; f->k = k; f->alive = 1;
+    wk->state[id] = 0;
+    wk->own[i * CL_MAXV + j] = id; wk->own[j * CL_MAXV + k] = id; wk->own[k * CL_MAXV + i] = id;
     if (nn <= 1e-30) { cl_set(f->n, 0.0, 0.0, 0.0); f->d = HUGE_VAL; }
     else { cl_set(f->n, n[0] / nn, n[1] / nn, n[2] / nn); f->d = cl_dot(f->n, wi); }
+    cl_heap_push(wk, id);
 }
 
-/* the latest face holding the directed edge (p, q), or -1 */
-static int cl_epa_owner(const cl_work *wk, int p, int q) {
-    for (int f = wk->nf - 1; f >= 0; --f) {
-        const cl_face *F = &wk->F[f];
-        if ((F->i == p && F->j == q) || (F->j == p && F->k == q) || (F->k == p && F->i == q))
-            return f;
-    }
-    return -1;
+/* drop face f and the edges it owns */
+static void cl_epa_kill(cl_work *wk, int f) {
+    cl_face *F = &wk->F[f];
+    int e[3] = {F->i * CL_MAXV + F->j, F->j * CL_MAXV + F->k, F->k * CL_MAXV + F->i};
+    F->alive = 0;
+    for (int m = 0; m < 3; ++m) if (wk->own[e[m]] == f) wk->own[e[m]] = -1;
 }
 
 static void cl_barycentric(const double *p, const double *a, const double *b, const double *c,
@@ -321,14 +375,15 @@ static int cl_epa(const cl_pair *s, cl_work *wk, double scale, const double (*ax
     double centroid[3] = {0.0, 0.0, 0.0};
     for (int m = 0; m < 4; ++m) cl_axpy(centroid, 0.25, wk->W[m], centroid);
     wk->nf = 0;
+    wk->nheap = 0;
     for (int f = 0; f < 4; ++f) cl_epa_add_face(wk, cl_tet[f][0], cl_tet[f][1], cl_tet[f][2], 1, centroid);
     double vis_tol = 1e-13 * scale, uh = HUGE_VAL, ua[3] = {0, 0, 0}, ub[3] = {0, 0, 0};
     cl_face kept, up;
     int have_kept = 0;
     up = wk->F[0];
     for (int iter = 0; iter < CL_EPA_ITERATIONS; ++iter) {
-        int best = 0;
-        for (int f = 1; f < wk->nf; ++f) if (wk->F[f].d < wk->F[best].d) best = f;
+        int best = cl_heap_top(wk);
+        if (best < 0) break;
         double d = wk->F[best].d, n[3], a[3], b[3], w[3];
         cl_copy(wk->F[best].n, n);
         if (have_kept && kept.d > 1e-9 * scale && d < kept.d - 1e-12 * scale) break;
@@ -340,38 +395,35 @@ static int cl_epa(const cl_pair *s, cl_work *wk, double scale, const double (*ax
         if (uh - d <= tol) break;
         if (wk->nv >= CL_MAXV) break;
         /* visible region grown from the nearest face over adjacency; its border: horizon */
-        for (int f = 0; f < wk->nf; ++f) wk->state[f] = 0;
-        wk->state[best] = 1;
-        int top = 0, nh = 0, overflow = 0;
+        int vis = 2 * iter + 1, hid = 2 * iter + 2, top = 0, nh = 0, nvis = 0, overflow = 0;
+        wk->state[best] = vis;
         wk->stack[top++] = best;
+        wk->vis[nvis++] = best;
         while (top > 0) {
             const cl_face *F = &wk->F[wk->stack[--top]];
             int e[3][2] = {{F->i, F->j}, {F->j, F->k}, {F->k, F->i}};
             for (int m = 0; m < 3; ++m) {
-                int p = e[m][0], q = e[m][1], g = cl_epa_owner(wk, q, p);
-                if (g < 0 || wk->state[g] == 1) continue;
-                if (wk->state[g] == 0) {
+                int p = e[m][0], q = e[m][1], g = wk->own[q * CL_MAXV + p];
+                if (g < 0 || wk->state[g] == vis) continue;
+                if (wk->state[g] != hid) {
                     double o[3];
                     cl_sub(w, wk->W[wk->F[g].i], o);
                     if (cl_dot(wk->F[g].n, o) > vis_tol) {
-                        wk->state[g] = 1;
+                        wk->state[g] = vis;
                         wk->stack[top++] = g;
+                        wk->vis[nvis++] = g;
                         continue;
                     }
-                    wk->state[g] = 2;
+                    wk->state[g] = hid;
                 }
                 if (nh < CL_MAXH) { wk->hor[nh][0] = p; wk->hor[nh][1] = q; ++nh; }
                 else overflow = 1;
             }
         }
-        int alive = 0;
-        for (int f = 0; f < wk->nf; ++f) if (wk->state[f] != 1) alive++;
-        if (overflow || alive + nh > CL_MAXF) break;   /* out of room: keep the bound found */
+        if (overflow || wk->nf + nh > CL_MAXF) break;   /* out of room: keep the bound found */
         int nw = wk->nv;
         cl_copy(w, wk->W[nw]); cl_copy(a, wk->A[nw]); cl_copy(b, wk->B[nw]); wk->nv++;
-        int m = 0;
-        for (int f = 0; f < wk->nf; ++f) if (wk->state[f] != 1) wk->F[m++] = wk->F[f];
-        wk->nf = m;
+        for (int m = 0; m < nvis; ++m) cl_epa_kill(wk, wk->vis[m]);
         for (int k = 0; k < nh; ++k) cl_epa_add_face(wk, wk->hor[k][0], wk->hor[k][1], nw, 0, centroid);
     }
     double h = uh, n[3], target[3], lam[3];
@@ -383,7 +435,7 @@ static int cl_epa(const cl_pair *s, cl_work *wk, double scale, const double (*ax
     if (cl_min3(lam) < -1e-9) {    /* flat part of M: the coplanar face holding the point */
         for (int f = 0; f < wk->nf; ++f) {
             const cl_face *F = &wk->F[f];
-            if (fabs(F->d - d) <= 1e-9 * scale && cl_dot(F->n, n) >= 1.0 - 1e-9) {
+            if (F->alive && fabs(F->d - d) <= 1e-9 * scale && cl_dot(F->n, n) >= 1.0 - 1e-9) {
                 double lf[3];
                 cl_barycentric(target, wk->W[F->i], wk->W[F->j], wk->W[F->k], lf);
                 if (cl_min3(lf) > cl_min3(lam)) {
@@ -394,6 +446,7 @@ static int cl_epa(const cl_pair *s, cl_work *wk, double scale, const double (*ax
             }
         }
     }
+    for (int f = 0; f < wk->nf; ++f) if (wk->F[f].alive) cl_epa_kill(wk, f);  /* own[] clean */
     cl_set(pa, 0.0, 0.0, 0.0); cl_set(pb, 0.0, 0.0, 0.0);
     int ids[3] = {fi, fj, fk};
     for (int m = 0; m < 3; ++m) {
@@ -436,6 +489,7 @@ static int cl_gjk_epa(const cl_geom *a, const cl_geom *b, cl_result *r, cl_work 
         if (a->kind == CL_CYLINDER || a->kind == CL_CAPSULE) cl_col(a->X, 2, axes[na++]);
         if (b->kind == CL_CYLINDER || b->kind == CL_CAPSULE) cl_col(b->X, 2, axes[na++]);
         wk->nv = ns;
+        if (wk->ready != CL_READY) cl_work_init(wk);
         if (cl_epa(&s, wk, scale, (const double (*)[3])axes, na, &h, r->n, r->pa, r->pb)) return -1;
         r->d = -h;
     }

@@ -10,7 +10,7 @@ dispatch below. Pure C99, ``math.h`` only, no allocation (outputs and the work b
 the caller's), every internal name ``static`` and prefixed ``cl_``: the contact kernel can
 include the same text.
 
-Entry points (``DBK`` = ``dbk_collide``)::
+Entry points::
 
     int dbk_collide(int kind_a, const double *par_a, int nv_a, const double *X_a,
                     int kind_b, const double *par_b, int nv_b, const double *X_b,
@@ -20,6 +20,7 @@ Entry points (``DBK`` = ``dbk_collide``)::
                           const int *nv, const double *X, double margin, double *out,
                           int cap, int *count, void *work);
     int dbk_collide_work_bytes(void);
+    void dbk_collide_work_init(void *work);  /* once, before a work buffer's first use */
     int dbk_collide_layout(int *out);      /* the constants below, for a check at load */
 
 ``par`` holds the kind's parameters (:data:`KINDS`), or for a convex hull its vertices
@@ -28,7 +29,10 @@ Entry points (``DBK`` = ``dbk_collide``)::
 (point on A, point on B, unit normal from A to B, signed distance) and returns how many
 it found (more than ``cap`` only from a pair other than halfspace-convex, whose vertices
 are reduced to ``cap``; ``cap >= MAX_CONTACTS`` always suffices), or a negative status
-(:data:`STATUS`). ``dbk_signed_distance`` writes one such record.
+(:data:`STATUS`). ``dbk_signed_distance`` writes one such record. ``work`` is a buffer of
+``dbk_collide_work_bytes()`` bytes (about 230 kB: the EPA polytope, its faces in a heap by
+distance and a directed-edge table), initialised once by ``dbk_collide_work_init`` and
+reused by every query of one thread.
 """
 from __future__ import annotations
 
@@ -40,7 +44,7 @@ from ._collision_c_prims import SOURCE as _PRIMS
 
 __all__: list[str] = []  # private module
 
-VERSION = 1
+VERSION = 2
 """Bumped with any change of the generated code's behaviour."""
 
 KINDS = {
@@ -69,7 +73,7 @@ MAX_CONTACTS = 16
 
 CAPACITY = {
     "MAXV": 144,           # EPA polytope vertices (4 + the iteration limit + slack)
-    "MAXF": 512,           # EPA faces alive at once
+    "MAXF": 2048,          # EPA faces made in one query (dead ones are kept)
     "MAXH": 1024,          # EPA horizon edges of one expansion
     "MAXPOLY": 16,         # clipped box face polygon
     "GJK_ITERATIONS": 128,
@@ -288,6 +292,8 @@ int dbk_collide_pairs(int npairs, const int *kinds, const double *const *par, co
 }
 
 int dbk_collide_work_bytes(void) { return (int)sizeof(cl_work); }
+
+void dbk_collide_work_init(void *work) { cl_work_init((cl_work *)work); }
 
 int dbk_collide_layout(int *out) {
     static const int v[] = CL_LAYOUT;

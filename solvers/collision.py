@@ -71,10 +71,12 @@ import numpy as np
 
 from . import _collision_numpy as _numpy
 from . import _compiled_build as _build
+from .errors import CollisionBuildError, CollisionQueryError, ShapeDescriptionError
 from ._collision_source import (CONTACT_DOUBLES, KINDS, MAX_CONTACTS, NPAR, SOURCE, STATUS,
                                 VERSION, layout)
 
 __all__ = ["contact_manifold", "signed_distance", "load_narrow_phase", "parse_shape", "parse_pose",
+           "pointer_table",
            "Manifold", "Distance",
            "CompiledNarrowPhase", "NumpyNarrowPhase", "ShapeDescriptionError",
            "CollisionQueryError", "CollisionBuildError", "KIND_IDS", "MAX_CONTACTS",
@@ -82,20 +84,6 @@ __all__ = ["contact_manifold", "signed_distance", "load_narrow_phase", "parse_sh
 
 KIND_IDS = {name: kid for name, (kid, _) in KINDS.items()}
 """Shape kind name -> the C id."""
-
-
-class ShapeDescriptionError(ValueError):
-    """A shape description or pose is malformed (the message names the argument and what
-    was expected)."""
-
-
-class CollisionQueryError(RuntimeError):
-    """The narrow phase refused a pair or gave a non-finite result (names the pair)."""
-
-
-class CollisionBuildError(RuntimeError):
-    """The narrow-phase library could not be built or loaded (compiler command and output,
-    or no private cache directory)."""
 
 
 @dataclass(frozen=True)
@@ -227,6 +215,16 @@ def parse_pose(pose, which: str = "pose") -> np.ndarray:
     return np.ascontiguousarray(np.concatenate([R.reshape(-1), p]))
 
 
+def pointer_table(arrays: Sequence[np.ndarray]) -> np.ndarray:
+    """The addresses of C-contiguous float64 arrays as a uintp array (for
+    :meth:`CompiledNarrowPhase.collide_pairs`; keep the arrays alive while it is used)."""
+    for a in arrays:
+        if a.dtype != np.float64 or not a.flags.c_contiguous:
+            raise ShapeDescriptionError("pointer_table: every array must be C-contiguous "
+                                        f"float64, got {a.dtype} (contiguous: {a.flags.c_contiguous})")
+    return np.array([a.ctypes.data for a in arrays], dtype=np.uintp)
+
+
 def _describe(shape) -> str:
     return repr(shape) if shape[0] != "convex" else f"('convex', <{len(shape[1])} vertices>)"
 
@@ -255,6 +253,9 @@ class CompiledNarrowPhase:
         many.argtypes = [ci, vp, vp, vp, vp, cd, vp, ci, vp, vp]
         many.restype = ci
         lib.dbk_collide_work_bytes.restype = ci
+        lib.dbk_collide_work_init.argtypes = [vp]
+        lib.dbk_collide_work_init.restype = None
+        self._init_work = lib.dbk_collide_work_init
         lib.dbk_collide_layout.argtypes = [vp]
         lib.dbk_collide_layout.restype = ci
         n = lib.dbk_collide_layout(None)
@@ -270,6 +271,7 @@ class CompiledNarrowPhase:
         w = getattr(self._local, "work", None)
         if w is None:
             w = np.zeros(self.work_bytes // 8 + 1)
+            self._init_work(w.ctypes.data)
             self._local.work = w
         return w
 
@@ -288,13 +290,30 @@ class CompiledNarrowPhase:
         return self._sd(ka, pa.ctypes.data, na, Xa.ctypes.data, kb, pb.ctypes.data, nb,
                         Xb.ctypes.data, out.ctypes.data, self._work().ctypes.data)
 
-    def collide_pairs(self, kinds: np.ndarray, params: Sequence[np.ndarray], nv: np.ndarray,
-                      X: np.ndarray, margin: float, out: np.ndarray, count: np.ndarray) -> int:
-        """Many pairs in one C call (``dbk_collide_pairs``): ``kinds``, ``nv`` int32
-        ``(n, 2)``; ``params`` 2n float64 arrays (A, B of each pair; keep them alive);
-        ``X`` ``(n, 2, 12)``; ``out`` ``(n, cap, CONTACT_DOUBLES)``; ``count`` int32
-        ``(n,)``. Returns the number of refused pairs."""
-        ptrs = np.array([p.ctypes.data for p in params], dtype=np.uintp)
+    def collide_pairs(self, kinds: np.ndarray, params, nv: np.ndarray, X: np.ndarray,
+                      margin: float, out: np.ndarray, count: np.ndarray) -> int:
+        """Many pairs in one C call (``dbk_collide_pairs``).
+
+        Parameters
+        ----------
+        kinds, nv : ndarray of int32, shape (n, 2)
+            Kind ids and vertex counts of A and B of each pair.
+        params : sequence of 2n float64 arrays, or ndarray of uintp, shape (2n,)
+            Parameters (or vertices) of A and B of each pair, or their addresses
+            (:func:`pointer_table`; the arrays must then be kept alive by the caller).
+        X : ndarray, shape (n, 2, 12)
+            Poses of A and B (:func:`parse_pose`).
+        margin : float
+        out : ndarray, shape (n, cap, CONTACT_DOUBLES)
+        count : ndarray of int32, shape (n,)
+            Contacts found per pair, or a negative status.
+
+        Returns
+        -------
+        int
+            The number of refused pairs.
+        """
+        ptrs = params if isinstance(params, np.ndarray) else pointer_table(params)
         return self._many(kinds.shape[0], kinds.ctypes.data, ptrs.ctypes.data, nv.ctypes.data,
                           X.ctypes.data, margin, out.ctypes.data, out.shape[1],
                           count.ctypes.data, self._work().ctypes.data)

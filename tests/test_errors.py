@@ -55,9 +55,6 @@ ALLOWED_ELSEWHERE = {
     ("solvers._compiled_cache", "UnsafeCacheError"),
     ("solvers._compiled_cache", "CacheSecurityWarning"),
     ("solvers.contact_step", "ContactStepBuildError"),
-    ("solvers.collision", "ShapeDescriptionError"),
-    ("solvers.collision", "CollisionQueryError"),
-    ("solvers.collision", "CollisionBuildError"),
 }
 
 
