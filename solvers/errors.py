@@ -103,6 +103,9 @@ class LCPSolveError(SolversError, RuntimeError):
         self.result = result
         self.context = context
 
+    def __reduce__(self):  # picklable across processes (Monte Carlo workers)
+        return (type(self), (self.result, self.context))
+
 
 class LCPFallbackWarning(SolversWarning, RuntimeWarning):
     """Emitted when a front door falls back to another method."""

@@ -217,6 +217,21 @@ def test_a_family_root_catches_what_the_packages_raise():
     assert issubclass(me.StepMethodWarning, RuntimeWarning)
 
 
+def test_lcp_solve_error_survives_pickling():
+    """Worker processes send errors back pickled; the error keeps its result and context."""
+    import pickle
+
+    import numpy as np
+    from solvers.lcp import LCPResult, LCPSolveError
+
+    res = LCPResult(np.zeros(1), np.array([-1.0]), "infeasible", 1.0, 2, "lemke",
+                    "ray", certificate=np.ones(1))
+    back = pickle.loads(pickle.dumps(LCPSolveError(res, "plant 'p' at t = 0.5")))
+    assert isinstance(back, LCPSolveError) and back.context == "plant 'p' at t = 0.5"
+    assert back.result.status == "infeasible"
+    assert str(back).startswith("plant 'p' at t = 0.5: LCP solve failed with status 'infeasible'")
+
+
 # ---------------------------------------------------------------- the checks can fail
 PLANTED = {
     "__init__.py": "",
