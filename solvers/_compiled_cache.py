@@ -57,6 +57,9 @@ import warnings
 from pathlib import Path
 from typing import Iterator
 
+from .errors import (CacheSecurityWarning, CompileError, CompilerNotFound,
+                     UnsafeCacheError)
+
 __all__: list[str] = []  # private module
 
 MANIFEST_SUFFIX = ".sha256"
@@ -78,22 +81,6 @@ active_temporaries: set = set()    # build directories of this process
 _exiting: list[bool] = [False]
 
 
-class CompilerNotFound(RuntimeError):
-    """No usable C compiler (raised internally, turned into a warning or an error)."""
-
-
-class CompileError(RuntimeError):
-    """Code generation, compilation or loading failed (message says why)."""
-
-
-class UnsafeCacheError(CompileError):
-    """No cache directory that only this user can write is available (message: each
-    directory tried and why it was refused)."""
-
-
-class CacheSecurityWarning(UserWarning):
-    """A cache directory that others could write (or that another user owns) was set
-    aside; a private per-user directory is used instead."""
 
 
 def exiting() -> bool:

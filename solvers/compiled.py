@@ -98,6 +98,7 @@ import numpy as np
 
 from solvers import _compiled_build as _build
 from solvers import _compiled_cache as _cache
+from .errors import CompilationWarning
 
 __all__ = [
     "CacheSecurityWarning", "CompilationWarning", "CompiledFunction", "compile_function", "clear_cache",
@@ -114,8 +115,6 @@ _WARNED: set[str] = set()      # warnings already issued in this process
 _FAILED: dict[str, str] = {}   # cache key -> compile error, not retried in this process
 
 
-class CompilationWarning(UserWarning):
-    """A function is evaluated by CasADi because it could not be compiled."""
 
 
 def _warn_once(tag: str, message: str) -> None:

@@ -15,17 +15,11 @@ from ..errors import (InputNotConnectedError, NonFiniteOutputError, PortValueErr
                       SystemCallbackError)
 from ..events import InitializationEvent, PeriodicEvent, PerStepEvent, State, WitnessFunction
 from ._published_values import check_published, publish_watches
+from ..errors import NonFiniteStateError, SimulationError
 
 __all__ = ["SimulationError", "NonFiniteStateError", "EventStatus", "SimulatorStatus"]
 
 
-class SimulationError(RuntimeError):
-    """The simulation cannot continue (monitor failure, step size underflow, bad state)."""
-
-
-class NonFiniteStateError(SimulationError):
-    """A state or time derivative became NaN or infinite; the message names the system,
-    the state index and the time. The context keeps the last finite state."""
 
 
 @dataclass(frozen=True)
