@@ -1,7 +1,8 @@
 """Constraint-force blocks: one vocabulary for both rigid-body plants.
 
 Lives here: :class:`ConstraintForce` (the base: softening for each plant, ERP/CFM or a
-spring-damper for time stepping, Baumgarte for continuous time) and the kinds, each defined
+spring-damper or MuJoCo's solref/solimp (:class:`MuJoCoSoftening`) for time stepping,
+Baumgarte for continuous time) and the kinds, each defined
 once by its position error and Jacobian and usable in :class:`~multibody.plants.RigidBodySystem`
 (acceleration-level rows) and :class:`~multibody.plants.TimeSteppingRigidBodySystem`
 (velocity-level rows): :class:`BallConstraint`, :class:`WeldConstraint`,
@@ -23,6 +24,7 @@ from .contact_rows import ContactPointRows
 from .joint_friction import JointFrictionConstraint
 from .joint_limit import JointLimitConstraint
 from .kinematics import StepKinematics, TreeKinematics
+from .mujoco_softening import MuJoCoSoftening, mujoco_invweights
 
 __all__ = [
     "ConstraintForce", "ConstraintRows", "ContactPointRows", "StepKinematics", "TreeKinematics",
@@ -31,5 +33,5 @@ __all__ = [
     "COMPLEMENTARITY",
     "BallConstraint", "WeldConstraint", "DistanceConstraint", "PointOnLineConstraint",
     "JointLimitConstraint", "PointContactConstraint", "tangent_basis", "JointFrictionConstraint",
-    "ContactResults", "PointContactResult",
+    "ContactResults", "PointContactResult", "MuJoCoSoftening", "mujoco_invweights",
 ]

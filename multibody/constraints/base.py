@@ -45,6 +45,11 @@ with which the row ``J v_{n+1} + erp phi / h + cfm f = 0`` (``f = p / h``) is ex
 implicit spring-damper ``f = -k_p phi_{n+1} - k_d J v_{n+1}``, ``phi_{n+1} = phi + h J
 v_{n+1}`` (R. Smith, *Open Dynamics Engine user guide*, section 3.8).
 
+MuJoCo's soft constraints (``solref``/``solimp``, :class:`MuJoCoSoftening` given as
+``mujoco=``) set each row's ``cfm`` and ``bias`` from its violation, its velocity and its
+Delassus diagonal at every step (:mod:`multibody.constraints.mujoco_softening`); joint limits
+and contact normals support it.
+
 Acceleration level (continuous time)
 ------------------------------------
 A position-level constraint ``phi(q) = 0`` with ``dphi/dt = J v`` gives the row
@@ -73,6 +78,8 @@ from typing import Any, Optional, Sequence, Tuple
 import numpy as np
 
 from systems import LeafSystem
+
+from .mujoco_softening import MuJoCoSoftening, check_solimp, check_solref, soft_rows
 
 __all__ = ["BILATERAL", "UNILATERAL", "BOUNDED", "FRICTION_BOX", "FRICTION_CONE",
            "EQUALITY", "COMPLEMENTARITY", "ConstraintRows", "ConstraintForce",
@@ -206,6 +213,10 @@ class ConstraintForce(LeafSystem):
     kp, kd : float, optional
         Time stepping: spring-damper softening instead of ``(erp, cfm)`` (give both or
         neither).
+    mujoco : MuJoCoSoftening, optional
+        Time stepping: MuJoCo's soft constraints instead of ERP (blocks that support it:
+        joint limits, contact normals; ``cfm`` still softens their other rows). Its block
+        ``solref`` and ``solimp`` become the parameters ``"solref"`` (2,) and ``"solimp"`` (5,).
     time_constant, damping_ratio, gains
         Continuous time: Baumgarte stabilization (:func:`baumgarte_gains`);
         ``time_constant=None`` disables it.
@@ -215,14 +226,28 @@ class ConstraintForce(LeafSystem):
     unilateral: bool = False
     continuous: bool = True
     time_stepping: bool = True
+    supports_mujoco: bool = False
 
     def __init__(self, tree, *, erp: float = 0.2, cfm: float = 0.0, kp: Optional[float] = None,
                  kd: Optional[float] = None, time_constant: Optional[float] = 0.1,
                  damping_ratio: float = 1.0, gains: Optional[Sequence[float]] = None,
-                 name: Optional[str] = None) -> None:
+                 mujoco: Optional[MuJoCoSoftening] = None, name: Optional[str] = None) -> None:
         super().__init__(name)
         tree.finalize()
         self.tree = tree
+        if mujoco is not None:
+            if not isinstance(mujoco, MuJoCoSoftening):
+                raise TypeError(f"constraint '{self.name}': mujoco must be a MuJoCoSoftening, "
+                                f"got {type(mujoco).__name__}")
+            if not self.supports_mujoco:
+                raise ValueError(f"constraint '{self.name}' ({type(self).__name__}) has no "
+                                 "MuJoCo softening (joint limits and contacts have)")
+            if kp is not None or kd is not None:
+                raise ValueError(f"constraint '{self.name}': give MuJoCo softening or a "
+                                 "spring-damper (kp, kd), not both")
+            self.declare_numeric_parameter("solref", np.asarray(mujoco.solref, float))
+            self.declare_numeric_parameter("solimp", np.asarray(mujoco.solimp, float))
+        self.mujoco = mujoco
         if (kp is None) != (kd is None):
             raise ValueError(f"constraint '{self.name}': give both kp and kd (spring-damper "
                              f"softening) or neither, got kp={kp}, kd={kd}")
@@ -252,6 +277,30 @@ class ConstraintForce(LeafSystem):
             return softening_from_spring(float(context.get_parameter("kp")[0]),
                                          float(context.get_parameter("kd")[0]), h)
         return float(context.get_parameter("erp")[0]), float(context.get_parameter("cfm")[0])
+
+    def mujoco_rows(self, context, kin, r, vel, diag, names=None, pairs=None):
+        """``(cfm, bias)`` (m,) of MuJoCo-softened rows (:func:`soft_rows`): violations
+        ``r``, velocities ``vel``, ``Ahat`` ``diag``; ``solref``/``solimp`` per row from the
+        elements ``names`` (joints) or geometry ``pairs``, else the block's parameters."""
+        mj = self.mujoco
+        what = f"constraint '{self.name}'"
+        ref = check_solref(context.get_parameter("solref"), what)
+        imp = check_solimp(context.get_parameter("solimp"), what)
+        if pairs is not None:
+            ref, imp = mj.pair_values(pairs, ref, imp)
+        elif names is not None:
+            ref, imp = mj.element_values(names, ref, imp)
+        return soft_rows(r, vel, diag, ref, imp, kin.h, mj.refsafe)
+
+    @staticmethod
+    def delassus_diagonal(kin, J: np.ndarray) -> np.ndarray:
+        """``diag(J (H + h D)^{-1} J^T)`` (m,) from the plant's inverse in ``kin.Minv``."""
+        Minv = getattr(kin, "Minv", None)
+        if Minv is None:
+            raise ValueError("MuJoCo softening with the rows' own Delassus diagonal needs the "
+                             "step's inverse mass matrix (kin.Minv), which this caller did not "
+                             "set; give MuJoCoSoftening.invweight instead")
+        return np.einsum("ij,jk,ik->i", J, Minv, J)
 
     def calc_rows(self, context, kin) -> ConstraintRows:
         """Override: the rows of this block at the start of the step (``kin``, a

@@ -34,7 +34,13 @@ max(m_a, m_b)`` everywhere (rows, results, continuous-time sites), so bodies com
 that far apart.
 
 With a spring-damper ``(kp, kd)`` the normal rows are soft: ``(erp, cfm)`` from ODE's
-mapping (see :mod:`multibody.constraints.base`).
+mapping (see :mod:`multibody.constraints.base`). With MuJoCo softening
+(``mujoco=MuJoCoSoftening(...)``) only penetrating contacts (``phi < 0`` after the margins,
+MuJoCo's rule) give rows; their normal rows take MuJoCo's ``cfm`` and bias with the pair's
+mixed ``solref``/``solimp`` and ``Ahat`` the sum of the two bodies' ``invweight`` (or the
+row's Delassus diagonal) times the pyramidal factor
+(:mod:`multibody.constraints.mujoco_softening`); friction rows stay hard (Coulomb), as
+MuJoCo's ``noslip`` makes them.
 
 Continuous time (Baraff 1994)
 -----------------------------
@@ -84,6 +90,16 @@ def tangent_basis(n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return t1, cross_rows(n, t1)
 
 
+def _penetrating(det: dict) -> dict:
+    """The detected contacts with ``distance < 0`` (MuJoCo's rule for soft contacts)."""
+    keep = det["distance"] < 0.0
+    if keep.all():
+        return det
+    out = {k: (v[keep] if isinstance(v, np.ndarray) else v) for k, v in det.items()}
+    out["geometries"] = [g for g, k in zip(det["geometries"], keep) if k]
+    return out
+
+
 class PointContactConstraint(ConstraintForce):
     """Frictional point contact among the tree's collision geometries, in either plant
     (module docstring). The time-stepping plant reads the friction coefficient from the
@@ -115,6 +131,9 @@ class PointContactConstraint(ConstraintForce):
     erp, cfm, kp, kd
         Time-stepping softening (see :class:`~multibody.constraints.ConstraintForce`);
         default ``erp = 0.2`` and a small ``cfm = 1e-8`` regularizing redundant contacts.
+    mujoco : MuJoCoSoftening, optional
+        MuJoCo's soft normal rows instead of ERP (module docstring); ``cfm`` stays on the
+        friction rows.
     geometry_margins : mapping of str to float, optional
         Contact margin (m, >= 0) of collision geometries by name (default 0): a pair is in
         contact from distance ``max(m_a, m_b)`` on (module docstring).
@@ -136,6 +155,7 @@ class PointContactConstraint(ConstraintForce):
     """
 
     unilateral = True
+    supports_mujoco = True
 
     def __init__(self, tree, mu: float = 1.0, *, pairs: Optional[Sequence[tuple]] = None,
                  collision_filter: Optional[CollisionFilter] = None, num_directions: int = 4,
@@ -145,9 +165,9 @@ class PointContactConstraint(ConstraintForce):
                  geometry_margins: Optional[Mapping[str, float]] = None,
                  restitution: float = 0.0, active_margin: float = 1e-5,
                  time_constant: Optional[float] = 0.1, damping_ratio: float = 1.0, gains=None,
-                 name: Optional[str] = None) -> None:
+                 mujoco=None, name: Optional[str] = None) -> None:
         super().__init__(tree, erp=erp, cfm=cfm, kp=kp, kd=kd, time_constant=time_constant,
-                         damping_ratio=damping_ratio, gains=gains, name=name)
+                         damping_ratio=damping_ratio, gains=gains, mujoco=mujoco, name=name)
         nm = f"contact constraint '{self.name}'"
         if not (np.isfinite(mu) and mu >= 0):
             raise ValueError(f"{nm}: mu must be finite and >= 0, got {mu}")
@@ -301,6 +321,8 @@ class PointContactConstraint(ConstraintForce):
         """Normal rows (one per contact, first) then the friction rows, contact by
         contact (``k`` cone directions or two box tangents)."""
         det = self.detect(kin)
+        if self.mujoco is not None:
+            det = _penetrating(det)
         nc = det["distance"].shape[0]
         if nc == 0:
             return ConstraintRows.empty(kin.v.shape[0])
@@ -342,11 +364,29 @@ class PointContactConstraint(ConstraintForce):
         normal[nc:] = np.repeat(np.arange(nc), nf)
         bias_all = np.zeros(m)
         bias_all[:nc] = bias
+        cfm_all = np.full(m, cfm)
+        if self.mujoco is not None:
+            cfm_all[:nc], bias_all[:nc] = self._mujoco_normals(context, kin, det, J[:nc], mu)
         phi_all = np.zeros(m)
         phi_all[:nc] = phi
         info = dict(det, dirs=dirs.reshape(-1, 3), nf=nf, Jt=Jt, t1=t1, t2=t2, time=kin.time,
                     keys=self._keys(det["geometries"], nf))
-        return ConstraintRows(J, bias_all, np.full(m, cfm), kind, lo, hi, normal, phi_all, info)
+        return ConstraintRows(J, bias_all, cfm_all, kind, lo, hi, normal, phi_all, info)
+
+    def _mujoco_normals(self, context, kin: StepKinematics, det: dict, Jn: np.ndarray,
+                        mu: float):
+        """``(cfm, bias)`` of the normal rows with MuJoCo softening (module docstring)."""
+        mj = self.mujoco
+        geoms = det["geometries"]
+        if mj.invweight is None:
+            diag = self.delassus_diagonal(kin, Jn)
+        else:
+            w = mj.invweight
+            diag = np.array([float(w.get(ga.body, 0.0)) + float(w.get(gb.body, 0.0))
+                             for ga, gb in geoms])
+        diag = diag * mj.normal_factor(mu)
+        pairs = [(ga.name, gb.name) for ga, gb in geoms]
+        return self.mujoco_rows(context, kin, det["distance"], Jn @ kin.v, diag, pairs=pairs)
 
     def friction_basis(self, kin: StepKinematics, x: np.ndarray, n: np.ndarray, a: np.ndarray,
                        b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

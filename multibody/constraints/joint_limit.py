@@ -9,7 +9,11 @@ one *side* per finite limit, defined once:
 
 Time stepping: a side is a ``UNILATERAL`` row when the limit may be reached within the step
 (``phi <= margin + h |v_i|``); its bias is ``phi / h`` before contact (the joint may reach its
-limit exactly) and ``erp * phi / h`` on a violation, as for contacts.
+limit exactly) and ``erp * phi / h`` on a violation, as for contacts. With MuJoCo softening
+(``mujoco=MuJoCoSoftening(...)``) a side is a row only while violated (``phi < 0``, MuJoCo's
+rule with a zero joint margin), with MuJoCo's ``cfm`` and bias
+(:mod:`multibody.constraints.mujoco_softening`): ``solref``/``solimp`` per joint, ``Ahat``
+the joint's ``invweight`` or the row's Delassus diagonal ``(H + h D)^{-1}_{ii}``.
 
 Continuous time: each side is a site of the acceleration-level complementarity problem,
 ``a = J vdot + alpha J v + beta phi >= 0`` complementary to ``f >= 0`` while the site is
@@ -43,7 +47,7 @@ class JointLimitConstraint(ConstraintForce):
         1e-3, in the joint's units).
     restitution : float
         Continuous time: Newton's coefficient of restitution at a limit, in [0, 1].
-    erp, cfm, kp, kd, time_constant, damping_ratio, gains, name
+    erp, cfm, kp, kd, mujoco, time_constant, damping_ratio, gains, name
         Softening for each plant (:class:`~multibody.constraints.ConstraintForce`).
 
     Raises
@@ -54,6 +58,7 @@ class JointLimitConstraint(ConstraintForce):
     """
 
     unilateral = True
+    supports_mujoco = True
 
     def __init__(self, tree, joints: Optional[Sequence[str]] = None, lower: Optional[float] = None,
                  upper: Optional[float] = None, *, margin: float = 1e-3, restitution: float = 0.0,
@@ -100,6 +105,10 @@ class JointLimitConstraint(ConstraintForce):
         self._qi, self._vi = np.array(qi, int), np.array(vi, int)
         self._lower, self._upper = np.array(lo, float), np.array(up, float)
         self._coord_names = names
+        self._joint_of = [j.name for j in chosen for _ in range(j.nq)]
+        if self.mujoco is not None and self.mujoco.invweight is not None:
+            for jn in self.joints:
+                self._invweight(self.mujoco, jn)
         self.lower = float(lo[0]) if len(lo) == 1 else self._lower.copy()
         self.upper = float(up[0]) if len(up) == 1 else self._upper.copy()
         self.margin = float(margin)
@@ -107,6 +116,13 @@ class JointLimitConstraint(ConstraintForce):
         # the sides, defined once: (coordinate, sign, bound)
         self._sides = ([(k, 1.0, lo[k]) for k in range(len(qi)) if np.isfinite(lo[k])]
                        + [(k, -1.0, up[k]) for k in range(len(qi)) if np.isfinite(up[k])])
+
+    def _invweight(self, mj, joint: str) -> float:
+        try:
+            return float(mj.invweight[joint])
+        except KeyError:
+            raise ValueError(f"joint limit constraint '{self.name}': MuJoCoSoftening.invweight "
+                             f"has no value for joint '{joint}'") from None
 
     def _side_terms(self, q, side):
         """``(phi, vi, s)`` of one side: position error, velocity index and sign of ``J``."""
@@ -118,9 +134,10 @@ class JointLimitConstraint(ConstraintForce):
         """Rows of the sides that may be reached in this step (lower sides first)."""
         nv, h = kin.v.shape[0], kin.h
         act = []
+        mj = self.mujoco
         for side in self._sides:
             phi, vi, s = self._side_terms(kin.q, side)
-            if phi <= self.margin + h * abs(float(kin.v[vi])):
+            if (phi < 0.0) if mj is not None else (phi <= self.margin + h * abs(float(kin.v[vi]))):
                 act.append((phi, vi, s, side))
         if not act:
             return ConstraintRows.empty(nv)
@@ -129,7 +146,15 @@ class JointLimitConstraint(ConstraintForce):
         for r, (_, vi, s, _) in enumerate(act):
             J[r, vi] = s
         phi = np.array([a[0] for a in act])
-        bias = np.where(phi > 0, phi / h, erp * phi / h)
+        if mj is None:
+            bias = np.where(phi > 0, phi / h, erp * phi / h)
+        else:
+            names = [self._joint_of[a[3][0]] for a in act]
+            if mj.invweight is None:
+                diag = self.delassus_diagonal(kin, J)
+            else:
+                diag = np.array([self._invweight(mj, n) for n in names])
+            cfm, bias = self.mujoco_rows(context, kin, phi, J @ kin.v, diag, names=names)
         coords = np.array([self._qi[a[3][0]] for a in act], int)
         return ConstraintRows.make(J, bias, UNILATERAL, cfm=cfm, lo=0.0, phi=phi,
                                    info={"coordinates": coords})

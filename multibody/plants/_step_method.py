@@ -64,7 +64,9 @@ def select_step_method(tree, constraints, contact_solver: str, label: str,
     """
     if contact_solver == "lcp":
         return None, "contact_solver='lcp'"
-    reason = unsupported_reason(tree, constraints)
+    soft = [c for c in constraints if getattr(c, "mujoco", None) is not None]
+    reason = (f"constraint '{soft[0].name}' has MuJoCo softening (solref/solimp), which the "
+              "compiled step does not have") if soft else unsupported_reason(tree, constraints)
     compiled: Optional[CompiledContactStep] = None
     if reason is None:
         try:
