@@ -23,7 +23,7 @@ import importlib
 
 from . import geometry, parsing, tree
 from .errors import (BodyError, FrameError, InputSizeError, JointError, MultibodyError,
-                     StepMethodWarning, TreeError)
+                     MultibodyWarning, SingularMassMatrixError, StepMethodWarning, TreeError)
 from .tree import (JOINT_TYPES, Ball, Body, Euler, Frame, Free, GeometryInstance, Joint, Planar,
                    Prismatic, RigidBodyTree, Revolute, Screw, Translational, Universal, Weld,
                    dynamics, kinematics, spatial)
@@ -32,7 +32,8 @@ _EAGER = [
     "RigidBodyTree", "Body", "Frame", "GeometryInstance",
     "Joint", "Weld", "Revolute", "Prismatic", "Screw", "Universal", "Euler", "Ball", "Planar",
     "Translational", "Free", "JOINT_TYPES",
-    "MultibodyError", "JointError", "BodyError", "FrameError", "TreeError", "InputSizeError",
+    "MultibodyError", "MultibodyWarning", "SingularMassMatrixError",
+    "JointError", "BodyError", "FrameError", "TreeError", "InputSizeError",
     "StepMethodWarning",
     "spatial", "kinematics", "dynamics", "tree", "geometry", "parsing",
 ]

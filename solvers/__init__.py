@@ -11,7 +11,7 @@ is reachable this way and listed by ``dir(solvers)``, including one added later.
 import importlib as _importlib
 import pkgutil as _pkgutil
 
-__all__ = ["ops", "compiled", "lcp", "contact_step", "progress"]
+__all__ = ["errors", "ops", "compiled", "lcp", "contact_step", "progress"]
 
 
 def _public_submodules() -> list:

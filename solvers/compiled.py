@@ -98,7 +98,7 @@ import numpy as np
 
 from solvers import _compiled_build as _build
 from solvers import _compiled_cache as _cache
-from .errors import CompilationWarning
+from .errors import CompilationWarning, CompileError
 
 __all__ = [
     "CacheSecurityWarning", "CompilationWarning", "CompiledFunction", "compile_function", "clear_cache",
@@ -290,7 +290,7 @@ class CompiledFunction:
             rt, compiler = self._compile()
         except (_build.CompilerNotFound, _build.CompileError) as exc:
             if self._requested == "c":
-                raise RuntimeError(str(exc)) from exc
+                raise CompileError(str(exc)) from exc
             if _cache.exiting():
                 pass  # the program exits and killed its compiler: nothing to report
             elif isinstance(exc, _build.CompilerNotFound):

@@ -13,7 +13,8 @@ from .builder import DiagramBuilder
 from .context import Context, DiagramContext, LeafContext
 from .diagram import Diagram
 from .errors import (AlgebraicLoopError, DiagramBuildError, InputNotConnectedError,
-                     PortSizeError, PortValueError, SymbolicEvaluationError, SystemCallbackError)
+                     PortSizeError, PortValueError, SymbolicEvaluationError, SystemCallbackError,
+                     SystemsError, SystemsWarning)
 from .events import State, WitnessFunction
 from .leaf_system import FeedthroughInferenceWarning, LeafSystem
 from .ports import InputPort, OutputPort
@@ -29,7 +30,7 @@ __all__ = [
     "DiagramContext", "InputPort", "OutputPort", "State", "WitnessFunction",
     "DiagramBuildError", "PortSizeError", "AlgebraicLoopError", "InputNotConnectedError",
     "PortValueError", "SymbolicEvaluationError", "SystemCallbackError",
-    "FeedthroughInferenceWarning", "Simulator", *_SUBPACKAGES,
+    "SystemsError", "SystemsWarning", "FeedthroughInferenceWarning", "Simulator", *_SUBPACKAGES,
 ]
 
 

@@ -3,7 +3,7 @@ import importlib
 import inspect
 import pkgutil
 
-TOP_LEVEL = ["systems", "multibody", "actuators", "sensors", "solvers"]
+TOP_LEVEL = ["dynablocks", "systems", "multibody", "actuators", "sensors", "solvers"]
 
 
 def _public_packages():

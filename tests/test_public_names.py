@@ -6,7 +6,7 @@ import pydoc
 
 import pytest
 
-TOP_LEVEL = ["systems", "multibody", "actuators", "sensors", "solvers"]
+TOP_LEVEL = ["dynablocks", "systems", "multibody", "actuators", "sensors", "solvers"]
 
 
 def _public_packages():
