@@ -294,12 +294,13 @@ class ConstraintForce(LeafSystem):
 
     @staticmethod
     def delassus_diagonal(kin, J: np.ndarray) -> np.ndarray:
-        """``diag(J (H + h D)^{-1} J^T)`` (m,) from the plant's inverse in ``kin.Minv``."""
-        Minv = getattr(kin, "Minv", None)
+        """``diag(J M^{-1} J^T)`` (m,) with ``M`` the tree's mass matrix at the step's ``q``
+        (armature included; MuJoCo's ``A``, without the plant's implicit damping term),
+        computed once per step and shared by the blocks (``kin.cache``)."""
+        Minv = kin.cache.get("mass_matrix_inverse")
         if Minv is None:
-            raise ValueError("MuJoCo softening with the rows' own Delassus diagonal needs the "
-                             "step's inverse mass matrix (kin.Minv), which this caller did not "
-                             "set; give MuJoCoSoftening.invweight instead")
+            M = np.asarray(kin.tree.mass_matrix(kin.q), float)
+            Minv = kin.cache["mass_matrix_inverse"] = np.linalg.inv(M)
         return np.einsum("ij,jk,ik->i", J, Minv, J)
 
     def calc_rows(self, context, kin) -> ConstraintRows:

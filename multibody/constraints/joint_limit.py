@@ -13,7 +13,7 @@ limit exactly) and ``erp * phi / h`` on a violation, as for contacts. With MuJoC
 (``mujoco=MuJoCoSoftening(...)``) a side is a row only while violated (``phi < 0``, MuJoCo's
 rule with a zero joint margin), with MuJoCo's ``cfm`` and bias
 (:mod:`multibody.constraints.mujoco_softening`): ``solref``/``solimp`` per joint, ``Ahat``
-the joint's ``invweight`` or the row's Delassus diagonal ``(H + h D)^{-1}_{ii}``.
+the joint's ``invweight`` or the row's Delassus diagonal ``(M^{-1})_{ii}``.
 
 Continuous time: each side is a site of the acceleration-level complementarity problem,
 ``a = J vdot + alpha J v + beta phi >= 0`` complementary to ``f >= 0`` while the site is

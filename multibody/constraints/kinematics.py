@@ -59,9 +59,6 @@ class StepKinematics:
     v_free : ndarray, shape (nv,), optional
         The velocity at the end of the step without constraint impulses (set by the
         time-stepping plant before it asks for rows; contacts align friction with it).
-    Minv : ndarray, shape (nv, nv), optional
-        ``(H + h D)^{-1}`` of the step (set by the time-stepping plant; MuJoCo softening
-        takes the rows' Delassus diagonals from it).
     """
 
     tree: Any
@@ -76,7 +73,6 @@ class StepKinematics:
     mask: np.ndarray
     cache: dict = field(default_factory=dict)
     v_free: Any = None
-    Minv: Any = None
 
     def point_rows(self, bodies: np.ndarray, points: np.ndarray,
                    directions: np.ndarray) -> np.ndarray:

@@ -21,7 +21,8 @@ chapter "Computation", sections "Soft constraints" and "Solver parameters"; Todo
   approximation computed at ``qpos0`` (``dof_invweight0`` for joint rows, the bodies'
   translational ``body_invweight0`` for contacts, :func:`mujoco_invweights`); here either
   those constants (``MuJoCoSoftening.invweight``) or the row's own diagonal of
-  ``J (H + h D)^{-1} J^T`` at every step.
+  ``J M(q)^{-1} J^T`` at every step (``M`` with armature, without the plant's implicit
+  damping ``h D``, as MuJoCo's ``A``).
 
 The constraint force ``f >= 0`` of a unilateral row then solves ``J a + R f - a_ref >= 0``
 complementary to ``f`` (an LCP over ``A + R``). With the semi-implicit Euler step

@@ -15,7 +15,7 @@ from .errors import (MJCFError, MJCFWarning, ModelParseError, ModelParseWarning,
                      SDFWarning, URDFError, URDFWarning)
 from .urdf import parse_urdf, read_urdf_model
 from .mjcf import (MJCFActuator, MJCFModel, MJCFOptions, mjcf_actuators, mjcf_collision_filter,
-                   mjcf_contact, parse_mjcf, read_mjcf_model)
+                   mjcf_contact, mjcf_joint_limits, mjcf_softening, parse_mjcf, read_mjcf_model)
 from .sdf import parse_sdf
 from .skeleton import (Segment, Skeleton, SkeletonError, SkeletonJoint, parse_skeleton,
                        read_skeleton, skeleton_tree)
@@ -31,7 +31,8 @@ register_file_loader("sdf", parse_sdf)
 __all__ = ["ModelParseError", "ModelParseWarning", "URDFError", "URDFWarning", "SDFError",
            "SDFWarning", "MJCFError", "MJCFWarning", "parse_urdf", "read_urdf_model", "parse_sdf"]
 __all__ += ["parse_mjcf", "read_mjcf_model", "MJCFModel", "MJCFOptions", "MJCFActuator",
-            "mjcf_actuators", "mjcf_collision_filter", "mjcf_contact"]
+            "mjcf_actuators", "mjcf_collision_filter", "mjcf_contact", "mjcf_joint_limits",
+            "mjcf_softening"]
 __all__ += ["SkeletonError", "Segment", "SkeletonJoint", "Skeleton", "parse_skeleton",
             "read_skeleton", "skeleton_tree", "MarkerPlacement", "parse_marker_set",
             "read_marker_set", "marker_offsets", "write_urdf", "urdf_joint_order",

@@ -166,6 +166,25 @@ class GeomData:
     density: float = 1000.0
     rgba: tuple | None = None
     mesh: str | None = None
+    solref: np.ndarray | None = None       # None: the option's (MuJoCo's default) value
+    solimp: np.ndarray | None = None
+    solmix: float = 1.0
+    condim: int = 3
+
+
+def read_solver_params(doc: Document, node: XmlNode, owner: str, suffix: str = ""):
+    """``(solref (2,), solimp (5,))`` of an element's ``solref<suffix>``/``solimp<suffix>``
+    (``suffix="limit"`` for joints), None where not given; ``solimp`` may give its first 3
+    numbers (MuJoCo's older form: midpoint 0.5 and power 2 then)."""
+    rd = doc.rd(node)
+    ref = imp = None
+    if f"solref{suffix}" in node.attrib:
+        ref = rd.vector(node, f"solref{suffix}", owner, 2)
+    if f"solimp{suffix}" in node.attrib:
+        imp = partial_vector(doc, node, f"solimp{suffix}", owner, 5, (0.9, 0.95, 0.001, 0.5, 2))
+        if imp[2] < 0:
+            raise doc.error(node, owner, f"solimp{suffix} width {imp[2]:g} must be >= 0")
+    return ref, imp
 
 
 def read_geom(doc: Document, node: XmlNode, comp: Compiler, name: str, owner: str) -> GeomData:
@@ -226,6 +245,12 @@ def read_geom(doc: Document, node: XmlNode, comp: Compiler, name: str, owner: st
     if "rgba" in node.attrib:
         g.rgba = tuple(rd.vector(node, "rgba", owner, 4).tolist())
     g.mesh = node.attrib.get("mesh")
+    g.solref, g.solimp = read_solver_params(doc, node, owner)
+    g.solmix = rd.number(node, "solmix", owner, 1.0)
+    g.condim = int(rd.number(node, "condim", owner, 3))
+    if g.condim not in (1, 3, 4, 6) or g.solmix < 0:
+        raise doc.error(node, owner, f"condim {g.condim} must be 1, 3, 4 or 6 and solmix "
+                                     f"{g.solmix:g} >= 0")
     return g
 
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from ._mjcf_doc import ACTUATOR_TAGS, Compiler, Defaults, Document
 from ._mjcf_geom import (GeomData, combine, frame_pose, geom_mass_properties, orientation,
-                         partial_vector, read_geom)
+                         partial_vector, read_geom, read_solver_params)
 from ._xml import XmlNode
 
 __all__ = ["ActuatorSpec", "Options", "BuildResult", "build_tree", "read_options",
@@ -36,7 +36,8 @@ _QUIET_TOP = {"compiler", "option", "size", "visual", "statistic", "asset", "def
 @dataclass
 class Options:
     """``<option>``: ``timestep`` (s), ``gravity`` (3,) (m/s^2), ``integrator``, ``cone``,
-    ``noslip_iterations`` and the disabled ``flags``."""
+    ``noslip_iterations``, ``impratio``, ``o_solref``/``o_solimp`` (contacts' values when
+    the ``override`` flag is enabled) and the disabled and enabled ``flags``."""
 
     timestep: float = 0.002
     gravity: np.ndarray = field(default_factory=lambda: np.array([0.0, 0.0, -9.81]))
@@ -44,6 +45,10 @@ class Options:
     cone: str = "pyramidal"
     noslip_iterations: int = 0
     disabled: tuple = ()
+    enabled: tuple = ()
+    impratio: float = 1.0
+    o_solref: np.ndarray = field(default_factory=lambda: np.array([0.02, 1.0]))
+    o_solimp: np.ndarray = field(default_factory=lambda: np.array([0.9, 0.95, 0.001, 0.5, 2.0]))
 
 
 @dataclass
@@ -73,6 +78,7 @@ class BuildResult:
     body_of: dict                     # MuJoCo body name -> our body name
     weld_root: dict                   # our body name (MuJoCo bodies) -> weld group body
     weld_parent: dict                 # our body name -> weld group of the parent body
+    joint_solver: dict                # joint -> (solreflimit, solimplimit), None if not given
 
 
 class _Walk:
@@ -83,6 +89,7 @@ class _Walk:
         self.body_of: dict = {"world": "world"}
         self.weld_root: dict = {"world": "world"}
         self.weld_parent: dict = {"world": "world"}
+        self.joint_solver: dict = {}
         self.joint_names: dict = {}
         self.geom_names: set = set()
         self.frame_names: set = set()
@@ -247,7 +254,8 @@ class _Walk:
              "pos": rd.vector(r, "pos", own, 3, (0, 0, 0)),
              "damping": num("damping", 0.0), "friction": num("frictionloss", 0.0),
              "armature": num("armature", 0.0), "stiffness": num("stiffness", 0.0),
-             "ref": num("ref", 0.0), "springref": num("springref", 0.0)}
+             "ref": num("ref", 0.0), "springref": num("springref", 0.0),
+             "solver": read_solver_params(self.doc, r, own0, "limit")}
         for k in ("damping", "friction", "armature", "stiffness"):
             if s[k] < 0:
                 raise self.err(node, own, f"negative {k} {s[k]:g}")
@@ -317,6 +325,7 @@ class _Walk:
             self.tree.add_joint(joint)
         except (ValueError, TypeError) as exc:
             raise self.err(s["node"], f"joint '{s['name']}'", str(exc)) from None
+        self.joint_solver[s["name"]] = s["solver"]
         q0 = joint.neutral_configuration()
         if s["type"] in ("hinge", "slide"):
             q0 = np.array([s["ref"]])
@@ -475,7 +484,8 @@ def build_tree(doc: Document, comp: Compiler, defaults: Defaults, name: str) -> 
             body.inertia = body.inertia * (comp.settotalmass / total)
     if comp.boundmass > 0 or comp.boundinertia > 0:
         doc.warn_once("bound", None, "compiler", "boundmass and boundinertia are ignored")
-    return BuildResult(tree, w.qpos0, w.geoms, bodies, w.weld_root, w.weld_parent)
+    return BuildResult(tree, w.qpos0, w.geoms, bodies, w.weld_root, w.weld_parent,
+                       w.joint_solver)
 
 
 def read_options(doc: Document) -> Options:
@@ -490,12 +500,18 @@ def read_options(doc: Document) -> Options:
         o.integrator = node.attrib.get("integrator", o.integrator)
         o.cone = node.attrib.get("cone", o.cone)
         o.noslip_iterations = int(rd.number(node, "noslip_iterations", own, o.noslip_iterations))
+        o.impratio = rd.number(node, "impratio", own, o.impratio)
+        o.o_solref = rd.vector(node, "o_solref", own, 2, o.o_solref)
+        o.o_solimp = partial_vector(doc, node, "o_solimp", own, 5, o.o_solimp)
+        if not o.impratio > 0:
+            raise doc.error(node, own, f"impratio {o.impratio:g} must be > 0")
         for attr in ("density", "viscosity"):
             if rd.number(node, attr, own, 0.0) != 0.0:
                 doc.warn_once(f"option/{attr}", node, own, f"{attr} (fluid forces) is not "
                                                            "modelled and is ignored")
         for flag in node.findall("flag"):
             o.disabled += tuple(k for k, v in flag.attrib.items() if v == "disable")
+            o.enabled += tuple(k for k, v in flag.attrib.items() if v == "enable")
     return o
 
 

@@ -34,7 +34,10 @@ Supported (MuJoCo XML reference, https://mujoco.readthedocs.io/en/stable/XMLrefe
   visual only (warned); a mesh whose inertia is needed is refused. Sites -> frames
   (:meth:`~multibody.tree.RigidBodyTree.add_frame`).
 * ``<option>`` ``timestep``, ``gravity`` (on the tree), ``integrator``, ``cone``,
-  ``noslip_iterations``; ``<contact><exclude>``; ``<actuator>`` ``motor``, ``position``,
+  ``noslip_iterations``, ``impratio``, ``o_solref``/``o_solimp`` (with the ``override``
+  flag); geom ``solref``, ``solimp``, ``solmix``, ``condim`` and joint ``solreflimit``,
+  ``solimplimit`` (MuJoCo's soft constraints, :func:`mjcf_softening`);
+  ``<contact><exclude>``; ``<actuator>`` ``motor``, ``position``,
   ``velocity`` and ``general`` (fixed gain, affine bias) on joints.
 
 Unsupported elements and attributes that change the model (tendons, equality constraints,
@@ -63,7 +66,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..tree import RigidBodyTree
 
 __all__ = ["MJCFModel", "MJCFOptions", "MJCFActuator", "parse_mjcf", "read_mjcf_model",
-           "mjcf_actuators", "mjcf_collision_filter", "mjcf_contact", "MJCFError", "MJCFWarning"]
+           "mjcf_actuators", "mjcf_collision_filter", "mjcf_contact", "mjcf_joint_limits",
+           "mjcf_softening", "MJCFError", "MJCFWarning"]
 
 MJCFOptions = Options
 MJCFActuator = ActuatorSpec
@@ -95,6 +99,8 @@ class MJCFModel:
     weld_root, weld_parent : dict
         Body -> the body its weld group hangs from and the parent's group (MuJoCo's
         ``weldid``), for the collision filter.
+    joint_solver : dict
+        Joint -> ``(solreflimit, solimplimit)`` as given (None where not given).
     """
 
     tree: "RigidBodyTree"
@@ -107,6 +113,7 @@ class MJCFModel:
     qpos0: np.ndarray = field(default_factory=lambda: np.zeros(0))
     weld_root: dict = field(default_factory=dict)
     weld_parent: dict = field(default_factory=dict)
+    joint_solver: dict = field(default_factory=dict)
 
 
 def read_mjcf_model(path_or_string: PathOrString) -> MJCFModel:
@@ -147,7 +154,7 @@ def read_mjcf_model(path_or_string: PathOrString) -> MJCFModel:
     qpos0 = np.concatenate([q0[j.name] if j.name in q0 else j.neutral_configuration()
                             for j in tree.joints] or [np.zeros(0)])
     return MJCFModel(tree, name, options, comp, actuators, built.geoms, excluded, qpos0,
-                     built.weld_root, built.weld_parent)
+                     built.weld_root, built.weld_parent, built.joint_solver)
 
 
 def parse_mjcf(path_or_string: PathOrString) -> "RigidBodyTree":
@@ -283,20 +290,81 @@ def mjcf_collision_filter(model: MJCFModel):
     return f, friction
 
 
-def mjcf_contact(model: MJCFModel, **options):
+def mjcf_softening(model: MJCFModel, kind: str, invweight: bool = True):
+    """The :class:`~multibody.constraints.MuJoCoSoftening` of the model's contacts
+    (``kind="contact"``) or joint limits (``kind="limit"``).
+
+    Contacts: MuJoCo's default ``solref``/``solimp`` (``(0.02, 1)``, ``(0.9, 0.95, 0.001,
+    0.5, 2)``) for the block, the geoms' own ``solref``/``solimp``/``solmix`` where given
+    (default classes applied), or ``option/o_solref``/``o_solimp`` for every contact when the
+    ``override`` flag is enabled; the option's ``cone`` and ``impratio``, the largest geom
+    ``condim``. Limits: the joints' ``solreflimit``/``solimplimit`` where given. ``refsafe``
+    unless the flag is disabled. ``invweight=True`` takes MuJoCo's constant ``Ahat``
+    (``dof_invweight0``, ``body_invweight0`` at ``qpos0``,
+    :func:`~multibody.constraints.mujoco_invweights`), False the rows' Delassus diagonals.
+    """
+    from ..constraints import MuJoCoSoftening, mujoco_invweights
+
+    if kind not in ("contact", "limit"):
+        raise ValueError(f"mjcf_softening: kind must be 'contact' or 'limit', got {kind!r}")
+    o = model.options
+    common = dict(refsafe="refsafe" not in o.disabled)
+    weights = mujoco_invweights(model.tree, model.qpos0) if invweight else (None, None)
+    if kind == "limit":
+        ref = {j: r for j, (r, _) in model.joint_solver.items() if r is not None}
+        imp = {j: i for j, (_, i) in model.joint_solver.items() if i is not None}
+        return MuJoCoSoftening(element_solref=ref, element_solimp=imp, invweight=weights[0],
+                               **common)
+    cone = o.cone if o.cone in ("pyramidal", "elliptic") else "pyramidal"
+    condim = max((g.condim for _, g, _ in model.geoms), default=3)
+    if "override" in o.enabled:
+        return MuJoCoSoftening(solref=tuple(o.o_solref), solimp=tuple(o.o_solimp),
+                               invweight=weights[1], cone=cone, impratio=o.impratio,
+                               condim=condim, **common)
+    return MuJoCoSoftening(
+        element_solref={n: g.solref for _, g, n in model.geoms if g.solref is not None},
+        element_solimp={n: g.solimp for _, g, n in model.geoms if g.solimp is not None},
+        element_solmix={n: g.solmix for _, g, n in model.geoms}, invweight=weights[1],
+        cone=cone, impratio=o.impratio, condim=condim, **common)
+
+
+def mjcf_joint_limits(model: MJCFModel, softening: str | None = "mujoco", **options):
+    """A :class:`~multibody.constraints.JointLimitConstraint` over the model's limited
+    joints (None when there are none), with MuJoCo's soft limits (:func:`mjcf_softening`)
+    unless ``softening=None`` (then ``options`` such as ``erp`` apply). ``options`` go to the
+    constraint (``name``, ...)."""
+    from ..constraints import JointLimitConstraint
+
+    limited = [j.name for j in model.tree.joints if j.nq == j.nv and j.nv > 0 and (
+        np.any(np.isfinite(j.lower)) or np.any(np.isfinite(j.upper)))]
+    if not limited:
+        return None
+    if softening == "mujoco":
+        options.setdefault("mujoco", mjcf_softening(model, "limit"))
+    elif softening is not None:
+        raise ValueError(f"mjcf_joint_limits: softening must be 'mujoco' or None, got "
+                         f"{softening!r}")
+    options.setdefault("name", "joint_limits")
+    return JointLimitConstraint(model.tree, limited, **options)
+
+
+def mjcf_contact(model: MJCFModel, softening: str | None = "mujoco", **options):
     """A :class:`~multibody.constraints.PointContactConstraint` over the model's collision
-    geoms with MuJoCo's filter (:func:`mjcf_collision_filter`), friction and margins.
+    geoms with MuJoCo's filter (:func:`mjcf_collision_filter`), friction, margins and soft
+    contacts.
 
     The constraint has one friction coefficient: MuJoCo's pair value ``max(mu_a, mu_b)``
     when every colliding pair has the same, else the largest with an :class:`MJCFWarning`.
     Each geom's ``margin - gap`` is passed as its contact margin (a pair is in contact from
-    the larger of its two geoms' margins on, as in MuJoCo). ``options`` go to the
-    constraint (``num_directions``, ``erp``, ...).
+    the larger of its two geoms' margins on, as in MuJoCo). ``softening="mujoco"`` (default)
+    gives the normal rows MuJoCo's ``solref``/``solimp`` (:func:`mjcf_softening`; friction
+    stays hard, as with MuJoCo's ``noslip``); ``None`` the constraint's ERP/CFM. ``options``
+    go to the constraint (``num_directions``, ``erp``, ...).
 
     Raises
     ------
     ValueError
-        No pair of geoms may collide.
+        No pair of geoms may collide; an unknown ``softening``.
     """
     from ..constraints import PointContactConstraint
     import warnings
@@ -311,4 +379,8 @@ def mjcf_contact(model: MJCFModel, **options):
     margins = {name: max(g.margin - g.gap, 0.0) for _, g, name in model.geoms}
     if any(margins.values()):
         options.setdefault("geometry_margins", margins)
+    if softening == "mujoco":
+        options.setdefault("mujoco", mjcf_softening(model, "contact"))
+    elif softening is not None:
+        raise ValueError(f"mjcf_contact: softening must be 'mujoco' or None, got {softening!r}")
     return PointContactConstraint(model.tree, mu, collision_filter=f, **options)

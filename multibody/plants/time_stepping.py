@@ -454,7 +454,6 @@ class TimeSteppingRigidBodySystem(RigidBodySystemBase):
                              "on a moving joint?)")
         v_free = v + Minv @ (h * (tau - c)) + h * self._frame_rate_term(v)
         kinm.v_free = v_free          # contacts align their friction directions with it
-        kinm.Minv = Minv              # MuJoCo softening: the rows' Delassus diagonals
         rows = self._rows(context, xd, kinm)
         sizes = [r.m for r in rows]
         m = sum(sizes)

@@ -186,6 +186,9 @@ def test_refusals_name_the_culprit():
         JointLimitConstraint(tree, mujoco=MuJoCoSoftening(invweight={"h": 1.0}), name="lim")
     with pytest.raises(ValueError, match="not both"):
         JointLimitConstraint(tree, mujoco=MuJoCoSoftening(), kp=1.0, kd=1.0)
-    with pytest.warns(Warning, match="MuJoCo softening"):      # the compiled step says why not
-        lim = JointLimitConstraint(tree, mujoco=MuJoCoSoftening(), name="lim")
-        TimeSteppingRigidBodySystem(tree, H, constraints=[lim])
+    # a sphere on a plane is the compiled step's scene, but not with MuJoCo softening
+    ball = read_mjcf_model(_sphere()).tree
+    contact = PointContactConstraint(ball, 0.5, mujoco=MuJoCoSoftening(), name="soft")
+    with pytest.warns(Warning, match="MuJoCo softening"):
+        plant = TimeSteppingRigidBodySystem(ball, H, constraints=[contact])
+    assert plant.step_method == "lcp" and "'soft'" in plant.step_method_reason
