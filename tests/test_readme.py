@@ -59,3 +59,41 @@ def test_readme_links_stay_inside_the_repository():
     for target in re.findall(r"\]\(([^)]+)\)", text):
         assert not re.match(r"[a-z]+://", target) and not target.startswith(".."), target
         assert (README.parent / target).exists(), target
+
+
+def test_the_model_loading_example_matches_mujoco_or_the_closed_form():
+    """The MJCF snippet's mass matrix: against MuJoCo where installed; always against the
+    two-link closed form (capsule by MuJoCo's density formula, the box's 1.5 kg, armature)."""
+    import numpy as np
+    block = next(b for b in _blocks() if "from_mjcf" in b)
+    ns = {}
+    exec(compile(block, "README.md", "exec"), ns)
+    tree, q = ns["tree"], ns["q"]
+    H = tree.mass_matrix(q)
+    # closed form: link 1 capsule along x from 0 to 0.5 (r 0.05, rho 1000), joint axes y
+    r, L, rho = 0.05, 0.5, 1000.0
+    m_cyl, m_hemi = rho * np.pi * r * r * L, rho * 2.0 / 3.0 * np.pi * r ** 3
+    m1 = m_cyl + 2 * m_hemi
+    # inertia of the capsule about its centre, axis perpendicular to the segment
+    i_cyl = m_cyl * (3 * r * r + L * L) / 12
+    d = 3 * r / 8 + L / 2                         # hemisphere centroid from the capsule centre
+    i_hemi = 83 / 320 * m_hemi * r * r + m_hemi * d * d
+    I1 = i_cyl + 2 * i_hemi + m1 * (L / 2) ** 2   # about the shoulder
+    m2, a, b2 = 1.5, 0.2, (0.4 ** 2 + 0.06 ** 2) / 12 * 1.5   # box: COM 0.2 along its x
+    th = np.radians(30) + q[1]                    # box x axis angle from link 1's x axis
+    c = 0.5 * a * np.cos(th)                      # |p_elbow| |COM offset| cos(angle)
+    H22 = b2 + m2 * a * a
+    H12 = H22 + m2 * c
+    H11 = I1 + 0.01 + H22 + m2 * (0.25 + 2 * c)
+    np.testing.assert_allclose(H, [[H11, H12], [H12, H22]], rtol=1e-12)
+    mujoco = pytest.importorskip("mujoco", reason="MuJoCo is a [bench] extra")
+    m = mujoco.MjModel.from_xml_string(ns["mjcf"])
+    data = mujoco.MjData(m)
+    data.qpos[:] = q
+    mujoco.mj_forward(m, data)
+    M = np.zeros((2, 2))
+    try:                                          # mujoco >= 4: (m, d, dst)
+        mujoco.mj_fullM(m, data, M)
+    except TypeError:                             # mujoco 3: (m, dst, qM)
+        mujoco.mj_fullM(m, M, data.qM)
+    np.testing.assert_allclose(H, M, rtol=1e-12, atol=1e-14)
