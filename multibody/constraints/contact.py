@@ -29,9 +29,9 @@ Non-penetration (velocity level, ``w = n . v_rel(t+h) + b >= 0``):
   ``phi(q_{n+1}) >= 0`` (full correction of a penetration in one step).
 
 Contact margins (MuJoCo's ``margin``): with ``geometry_margins`` a pair of geometries is in
-contact from the larger of their two margins on: its signed distance is taken as ``phi -
-max(m_a, m_b)`` everywhere (rows, results, continuous-time sites), so bodies come to rest
-that far apart.
+contact from the sum of their two margins on (MuJoCo adds the geoms' margins, and their gaps:
+its ``contact.includemargin``): its signed distance is taken as ``phi - (m_a + m_b)``
+everywhere (rows, results, continuous-time sites), so bodies come to rest that far apart.
 
 With a spring-damper ``(kp, kd)`` the normal rows are soft: ``(erp, cfm)`` from ODE's
 mapping (see :mod:`multibody.constraints.base`). With MuJoCo softening
@@ -136,7 +136,7 @@ class PointContactConstraint(ConstraintForce):
         friction rows.
     geometry_margins : mapping of str to float, optional
         Contact margin (m, >= 0) of collision geometries by name (default 0): a pair is in
-        contact from distance ``max(m_a, m_b)`` on (module docstring).
+        contact from distance ``m_a + m_b`` on (module docstring).
     restitution : float
         Continuous time: Newton's coefficient of restitution ``e`` in [0, 1].
     active_margin : float
@@ -270,12 +270,12 @@ class PointContactConstraint(ConstraintForce):
         pc = self._parent_child
         return self.filter.candidate_pairs(self._geoms, body_poses,
                                            lambda a, b: frozenset((a, b)) in pc,
-                                           self.step_margin(kin) + self.max_geometry_margin)
+                                           self.step_margin(kin) + 2 * self.max_geometry_margin)
 
     def pair_margin(self, ga, gb) -> float:
-        """Contact margin of a geometry pair: the larger of their ``geometry_margins``."""
+        """Contact margin of a geometry pair: the sum of their ``geometry_margins``."""
         off = self._offsets
-        return max(off.get(ga.name, 0.0), off.get(gb.name, 0.0)) if off else 0.0
+        return off.get(ga.name, 0.0) + off.get(gb.name, 0.0) if off else 0.0
 
     def step_margin(self, kin: StepKinematics) -> float:
         """``margin + h * (s1 + s2)``: ``s1``, ``s2`` the two largest speed bounds

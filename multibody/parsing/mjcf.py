@@ -356,7 +356,7 @@ def mjcf_contact(model: MJCFModel, softening: str | None = "mujoco", **options):
     The constraint has one friction coefficient: MuJoCo's pair value ``max(mu_a, mu_b)``
     when every colliding pair has the same, else the largest with an :class:`MJCFWarning`.
     Each geom's ``margin - gap`` is passed as its contact margin (a pair is in contact from
-    the larger of its two geoms' margins on, as in MuJoCo). ``softening="mujoco"`` (default)
+    the sum of its two geoms' values on, MuJoCo's ``includemargin``). ``softening="mujoco"`` (default)
     gives the normal rows MuJoCo's ``solref``/``solimp`` (:func:`mjcf_softening`; friction
     stays hard, as with MuJoCo's ``noslip``); ``None`` the constraint's ERP/CFM. ``options``
     go to the constraint (``num_directions``, ``erp``, ...).
