@@ -13,10 +13,16 @@ import math
 
 import numpy as np
 
+from ._contact_layout import (ANCESTORS, BLOCK, CANDIDATE_COMMON as CC, CANDIDATE_DOUBLES,
+                              CANDIDATE_INTS, CANDIDATE_OUT as CO, COLUMN, FREE, HEADER, INPUT,
+                              JOINT, JOINT_TYPES, KIND, OUTPUT, PH_DOUBLES, PH_INTS, POSE, SCALARS as SC,
+                              SS_DOUBLES, STATUS, WARM)
+
 __all__: list[str] = []  # private module
 
-CI, CD, CO, HDR = 8, 12, 24, 32
 OMEGA = 1.4
+PH, SS = KIND["point_halfspace"].code, KIND["sphere_sphere"].code
+VECTOR_JOINT, FREE_JOINT = JOINT_TYPES.index("vector"), JOINT_TYPES.index("free")
 
 
 def _quat_rot(q):
@@ -141,26 +147,31 @@ def contact_step(it: np.ndarray, dt: np.ndarray, inp: np.ndarray, out: np.ndarra
     """The C kernel's ``dbk_contact_step`` on the same buffers (work arrays not needed);
     returns 0, or 1 when a velocity block of ``H + h D`` is not positive definite."""
     it = [int(x) for x in it]
-    nq, nv, nb, nc, nblock, nj, nfree, maxit, nreach = it[0:9]
-    ob, oj, of, oc, orr, oa = it[9:15]
-    cand_d = dt[it[HDR]:]
-    reach = dt[it[HDR + 1]:]
-    hD = dt[it[HDR + 2]:it[HDR + 2] + nv]
-    h, margin0, mu, erp, cfm_raw, mode, tol, ittol = inp[0:8]
-    cfm = cfm_raw / h
-    k = 8
-    q, v, tau = inp[k:k + nq], inp[k + nq:k + nq + nv], inp[k + nq + nv:k + nq + 2 * nv]
-    k += nq + 2 * nv
-    H = inp[k:k + nv * nv].reshape(nv, nv)
-    c = inp[k + nv * nv:k + nv * nv + nv]
-    k += nv * nv + nv
-    P = inp[k:k + 12 * nb].reshape(nb, 12)
-    S = inp[k + 12 * nb:k + 12 * nb + 6 * nv].reshape(6, nv)
-    warm = inp[k + 12 * nb + 6 * nv:k + 12 * nb + 6 * nv + 4 * nc].reshape(max(nc, 0), 4)
+    hd = HEADER
+    nq, nv, nb, nc = it[hd.NQ], it[hd.NV], it[hd.NUM_BODIES], it[hd.NUM_CANDIDATES]
+    nblock, nj, nfree = it[hd.NUM_BLOCKS], it[hd.NUM_JOINTS], it[hd.NUM_FREE]
+    maxit, nreach = it[hd.MAX_SWEEPS], it[hd.NUM_REACH]
+    ob, oj, of, oc = it[hd.BLOCKS], it[hd.JOINTS], it[hd.FREE], it[hd.CANDIDATES]
+    orr, oa = it[hd.REACH], it[hd.ANCESTORS]
+    cand_d = dt[it[hd.CAND_DOUBLES]:]
+    reach = dt[it[hd.REACH_RADII]:]
+    hD = dt[it[hd.DAMPING]:it[hd.DAMPING] + nv]
+    sec = {name: inp[a:b] for name, (a, b) in
+           INPUT.offsets(nq=nq, nv=nv, nb=nb, nc=nc).items()}
+    scal = sec["scal"]
+    h, margin0, mu, erp = scal[SC.H], scal[SC.MARGIN], scal[SC.MU], scal[SC.ERP]
+    mode, tol, ittol = scal[SC.BIAS_MODE], scal[SC.TOL], scal[SC.IT_TOL]
+    cfm = scal[SC.CFM] / h
+    q, v, tau, c = sec["q"], sec["v"], sec["tau"], sec["c"]
+    H = sec["H"].reshape(nv, nv)
+    P = sec["P"].reshape(nb, POSE.size)
+    S = sec["S"].reshape(6, nv)
+    warm = sec["warm"].reshape(max(nc, 0), WARM.size)
     W, U = S[:3], S[3:]
-    R = P[:, :9].reshape(nb, 3, 3)
-    pos = P[:, 9:]
-    blocks = [(it[ob + 2 * i], it[ob + 2 * i + 1]) for i in range(nblock)]
+    R = P[:, POSE.slice("rotation")].reshape(nb, 3, 3)
+    pos = P[:, POSE.slice("position")]
+    blocks = [(it[ob + BLOCK.size * i + BLOCK.START], it[ob + BLOCK.size * i + BLOCK.LENGTH])
+              for i in range(nblock)]
     # 1-2. block Cholesky and the free velocity
     Meff = H + np.diag(hD)
     chol = []
@@ -179,13 +190,14 @@ def contact_step(it: np.ndarray, dt: np.ndarray, inp: np.ndarray, out: np.ndarra
         return x
     vfree = v + solve(h * (tau - c))
     for i in range(nfree):
-        vs = it[of + 2 * i + 1]
+        vs = it[of + FREE.size * i + FREE.V_START]
         vfree[vs + 3:vs + 6] += h * np.cross(v[vs:vs + 3], v[vs + 3:vs + 6])
     # 3. margin
     sp = []
     for i in range(nreach):
         b = it[orr + i]
-        cols = it[it[oa + 2 * b]:it[oa + 2 * b] + it[oa + 2 * b + 1]]
+        a0 = it[oa + ANCESTORS.size * b + ANCESTORS.OFFSET]
+        cols = it[a0:a0 + it[oa + ANCESTORS.size * b + ANCESTORS.COUNT]]
         w = W[:, cols] @ v[cols]
         u = U[:, cols] @ v[cols]
         vo = u + np.cross(w, pos[b])
@@ -193,38 +205,45 @@ def contact_step(it: np.ndarray, dt: np.ndarray, inp: np.ndarray, out: np.ndarra
     sp = sorted(sp)[-2:]
     margin = margin0 + h * sum(sp)
     # 4. candidates
-    co = np.zeros((nc, CO))
+    co = np.zeros((nc, CO.size))
     Jall = np.zeros((nc, 3, nv))
     prob = _Problem(nv, mu, cfm)
     bias_l, bscale = [], 1.0
     for kk in range(nc):
-        ci = it[oc + CI * kk:oc + CI * (kk + 1)]
-        cd = cand_d[CD * kk:CD * (kk + 1)]
-        if ci[0] == 0:
-            nh = R[ci[3]] @ cd[6:9]
-            org = pos[ci[3]] + R[ci[3]] @ cd[3:6]
-            pc = pos[ci[4]] + R[ci[4]] @ cd[0:3]
+        ci = it[oc + CANDIDATE_INTS * kk:oc + CANDIDATE_INTS * (kk + 1)]
+        cd = cand_d[CANDIDATE_DOUBLES * kk:CANDIDATE_DOUBLES * (kk + 1)]
+        if ci[CC.KIND] == PH:
+            bh, bp = ci[PH_INTS.HALFSPACE_BODY], ci[PH_INTS.POINT_BODY]
+            rad = cd[PH_DOUBLES.RADIUS]
+            nh = R[bh] @ cd[PH_DOUBLES.slice("normal")]
+            org = pos[bh] + R[bh] @ cd[PH_DOUBLES.slice("origin")]
+            pc = pos[bp] + R[bp] @ cd[PH_DOUBLES.slice("point")]
             d = nh @ (pc - org)
-            dist = d - cd[9]
-            x = 0.5 * ((pc - d * nh) + (pc - cd[9] * nh))
-            n = -nh if ci[5] else nh
-        else:
-            ca_ = pos[ci[1]] + R[ci[1]] @ cd[0:3]
-            cb_ = pos[ci[2]] + R[ci[2]] @ cd[3:6]
+            dist = d - rad
+            x = 0.5 * ((pc - d * nh) + (pc - rad * nh))
+            n = -nh if ci[PH_INTS.SWAP] else nh
+        else:                                   # SS
+            ba, bb = ci[CC.BODY_A], ci[CC.BODY_B]
+            ra, rb = cd[SS_DOUBLES.RADIUS_A], cd[SS_DOUBLES.RADIUS_B]
+            ca_ = pos[ba] + R[ba] @ cd[SS_DOUBLES.slice("center_a")]
+            cb_ = pos[bb] + R[bb] @ cd[SS_DOUBLES.slice("center_b")]
             dd = cb_ - ca_
             ln = math.sqrt(dd @ dd)
             n = dd / ln if ln > 1e-15 else np.array([0.0, 0.0, 1.0])
-            dist = ln - cd[9] - cd[10]
-            x = 0.5 * ((ca_ + cd[9] * n) + (cb_ - cd[10] * n))
-        co[kk, 1], co[kk, 2:5], co[kk, 5:8] = dist, x, n
+            dist = ln - ra - rb
+            x = 0.5 * ((ca_ + ra * n) + (cb_ - rb * n))
+        o = co[kk]
+        o[CO.DISTANCE], o[CO.slice("point")], o[CO.slice("normal")] = dist, x, n
         if not dist <= margin:
             continue
-        co[kk, 0] = 1.0
+        o[CO.ACTIVE] = 1.0
         aa = np.array([1.0, 0, 0]) if abs(n[0]) < 0.9 else np.array([0, 1.0, 0])
         t1 = aa - (aa @ n) * n
         t1 /= math.sqrt(t1 @ t1)
-        colsig = it[ci[6]:ci[6] + 2 * ci[7]]
-        cols, sig = np.array(colsig[0::2], int), np.array(colsig[1::2], float)
+        ocol, ncol = ci[CC.COLUMNS], ci[CC.NUM_COLUMNS]
+        colsig = it[ocol:ocol + COLUMN.size * ncol]
+        cols = np.array(colsig[COLUMN.COLUMN::COLUMN.size], int)
+        sig = np.array(colsig[COLUMN.SIGN::COLUMN.size], float)
         sv = sig * vfree[cols]
         vel3 = U[:, cols] @ sv + np.cross(W[:, cols] @ sv, x)
         vt = vel3 - (vel3 @ n) * n
@@ -232,20 +251,21 @@ def contact_step(it: np.ndarray, dt: np.ndarray, inp: np.ndarray, out: np.ndarra
         if speed > 1e-12:
             t1 = -vt / speed
         t2 = np.cross(n, t1)
-        co[kk, 8:11], co[kk, 11:14] = t1, t2
+        o[CO.slice("t1")], o[CO.slice("t2")] = t1, t2
         J = np.zeros((3, nv))
         for r, dr in enumerate((n, t1, t2)):
             J[r, cols] = sig * (dr @ U[:, cols] + np.cross(x, dr) @ W[:, cols])
         Jall[kk] = J
-        bl = it[ci[6] + 2 * ci[7]:ci[6] + 2 * ci[7] + 1 + it[ci[6] + 2 * ci[7]]][1:]
+        obl = ocol + COLUMN.size * ncol            # count, then the touched blocks
+        bl = it[obl + 1:obl + 1 + it[obl]]
         Y = np.array([solve(J[r], bl) for r in range(3)])
         G = J @ Y.T + cfm * np.eye(3)
         bias = dist / h if (mode == 1 or dist > 0) else erp * dist / h
         jv = J @ vfree
         jv[0] += bias
         bscale = max(bscale, float(np.max(np.abs(jv))))
-        wk = warm[kk]
-        p = np.array([max(wk[0], 0.0), wk[1:] @ t1, wk[1:] @ t2])
+        wk, wf = warm[kk, WARM.NORMAL], warm[kk, WARM.slice("friction")]
+        p = np.array([max(wk, 0.0), wf @ t1, wf @ t2])
         tt, lim = math.hypot(p[1], p[2]), mu * p[0]
         if tt > lim:
             p[1:] *= lim / tt if tt > 0 else 0.0
@@ -312,34 +332,39 @@ def contact_step(it: np.ndarray, dt: np.ndarray, inp: np.ndarray, out: np.ndarra
         tauc += J.T @ p / h
     res = prob.residual(vn)
     imp = np.zeros(3 * nc)
-    wout = np.zeros((nc, 4))
+    wout = np.zeros((nc, WARM.size))
+    ow = CO.WARM
     for j, (kk, p) in enumerate(zip(prob.k, prob.p)):
         s = prob.J[j] @ vn
-        co[kk, 17:19] = s[1:]
-        co[kk, 14:17] = p
-        co[kk, 20] = p[0]
-        co[kk, 21:24] = p[1] * co[kk, 8:11] + p[2] * co[kk, 11:14]
-        wout[kk] = co[kk, 20:24]
+        o = co[kk]
+        o[CO.slice("slip")] = s[1:]
+        o[CO.slice("impulse")] = p
+        o[ow + WARM.NORMAL] = p[0]
+        o[ow + WARM.FRICTION:ow + WARM.FRICTION + 3] = \
+            p[1] * o[CO.slice("t1")] + p[2] * o[CO.slice("t2")]
+        wout[kk] = o[CO.slice("warm")]
         imp[j], imp[na + 2 * j], imp[na + 2 * j + 1] = p
     # 7-8. integration and the free joints' frames
     qn = q.copy()
     for i in range(nj):
-        tp, qs, vs, jnq = it[oj + 4 * i:oj + 4 * i + 4]
-        if tp == 0:
+        jt = it[oj + JOINT.size * i:oj + JOINT.size * (i + 1)]
+        tp, qs, vs, jnq = jt[JOINT.TYPE], jt[JOINT.Q_START], jt[JOINT.V_START], jt[JOINT.NQ]
+        if tp == VECTOR_JOINT:
             qn[qs:qs + jnq] = q[qs:qs + jnq] + h * vn[vs:vs + jnq]
         else:
             qn[qs:qs + 4] = _quat_exp_mul(q[qs:qs + 4], vn[vs:vs + 3], h)
-            if tp == 2:
+            if tp == FREE_JOINT:
                 qn[qs + 4:qs + 7] = q[qs + 4:qs + 7] + h * (_quat_rot(q[qs:qs + 4]) @ vn[vs + 3:vs + 6])
     for i in range(nfree):
-        qs, vs = it[of + 2 * i], it[of + 2 * i + 1]
+        qs, vs = it[of + FREE.size * i + FREE.Q_START], it[of + FREE.size * i + FREE.V_START]
         Rr = _quat_rot(qn[qs:qs + 4]).T @ _quat_rot(q[qs:qs + 4])
         vn[vs:vs + 3], vn[vs + 3:vs + 6] = Rr @ vn[vs:vs + 3], Rr @ vn[vs + 3:vs + 6]
-    o = 0
-    for part in (qn, vn, tauc, (vn - v) / h,
-                 [1.0 if res <= tol * bscale else 0.0, it_n + 1e6 * na, res / bscale, margin],
-                 imp, wout.ravel(), co.ravel(), Jall.ravel()):
-        part = np.asarray(part, float).ravel()
-        out[o:o + part.size] = part
-        o += part.size
+    stat = np.zeros(STATUS.size)
+    stat[STATUS.CONVERGED] = 1.0 if res <= tol * bscale else 0.0
+    stat[STATUS.SWEEPS], stat[STATUS.ACTIVE_CONTACTS] = it_n, na
+    stat[STATUS.RESIDUAL], stat[STATUS.MARGIN] = res / bscale, margin
+    parts = {"qn": qn, "vn": vn, "tauc": tauc, "acc": (vn - v) / h, "stat": stat, "imp": imp,
+             "wout": wout, "co": co, "Jall": Jall}
+    for name, (a, b) in OUTPUT.offsets(nq=nq, nv=nv, nb=nb, nc=nc).items():
+        out[a:b] = np.asarray(parts[name], float).ravel()
     return 0

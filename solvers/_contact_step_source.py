@@ -11,24 +11,17 @@ the free joints' velocities. The table layouts are described in
 """
 from __future__ import annotations
 
+from ._contact_layout import c_declarations
+
 __all__: list[str] = []  # private module
 
-VERSION = 13
+VERSION = 14
 
-SOURCE = r"""
+_TEMPLATE = r"""
 #include <math.h>
 #include <string.h>
 
-/* integer table header */
-enum { I_NQ, I_NV, I_NBODY, I_NCAND, I_NBLOCK, I_NJOINT, I_NFREE, I_MAXIT, I_NREACH,
-       I_OBLOCK, I_OJOINT, I_OFREE, I_OCAND, I_OREACH, I_OANC, I_HDR = 32 };
-/* double table header offsets live in it[I_HDR + k] */
-enum { D_CAND, D_REACH, D_HD };
-/* per-step scalar inputs */
-enum { S_H, S_MARGIN, S_MU, S_ERP, S_CFM, S_BIASMODE, S_TOL, S_ITTOL, S_NS = 8 };
-#define CI 8   /* ints per candidate */
-#define CD 12  /* doubles per candidate */
-#define CO 24  /* outputs per candidate */
+/*@LAYOUT@*/
 /* over-relaxation of the normal and sticking updates (the fixed points do not change; on
    the 10-sphere pile of bench_time_stepping it halves the sweeps of the hard steps) */
 #define OMEGA 1.4
@@ -71,13 +64,13 @@ static double dot3(const double *a, const double *b) {
 
 /* world point of a body-local point: p + R x */
 static void body_point(const double *P, int body, const double *xl, double *o) {
-    const double *R = P + 12 * body, *p = R + 9;
+    const double *R = P + POSE_SIZE * body + POSE_ROTATION, *p = P + POSE_SIZE * body + POSE_POSITION;
     for (int i = 0; i < 3; ++i)
         o[i] = p[i] + R[3 * i] * xl[0] + R[3 * i + 1] * xl[1] + R[3 * i + 2] * xl[2];
 }
 
 static void body_dir(const double *P, int body, const double *xl, double *o) {
-    const double *R = P + 12 * body;
+    const double *R = P + POSE_SIZE * body + POSE_ROTATION;
     for (int i = 0; i < 3; ++i)
         o[i] = R[3 * i] * xl[0] + R[3 * i + 1] * xl[1] + R[3 * i + 2] * xl[2];
 }
@@ -135,7 +128,7 @@ static double block_residual(const double *pk, const double *w, const double *Gk
 
 static const int *cand_blocks(const int *it, const int *cands, int k) {
     const int *ci = cands + CI * k;
-    return it + ci[6] + 2 * ci[7];
+    return it + ci[CI_COLUMNS] + COL_SIZE * ci[CI_NUM_COLUMNS];
 }
 
 /* vel += Y_k^T (a0, a1, a2) on the blocks candidate k touches (Y_k is zero elsewhere) */
@@ -143,7 +136,8 @@ static void add_y(const int *it, const int *cands, const int *blocks, int k, int
                   const double *Yk, double a0, double a1, double a2, double *vel) {
     const int *bl = cand_blocks(it, cands, k);
     for (int b = 0; b < bl[0]; ++b) {
-        const int s = blocks[2 * bl[1 + b]], e = s + blocks[2 * bl[1 + b] + 1];
+        const int *blk = blocks + BLK_SIZE * bl[1 + b];
+        const int s = blk[BLK_START], e = s + blk[BLK_LENGTH];
         for (int i = s; i < e; ++i) vel[i] += Yk[i] * a0 + Yk[nv + i] * a1 + Yk[2 * nv + i] * a2;
     }
 }
@@ -162,7 +156,7 @@ static void rebuild_vel(int na, const int *act, const int *it, const int *cands,
     memcpy(vel, vfree, nv * sizeof(double));
     for (int j = 0; j < na; ++j) {
         const int k = act[j];
-        const double *pk = co + CO * k + 14;
+        const double *pk = co + CO_SIZE * k + CO_IMPULSE;
         add_y(it, cands, blocks, k, nv, Y + 3 * nv * k, pk[0], pk[1], pk[2], vel);
     }
 }
@@ -174,12 +168,12 @@ static double residual(int na, const int *act, const int *it, const int *cands, 
     double res = 0.0;
     for (int j = 0; j < na; ++j) {
         const int k = act[j];
-        const int *ci = cands + CI * k, *cc = it + ci[6], ncol = ci[7];
-        const double *pk = co + CO * k + 14, *Jk = Jall + 3 * nv * k, *Gk = G + 9 * k;
+        const int *ci = cands + CI * k, *cc = it + ci[CI_COLUMNS], ncol = ci[CI_NUM_COLUMNS];
+        const double *pk = co + CO_SIZE * k + CO_IMPULSE, *Jk = Jall + 3 * nv * k, *Gk = G + 9 * k;
         double w[3];
         for (int r = 0; r < 3; ++r) {
             double s = 0.0;
-            for (int i = 0; i < ncol; ++i) { const int col = cc[2 * i]; s += Jk[r * nv + col] * vel[col]; }
+            for (int i = 0; i < ncol; ++i) { const int col = cc[COL_SIZE * i + COL_COLUMN]; s += Jk[r * nv + col] * vel[col]; }
             w[r] = s + cfm * pk[r];
         }
         w[0] += bias[k];
@@ -199,7 +193,7 @@ static int polish(int na, const int *act, const int *it, const int *cands, int n
                   double *dsl, int *idn, int *idt) {
     int nu = 0, j, l, r, s, i;
     for (j = 0; j < na; ++j) {
-        const double *pk = co + CO * act[j] + 14;
+        const double *pk = co + CO_SIZE * act[j] + CO_IMPULSE;
         idn[j] = idt[j] = -1;
         dsl[2 * j] = dsl[2 * j + 1] = 0.0;
         if (pk[0] > 0) {
@@ -214,13 +208,13 @@ static int polish(int na, const int *act, const int *it, const int *cands, int n
     for (j = 0; j < na; ++j) {
         const int k = act[j];
         if (idn[j] < 0) continue;
-        const int *ci = cands + CI * k, *cc = it + ci[6], ncol = ci[7];
+        const int *ci = cands + CI * k, *cc = it + ci[CI_COLUMNS], ncol = ci[CI_NUM_COLUMNS];
         const double *Jk = Jall + 3 * nv * k;
         const int nr = idt[j] >= 0 ? 3 : 1;
         for (r = 0; r < nr; ++r) {
             const int row = r == 0 ? idn[j] : idt[j] + r - 1;
             double s0 = 0.0;
-            for (i = 0; i < ncol; ++i) { const int col = cc[2 * i]; s0 += Jk[r * nv + col] * vfree[col]; }
+            for (i = 0; i < ncol; ++i) { const int col = cc[COL_SIZE * i + COL_COLUMN]; s0 += Jk[r * nv + col] * vfree[col]; }
             x[row] = -(s0 + (r == 0 ? bias[k] : 0.0));
             for (l = 0; l < na; ++l) {
                 if (idn[l] < 0 || !share_block(it, cands, k, act[l])) continue;
@@ -228,7 +222,7 @@ static int polish(int na, const int *act, const int *it, const int *cands, int n
                 double A[3];
                 for (s = 0; s < 3; ++s) {
                     double t = 0.0;
-                    for (i = 0; i < ncol; ++i) { const int col = cc[2 * i]; t += Jk[r * nv + col] * Yl[s * nv + col]; }
+                    for (i = 0; i < ncol; ++i) { const int col = cc[COL_SIZE * i + COL_COLUMN]; t += Jk[r * nv + col] * Yl[s * nv + col]; }
                     A[s] = t + ((l == j && r == s) ? cfm : 0.0);
                 }
                 if (idt[l] >= 0) {
@@ -274,7 +268,7 @@ static int polish(int na, const int *act, const int *it, const int *cands, int n
         }
     }
     for (j = 0; j < na; ++j) {
-        double *pk = co + CO * act[j] + 14;
+        double *pk = co + CO_SIZE * act[j] + CO_IMPULSE;
         if (idn[j] < 0) { pk[0] = pk[1] = pk[2] = 0.0; continue; }
         pk[0] = x[idn[j]];
         if (idt[j] >= 0) { pk[1] = x[idt[j]]; pk[2] = x[idt[j] + 1]; }
@@ -286,26 +280,23 @@ static int polish(int na, const int *act, const int *it, const int *cands, int n
 /* returns 0 on success, 1 singular mass matrix */
 int dbk_contact_step(const int *it, const double *dt, const double *in, double *out,
                      double *work, int *iwork) {
-    const int nq = it[I_NQ], nv = it[I_NV], nb = it[I_NBODY], nc = it[I_NCAND];
-    const int nblock = it[I_NBLOCK], nj = it[I_NJOINT], nfree = it[I_NFREE];
-    const int maxit = it[I_MAXIT], nreach = it[I_NREACH];
-    const int *blocks = it + it[I_OBLOCK], *joints = it + it[I_OJOINT];
-    const int *frees = it + it[I_OFREE], *cands = it + it[I_OCAND];
-    const int *reach_body = it + it[I_OREACH], *anc = it + it[I_OANC];
-    const double *cand_d = dt + it[I_HDR + D_CAND], *reach = dt + it[I_HDR + D_REACH];
-    const double *hD = dt + it[I_HDR + D_HD];
-    const double h = in[S_H], mu = in[S_MU], erp = in[S_ERP], cfm = in[S_CFM] / in[S_H];
-    const int biasmode = (int)in[S_BIASMODE];
-    const double tol = in[S_TOL], ittol = in[S_ITTOL];
-    const double *q = in + S_NS, *v = q + nq, *tau = v + nv, *H = tau + nv, *c = H + nv * nv;
-    const double *P = c + nv, *S = P + 12 * nb, *warm = S + 6 * nv;
+    const int nq = it[HDR_NQ], nv = it[HDR_NV], nb = it[HDR_NUM_BODIES];
+    const int nc = it[HDR_NUM_CANDIDATES];
+    const int nblock = it[HDR_NUM_BLOCKS], nj = it[HDR_NUM_JOINTS], nfree = it[HDR_NUM_FREE];
+    const int maxit = it[HDR_MAX_SWEEPS], nreach = it[HDR_NUM_REACH];
+    const int *blocks = it + it[HDR_BLOCKS], *joints = it + it[HDR_JOINTS];
+    const int *frees = it + it[HDR_FREE], *cands = it + it[HDR_CANDIDATES];
+    const int *reach_body = it + it[HDR_REACH], *anc = it + it[HDR_ANCESTORS];
+    const double *cand_d = dt + it[HDR_CAND_DOUBLES], *reach = dt + it[HDR_REACH_RADII];
+    const double *hD = dt + it[HDR_DAMPING];
+    DBK_IN_SECTIONS(in);
+    DBK_OUT_SECTIONS(out);
+    DBK_WORK_SECTIONS(work);
+    DBK_IWORK_SECTIONS(iwork);
+    const double h = scal[S_H], mu = scal[S_MU], erp = scal[S_ERP], cfm = scal[S_CFM] / scal[S_H];
+    const int biasmode = (int)scal[S_BIAS_MODE];
+    const double tol = scal[S_TOL], ittol = scal[S_IT_TOL];
     const double *W = S, *U = S + 3 * nv;
-    double *qn = out, *vn = qn + nq, *tauc = vn + nv, *acc = tauc + nv, *stat = acc + nv;
-    double *imp = stat + 4, *wout = imp + 3 * nc, *co = wout + 4 * nc, *Jall = co + CO * nc;
-    double *L = work, *vfree = L + nv * nv, *vel = vfree + nv, *Y = vel + nv;
-    double *G = Y + 3 * nc * nv, *bias = G + 9 * nc, *tmp = bias + nc;
-    double *Mp = tmp + nv, *xp = Mp + 9 * nc * nc, *dsl = xp + 3 * nc, *psave = dsl + 2 * nc;
-    int *act = iwork, *idn = iwork + nc, *idt = iwork + 2 * nc;
     int i, j, k, r;
 
     /* 1. block Cholesky of H + h D */
@@ -313,7 +304,7 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
     for (i = 0; i < nv; ++i) tmp[i] = H[i * nv + i];
     for (i = 0; i < nv; ++i) ((double *)H)[i * nv + i] = tmp[i] + hD[i];
     for (k = 0; k < nblock; ++k) {
-        if (chol_block(H, nv, blocks[2 * k], blocks[2 * k + 1], L)) {
+        if (chol_block(H, nv, blocks[BLK_SIZE * k + BLK_START], blocks[BLK_SIZE * k + BLK_LENGTH], L)) {
             for (i = 0; i < nv; ++i) ((double *)H)[i * nv + i] = tmp[i];
             return 1;
         }
@@ -322,10 +313,10 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
 
     /* 2. free velocity: v + h M^-1 (tau - c) + h (0, w x v) at free joints */
     for (i = 0; i < nv; ++i) vfree[i] = h * (tau[i] - c[i]);
-    for (k = 0; k < nblock; ++k) chol_solve_block(L, nv, blocks[2 * k], blocks[2 * k + 1], vfree);
+    for (k = 0; k < nblock; ++k) chol_solve_block(L, nv, blocks[BLK_SIZE * k + BLK_START], blocks[BLK_SIZE * k + BLK_LENGTH], vfree);
     for (i = 0; i < nv; ++i) vfree[i] += v[i];
     for (k = 0; k < nfree; ++k) {
-        const int vs = frees[2 * k + 1];
+        const int vs = frees[FRJ_SIZE * k + FRJ_V_START];
         double a[3];
         cross3(v + vs, v + vs + 3, a);
         for (i = 0; i < 3; ++i) vfree[vs + 3 + i] += h * a[i];
@@ -335,19 +326,19 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
     double s1 = 0.0, s2 = 0.0;
     for (k = 0; k < nreach; ++k) {
         const int b = reach_body[k];
-        const int a0 = anc[2 * b], na = anc[2 * b + 1];
+        const int a0 = anc[ANC_SIZE * b + ANC_OFFSET], na = anc[ANC_SIZE * b + ANC_COUNT];
         const int *ac = it + a0;
         double w[3] = {0, 0, 0}, u[3] = {0, 0, 0}, vo[3];
         for (j = 0; j < na; ++j) {
             const int cc = ac[j];
             for (i = 0; i < 3; ++i) { w[i] += W[i * nv + cc] * v[cc]; u[i] += U[i * nv + cc] * v[cc]; }
         }
-        cross3(w, P + 12 * b + 9, vo);
+        cross3(w, P + POSE_SIZE * b + POSE_POSITION, vo);
         for (i = 0; i < 3; ++i) vo[i] += u[i];
         double s = sqrt(dot3(vo, vo)) + sqrt(dot3(w, w)) * reach[k];
         if (s > s1) { s2 = s1; s1 = s; } else if (s > s2) s2 = s;
     }
-    const double margin = in[S_MARGIN] + h * (nreach >= 2 ? s1 + s2 : s1);
+    const double margin = scal[S_MARGIN] + h * (nreach >= 2 ? s1 + s2 : s1);
 
     /* 4. candidates: signed distance, point, normal; the active ones get rows */
     int na = 0;
@@ -355,36 +346,38 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
     for (k = 0; k < nc; ++k) {
         const int *ci = cands + CI * k;
         const double *cd = cand_d + CD * k;
-        double *o = co + CO * k;
+        double *o = co + CO_SIZE * k;
         double x[3], n[3], dist;
-        memset(o, 0, CO * sizeof(double));
-        if (ci[0] == 0) {          /* point (radius) on body ci[4] against halfspace on ci[3] */
+        memset(o, 0, CO_SIZE * sizeof(double));
+        if (ci[CI_KIND] == KIND_POINT_HALFSPACE) {   /* point (radius) against a halfspace */
             double nh[3], org[3], pc[3], d;
-            body_dir(P, ci[3], cd + 6, nh);
-            body_point(P, ci[3], cd + 3, org);
-            body_point(P, ci[4], cd, pc);
+            const double rad = cd[CD_PH_RADIUS];
+            body_dir(P, ci[CI_PH_HALFSPACE_BODY], cd + CD_PH_NORMAL, nh);
+            body_point(P, ci[CI_PH_HALFSPACE_BODY], cd + CD_PH_ORIGIN, org);
+            body_point(P, ci[CI_PH_POINT_BODY], cd + CD_PH_POINT, pc);
             d = nh[0] * (pc[0] - org[0]) + nh[1] * (pc[1] - org[1]) + nh[2] * (pc[2] - org[2]);
-            dist = d - cd[9];
+            dist = d - rad;
             for (i = 0; i < 3; ++i) {
-                double pa = pc[i] - d * nh[i], pb = pc[i] - cd[9] * nh[i];
+                double pa = pc[i] - d * nh[i], pb = pc[i] - rad * nh[i];
                 x[i] = 0.5 * (pa + pb);
-                n[i] = ci[5] ? -nh[i] : nh[i];
+                n[i] = ci[CI_PH_SWAP] ? -nh[i] : nh[i];
             }
-        } else {                   /* sphere (A) - sphere (B) */
+        } else {                   /* KIND_SPHERE_SPHERE: sphere (A) - sphere (B) */
             double ca_[3], cb_[3], dd[3], len;
-            body_point(P, ci[1], cd, ca_);
-            body_point(P, ci[2], cd + 3, cb_);
+            body_point(P, ci[CI_BODY_A], cd + CD_SS_CENTER_A, ca_);
+            body_point(P, ci[CI_BODY_B], cd + CD_SS_CENTER_B, cb_);
             for (i = 0; i < 3; ++i) dd[i] = cb_[i] - ca_[i];
             len = sqrt(dot3(dd, dd));
             if (len > 1e-15) { for (i = 0; i < 3; ++i) n[i] = dd[i] / len; }
             else { n[0] = 0.0; n[1] = 0.0; n[2] = 1.0; }
-            dist = len - cd[9] - cd[10];
-            for (i = 0; i < 3; ++i) x[i] = 0.5 * ((ca_[i] + cd[9] * n[i]) + (cb_[i] - cd[10] * n[i]));
+            const double ra = cd[CD_SS_RADIUS_A], rb = cd[CD_SS_RADIUS_B];
+            dist = len - ra - rb;
+            for (i = 0; i < 3; ++i) x[i] = 0.5 * ((ca_[i] + ra * n[i]) + (cb_[i] - rb * n[i]));
         }
-        o[1] = dist;
-        for (i = 0; i < 3; ++i) { o[2 + i] = x[i]; o[5 + i] = n[i]; }
+        o[CO_DISTANCE] = dist;
+        for (i = 0; i < 3; ++i) { o[CO_POINT + i] = x[i]; o[CO_NORMAL + i] = n[i]; }
         if (!(dist <= margin)) continue;
-        o[0] = 1.0;
+        o[CO_ACTIVE] = 1.0;
         act[na++] = k;
         /* tangent basis: world x projected (y when |n_x| > 0.9), t2 = n x t1 */
         double t1[3], t2[3], aa[3] = {0, 0, 0};
@@ -394,12 +387,12 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
         double tn = sqrt(dot3(t1, t1));
         for (i = 0; i < 3; ++i) t1[i] /= tn;
         /* slip of B relative to A at x under the free velocity */
-        const int *cc = it + ci[6];
-        const int ncol = ci[7];
+        const int *cc = it + ci[CI_COLUMNS];
+        const int ncol = ci[CI_NUM_COLUMNS];
         double w[3] = {0, 0, 0}, u[3] = {0, 0, 0}, vel3[3];
         for (j = 0; j < ncol; ++j) {
-            const int col = cc[2 * j];
-            const double sv = cc[2 * j + 1] * vfree[col];
+            const int col = cc[COL_SIZE * j + COL_COLUMN];
+            const double sv = cc[COL_SIZE * j + COL_SIGN] * vfree[col];
             for (i = 0; i < 3; ++i) { w[i] += W[i * nv + col] * sv; u[i] += U[i * nv + col] * sv; }
         }
         cross3(w, x, vel3);
@@ -409,7 +402,7 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
         double speed = sqrt(dot3(vt, vt));
         if (speed > 1e-12) { for (i = 0; i < 3; ++i) t1[i] = -vt[i] / speed; }
         cross3(n, t1, t2);
-        for (i = 0; i < 3; ++i) { o[8 + i] = t1[i]; o[11 + i] = t2[i]; }
+        for (i = 0; i < 3; ++i) { o[CO_T1 + i] = t1[i]; o[CO_T2 + i] = t2[i]; }
         /* rows n, t1, t2: d . (u + w x x) = d . U + (x x d) . W on the signed columns */
         double *Jk = Jall + 3 * nv * k;
         const double *dirs[3] = {n, t1, t2};
@@ -419,28 +412,28 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
             double *row = Jk + r * nv;
             for (i = 0; i < nv; ++i) row[i] = 0.0;
             for (j = 0; j < ncol; ++j) {
-                const int col = cc[2 * j];
-                row[col] = cc[2 * j + 1] * (dot3(dirs[r], (double[3]){U[col], U[nv + col], U[2 * nv + col]})
+                const int col = cc[COL_SIZE * j + COL_COLUMN];
+                row[col] = cc[COL_SIZE * j + COL_SIGN] * (dot3(dirs[r], (double[3]){U[col], U[nv + col], U[2 * nv + col]})
                                             + dot3(xd, (double[3]){W[col], W[nv + col], W[2 * nv + col]}));
             }
         }
         /* Y = M^-1 J^T on the blocks the candidate touches */
         double *Yk = Y + 3 * nv * k;
-        const int *bl = it + ci[6] + 2 * ncol;
+        const int *bl = it + ci[CI_COLUMNS] + COL_SIZE * ncol;
         const int nbl = bl[0];
         for (r = 0; r < 3; ++r) {
             double *y = Yk + r * nv;
             memcpy(y, Jk + r * nv, nv * sizeof(double));
             for (j = 0; j < nbl; ++j) {
                 const int bk = bl[1 + j];
-                chol_solve_block(L, nv, blocks[2 * bk], blocks[2 * bk + 1], y);
+                chol_solve_block(L, nv, blocks[BLK_SIZE * bk + BLK_START], blocks[BLK_SIZE * bk + BLK_LENGTH], y);
             }
         }
         double *Gk = G + 9 * k;
         for (r = 0; r < 3; ++r)
             for (i = 0; i < 3; ++i) {
                 double s = 0.0;
-                for (j = 0; j < ncol; ++j) { const int col = cc[2 * j]; s += Jk[r * nv + col] * Yk[i * nv + col]; }
+                for (j = 0; j < ncol; ++j) { const int col = cc[COL_SIZE * j + COL_COLUMN]; s += Jk[r * nv + col] * Yk[i * nv + col]; }
                 Gk[3 * r + i] = s;
             }
         for (r = 0; r < 3; ++r) Gk[4 * r] += cfm;
@@ -448,23 +441,24 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
         /* scale of the acceptance: |J v_free + b| */
         double jv[3] = {0, 0, 0};
         for (r = 0; r < 3; ++r)
-            for (j = 0; j < ncol; ++j) { const int col = cc[2 * j]; jv[r] += Jk[r * nv + col] * vfree[col]; }
+            for (j = 0; j < ncol; ++j) { const int col = cc[COL_SIZE * j + COL_COLUMN]; jv[r] += Jk[r * nv + col] * vfree[col]; }
         jv[0] += bias[k];
         for (r = 0; r < 3; ++r) if (fabs(jv[r]) > bscale) bscale = fabs(jv[r]);
         /* warm start: last step's normal impulse and world friction impulse */
-        const double *wk = warm + 4 * k;
-        o[14] = wk[0] > 0 ? wk[0] : 0.0;
-        o[15] = wk[1] * t1[0] + wk[2] * t1[1] + wk[3] * t1[2];
-        o[16] = wk[1] * t2[0] + wk[2] * t2[1] + wk[3] * t2[2];
-        double tt = sqrt(o[15] * o[15] + o[16] * o[16]), lim = mu * o[14];
-        if (tt > lim) { double f = tt > 0 ? lim / tt : 0.0; o[15] *= f; o[16] *= f; }
+        const double *wk = warm + WS_SIZE * k, *wf = wk + WS_FRICTION;
+        double *p0 = o + CO_IMPULSE;
+        p0[0] = wk[WS_NORMAL] > 0 ? wk[WS_NORMAL] : 0.0;
+        p0[1] = wf[0] * t1[0] + wf[1] * t1[1] + wf[2] * t1[2];
+        p0[2] = wf[0] * t2[0] + wf[1] * t2[1] + wf[2] * t2[2];
+        double tt = sqrt(p0[1] * p0[1] + p0[2] * p0[2]), lim = mu * p0[0];
+        if (tt > lim) { double f = tt > 0 ? lim / tt : 0.0; p0[1] *= f; p0[2] *= f; }
     }
 
     /* 5. block projected Gauss-Seidel in velocity form: vel = v_free + sum Y_k p_k */
     memcpy(vel, vfree, nv * sizeof(double));
     for (j = 0; j < na; ++j) {
         k = act[j];
-        const double *pk = co + CO * k + 14, *Yk = Y + 3 * nv * k;
+        const double *pk = co + CO_SIZE * k + CO_IMPULSE, *Yk = Y + 3 * nv * k;
         add_y(it, cands, blocks, k, nv, Yk, pk[0], pk[1], pk[2], vel);
     }
     int iter = 0, last_polish = 0;
@@ -474,14 +468,14 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
         for (j = 0; j < na; ++j) {
             k = act[j];
             const int *ci = cands + CI * k;
-            const int *cc = it + ci[6];
-            const int ncol = ci[7];
-            double *pk = co + CO * k + 14;
+            const int *cc = it + ci[CI_COLUMNS];
+            const int ncol = ci[CI_NUM_COLUMNS];
+            double *pk = co + CO_SIZE * k + CO_IMPULSE;
             const double *Jk = Jall + 3 * nv * k, *Yk = Y + 3 * nv * k, *Gk = G + 9 * k;
             double w[3];
             for (r = 0; r < 3; ++r) {
                 double s = 0.0;
-                for (i = 0; i < ncol; ++i) { const int col = cc[2 * i]; s += Jk[r * nv + col] * vel[col]; }
+                for (i = 0; i < ncol; ++i) { const int col = cc[COL_SIZE * i + COL_COLUMN]; s += Jk[r * nv + col] * vel[col]; }
                 w[r] = s + cfm * pk[r];
             }
             w[0] += bias[k];
@@ -521,19 +515,18 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
            PGS is close, so that its set is likely right); keep it when it is exact */
         if (iter == 1 || (change < 1e-6 * bscale && iter - last_polish >= 8)) {
             last_polish = iter;
-            for (j = 0; j < na; ++j) memcpy(psave + 3 * j, co + CO * act[j] + 14, 3 * sizeof(double));
+            for (j = 0; j < na; ++j) memcpy(psave + 3 * j, co + CO_SIZE * act[j] + CO_IMPULSE, 3 * sizeof(double));
             const double r0 = residual(na, act, it, cands, nv, co, Jall, G, bias, vel, mu, cfm);
             if (polish(na, act, it, cands, nv, co, Jall, Y, bias, vfree, mu, cfm, Mp, xp, dsl,
                        idn, idt)) {
                 /* exact on the right active set: done; else keep whichever point is better
                    (the polished one often is, and PGS continues from it) */
-                double *vtmp = psave + 3 * nc;
                 rebuild_vel(na, act, it, cands, blocks, nv, co, Y, vfree, vtmp);
                 const double r1 = residual(na, act, it, cands, nv, co, Jall, G, bias, vtmp, mu, cfm);
                 if (r1 <= ittol * bscale) { memcpy(vel, vtmp, nv * sizeof(double)); ++iter; break; }
                 if (r1 < r0) memcpy(vel, vtmp, nv * sizeof(double));
                 else {
-                    for (j = 0; j < na; ++j) memcpy(co + CO * act[j] + 14, psave + 3 * j, 3 * sizeof(double));
+                    for (j = 0; j < na; ++j) memcpy(co + CO_SIZE * act[j] + CO_IMPULSE, psave + 3 * j, 3 * sizeof(double));
                 }
             }
         }
@@ -544,7 +537,7 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
     for (i = 0; i < nv; ++i) tauc[i] = 0.0;
     for (j = 0; j < na; ++j) {
         k = act[j];
-        const double *pk = co + CO * k + 14, *Yk = Y + 3 * nv * k, *Jk = Jall + 3 * nv * k;
+        const double *pk = co + CO_SIZE * k + CO_IMPULSE, *Yk = Y + 3 * nv * k, *Jk = Jall + 3 * nv * k;
         for (r = 0; r < 3; ++r)
             if (pk[r] != 0.0)
                 for (i = 0; i < nv; ++i) { vn[i] += Yk[r * nv + i] * pk[r]; tauc[i] += Jk[r * nv + i] * pk[r] / h; }
@@ -553,45 +546,49 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
     for (j = 0; j < na; ++j) {
         k = act[j];
         const int *ci = cands + CI * k;
-        const int *cc = it + ci[6];
-        const int ncol = ci[7];
-        double *o = co + CO * k, *pk = o + 14;
+        const int *cc = it + ci[CI_COLUMNS];
+        const int ncol = ci[CI_NUM_COLUMNS];
+        double *o = co + CO_SIZE * k, *pk = o + CO_IMPULSE;
         const double *Jk = Jall + 3 * nv * k, *Gk = G + 9 * k;
         double w[3];
         for (r = 0; r < 3; ++r) {
             double s = 0.0;
-            for (i = 0; i < ncol; ++i) { const int col = cc[2 * i]; s += Jk[r * nv + col] * vn[col]; }
+            for (i = 0; i < ncol; ++i) { const int col = cc[COL_SIZE * i + COL_COLUMN]; s += Jk[r * nv + col] * vn[col]; }
             w[r] = s;
         }
-        o[17] = w[1];                       /* slip along t1, t2 at the new velocity */
-        o[18] = w[2];
+        o[CO_SLIP] = w[1];                  /* slip along t1, t2 at the new velocity */
+        o[CO_SLIP + 1] = w[2];
         for (r = 0; r < 3; ++r) w[r] += cfm * pk[r];
         w[0] += bias[k];
         double rb = block_residual(pk, w, Gk, mu);
         if (rb > res) res = rb;
         /* warm start for the next step: normal impulse, world friction impulse */
-        for (i = 0; i < 3; ++i) o[20 + i + 1] = pk[1] * o[8 + i] + pk[2] * o[11 + i];
-        o[20] = pk[0];
+        for (i = 0; i < 3; ++i)
+            o[CO_WARM + WS_FRICTION + i] = pk[1] * o[CO_T1 + i] + pk[2] * o[CO_T2 + i];
+        o[CO_WARM + WS_NORMAL] = pk[0];
         /* the block's impulses: normals first, then (t1, t2) per contact */
         imp[j] = pk[0];
         imp[na + 2 * j] = pk[1];
         imp[na + 2 * j + 1] = pk[2];
     }
-    for (k = 0; k < nc; ++k) memcpy(wout + 4 * k, co + CO * k + 20, 4 * sizeof(double));
-    stat[0] = (res <= tol * bscale) ? 1.0 : 0.0;
-    stat[1] = iter + 1000000.0 * na;
-    stat[2] = res / bscale;
-    stat[3] = margin;
+    for (k = 0; k < nc; ++k)
+        memcpy(wout + WS_SIZE * k, co + CO_SIZE * k + CO_WARM, WS_SIZE * sizeof(double));
+    stat[ST_CONVERGED] = (res <= tol * bscale) ? 1.0 : 0.0;
+    stat[ST_SWEEPS] = iter;
+    stat[ST_ACTIVE_CONTACTS] = na;
+    stat[ST_RESIDUAL] = res / bscale;
+    stat[ST_MARGIN] = margin;
 
     /* 7. integrate q (+) h N(q) vn; free joints: exp map, straight-line position */
     for (j = 0; j < nj; ++j) {
-        const int type = joints[4 * j], qs = joints[4 * j + 1], vs = joints[4 * j + 2];
-        const int jnq = joints[4 * j + 3];
-        if (type == 0) {
+        const int *jt = joints + JNT_SIZE * j;
+        const int type = jt[JNT_TYPE], qs = jt[JNT_Q_START], vs = jt[JNT_V_START];
+        const int jnq = jt[JNT_NQ];
+        if (type == JT_VECTOR) {
             for (i = 0; i < jnq; ++i) qn[qs + i] = q[qs + i] + h * vn[vs + i];
-        } else if (type == 1) {
+        } else if (type == JT_BALL) {
             quat_exp_mul(q + qs, vn + vs, h, qn + qs);
-        } else {
+        } else {                   /* JT_FREE */
             double R[9];
             quat_exp_mul(q + qs, vn + vs, h, qn + qs);
             quat_rot(q + qs, R);
@@ -602,7 +599,7 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
     }
     /* 8. free joints' velocities in the body frames at t + h: R1^T R0 */
     for (k = 0; k < nfree; ++k) {
-        const int qs = frees[2 * k], vs = frees[2 * k + 1];
+        const int qs = frees[FRJ_SIZE * k + FRJ_Q_START], vs = frees[FRJ_SIZE * k + FRJ_V_START];
         double R0[9], R1[9], Rr[9], t6[6];
         quat_rot(q + qs, R0);
         quat_rot(qn + qs, R1);
@@ -619,3 +616,6 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
     return 0;
 }
 """
+
+SOURCE = _TEMPLATE.replace("/*@LAYOUT@*/", c_declarations())
+"""The C source with the layout of :mod:`solvers._contact_layout` generated into it."""

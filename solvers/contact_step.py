@@ -36,8 +36,10 @@ decides acceptance against ``tol`` (the caller falls back to a pivoting LCP when
 Warm start: the previous step's normal impulse and world-frame friction impulse per
 candidate (``warm``, 4 per candidate; projected on the new tangents and into the disc).
 
-Table layout (int32 ``it``, float64 ``dt``): written by the plant (private module
-``multibody.plants._ts_compiled``), described there; see also the C source. The C code is
+Data layout (int32 table ``it``, float64 table ``dt``, the input, output and work buffers):
+declared once, by name, in the private module :mod:`solvers._contact_layout`; the C source's
+enums and section macros are generated from it, the numpy twin and the plant's table writer
+(private module ``multibody.plants._ts_compiled``) index by the same names. The C code is
 compiled once per machine with the system C compiler into the disk cache of
 :mod:`solvers.compiled`, and loaded through the same verified loader as every compiled
 library (a manifest with the sha256 of the library checked before loading, the cache key
@@ -68,36 +70,24 @@ import numpy as np
 
 from . import _compiled_build as _build
 from . import _contact_step_numpy as _numpy
+from . import _contact_layout as layout
+from ._contact_layout import CANDIDATE_DOUBLES, CANDIDATE_INTS, CANDIDATE_OUT, HEADER, SCALARS
 from ._contact_step_source import SOURCE, VERSION
+from .errors import ContactStepBuildError
 
-__all__ = ["ContactStepKernel", "NumpyContactStepKernel", "ContactStepBuildError", "load_kernel", "CANDIDATE_INTS", "CANDIDATE_DOUBLES",
+__all__ = ["ContactStepKernel", "NumpyContactStepKernel", "ContactStepBuildError", "load_kernel", "layout", "CANDIDATE_INTS", "CANDIDATE_DOUBLES",
            "CANDIDATE_OUTPUTS", "HEADER_INTS", "NUM_SCALARS"]
 
-CANDIDATE_INTS = 8
-"""Ints per candidate: type (0 point/halfspace, 1 sphere/sphere), body A, body B,
-halfspace body, point body, swap (normal negated), offset of its column list, column count."""
-CANDIDATE_DOUBLES = 12
-"""Doubles per candidate: type 0: local point (3), halfspace local origin (3) and normal (3),
-radius; type 1: local centres of A and B (3 + 3), -, radii ``ra``, ``rb``."""
-CANDIDATE_OUTPUTS = 24
-"""Output layout: ``q_next`` (nq), ``v_next`` (nv, free joints in their new frames),
-``J^T p / h`` (nv), ``(v_next - v) / h`` (nv), status (accepted, sweeps + 1e6 x active contacts, residual, margin),
-the impulses (normals of the active contacts, then their (t1, t2) pairs; 3 x candidates
-long), the warm start out (4 per candidate), then per candidate these outputs and its rows
-(3 x nv). Outputs per candidate: active, distance, point (3), normal (3), t1 (3), t2 (3),
-impulses (normal, t1, t2), slip along t1, t2, -, warm start out (normal, world friction 3)."""
-HEADER_INTS = 40
-"""Ints of the table header (counts, offsets; at 32.. the offsets into the double table)."""
-NUM_SCALARS = 8
-"""Per-step scalars: h, margin, mu, erp, cfm, bias mode (1: ``phi/h`` always), tol, it_tol."""
+CANDIDATE_OUTPUTS = CANDIDATE_OUT.size
+"""Outputs per candidate (fields: ``solvers._contact_layout.CANDIDATE_OUT``)."""
+HEADER_INTS = HEADER.size
+"""Ints of the table header (fields: ``solvers._contact_layout.HEADER``)."""
+NUM_SCALARS = SCALARS.size
+"""Per-step scalars (fields: ``solvers._contact_layout.SCALARS``)."""
 
 _LOCK = threading.Lock()
 
 
-class ContactStepBuildError(RuntimeError):
-    """The contact-step kernel could not be built or loaded: the C compiler failed (message:
-    command and output), the cached library could not be rebuilt, or no private cache
-    directory is available."""
 
 _LOADED: dict = {}
 

@@ -1,59 +1,216 @@
-"""Which step a :class:`~multibody.plants.TimeSteppingRigidBodySystem` takes, and the
-:class:`~multibody.errors.StepMethodWarning` when it is not the compiled one (private).
+"""The step-method contract of :class:`~multibody.plants.TimeSteppingRigidBodySystem`, the
+choice of a plant's method (made once, when the plant is built), and the
+:class:`~multibody.errors.StepMethodWarning` when a scene leaves the compiled step (private).
 
-The compiled step (:mod:`._ts_compiled`) is typically an order of magnitude faster than the
-pivoting (Lemke) step (issue 21 measured 0.46-0.67x against 10-14x the time of Drake SAP per
-step); a scene that leaves it does so with one warning per plant, never silently:
+The contract (in the spirit of scipy's ``OdeSolver``): a :class:`StepMethod` takes one time
+step, ``step(context) -> StepSolution``. The base class owns the bookkeeping -- the step's
+inputs (:class:`StepInputs`: time, discrete state, actuation plus applied forces, the
+context's :class:`~multibody.plants.ContactWarmStart`), handing a step it cannot take to its
+``fallback`` with the once-per-plant warning, and marking that step's
+:class:`~multibody.plants.StepStatus` -- and a subclass fills in one method,
+``_step_impl(context, inputs)``, returning the :class:`~multibody.plants.StepSolution` or a
+:class:`StepFailure` naming why it cannot take this step. The two implementations:
+``CompiledStep`` (the C kernel or its numpy twin, :mod:`._ts_compiled`; fallback: the
+pivoting step) and ``PivotingStep`` (numpy and the pivoting LCP solvers,
+:mod:`._pivoting_step`; ``contact_solver="lcp"``, no fallback).
+
+The compiled step is typically an order of magnitude faster than the pivoting (Lemke) step
+(issue 21 measured 0.46-0.67x against 10-14x the time of Drake SAP per step); a scene that
+leaves it does so with one warning per plant, never silently:
 
 * at construction, when the scene is not covered by the compiled step: the warning names the
   plant and the culprit (``joint limit 'lim' on joint 'knee'``, ``ball closure 'loop'``, a
   ``Box-Box`` geometry pair, ...) and says why (``step_method_reason``);
 * at the first step that falls back because the kernel did not converge (or a velocity
   block of ``H + h D`` is not positive definite): the plant, the time and the residual.
-  Later fallbacks are not reported (``step.report.method`` tells which step each took).
+  Later fallbacks are not reported (``step.status`` tells which method took each step).
 
 No warning when ``contact_solver="lcp"`` asks for the pivoting step, nor for a plant without
 constraint blocks (no constraint rows: nothing is pivoted).
 
-Where the once-per-plant memory lives: a :class:`StepMethodNotice` held by the plant. It is
-diagnostic, not simulation state: no computed number depends on it, so reruns stay bitwise
-identical and one plant serves many contexts; it is per plant object on purpose (a Monte
-Carlo run of 1000 contexts warns once, not 1000 times). Python's warnings registry alone is
-not enough: under ``simplefilter("always")`` (pytest's ``-W always``, notebooks) it would
-warn at every step.
+Where the once-per-plant memory lives: a :class:`StepMethodNotice` held by the plant's step
+method (built once per plant). It is diagnostic, not simulation state: no computed number
+depends on it, so reruns stay bitwise identical and one plant serves many contexts; it is
+per plant object on purpose (a Monte Carlo run of 1000 contexts warns once, not 1000 times).
+Python's warnings registry alone is not enough: under ``simplefilter("always")`` (pytest's
+``-W always``, notebooks) it would warn at every step.
 """
 from __future__ import annotations
 
 import threading
 import warnings
+from dataclasses import dataclass
 from typing import Callable, Optional
+
+import numpy as np
 
 from solvers.contact_step import ContactStepBuildError, load_kernel
 
-from ..errors import StepMethodWarning
+from ..errors import MultibodyError, StepMethodWarning
 from ._time_stepping_solve import TimeSteppingWarning
-from ._ts_compiled import CompiledContactStep, unsupported_reason
+from .solutions import StepSolution
 
-__all__ = ["select_step_method", "StepMethodNotice"]
+__all__ = ["StepMethod", "StepInputs", "StepFailure", "select_step_method", "StepMethodNotice",
+           "velocity_blocks", "implicit_damping"]
 
 
-def select_step_method(tree, constraints, contact_solver: str, label: str,
-                       make_step: Callable) -> tuple:
-    """The compiled step of a plant (or None) and why not (or None).
+class StepInputs:
+    """What every step method starts from (built by :meth:`StepMethod.step`).
+
+    Attributes
+    ----------
+    time : float
+        ``t``, the start of the step.
+    xd : ndarray, shape (nq + nv + block states,)
+        The discrete state at ``t``.
+    q, v : ndarray
+        Its configuration (nq,) and velocity (nv,) (views of ``xd``).
+    tau : ndarray, shape (nv,)
+        Actuation plus the applied-force inputs, constant over the step.
+    warm_start : ContactWarmStart or None
+        The last committed step's impulses (the context's ``"warm_start"`` memory).
+    memory : dict
+        The context's per-run memory (a method keeps its buffers there, never on itself:
+        one plant serves many contexts).
+    """
+
+    __slots__ = ("time", "xd", "q", "v", "tau", "warm_start", "memory")
+
+    def __init__(self, time: float, xd: np.ndarray, q: np.ndarray, v: np.ndarray,
+                 tau: np.ndarray, warm_start, memory: dict) -> None:
+        self.time, self.xd, self.q, self.v, self.tau = time, xd, q, v, tau
+        self.warm_start, self.memory = warm_start, memory
+
+
+@dataclass(frozen=True)
+class StepFailure:
+    """A step method could not take this step (``reason`` says why: the kernel did not
+    converge, a singular velocity block); the base class hands the step to the fallback."""
+
+    reason: str
+
+
+class StepMethod:
+    """One time step of a :class:`~multibody.plants.TimeSteppingRigidBodySystem` (module
+    docstring): ``step(context) -> StepSolution``.
+
+    Subclasses set :attr:`name` (and :attr:`description`) and fill in
+    :meth:`_step_impl`; they may set :attr:`fallback` to the method that takes the steps
+    they cannot. A subclass is plugged into a plant by passing the class as
+    ``contact_solver``: the plant builds it once, ``cls(plant)``.
 
     Parameters
     ----------
-    tree : RigidBodyTree
-    constraints : list of ConstraintForce
-    contact_solver : {"auto", "pgs", "lcp"}
-    label : str
-        How messages name the plant.
-    make_step : callable
-        ``make_step(kernel) -> CompiledContactStep`` with the plant's tables.
+    plant : TimeSteppingRigidBodySystem
+        The plant whose steps it takes (read through its public interface:
+        ``kinematics``, ``integrate``, ``block_context``, ``constraints``, ...).
+
+    Attributes
+    ----------
+    fallback : StepMethod or None
+        Takes a step this method returns a :class:`StepFailure` for (None: such a step
+        raises :class:`~multibody.errors.MultibodyError`).
+    notice : StepMethodNotice
+        The once-per-plant warnings (the fallback warning is issued here).
+    """
+
+    name = "step"
+    """How ``plant.step_method`` and ``StepStatus.method`` name the method."""
+    description = "the step method"
+    """How warnings name it (``"the compiled step"``)."""
+
+    def __init__(self, plant) -> None:
+        self.plant = plant
+        self.fallback: Optional[StepMethod] = None
+        self.notice = StepMethodNotice(plant.label)
+
+    def step(self, context) -> StepSolution:
+        """The solution of the step ``[t, t + h]`` from ``context`` (the plant's context):
+        the inputs of the step, then :meth:`take`."""
+        plant = self.plant
+        xd = np.asarray(context.discrete_state)
+        nq, nv = plant.nq, plant.nv
+        q = xd[:nq]
+        tau = plant.actuation(context, xd)
+        tau = np.zeros(nv) if tau is None else np.asarray(tau, float)
+        ext = plant.applied_forces(context, q)
+        if ext is not None:
+            tau = tau + np.asarray(ext, float).ravel()
+        mem = context.get_memory()
+        inputs = StepInputs(float(context.time), xd, q, xd[nq:nq + nv], tau,
+                            mem.get("warm_start"), mem)
+        return self.take(context, inputs)
+
+    def take(self, context, inputs: StepInputs) -> StepSolution:
+        """:meth:`_step_impl`, or the fallback's step when it returns a :class:`StepFailure`
+        (warned once per plant; the solution's status names this method and the reason).
+
+        Raises
+        ------
+        multibody.errors.MultibodyError
+            The method could not take the step and has no fallback.
+        """
+        sol = self._step_impl(context, inputs)
+        if isinstance(sol, StepFailure):
+            fb = self.fallback
+            if fb is None:
+                raise MultibodyError(
+                    f"{self.plant.label}: step method '{self.name}' could not take the step "
+                    f"at t={inputs.time:.6g} ({sol.reason}) and has no fallback")
+            self.notice.fallback(inputs.time, sol.reason, self.description, fb.description)
+            sol = fb.take(context, inputs).fell_back(self.name, sol.reason)
+        return sol
+
+    def _step_impl(self, context, inputs: StepInputs):
+        """Override: the :class:`StepSolution` of the step from ``inputs`` (with its
+        ``warm_start`` record and ``make_status``), or a :class:`StepFailure`."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement _step_impl")
+
+    def __repr__(self) -> str:
+        fb = f", fallback={self.fallback.name!r}" if self.fallback is not None else ""
+        return f"{type(self).__name__}(name={self.name!r}{fb})"
+
+
+def velocity_blocks(tree) -> list:
+    """The decoupled velocity ranges ``[(a, b), ...]`` of ``tree``: one per subtree hanging
+    from the world (DFS order makes each a contiguous range)."""
+    nv = tree.nv
+    starts = [j.v_start for j in tree.joints if j.parent == "world"] + [nv]
+    return [(a, b) for a, b in zip(starts[:-1], starts[1:]) if b > a] or [(0, nv)]
+
+
+def implicit_damping(tree, include_passive_forces: bool) -> np.ndarray:
+    """The joint damping ``D`` (nv,) a step takes implicitly (zeros without passive
+    forces)."""
+    damping = np.zeros(tree.nv)
+    if include_passive_forces:
+        for j in tree.joints:
+            if j.nv:
+                damping[j.v_start:j.v_start + j.nv] = np.broadcast_to(
+                    np.asarray(getattr(j, "damping", 0.0), float), (j.nv,))
+    return damping
+
+
+def select_step_method(plant, contact_solver, unsupported: Optional[str],
+                       make_compiled: Callable, make_pivoting: Callable) -> tuple:
+    """The plant's step method (built once) and why it is not the compiled one (or None).
+
+    Parameters
+    ----------
+    plant : TimeSteppingRigidBodySystem
+    contact_solver : {"auto", "pgs", "lcp"} or StepMethod subclass
+        A subclass is built as ``contact_solver(plant)``.
+    unsupported : str or None
+        Why the compiled step does not cover the plant's scene (None: it does).
+    make_compiled : callable
+        ``make_compiled(kernel) -> StepMethod``: the compiled step with the plant's tables
+        (its fallback set).
+    make_pivoting : callable
+        ``make_pivoting() -> StepMethod``: the pivoting step.
 
     Returns
     -------
-    (CompiledContactStep or None, str or None)
+    (StepMethod, str or None)
 
     Raises
     ------
@@ -62,12 +219,13 @@ def select_step_method(tree, constraints, contact_solver: str, label: str,
     solvers.contact_step.ContactStepBuildError
         ``contact_solver="pgs"`` and the C compiler failed on the kernel.
     """
+    label = plant.label
+    if isinstance(contact_solver, type):
+        return contact_solver(plant), f"contact_solver={contact_solver.__name__}"
     if contact_solver == "lcp":
-        return None, "contact_solver='lcp'"
-    soft = [c for c in constraints if getattr(c, "mujoco", None) is not None]
-    reason = (f"constraint '{soft[0].name}' has MuJoCo softening (solref/solimp), which the "
-              "compiled step does not have") if soft else unsupported_reason(tree, constraints)
-    compiled: Optional[CompiledContactStep] = None
+        return make_pivoting(), "contact_solver='lcp'"
+    reason = unsupported
+    method = None
     if reason is None:
         try:
             kernel = load_kernel()
@@ -75,13 +233,13 @@ def select_step_method(tree, constraints, contact_solver: str, label: str,
             if contact_solver == "pgs":
                 raise
             warnings.warn(f"{label}: the compiled contact step is not available ({exc}); "
-                          "using the interpreted step", TimeSteppingWarning, stacklevel=3)
+                          "using the interpreted step", TimeSteppingWarning, stacklevel=4)
             kernel, reason = None, f"the contact kernel did not compile: {exc}"
         if kernel is not None:
-            compiled = make_step(kernel)
+            method = make_compiled(kernel)
     if reason is not None and contact_solver == "pgs":
         raise ValueError(f"{label}: contact_solver='pgs' is not available: {reason}")
-    return compiled, reason
+    return (method if method is not None else make_pivoting()), reason
 
 
 class StepMethodNotice:
@@ -112,17 +270,18 @@ class StepMethodNotice:
                       StepMethodWarning, stacklevel=stacklevel)
         return True
 
-    def fallback(self, t: float, why: Optional[str]) -> bool:
-        """Warn, the first time only, that the step at ``t`` fell back from the compiled
-        step to the pivoting one because of ``why``. Returns whether it warned."""
+    def fallback(self, t: float, why: Optional[str], method: str = "the compiled step",
+                 fallback: str = "the pivoting (Lemke) step") -> bool:
+        """Warn, the first time only, that the step at ``t`` fell back from ``method`` to
+        ``fallback`` because of ``why``. Returns whether it warned."""
         with self._lock:
             if self._fallback_warned:
                 return False
             self._fallback_warned = True
-        warnings.warn(f"{self.label}: the step at t={t:.6g} fell back from the compiled step "
-                      f"to the pivoting (Lemke) step: {why or 'the kernel did not converge'}; "
-                      "later fallbacks of this plant are not reported (step.report.method "
-                      "tells which step each took; pgs_max_sweeps and lcp_tolerance set the "
+        warnings.warn(f"{self.label}: the step at t={t:.6g} fell back from {method} "
+                      f"to {fallback}: {why or 'the kernel did not converge'}; "
+                      "later fallbacks of this plant are not reported (step.status "
+                      "tells which method took each; pgs_max_sweeps and lcp_tolerance set the "
                       "kernel's budget)", StepMethodWarning, stacklevel=2)
         return True
 

@@ -7,20 +7,21 @@ or by the exponential map of a quaternion (ball, free), a step is two calls: the
 compiled dynamics/kinematics function ``(q, v) -> (H, c, P, S)`` and the C kernel of
 :mod:`solvers.contact_step` (candidates, rows, Delassus blocks, block PGS with the friction
 disc, integration). This module builds the kernel's fixed tables from the tree and the
-contact block once, and turns the kernel's output into a :class:`StepSolution`.
+contact block once (:class:`CompiledContactStep`), and is the step method that runs it
+(:class:`CompiledStep`: the kernel's output turned into a :class:`StepSolution`, or a
+:class:`StepFailure` that hands the step to the pivoting step).
 
-Tables (``it``, int32; offsets are absolute indices into ``it``):
+Tables (``it``, int32; offsets are absolute indices into ``it``), every field by the name
+the layout (``solvers.contact_step.layout``) gives it:
 
-* header (``HEADER_INTS``): nq, nv, bodies, candidates, blocks, joints, free joints,
-  max sweeps, reach bodies, then the offsets of blocks, joints, free joints, candidates,
-  reach bodies, ancestor lists; at 32.. the offsets into ``dt`` of the candidates' doubles,
-  the reach radii and the damping ``h D``;
-* blocks: (start, size) of the decoupled velocity blocks (subtrees hanging from the world);
-* joints: (type 0 ``q + h v`` / 1 ball / 2 free, q_start, v_start, nq);
-* free joints: (q_start, v_start);
-* candidates: ``CANDIDATE_INTS`` each; a candidate's column list ``(column, sign)`` of
-  ``mask[B] - mask[A]`` followed by the count and indices of the velocity blocks it touches;
-* reach bodies and, per body, (offset, count) of its ancestor columns.
+* header (``HEADER``): counts, the offsets of the sub-tables in ``it`` and of the
+  candidates' doubles, the reach radii and the damping ``h D`` in ``dt``;
+* blocks (``BLOCK``): the decoupled velocity blocks (subtrees hanging from the world);
+* joints (``JOINT``, types ``JOINT_TYPES``), free joints (``FREE``);
+* candidates: ``CANDIDATE_INTS`` ints each (the common fields, then the kind's), and
+  ``CANDIDATE_DOUBLES`` doubles in ``dt``; a candidate's column list (``COLUMN`` entries of
+  ``mask[B] - mask[A]``) followed by the count and indices of the velocity blocks it touches;
+* reach bodies and, per body, its ancestor columns (``ANCESTORS``).
 """
 from __future__ import annotations
 
@@ -29,26 +30,42 @@ from typing import Optional
 
 import numpy as np
 
-from solvers.contact_step import (CANDIDATE_DOUBLES, CANDIDATE_INTS, CANDIDATE_OUTPUTS,
-                                  HEADER_INTS, NUM_SCALARS)
+from solvers.contact_step import layout as L
 
 from ..constraints import (FRICTION_BOX, UNILATERAL, ConstraintRows, ContactResults,
-                           PointContactConstraint, PointContactResult)
+                           PointContactConstraint, PointContactResult, softening_from_spring)
 from ..geometry import Box, Halfspace, Mesh, Sphere
 from ._time_stepping_solve import SolveReport
-from .solutions import StepSolution
+from ._step_method import StepFailure, StepInputs, StepMethod
+from .solutions import ContactWarmStart, StepSolution, StepStatus
 
-__all__ = ["CompiledContactStep", "unsupported_reason", "describe_block"]
+__all__ = ["CompiledContactStep", "CompiledStep", "unsupported_reason", "describe_block",
+           "PGS_TAG", "PGS_SWEEP_TOL"]
 
 PGS_TAG = "pgs"
+"""``SolveReport.method`` of the compiled step's solver (block PGS and polish)."""
+
+PGS_SWEEP_TOL = 1e-10
+"""The compiled PGS stops when no impulse changes by more than this (velocity units,
+relative to ``max(1, |J v_free + b|)``)."""
+
+_SCALAR_ORDER = ("h", "margin", "mu", "erp", "cfm", "bias_mode", "tol", "it_tol")
+"""The order in which :class:`CompiledStep` writes the scalars (checked against the layout)."""
+if tuple(n for n, _ in L.SCALARS.fields) != _SCALAR_ORDER:
+    raise ImportError("multibody.plants._ts_compiled writes the kernel's scalars in the order "
+                      f"{_SCALAR_ORDER}, the layout declares {L.SCALARS.fields}")
+_CO, _ST, _WS = L.CANDIDATE_OUT, L.STATUS, L.WARM
+_PH, _PHI, _PHD = L.KIND["point_halfspace"].code, L.PH_INTS, L.PH_DOUBLES
+_SS, _SSI, _SSD = L.KIND["sphere_sphere"].code, L.KIND["sphere_sphere"].int_record(), L.SS_DOUBLES
+_WARM_PARTS = ("n", "fx", "fy", "fz")          # a candidate's warm-start entries (WARM)
 
 
 def _joint_type(j) -> Optional[int]:
     if j.type == "free":
-        return 2
+        return L.JOINT_TYPES.index("free")
     if j.type == "ball":
-        return 1
-    return 0 if j.nq == j.nv else None
+        return L.JOINT_TYPES.index("ball")
+    return L.JOINT_TYPES.index("vector") if j.nq == j.nv else None
 
 
 def describe_block(c) -> str:
@@ -71,6 +88,10 @@ def describe_block(c) -> str:
 def unsupported_reason(tree, constraints) -> Optional[str]:
     """Why the compiled step cannot run this plant (None when it can): names the constraint
     block, joint or geometry pair it does not cover."""
+    soft = [c for c in constraints if getattr(c, "mujoco", None) is not None]
+    if soft:
+        return (f"constraint '{soft[0].name}' has MuJoCo softening (solref/solimp), which the "
+                "compiled step does not have")
     contacts = [c for c in constraints if isinstance(c, PointContactConstraint)]
     others = [c for c in constraints if not isinstance(c, PointContactConstraint)]
     if others:
@@ -128,19 +149,30 @@ class CompiledContactStep:
         self.nq, self.nv, self.N = nq, nv, N
         index = {b.name: b.index for b in tree.bodies}
         moving = mask.any(axis=1)
-        cand_i, cand_d, extra, self.geoms = [], [], [], []
+        cand_i, cand_d, self.geoms = [], [], []
+
+        def candidate(kind: int, ia: int, ib: int, ints: dict, doubles: dict, rec_i, rec_d,
+                      pair) -> None:
+            ci = np.zeros(L.CANDIDATE_INTS, int)
+            ci[L.CANDIDATE_COMMON.KIND], ci[L.CANDIDATE_COMMON.BODY_A] = kind, ia
+            ci[L.CANDIDATE_COMMON.BODY_B] = ib
+            for name, val in ints.items():
+                ci[rec_i.offsets[name]] = val
+            d = np.zeros(L.CANDIDATE_DOUBLES)
+            for name, val in doubles.items():
+                d[rec_d.slice(name)] = val
+            cand_i.append(ci)
+            cand_d.append(d)
+            self.geoms.append(pair)
         for ga, gb in contact.site_pairs:
             ia, ib = index[ga.body], index[gb.body]
             if not (moving[ia] or moving[ib]):
                 continue
             ta, tb = type(ga.shape), type(gb.shape)
             if ta is Sphere and tb is Sphere:
-                d = np.zeros(CANDIDATE_DOUBLES)
-                d[0:3], d[3:6] = ga.pose[:3, 3], gb.pose[:3, 3]
-                d[9], d[10] = ga.shape.radius, gb.shape.radius
-                cand_i.append([1, ia, ib, 0, 0, 0])
-                cand_d.append(d)
-                self.geoms.append((ga, gb))
+                candidate(_SS, ia, ib, {}, {"center_a": ga.pose[:3, 3], "center_b": gb.pose[:3, 3],
+                                            "radius_a": ga.shape.radius,
+                                            "radius_b": gb.shape.radius}, _SSI, _SSD, (ga, gb))
                 continue
             swap = ta is not Halfspace
             hs, other = (gb, ga) if swap else (ga, gb)
@@ -154,13 +186,19 @@ class CompiledContactStep:
                           for sx in (-1.0, 1.0) for sy in (-1.0, 1.0) for sz in (-1.0, 1.0)]
                 radius = 0.0
             for p in points:
-                d = np.zeros(CANDIDATE_DOUBLES)
-                d[0:3], d[3:6], d[6:9], d[9] = p, hs.pose[:3, 3], hs.pose[:3, 2], radius
-                cand_i.append([0, ia, ib, ih, io, int(swap)])
-                cand_d.append(d)
-                self.geoms.append((ga, gb))
+                candidate(_PH, ia, ib, {"halfspace_body": ih, "point_body": io, "swap": int(swap)},
+                          {"point": p, "origin": hs.pose[:3, 3], "normal": hs.pose[:3, 2],
+                           "radius": radius}, _PHI, _PHD, (ga, gb))
         nc = len(cand_i)
         self.nc = nc
+        # the warm start's keys: four entries per candidate (WARM), numbered within the pair
+        keys, count = [], {}
+        for ga, gb in self.geoms:
+            pair = (contact.name, ga.name, gb.name)
+            i = count.get(pair, 0)
+            count[pair] = i + 1
+            keys.extend(pair + ("candidate", i, part) for part in _WARM_PARTS)
+        self.warm_keys = tuple(keys)
         # reach of the bodies carrying finite geometry (the speculative margin)
         reach: dict = {}
         for b in tree.bodies:
@@ -174,48 +212,73 @@ class CompiledContactStep:
         reach_idx = sorted(reach)
         joints = [j for j in tree.joints if j.nq]
         frees = [j for j in tree.joints if j.type == "free"]
-        it: list = [0] * HEADER_INTS
+        hd = L.HEADER
+        it: list = [0] * hd.size
 
         def put(values) -> int:
             off = len(it)
             it.extend(int(x) for x in values)
             return off
-        it[9] = put([x for a, b in blocks for x in (a, b - a)])
-        it[10] = put([x for j in joints for x in (_joint_type(j), j.q_start, j.v_start, j.nq)])
-        it[11] = put([x for j in frees for x in (j.q_start, j.v_start)])
+
+        def record(rec, **fields) -> list:
+            row = [0] * rec.size
+            for name, val in fields.items():
+                row[rec.offsets[name]] = val
+            return row
+        it[hd.BLOCKS] = put([x for a, b in blocks
+                             for x in record(L.BLOCK, start=a, length=b - a)])
+        it[hd.JOINTS] = put([x for j in joints for x in record(
+            L.JOINT, type=_joint_type(j), q_start=j.q_start, v_start=j.v_start, nq=j.nq)])
+        it[hd.FREE] = put([x for j in frees
+                           for x in record(L.FREE, q_start=j.q_start, v_start=j.v_start)])
         cand_off = len(it)
-        it.extend([0] * (CANDIDATE_INTS * nc))
-        it[12] = cand_off
+        it.extend([0] * (L.CANDIDATE_INTS * nc))
+        it[hd.CANDIDATES] = cand_off
         block_of = np.zeros(nv, int)
         for k, (a, b) in enumerate(blocks):
             block_of[a:b] = k
+        common = L.CANDIDATE_COMMON
         for k, ci in enumerate(cand_i):
-            dm = mask[ci[2]] - mask[ci[1]]
+            dm = mask[ci[common.BODY_B]] - mask[ci[common.BODY_A]]
             cols = np.flatnonzero(dm)
-            off = put([x for col in cols for x in (col, int(dm[col]))])
+            off = put([x for col in cols
+                       for x in record(L.COLUMN, column=col, sign=int(dm[col]))])
             touched = sorted({int(block_of[col]) for col in cols})
             put([len(touched)] + touched)
-            it[cand_off + CANDIDATE_INTS * k: cand_off + CANDIDATE_INTS * (k + 1)] = \
-                ci + [off, len(cols)]
-        it[13] = put(reach_idx)
+            ci[common.COLUMNS], ci[common.NUM_COLUMNS] = off, len(cols)
+            it[cand_off + L.CANDIDATE_INTS * k: cand_off + L.CANDIDATE_INTS * (k + 1)] = \
+                [int(x) for x in ci]
+        it[hd.REACH] = put(reach_idx)
         anc_off = len(it)
-        it.extend([0] * (2 * N))
-        it[14] = anc_off
+        it.extend([0] * (L.ANCESTORS.size * N))
+        it[hd.ANCESTORS] = anc_off
         for b in range(N):
             cols = np.flatnonzero(mask[b])
-            it[anc_off + 2 * b] = put(cols)
-            it[anc_off + 2 * b + 1] = len(cols)
-        it[0:9] = [nq, nv, N, nc, len(blocks), len(joints), len(frees), int(max_sweeps),
-                   len(reach_idx)]
+            a0 = put(cols)
+            it[anc_off + L.ANCESTORS.size * b: anc_off + L.ANCESTORS.size * (b + 1)] = \
+                record(L.ANCESTORS, offset=a0, count=len(cols))
+        counts = dict(nq=nq, nv=nv, num_bodies=N, num_candidates=nc, num_blocks=len(blocks),
+                      num_joints=len(joints), num_free=len(frees),
+                      max_sweeps=int(max_sweeps), num_reach=len(reach_idx))
+        for name, val in counts.items():
+            it[hd.offsets[name]] = val
         dt = np.concatenate([np.array(cand_d).ravel() if nc else np.zeros(0),
                              np.array([reach[i] for i in reach_idx]), damping_h])
-        it[32], it[33], it[34] = 0, CANDIDATE_DOUBLES * nc, CANDIDATE_DOUBLES * nc + len(reach_idx)
+        it[hd.CAND_DOUBLES], it[hd.REACH_RADII] = 0, L.CANDIDATE_DOUBLES * nc
+        it[hd.DAMPING] = L.CANDIDATE_DOUBLES * nc + len(reach_idx)
         self.it = np.ascontiguousarray(it, dtype=np.int32)
         self.dt = np.ascontiguousarray(dt, dtype=float)
-        self.n_out = nq + 3 * nv + 4 + 7 * nc + CANDIDATE_OUTPUTS * nc + 3 * nv * nc
-        self.n_in = NUM_SCALARS + nq + 3 * nv + nv * nv + 12 * N + 6 * nv + 4 * nc
-        self.n_work = nv * nv + 4 * nv + 3 * nc * nv + 9 * nc * nc + 18 * nc + 8
-        self.n_iwork = 3 * nc + 1
+        dims = dict(nq=nq, nv=nv, nb=N, nc=nc)
+        sec = L.OUTPUT.offsets(**dims)
+        if sec["qn"][0] != 0 or sec["vn"][0] != nq:
+            raise ValueError("the kernel's output must start with q_next, v_next")
+        self.o_tauc, self.o_acc, self.o_stat = sec["tauc"][0], sec["acc"][0], sec["stat"][0]
+        self.o_imp, self.o_wout, self.o_co = sec["imp"][0], sec["wout"], sec["co"]
+        self.o_jall = sec["Jall"][0]
+        self.n_out = L.OUTPUT.total(**dims)
+        self.n_in = L.INPUT.total(**dims)
+        self.n_work = L.WORK.total(**dims)
+        self.n_iwork = L.IWORK.total(**dims) + 1
 
     def scratch(self) -> "Scratch":
         """Buffers for one context (kept in its memory: the C call releases the GIL, so
@@ -224,22 +287,27 @@ class CompiledContactStep:
 
     # ------------------------------------------------------------------ the step
     def run(self, t: float, xd: np.ndarray, tau: np.ndarray, dyn: tuple, scalars: tuple,
-            warm, scratch: "Scratch") -> Optional[StepSolution]:
-        """One step (None: the kernel did not converge or the mass matrix is singular,
-        ``scratch.failure`` says which: the caller takes the interpreted path). ``xd`` the discrete state ``[q; v; ...]``,
-        ``dyn = (H, c, P, S)`` of the plant's compiled function; ``scalars``: margin, mu,
-        erp, cfm, bias mode, tol, it_tol; ``warm``: the context's last ``(PGS_TAG, array)``
-        or anything else (cold); ``scratch`` the context's :meth:`scratch`."""
+            warm, scratch: "Scratch", name: str):
+        """One step: a :class:`StepSolution`, or a :class:`StepFailure` (the kernel did not
+        converge or a velocity block of ``H + h D`` is not positive definite).
+
+        ``xd`` the discrete state ``[q; v; ...]``, ``dyn = (H, c, P, S)`` of the plant's
+        compiled function; ``scalars``: the layout's ``SCALARS`` (h, margin, mu, erp, cfm,
+        bias mode, tol, it_tol); ``warm``: the context's
+        :class:`ContactWarmStart` (or None); ``scratch`` the context's :meth:`scratch`;
+        ``name`` the step method's name (for the status and the warm start)."""
         nq, nv, nc = self.nq, self.nv, self.nc
         sc = scratch
-        sc.in_s[1:] = scalars
+        sc.in_s[:] = scalars
         sc.in_x[:] = xd[:nq + nv]
         sc.in_tau[:] = tau
         sc.in_H[:], sc.in_c[:], sc.in_P[:], sc.in_S[:] = dyn
-        if isinstance(warm, tuple) and warm[0] == PGS_TAG and warm[1].shape[0] == 4 * nc:
-            sc.in_w[:] = warm[1]
-        else:
+        if warm is None:
             sc.in_w[:] = 0.0
+        elif warm.keys is self.warm_keys:    # this plant's kernel wrote it: same entries
+            sc.in_w[:] = warm.impulses
+        else:
+            sc.in_w[:] = warm.lookup(self.warm_keys)[0]
         out, out_p = sc.out()
         if self.kernel.compiled:
             it_p, dt_p, in_p, w_p, iw_p = sc.ptrs
@@ -247,73 +315,128 @@ class CompiledContactStep:
         else:
             code = self.kernel.step(self.it, self.dt, sc.inp, out, sc.work, sc.iwork)
         if code != 0:
-            sc.failure = "a velocity block of H + h D is not positive definite"
-            return None
-        k = nq + 3 * nv
-        stat = out[k:k + 4].tolist()
-        na, sweeps = divmod(int(stat[1]), 1000000)
-        if stat[0] != 1.0:
-            sc.failure = (f"the kernel did not converge: residual {stat[2]:.3g} > tolerance "
-                          f"{scalars[5]:.3g} after {sweeps} PGS sweeps and the polish, "
-                          f"{na} active contacts")
-            return None
-        k += 4
+            return StepFailure("a velocity block of H + h D is not positive definite")
+        k = self.o_stat
+        stat = out[k:k + _ST.size].tolist()
+        sweeps, na = int(stat[_ST.SWEEPS]), int(stat[_ST.ACTIVE_CONTACTS])
+        residual = stat[_ST.RESIDUAL]
+        if stat[_ST.CONVERGED] != 1.0:
+            return StepFailure(
+                f"the kernel did not converge: residual {residual:.3g} > tolerance "
+                f"{scalars[L.SCALARS.TOL]:.3g} after {sweeps} PGS sweeps and the polish, "
+                f"{na} active contacts")
         if xd.shape[0] == nq + nv:         # no block states: the kernel's output is it
             xd_next = out[:nq + nv]
         else:
             xd_next = np.array(xd, dtype=float)
             xd_next[:nq + nv] = out[:nq + nv]
-        report = SolveReport("solved", PGS_TAG, stat[2], 3 * na, sweeps)
-        impulses = [out[k:k + 3 * na]]
-        warm_next = (PGS_TAG, out[k + 3 * nc:k + 7 * nc])
-        k += 7 * nc
-        co = out[k:k + CANDIDATE_OUTPUTS * nc].reshape(nc, CANDIDATE_OUTPUTS)
-        Jall = out[k + CANDIDATE_OUTPUTS * nc:].reshape(nc, 3, nv)
+        a = self.o_imp
+        impulses = [out[a:a + 3 * na]]
+        a, b = self.o_wout
+        warm_next = ContactWarmStart(name, self.warm_keys, out[a:b])
+        a, b = self.o_co
+        co = out[a:b].reshape(nc, _CO.size)
+        a = self.o_jall
+        Jall = out[a:].reshape(nc, 3, nv)
         rows = LazyRows(lambda: _rows(self, co, Jall, scalars))
         geoms, h = self.geoms, self.h
 
         def make_contacts() -> ContactResults:
             res = []
-            for k in np.flatnonzero(co[:, 0]).tolist():
+            for k in np.flatnonzero(co[:, _CO.ACTIVE]).tolist():
                 ga, gb = geoms[k]
                 o = co[k]
-                t1, t2 = o[8:11], o[11:14]
-                res.append(PointContactResult(ga.body, gb.body, ga.name, gb.name, o[2:5].copy(),
-                                              o[5:8].copy(), float(o[1]), float(o[14] / h),
-                                              (o[15] * t1 + o[16] * t2) / h,
-                                              o[17] * t1 + o[18] * t2))
+                t1, t2 = o[_CO.slice("t1")], o[_CO.slice("t2")]
+                p, slip = o[_CO.slice("impulse")], o[_CO.slice("slip")]
+                res.append(PointContactResult(ga.body, gb.body, ga.name, gb.name,
+                                              o[_CO.slice("point")].copy(),
+                                              o[_CO.slice("normal")].copy(),
+                                              float(o[_CO.DISTANCE]), float(p[0] / h),
+                                              (p[1] * t1 + p[2] * t2) / h,
+                                              slip[0] * t1 + slip[1] * t2))
             return ContactResults(t, tuple(res))
-        return StepSolution(t, xd_next[:nq], xd_next[nq:nq + nv], xd_next, tau,
-                            out[nq + nv:nq + 2 * nv], impulses, rows, report,
-                            out[nq + 2 * nv:nq + 3 * nv], warm_next, make_contacts)
+
+        def make_status() -> StepStatus:
+            return StepStatus(name, True, sweeps, na, residual, 3 * na,
+                              SolveReport("solved", PGS_TAG, residual, 3 * na, sweeps))
+        a, c = self.o_tauc, self.o_acc
+        return StepSolution(t, xd_next[:nq], xd_next[nq:nq + nv], xd_next, tau, out[a:a + nv],
+                            impulses, rows, out[c:c + nv], warm_next, make_contacts,
+                            make_status)
+
+
+class CompiledStep(StepMethod):
+    """The compiled step method (module docstring): the plant's compiled dynamics function
+    and the contact kernel (C, or its numpy twin without a compiler); fallback: the
+    pivoting step.
+
+    Parameters
+    ----------
+    plant : TimeSteppingRigidBodySystem
+    tables : CompiledContactStep
+        The kernel and the plant's tables.
+    dynamics : callable
+        ``(q, v) -> (H, c, P, S)``, the plant's compiled dynamics/kinematics function.
+    fallback : StepMethod
+        Takes the steps the kernel does not converge on.
+    """
+
+    description = "the compiled step"
+
+    def __init__(self, plant, tables: "CompiledContactStep", dynamics, fallback) -> None:
+        super().__init__(plant)
+        self.tables = tables
+        self.dynamics = dynamics
+        self.fallback = fallback
+        self.name = "compiled_pgs" if tables.kernel.compiled else "numpy_pgs"
+        contact = tables.contact
+        soft = ("kp", "kd") if contact.spring else ("erp", "cfm")
+        self.params = tuple(plant.parameter_index(f"{contact.name}.{n}")
+                            for n in ("mu",) + soft)
+        self.bias_mode = 1.0 if (contact.formulation == "stewart_trinkle"
+                                 and not contact.spring) else 0.0
+
+    def _step_impl(self, context, inputs: StepInputs):
+        tab = self.tables
+        contact = tab.contact
+        i_mu, i_a, i_b = self.params
+        a, b = float(context.get_parameter(i_a)[0]), float(context.get_parameter(i_b)[0])
+        erp, cfm = softening_from_spring(a, b, tab.h) if contact.spring else (a, b)
+        scalars = (tab.h, contact.margin, float(context.get_parameter(i_mu)[0]), erp, cfm,
+                   self.bias_mode, self.plant.lcp_tolerance, PGS_SWEEP_TOL)
+        mem = inputs.memory
+        scratch = mem.get("compiled_step_scratch")
+        if scratch is None:
+            scratch = mem["compiled_step_scratch"] = tab.scratch()
+        return tab.run(inputs.time, inputs.xd, inputs.tau,
+                       self.dynamics(inputs.q, inputs.v), scalars, inputs.warm_start, scratch,
+                       self.name)
 
 
 class Scratch:
-    """One context's buffers of the kernel: its input (scalars, ``[q; v]``, tau, H, c, P, S,
-    warm start; fully overwritten every step), work arrays, and a pool of output arrays
-    (a fresh slice per step, so that its address costs nothing)."""
+    """One context's buffers of the kernel: its input (the ``INPUT`` sections: scalars,
+    ``[q; v]``, tau, H, c, P, S, warm start; fully overwritten every step), work arrays, and
+    a pool of output arrays (a fresh slice per step, so that its address costs nothing)."""
 
     POOL = 16
 
     def __init__(self, step: CompiledContactStep) -> None:
         nq, nv, nc, N = step.nq, step.nv, step.nc, step.N
-        sizes = [NUM_SCALARS, nq + nv, nv, nv * nv, nv, 12 * N, 6 * nv, 4 * nc]
-        self.inp = np.zeros(sum(sizes))
-        cuts = np.cumsum([0] + sizes)
-        view = [self.inp[a:b] for a, b in zip(cuts[:-1], cuts[1:])]
-        view[3] = view[3].reshape(nv, nv)
-        view[6] = view[6].reshape(6, nv)
-        self.in_s, self.in_x, self.in_tau, self.in_H, self.in_c, self.in_P, self.in_S, \
-            self.in_w = view
-        self.inp[0] = step.h
+        sec = L.INPUT.offsets(nq=nq, nv=nv, nb=N, nc=nc)
+        self.inp = np.zeros(L.INPUT.total(nq=nq, nv=nv, nb=N, nc=nc))
+        view = {name: self.inp[a:b] for name, (a, b) in sec.items()}
+        self.in_s, self.in_tau, self.in_c = view["scal"], view["tau"], view["c"]
+        self.in_x = self.inp[sec["q"][0]:sec["v"][1]]          # [q; v], adjacent sections
+        self.in_H = view["H"].reshape(nv, nv)
+        self.in_P = view["P"]
+        self.in_S = view["S"].reshape(6, nv)
+        self.in_w = view["warm"]
         self.work = np.zeros(step.n_work)
         self.iwork = np.zeros(step.n_iwork, dtype=np.int32)
         self.n_out = step.n_out
         self.ptrs = (step.it.ctypes.data, step.dt.ctypes.data, self.inp.ctypes.data,
                      self.work.ctypes.data, self.iwork.ctypes.data)
         self.pool, self.pool_addr, self.pool_i = None, 0, self.POOL
-        self.failure: Optional[str] = None
-        """Why the last step that returned None did (for the fallback warning)."""
 
     def out(self):
         """A fresh output array and its address."""
@@ -350,7 +473,7 @@ def _rows(step: CompiledContactStep, co: np.ndarray, Jall: np.ndarray, scalars: 
     """The contact rows of the step as :class:`ConstraintRows` (normals first, then the two
     tangent rows of each contact; ``FRICTION_BOX`` kind with bounds ``-+mu``, which the
     kernel applies to the pair as the disc ``|p_t| <= mu p_n``)."""
-    act = np.flatnonzero(co[:, 0])
+    act = np.flatnonzero(co[:, _CO.ACTIVE])
     na, nv = act.shape[0], step.nv
     if na == 0:
         return ConstraintRows.empty(nv)
@@ -359,14 +482,16 @@ def _rows(step: CompiledContactStep, co: np.ndarray, Jall: np.ndarray, scalars: 
     kind = np.full(m, FRICTION_BOX, int)
     kind[:na] = UNILATERAL
     phi = np.zeros(m)
-    phi[:na] = co[act, 1]
+    phi[:na] = co[act, _CO.DISTANCE]
     normal = np.full(m, -1, int)
     normal[na:] = np.repeat(np.arange(na), 2)
-    info = {"point": co[act, 2:5], "normal": co[act, 5:8], "distance": co[act, 1],
-            "t1": co[act, 8:11], "t2": co[act, 11:14],
+    info = {"point": co[act, _CO.slice("point")], "normal": co[act, _CO.slice("normal")],
+            "distance": co[act, _CO.DISTANCE], "t1": co[act, _CO.slice("t1")],
+            "t2": co[act, _CO.slice("t2")],
             "geometries": [step.geoms[k] for k in act.tolist()]}
-    _, mu, erp, cfm, mode = scalars[:5]
-    d = co[act, 1]
+    sc = L.SCALARS
+    mu, erp, cfm, mode = scalars[sc.MU], scalars[sc.ERP], scalars[sc.CFM], scalars[sc.BIAS_MODE]
+    d = co[act, _CO.DISTANCE]
     bias = np.zeros(m)
     bias[:na] = np.where((d > 0) | (mode == 1.0), d, erp * d) / step.h
     lo = np.full(m, -mu)

@@ -1,15 +1,18 @@
 """What the plants' solves return: :class:`RigidBodySolution` (continuous time, at one
-state) and :class:`StepSolution` (time stepping, one step)."""
+state) and :class:`StepSolution` (time stepping, one step), with the step's records
+:class:`StepStatus` (how the step was taken) and :class:`ContactWarmStart` (the impulses the
+next step starts from, held in the context)."""
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
 from ..constraints import ContactResults
 
-__all__ = ["RigidBodySolution", "StepSolution"]
+__all__ = ["RigidBodySolution", "StepSolution", "StepStatus", "ContactWarmStart"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -37,6 +40,90 @@ class RigidBodySolution:
     sites: list = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class StepStatus:
+    """How one time step was taken (``step.status``; ``step.report`` is its ``report``).
+
+    Attributes
+    ----------
+    method : str
+        The step method that produced the step: ``"compiled_pgs"``, ``"numpy_pgs"``,
+        ``"lcp"`` or a custom :class:`~multibody.plants.StepMethod`'s ``name``.
+    converged : bool
+        The accepted impulses meet the method's tolerance (``lcp_tolerance`` on the
+        natural-map residual). A method that does not converge hands the step to its
+        fallback, so a returned step has ``True`` unless its method has no such test.
+    sweeps : int
+        Projected Gauss-Seidel sweeps (0 for a pivoting solve).
+    active_contacts : int
+        Contact points with rows in this step.
+    residual : float
+        The solve's residual (velocity units, relative as the method documents).
+    rows : int
+        Constraint rows solved.
+    report : SolveReport
+        The solver's own report (``status``, ``method``, ``residual``, ``size``,
+        ``iterations``).
+    fallback_from : str or None
+        The method that could not take this step (this one is its fallback's), else None.
+    fallback_reason : str or None
+        Why it could not (e.g. ``"the kernel did not converge: residual ..."``).
+    """
+
+    method: str
+    converged: bool
+    sweeps: int
+    active_contacts: int
+    residual: float
+    rows: int
+    report: Any
+    fallback_from: Optional[str] = None
+    fallback_reason: Optional[str] = None
+
+
+@dataclass(frozen=True, eq=False)
+class ContactWarmStart:
+    """The impulses the next step starts from: the last committed step's, by key (held in
+    the context's memory under ``"warm_start"``; one record for every step method).
+
+    Entries are keyed, so rows that changed between steps (contacts made or broken, another
+    method's rows) map by key: an entry a method does not find starts from zero. It is a hint
+    only: every solution is verified, and a warm start that fails is retried cold.
+
+    Attributes
+    ----------
+    method : str
+        The step method that wrote it (``StepStatus.method``).
+    keys : sequence
+        One key per entry. The pivoting step: its row keys (contacts: ``(block, geometry a,
+        geometry b, point, "n" or direction)``, else ``(block index, row)``); the compiled
+        step: ``(block, geometry a, geometry b, "candidate", index, part)`` with ``part`` in
+        ``"n", "fx", "fy", "fz"`` (normal impulse, world-axes friction impulse).
+    impulses : ndarray, shape (len(keys),)
+        The impulses (N s) of the entries.
+    multipliers : ndarray, shape (len(keys),), optional
+        The maximum-dissipation multipliers of the friction-cone LCP at the normal rows
+        (the pivoting step; None otherwise).
+    """
+
+    method: str
+    keys: Sequence
+    impulses: np.ndarray
+    multipliers: Optional[np.ndarray] = None
+
+    def lookup(self, keys: Sequence) -> tuple:
+        """``(impulses, multipliers)`` at ``keys`` (arrays of ``len(keys)``; 0 where a key
+        is not in this record)."""
+        if keys is self.keys:
+            lam = np.zeros(len(keys)) if self.multipliers is None else self.multipliers
+            return self.impulses, lam
+        prev = dict(zip(self.keys, self.impulses.tolist()))
+        lam = {} if self.multipliers is None else \
+            {k: s for k, s in zip(self.keys, self.multipliers.tolist()) if s}
+        return (np.array([prev.get(k, 0.0) for k in keys], dtype=float),
+                np.array([lam.get(k, 0.0) for k in keys], dtype=float))
+
+
 @dataclass(frozen=True, eq=False)
 class StepSolution:
     """Solution of the step ``[time, time + h]`` (value of the ``step`` output port).
@@ -55,15 +142,16 @@ class StepSolution:
     impulses : list of ndarray
         Per constraint block, the impulses of its rows.
     rows : list of ConstraintRows
-    report : SolveReport
-        LCP status, method, residual and size.
     generalized_acceleration : ndarray, shape (nv,)
         ``(v_next - v) / h`` of the step.
-    warm_start : tuple
-        The impulses (and cone multipliers) by row key, which the next step starts from.
+    warm_start : ContactWarmStart or None
+        The impulses by key which the next step starts from (None: no rows).
     make_contacts : callable
         Builds the :class:`ContactResults` of the step (called on first access of
         :attr:`contact_results`).
+    make_status : callable
+        Builds the :class:`StepStatus` of the step (called on first access of
+        :attr:`status`).
     """
 
     time: float
@@ -74,10 +162,10 @@ class StepSolution:
     tau_constraint: np.ndarray
     impulses: list
     rows: list
-    report: Any
     generalized_acceleration: np.ndarray
-    warm_start: Any
+    warm_start: Optional[ContactWarmStart]
     make_contacts: Callable
+    make_status: Callable
 
     @property
     def contact_results(self) -> ContactResults:
@@ -87,3 +175,25 @@ class StepSolution:
             res = self.make_contacts()
             object.__setattr__(self, "_contacts", res)
         return res
+
+    @property
+    def status(self) -> StepStatus:
+        """How the step was taken (:class:`StepStatus`), built on first access."""
+        st = self.__dict__.get("_status")
+        if st is None:
+            st = self.make_status()
+            object.__setattr__(self, "_status", st)
+        return st
+
+    @property
+    def report(self):
+        """The solver's report (``status.report``: LCP status, solver, residual, size,
+        sweeps)."""
+        return self.status.report
+
+    def fell_back(self, method: str, reason: str) -> "StepSolution":
+        """This step (taken by a fallback method) marked as the fallback of ``method``,
+        which could not take it because of ``reason``."""
+        inner = self.make_status
+        return dataclasses.replace(self, make_status=lambda: dataclasses.replace(
+            inner(), fallback_from=method, fallback_reason=reason))

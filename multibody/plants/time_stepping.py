@@ -25,9 +25,18 @@ in world-aligned coordinates, as Drake does for free bodies (the rotating-frame 
 ``C`` is removed and ``v_n`` is re-expressed in the body frame at ``t + h``), so a
 tumbling body keeps its world velocity and a rolling ball keeps its speed.
 
-Warm start: the previous step's impulses, by row key (contacts: geometry pair and point),
-seed the pivoting solvers. It is kept in the context's memory (``"warm_start"``); it is only
-a hint: every solution is verified and a failed warm start is retried cold.
+Step methods: a step is taken by the plant's :class:`~multibody.plants.StepMethod`, chosen
+once when the plant is built (:attr:`TimeSteppingRigidBodySystem.stepper`): the compiled step
+below, or the pivoting step (:mod:`multibody.plants._pivoting_step`), or a subclass passed as
+``contact_solver`` (the contract: :mod:`multibody.plants._step_method`). Each step's
+:class:`~multibody.plants.StepStatus` (``step.status``) names the method that took it, its
+sweeps, active contacts and residual.
+
+Warm start: the previous step's impulses, by key (contacts: geometry pair and point), seed
+the next step's solver: one :class:`~multibody.plants.ContactWarmStart` record kept in the
+context's memory (``"warm_start"``), written and read by every method (entries a method does
+not find start from zero); it is only a hint: every solution is verified and a failed warm
+start is retried cold.
 
 The compiled step (default where it applies)
 --------------------------------------------
@@ -38,8 +47,8 @@ the fused dynamics/kinematics function and the C kernel of :mod:`solvers.contact
 (candidates, rows, 3 x 3 Delassus blocks, block PGS with the friction *disc* ``|p_t| <= mu
 p_n`` -- isotropic by construction -- and an exact active-set polish, the integration; no
 BLAS calls). Its warm start and buffers are kept in the context's memory. A step whose PGS
-misses ``lcp_tolerance`` within ``pgs_max_sweeps`` sweeps is taken by the interpreted path
-(Lemke; ``step.report.method``). ``contact_solver="lcp"`` always takes the interpreted step;
+misses ``lcp_tolerance`` within ``pgs_max_sweeps`` sweeps is taken by the method's fallback,
+the interpreted step (Lemke; ``step.status.fallback_from``). ``contact_solver="lcp"`` always takes the interpreted step;
 :attr:`~TimeSteppingRigidBodySystem.step_method` tells which step a system takes and
 :attr:`~TimeSteppingRigidBodySystem.step_method_reason` why not the compiled one. Without a
 C compiler the kernel runs in numpy (``"numpy_pgs"``, slower). Leaving the compiled step is
@@ -82,23 +91,16 @@ from solvers.compiled import CompiledFunction
 from systems import SymbolicEvaluationError
 from systems.events import PeriodicEvent
 
-from ..constraints import ConstraintRows, ContactResults, StepKinematics, softening_from_spring
-from ..constraints.kinematics import cross_rows
+from ..constraints import ContactResults, StepKinematics
+from ._pivoting_step import PivotingStep
+from ._step_method import StepMethod, implicit_damping, select_step_method, velocity_blocks
 from ._time_stepping_kinematics import ancestor_mask, fused_function, quat_to_rot
-from ._time_stepping_solve import (SolveReport, TimeSteppingWarning, one_blas_thread,
-                                   solve_impulses)
-from ._step_method import StepMethodNotice, select_step_method
-from ._ts_projection import project_positions
-from ._ts_compiled import PGS_TAG, CompiledContactStep
+from ._time_stepping_solve import TimeSteppingWarning
+from ._ts_compiled import CompiledContactStep, CompiledStep, unsupported_reason
 from .base import RigidBodySystemBase
 from .solutions import StepSolution
 
 __all__ = ["TimeSteppingRigidBodySystem", "StepSolution", "TimeSteppingWarning"]
-
-
-PGS_SWEEP_TOL = 1e-10
-"""The compiled PGS stops when no impulse changes by more than this (velocity units,
-relative to ``max(1, |J v_free + b|)``)."""
 
 
 class TimeSteppingRigidBodySystem(RigidBodySystemBase):
@@ -128,11 +130,12 @@ class TimeSteppingRigidBodySystem(RigidBodySystemBase):
         relative to ``max(1, ||b||)``; default 1e-7).
     backend : {"auto", "c", "casadi"}
         Evaluation of the fused dynamics/kinematics function (compiled C by default).
-    contact_solver : {"auto", "pgs", "lcp"}
+    contact_solver : {"auto", "pgs", "lcp"} or StepMethod subclass
         ``"auto"``: the compiled step with the block-PGS contact solver where it applies
         (module docstring), else the interpreted step; ``"pgs"``: the compiled step or a
         ``ValueError`` saying why it does not apply; ``"lcp"``: the interpreted step with
-        the pivoting LCP solvers.
+        the pivoting LCP solvers; a :class:`~multibody.plants.StepMethod` subclass: built
+        once as ``contact_solver(plant)``, it takes every step.
     pgs_max_sweeps : int
         Sweeps of the compiled step's PGS before that step falls back to the interpreted
         one (default 500).
@@ -190,32 +193,49 @@ class TimeSteppingRigidBodySystem(RigidBodySystemBase):
                  contact_solver: str = "auto", pgs_max_sweeps: int = 500,
                  name: Optional[str] = None) -> None:
         nm = f"TimeSteppingRigidBodySystem '{name or tree.name + '_time_stepping'}'"
+        self.time_step = self._checked_arguments(nm, time_step, contact_solver, pgs_max_sweeps,
+                                                 lcp_failure)
+        super().__init__(tree, actuators, sensors, constraints,
+                         name=name or f"{tree.name}_time_stepping".replace(".", "_"),
+                         reserved={"state", "step", "contact_results",
+                                   "generalized_acceleration"})
+        self.include_passive_forces = bool(include_passive_forces)
+        """Joint damping (implicit) and springs are in the step."""
+        self.project_positions = bool(project_positions)
+        self.lcp_failure = lcp_failure
+        self.lcp_tolerance = float(lcp_tolerance)
+        self._declare_state_and_parameters()
+        self._declare_ports()
+        self._build_dynamics(backend)
+        self._build_step_method(contact_solver, int(pgs_max_sweeps))
+
+    @staticmethod
+    def _checked_arguments(nm: str, time_step, contact_solver, pgs_max_sweeps,
+                           lcp_failure) -> float:
+        """``time_step`` as a float, after checking the constructor's arguments."""
         try:
             h = float(time_step)
         except (TypeError, ValueError):
             raise ValueError(f"{nm}: time_step must be a number, got {time_step!r}") from None
         if not (np.isfinite(h) and h > 0):
             raise ValueError(f"{nm}: time_step must be finite and > 0, got {time_step!r}")
-        if contact_solver not in ("auto", "pgs", "lcp"):
-            raise ValueError(f"{nm}: contact_solver must be 'auto', 'pgs' or 'lcp', got "
-                             f"{contact_solver!r}")
+        custom = isinstance(contact_solver, type) and issubclass(contact_solver, StepMethod)
+        if not custom and contact_solver not in ("auto", "pgs", "lcp"):
+            raise ValueError(f"{nm}: contact_solver must be 'auto', 'pgs' or 'lcp' (or a "
+                             f"StepMethod subclass), got {contact_solver!r}")
         if int(pgs_max_sweeps) != pgs_max_sweeps or pgs_max_sweeps < 1:
             raise ValueError(f"{nm}: pgs_max_sweeps must be an integer >= 1, got "
                              f"{pgs_max_sweeps!r}")
         if lcp_failure not in ("fallback", "raise"):
             raise ValueError(f"{nm}: lcp_failure must be 'fallback' or 'raise', got "
                              f"{lcp_failure!r}")
-        self.time_step = h
-        super().__init__(tree, actuators, sensors, constraints,
-                         name=name or f"{tree.name}_time_stepping".replace(".", "_"),
-                         reserved={"state", "step", "contact_results",
-                                   "generalized_acceleration"})
+        return h
+
+    def _declare_state_and_parameters(self) -> None:
+        """The discrete state ``[q; v; block states]`` and the blocks' parameters
+        ``"<block>.<name>"``."""
         nq, nv = self.nq, self.nv
-        self.project_positions = bool(project_positions)
-        self.lcp_failure = lcp_failure
-        self.lcp_tolerance = float(lcp_tolerance)
-        # discrete state: [q; v; block states]
-        x0 = [tree.neutral_configuration(), np.zeros(nv)]
+        x0 = [self.tree.neutral_configuration(), np.zeros(nv)]
         self._xd_slices: dict = {}
         k = nq + nv
         for blk in self.actuators + self.sensors + self.constraints:
@@ -232,6 +252,10 @@ class TimeSteppingRigidBodySystem(RigidBodySystemBase):
                 self.declare_numeric_parameter(full, pval)
                 self._params.setdefault(blk, []).append((full, pname))
         self._no_params = not self._params
+
+    def _declare_ports(self) -> None:
+        """The ports of the class docstring and the periodic discrete update."""
+        nq, nv = self.nq, self.nv
         self._declare_command_ports()
         self._declare_applied_force_inputs()
         self.declare_output_port("state", nq + nv, self._calc_state, feedthrough=False,
@@ -244,54 +268,50 @@ class TimeSteppingRigidBodySystem(RigidBodySystemBase):
         self.declare_abstract_output_port("contact_results", self._calc_contacts,
                                           model_value=ContactResults(), feedthrough=True)
         self._declare_sensor_outputs(self._calc_sensor)
-        self.declare_periodic_discrete_update(h, 0.0, self._update)
-        self._fun = fused_function(tree, include_passive_forces)
+        self.declare_periodic_discrete_update(self.time_step, 0.0, self._update)
+
+    def _build_dynamics(self, backend: str) -> None:
+        """The fused dynamics/kinematics function (compiled), the ancestor mask and the
+        free joints' coordinates (for :meth:`integrate`)."""
+        tree = self.tree
+        self._fun = fused_function(tree, self.include_passive_forces)
         self._fnum = CompiledFunction(self._fun, backend=backend)
         self._mask = ancestor_mask(tree)
-        damping = np.zeros(nv)
-        if include_passive_forces:
-            for j in tree.joints:
-                if j.nv:
-                    damping[j.v_start:j.v_start + j.nv] = np.broadcast_to(
-                        np.asarray(getattr(j, "damping", 0.0), float), (j.nv,))
-        self._hD = h * np.diag(damping)
-        free = [j for j in tree.joints if j.type == "free"]
-        self._free_q = np.array([j.q_start for j in free], int)
-        self._free_v = np.array([j.v_start for j in free], int)
-        self._fq_quat = self._free_q[:, None] + np.arange(4)
-        self._fq_pos = self._free_q[:, None] + np.arange(4, 7)
-        self._fv_ang = self._free_v[:, None] + np.arange(3)
-        self._fv_lin = self._free_v[:, None] + np.arange(3, 6)
-        # decoupled velocity blocks: one per subtree hanging from the world (DFS order makes
-        # each a contiguous range); grouped by size for batched inversion
-        starts = [j.v_start for j in tree.joints if j.parent == "world"] + [nv]
-        self._blocks = [(a, b) for a, b in zip(starts[:-1], starts[1:]) if b > a] or [(0, nv)]
+        free_q = np.array([j.q_start for j in tree.joints if j.type == "free"], int)
+        free_v = np.array([j.v_start for j in tree.joints if j.type == "free"], int)
+        self._fq_quat = free_q[:, None] + np.arange(4)
+        self._fq_pos = free_q[:, None] + np.arange(4, 7)
+        self._fv_lin = free_v[:, None] + np.arange(3, 6)
+
+    def _build_step_method(self, contact_solver, max_sweeps: int) -> None:
+        """The step method, chosen once (module docstring), and the scene's warning."""
+        tree, h = self.tree, self.time_step
+
+        def compiled(kernel) -> StepMethod:
+            tables = CompiledContactStep(
+                tree, self.constraints[0], kernel, h,
+                h * implicit_damping(tree, self.include_passive_forces), velocity_blocks(tree),
+                self._mask, max_sweeps)
+            return CompiledStep(self, tables, self._fnum, PivotingStep(self))
         self.contact_solver = contact_solver
-        self._compiled, reason = select_step_method(
-            tree, self.constraints, contact_solver, nm,
-            lambda kernel: CompiledContactStep(tree, self.constraints[0], kernel, h,
-                                               np.diag(self._hD).copy(), self._blocks,
-                                               self._mask, int(pgs_max_sweeps)))
-        self._notice = StepMethodNotice(self.label)
-        self._notice.scene(reason, contact_solver, self.constraints)
-        if self._compiled is not None:
-            cn = self.constraints[0]
-            soft = ("kp", "kd") if cn.spring else ("erp", "cfm")
-            self._compiled_params = tuple(self.parameter_index(f"{cn.name}.{n}")
-                                          for n in ("mu",) + soft)
-        self.step_method = "lcp" if self._compiled is None else \
-            ("compiled_pgs" if self._compiled.kernel.compiled else "numpy_pgs")
+        method, reason = select_step_method(self, contact_solver,
+                                            unsupported_reason(tree, self.constraints),
+                                            compiled, lambda: PivotingStep(self))
+        if isinstance(contact_solver, str):
+            method.notice.scene(reason, contact_solver, self.constraints, stacklevel=4)
+        self._stepper = method
+        self.step_method = method.name
         """``"compiled_pgs"`` (the compiled step with the block-PGS contact solver),
-        ``"numpy_pgs"`` (the same step in numpy, where no C compiler is found) or ``"lcp"``
-        (the interpreted step with the pivoting LCP solvers)."""
+        ``"numpy_pgs"`` (the same step in numpy, where no C compiler is found), ``"lcp"``
+        (the interpreted step with the pivoting LCP solvers) or a custom method's name."""
         self.step_method_reason = reason
         """Why the compiled step is not used (None when it is)."""
-        sizes = sorted({b - a for a, b in self._blocks})
-        self._block_groups = [(np.array([a for a, b in self._blocks if b - a == n]), n)
-                              for n in sizes]
-        # Warm start of the LCP: the last committed step's impulses and cone multipliers by
-        # row key (contact rows: geometry pair, point, direction), kept in the context's
-        # memory (a hint only: the solvers verify every solution and retry cold).
+
+    @property
+    def stepper(self) -> StepMethod:
+        """The :class:`~multibody.plants.StepMethod` that takes every step of this plant
+        (built once; ``stepper.fallback`` takes the steps it cannot)."""
+        return self._stepper
 
     # ------------------------------------------------------------------ validation
     def _check_block(self, role: str, blk) -> None:
@@ -350,35 +370,6 @@ class TimeSteppingRigidBodySystem(RigidBodySystemBase):
                               self._mask)
         return H, c, kinm
 
-    def _frame_rate_term(self, v: np.ndarray) -> np.ndarray:
-        """``(0, w_b x v_b)`` at each free joint (zeros elsewhere).
-
-        A free joint's velocity is expressed in its moving body frame, so ``C(q, v)`` holds
-        the rotating-frame term ``-w x v``. The step is taken in world-aligned coordinates
-        ``v' = T(q) v`` (``T = diag(R, R)`` per free joint, as Drake does for free bodies):
-        with ``T^{-1} dT/dt v = (0, w x v)`` the update becomes
-        ``v_free = v + h H^{-1}(tau - C) + h (0, w x v)`` in frame-n coordinates, and the
-        result is re-expressed in the frame at ``t + h`` (:meth:`_to_new_frames`). Taking
-        ``-w x v`` explicitly in the body frame instead makes a spinning body gain speed
-        (a rolling ball accelerates by ``h w^2`` per step)."""
-        a = np.zeros_like(v)
-        if self._free_v.shape[0]:
-            a[self._fv_lin] = cross_rows(v[self._fv_ang], v[self._fv_lin])
-        return a
-
-    def _to_new_frames(self, q: np.ndarray, qn: np.ndarray, vn: np.ndarray) -> np.ndarray:
-        """Free joints' velocities (computed in the body frames at ``t``) re-expressed in
-        the body frames at ``t + h``: ``R_{n+1}^T R_n`` on the angular and linear parts."""
-        if not self._free_q.shape[0]:
-            return vn
-        R0 = quat_to_rot(q[self._fq_quat])
-        R1 = quat_to_rot(qn[self._fq_quat])
-        Rrel = np.matmul(R1.transpose(0, 2, 1), R0)
-        out = vn.copy()
-        for idx in (self._fv_ang, self._fv_lin):
-            out[idx] = np.matmul(Rrel, vn[idx][:, :, None])[:, :, 0]
-        return out
-
     def integrate(self, q: np.ndarray, v: np.ndarray, h: float) -> np.ndarray:
         """``q (+) h N(q) v``: ``tree.integrate`` (exponential map of the rotations, so
         quaternions stay unit), except that a free joint's position moves along the straight
@@ -387,124 +378,19 @@ class TimeSteppingRigidBodySystem(RigidBodySystemBase):
         ``exp_se3`` -- the screw's curvature would move a rolling ball's centre off the
         plane its contact rows linearize about."""
         qn = self.tree.integrate(q, v, h)
-        if self._free_q.shape[0]:
+        if self._fq_quat.shape[0]:
             R = quat_to_rot(q[self._fq_quat])
             dp = np.matmul(R, v[self._fv_lin][:, :, None])[:, :, 0]
             qn[self._fq_pos] = q[self._fq_pos] + h * dp
         return qn
 
-    def _inverse(self, M: np.ndarray) -> np.ndarray:
-        """Inverse of the (block-diagonal) mass matrix: the subtrees hanging from the world
-        are decoupled, so equal-sized blocks are inverted together (one batched call)."""
-        if len(self._blocks) == 1:
-            return np.linalg.inv(M)
-        out = np.zeros_like(M)
-        for starts, n in self._block_groups:
-            idx = starts[:, None] + np.arange(n)
-            sub = M[idx[:, :, None], idx[:, None, :]]
-            out[idx[:, :, None], idx[:, None, :]] = np.linalg.inv(sub)
-        return out
-
-    @staticmethod
-    def _row_keys(i: int, r: ConstraintRows) -> list:
-        """Keys identifying rows across steps (for the warm start): the block's own
-        ``info["keys"]`` when it gives them (contacts: geometry pair and point), else
-        (block index, row index)."""
-        if isinstance(r.info, dict) and "keys" in r.info:
-            return r.info["keys"]
-        return [(i, k) for k in range(r.m)]
-
-    def _rows(self, context, xd, kinm) -> list:
-        return [c.calc_rows(self._block_context(c, context, xd), kinm) for c in self.constraints]
-
     # ------------------------------------------------------------------ the step
     def _calc_step(self, context) -> StepSolution:
         self._numeric(context, "step")
-        h, nq, nv = self.time_step, self.nq, self.nv
-        xd = np.asarray(context.discrete_state)
-        t = float(context.time)
-        q, v = xd[:nq], xd[nq:nq + nv]
-        x = xd[:nq + nv]
-        tau = self.actuation(context, xd)
-        tau = np.zeros(nv) if tau is None else np.asarray(tau, float)
-        ext = self.applied_forces(context, q)
-        if ext is not None:
-            tau = tau + np.asarray(ext, float).ravel()
-        if self._compiled is not None:
-            sol = self._compiled_step(context, xd, t, q, v, tau)
-            if sol is not None:
-                self._update_blocks(context, xd, x, sol)
-                return sol
-            self._notice.fallback(t, context.get_memory()["compiled_step_scratch"].failure)
-        with one_blas_thread():            # no BLAS threads spinning on small products
-            return self._interpreted_step(context, xd, t, q, v, x, tau)
-
-    def _interpreted_step(self, context, xd, t, q, v, x, tau) -> StepSolution:
-        """The step with numpy and the pivoting LCP solvers (module docstring)."""
-        h, nq, nv = self.time_step, self.nq, self.nv
-        H, c, kinm = self.kinematics(q, v, t)
-        Meff = H + self._hD
-        try:
-            Minv = self._inverse(Meff)
-        except np.linalg.LinAlgError:
-            Minv = None
-        if Minv is None or not np.all(np.isfinite(Minv)) or np.any(np.diagonal(Minv) <= 0):
-            raise ValueError(f"system '{self.name}' at t={t:.6g}: the mass matrix of tree "
-                             f"'{self.tree.name}' is singular (a massless body without inertia "
-                             "on a moving joint?)")
-        v_free = v + Minv @ (h * (tau - c)) + h * self._frame_rate_term(v)
-        kinm.v_free = v_free          # contacts align their friction directions with it
-        rows = self._rows(context, xd, kinm)
-        sizes = [r.m for r in rows]
-        m = sum(sizes)
-        if m:
-            J = np.vstack([r.J for r in rows])
-            offs = np.cumsum([0] + sizes[:-1])
-            normal = np.concatenate([np.where(r.normal >= 0, r.normal + o, -1)
-                                     for r, o in zip(rows, offs)])
-            kind = np.concatenate([r.kind for r in rows])
-            MinvJT = Minv @ J.T
-            A = J @ MinvJT
-            A[np.diag_indices(m)] += np.concatenate([r.cfm for r in rows]) / h
-            b = J @ v_free + np.concatenate([r.bias for r in rows])
-            keys = [k for i, r in enumerate(rows) for k in self._row_keys(i, r)]
-            warm = None
-            last = context.get_memory().get("warm_start")
-            if last is not None and last[0] != PGS_TAG:
-                prev_p, prev_l = last
-                warm = (np.array([prev_p.get(k, 0.0) for k in keys]),
-                        np.array([prev_l.get(k, 0.0) for k in keys]))
-            p, report, lam = solve_impulses(
-                A, b, kind, np.concatenate([r.lo for r in rows]),
-                np.concatenate([r.hi for r in rows]), normal,
-                f"system '{self.name}' at t={t:.6g}", self.lcp_failure, warm,
-                self.lcp_tolerance)
-            warm_next = (dict(zip(keys, p.tolist())),
-                         {} if lam is None else {k: s for k, s in zip(keys, lam.tolist()) if s})
-            vn = v_free + MinvJT @ p
-            tau_c = J.T @ p / h
-            impulses = np.split(p, np.cumsum(sizes)[:-1])
-        else:
-            vn, tau_c, impulses = v_free, np.zeros(nv), [np.zeros(0) for _ in rows]
-            report = SolveReport("no_rows", "none", 0.0, 0)
-            warm_next = None
-        qn = self.integrate(q, vn, h)
-        if self.project_positions:
-            qn = project_positions(self, context, xd, qn, vn, Minv, t)
-        constraints = self.constraints
-
-        def make_contacts() -> ContactResults:
-            contacts = []
-            for cblk, r, pi in zip(constraints, rows, impulses):
-                if r.m:
-                    contacts.extend(cblk.results(r, pi, vn, kinm))
-            return ContactResults(t, tuple(contacts))
-        vn = self._to_new_frames(q, qn, vn)
-        xd_next = np.array(xd, dtype=float)
-        xd_next[:nq], xd_next[nq:nq + nv] = qn, vn
-        sol = StepSolution(t, qn, vn, xd_next, tau, tau_c, impulses, rows, report,
-                           (vn - v) / h, warm_next, make_contacts)
-        self._update_blocks(context, xd, x, sol)
+        sol = self._stepper.step(context)
+        if self._xd_slices:
+            xd = np.asarray(context.discrete_state)
+            self._update_blocks(context, xd, xd[:self.nq + self.nv], sol)
         return sol
 
     def _update_blocks(self, context, xd, x, sol) -> None:
@@ -516,23 +402,6 @@ class TimeSteppingRigidBodySystem(RigidBodySystemBase):
             for ev in blk.events():
                 nxt = np.asarray(ev.callback(ctx), float).ravel()
             sol.xd_next[sl] = nxt
-
-    def _compiled_step(self, context, xd, t, q, v, tau):
-        """The step by the compiled kernel (:mod:`._ts_compiled`), or None when it did not
-        converge (or the mass matrix is singular): the interpreted step then runs."""
-        contact = self.constraints[0]
-        i_mu, i_a, i_b = self._compiled_params
-        a, b = float(context.get_parameter(i_a)[0]), float(context.get_parameter(i_b)[0])
-        erp, cfm = softening_from_spring(a, b, self.time_step) if contact.spring else (a, b)
-        mode = 1.0 if (contact.formulation == "stewart_trinkle" and not contact.spring) else 0.0
-        scalars = (contact.margin, float(context.get_parameter(i_mu)[0]), erp, cfm, mode,
-                   self.lcp_tolerance, PGS_SWEEP_TOL)
-        mem = context.get_memory()
-        scratch = mem.get("compiled_step_scratch")
-        if scratch is None:
-            scratch = mem["compiled_step_scratch"] = self._compiled.scratch()
-        return self._compiled.run(t, xd, tau, self._fnum(q, v), scalars,
-                                  mem.get("warm_start"), scratch)
 
     def _fix_block_inputs(self, blk, ctx, x, sol) -> None:
         blk.get_input_port("state").fix_value(ctx, x) if blk.has_input_port("state") else None

@@ -234,8 +234,8 @@ def test_warm_start_lives_in_the_context_and_reruns_are_bitwise():
     s.set_positions(a, q)
     b = a.clone()
     s.advance(a, 60)
-    tag, warm = a.get_memory()["warm_start"]
-    assert tag == "pgs" and np.any(warm > 0)
+    warm = a.get_memory()["warm_start"]                  # the kernel's ContactWarmStart
+    assert warm.method == "compiled_pgs" and np.any(warm.impulses > 0)
     c = s.create_default_context()                      # another run interleaved with b
     s.set_positions(c, q)
     for _ in range(60):

@@ -1,0 +1,254 @@
+"""The data layout of the compiled contact step, declared once (private part of
+:mod:`solvers.contact_step`).
+
+Everything the C kernel (:mod:`solvers._contact_step_source`), its numpy twin
+(:mod:`solvers._contact_step_numpy`) and the table writer of the plant
+(``multibody.plants._ts_compiled``) agree on is described here, by name:
+
+* fixed-size records (:class:`Record`): the header of the int table, the per-step scalars,
+  a candidate's ints and doubles, a candidate's outputs, the status, the warm start of a
+  candidate, the entries of the sub-tables (velocity blocks, joints, free joints, column
+  lists, ancestor lists) and a body pose of the dynamics function;
+* candidate kinds (:class:`CandidateKind`): a kind is one entry of :data:`CANDIDATE_KINDS`
+  (code, its own int and double fields); a new shape pair adds one entry here, its detection
+  branch in the C source and the numpy twin, and its writer in the plant;
+* the buffers' sections (:class:`Sections`): the input, output and work arrays as
+  consecutive named sections whose sizes are products of the dimensions ``nq``, ``nv``,
+  ``nb`` (bodies), ``nc`` (candidates) and record sizes.
+
+:func:`c_declarations` generates the C ``enum`` of every record and kind and one macro per
+buffer declaring its section pointers; the C source includes that text (so the C code uses
+the names, never bare offsets), and the kernel's cache key (the source's hash) changes with
+the layout.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Sequence, Union
+
+__all__: list[str] = []  # private module
+
+Factor = Union[int, str, "Record"]
+
+
+class Record:
+    """Named fields of a fixed-size record: ``REC.NAME`` is a field's offset (upper case),
+    :meth:`slice` its range, :attr:`size` the record's length.
+
+    Parameters
+    ----------
+    prefix : str
+        Prefix of the generated C names (``PREFIX_NAME``; ``PREFIX_SIZE`` the size).
+    fields : sequence of (str, int)
+        Field names (lower case) and lengths, in storage order.
+    start : int
+        Offset of the first field (a kind's fields follow the common ones).
+    """
+
+    def __init__(self, prefix: str, fields: Sequence[tuple], start: int = 0) -> None:
+        self.prefix = prefix
+        self.fields = tuple((str(n), int(k)) for n, k in fields)
+        if any(n == "size" for n, _ in self.fields):
+            raise ValueError(f"record {prefix}: 'size' names the record's length, not a field")
+        self.offsets: dict = {}
+        off = start
+        for name, n in self.fields:
+            self.offsets[name] = off
+            setattr(self, name.upper(), off)
+            off += n
+        self.size = off
+
+    def slice(self, name: str) -> slice:
+        """The range of field ``name``."""
+        a = self.offsets[name]
+        return slice(a, a + dict(self.fields)[name])
+
+    def c_enum(self) -> str:
+        """``enum { PREFIX_NAME = offset, ..., PREFIX_SIZE = size };``"""
+        items = [f"{self.prefix}_{n.upper()} = {o}" for n, o in self.offsets.items()]
+        return "enum { " + ", ".join(items + [f"{self.prefix}_SIZE = {self.size}"]) + " };"
+
+
+@dataclass(frozen=True)
+class CandidateKind:
+    """One kind of contact candidate: ``code`` (the candidate's ``kind`` int), the C prefix
+    of its fields, its own ints (after the common ones) and its doubles."""
+
+    name: str
+    code: int
+    prefix: str
+    ints: tuple
+    doubles: tuple
+
+    def int_record(self) -> Record:
+        return Record(f"CI_{self.prefix}", self.ints, start=CANDIDATE_COMMON.size)
+
+    def double_record(self) -> Record:
+        return Record(f"CD_{self.prefix}", self.doubles)
+
+
+class Sections:
+    """A buffer as consecutive named sections; a section's size is the product of its
+    factors (ints, dimension names ``nq nv nb nc``, or records: their size).
+
+    Parameters
+    ----------
+    macro : str
+        Name of the generated C macro that declares the sections' pointers.
+    ctype : str
+        C type of the pointers (``"const double"``, ``"double"``, ``"int"``).
+    sections : sequence of (str, tuple)
+        Section names (also the C variable names) and their size factors.
+    """
+
+    def __init__(self, macro: str, ctype: str, sections: Sequence[tuple]) -> None:
+        self.macro, self.ctype = macro, ctype
+        self.sections = tuple((str(n), tuple(f)) for n, f in sections)
+
+    @staticmethod
+    def _size(factors: tuple, dims: Mapping) -> int:
+        n = 1
+        for f in factors:
+            n *= f.size if isinstance(f, Record) else (dims[f] if isinstance(f, str) else f)
+        return n
+
+    def offsets(self, **dims: int) -> dict:
+        """``{name: (start, stop)}`` for dimensions ``nq, nv, nb, nc``."""
+        out, k = {}, 0
+        for name, factors in self.sections:
+            n = self._size(factors, dims)
+            out[name] = (k, k + n)
+            k += n
+        return out
+
+    def total(self, **dims: int) -> int:
+        """The buffer's length for dimensions ``nq, nv, nb, nc``."""
+        return sum(self._size(f, dims) for _, f in self.sections)
+
+    def c_macro(self) -> str:
+        """``#define MACRO(base)`` declaring one pointer per section (the C source's local
+        variables ``nq, nv, nb, nc`` give the sizes)."""
+        lines, prev = [], None
+        for name, factors in self.sections:
+            expr = "(base)" if prev is None else f"{prev[0]} + {prev[1]}"
+            lines.append(f"{self.ctype} *const {name} = {expr};")
+            prev = (name, " * ".join(f"{f.prefix}_SIZE" if isinstance(f, Record) else str(f)
+                                     for f in factors) or "1")
+        return f"#define {self.macro}(base) \\\n    " + " \\\n    ".join(lines)
+
+
+# ---------------------------------------------------------------- the int table
+HEADER = Record("HDR", [
+    ("nq", 1), ("nv", 1), ("num_bodies", 1), ("num_candidates", 1), ("num_blocks", 1),
+    ("num_joints", 1), ("num_free", 1), ("max_sweeps", 1), ("num_reach", 1),
+    # offsets into the int table
+    ("blocks", 1), ("joints", 1), ("free", 1), ("candidates", 1), ("reach", 1),
+    ("ancestors", 1),
+    # offsets into the double table
+    ("cand_doubles", 1), ("reach_radii", 1), ("damping", 1)])
+"""Header of the int table ``it``: counts, then absolute offsets of the sub-tables in ``it``
+and of the candidates' doubles, the reach radii and ``h D`` in ``dt``."""
+
+BLOCK = Record("BLK", [("start", 1), ("length", 1)])
+"""A decoupled velocity block (a subtree hanging from the world)."""
+JOINT = Record("JNT", [("type", 1), ("q_start", 1), ("v_start", 1), ("nq", 1)])
+"""A joint with coordinates; ``type`` one of :data:`JOINT_TYPES`."""
+JOINT_TYPES = ("vector", "ball", "free")
+"""Joint types by code: ``q + h v``, a quaternion (exponential map), a free joint
+(quaternion and straight-line position)."""
+FREE = Record("FRJ", [("q_start", 1), ("v_start", 1)])
+"""A free joint (for the frame change of its velocity)."""
+COLUMN = Record("COL", [("column", 1), ("sign", 1)])
+"""One entry of a candidate's column list: a velocity column of ``mask[B] - mask[A]`` and
+its sign; the list is followed by the count and indices of the touched velocity blocks."""
+ANCESTORS = Record("ANC", [("offset", 1), ("count", 1)])
+"""Per body: offset and count of its ancestor columns (for the speculative margin)."""
+
+CANDIDATE_COMMON = Record("CI", [("kind", 1), ("body_a", 1), ("body_b", 1), ("columns", 1),
+                                 ("num_columns", 1)])
+"""Ints of every candidate: kind code, bodies A and B, offset and length of its column
+list."""
+
+CANDIDATE_KINDS = (
+    CandidateKind("point_halfspace", 0, "PH",
+                  ints=(("halfspace_body", 1), ("point_body", 1), ("swap", 1)),
+                  doubles=(("point", 3), ("origin", 3), ("normal", 3), ("radius", 1))),
+    CandidateKind("sphere_sphere", 1, "SS", ints=(),
+                  doubles=(("center_a", 3), ("center_b", 3), ("radius_a", 1),
+                           ("radius_b", 1))),
+)
+"""The candidate kinds. ``point_halfspace``: a body-local point with a radius (a sphere's
+centre or a box corner with radius 0) against a halfspace given by its local origin and
+normal; ``swap``: the halfspace is geometry B of the pair (the normal is negated).
+``sphere_sphere``: local centres and radii of A and B."""
+
+KIND = {k.name: k for k in CANDIDATE_KINDS}
+PH_INTS, PH_DOUBLES = KIND["point_halfspace"].int_record(), KIND["point_halfspace"].double_record()
+SS_DOUBLES = KIND["sphere_sphere"].double_record()
+CANDIDATE_INTS = max(k.int_record().size for k in CANDIDATE_KINDS)
+CANDIDATE_DOUBLES = max(k.double_record().size for k in CANDIDATE_KINDS)
+
+# ---------------------------------------------------------------- per-step records
+SCALARS = Record("S", [("h", 1), ("margin", 1), ("mu", 1), ("erp", 1), ("cfm", 1),
+                       ("bias_mode", 1), ("tol", 1), ("it_tol", 1)])
+"""Per-step scalars: h, margin, mu, erp, cfm, bias mode (1: ``phi/h`` always), the
+acceptance ``tol`` of the residual and the sweeps' stopping ``it_tol``."""
+POSE = Record("POSE", [("rotation", 9), ("position", 3)])
+"""A body's pose in the dynamics function's output ``P``: ``R`` (row-major), ``p``."""
+WARM = Record("WS", [("normal", 1), ("friction", 3)])
+"""A candidate's warm start: normal impulse and world-axes friction impulse."""
+STATUS = Record("ST", [("converged", 1), ("sweeps", 1), ("active_contacts", 1),
+                       ("residual", 1), ("margin", 1)])
+"""The step's status: 1.0 when accepted (residual within ``tol``), PGS sweeps, active
+contacts, the residual relative to ``max(1, |J v_free + b|)``, the speculative margin."""
+CANDIDATE_OUT = Record("CO", [("active", 1), ("distance", 1), ("point", 3), ("normal", 3),
+                              ("t1", 3), ("t2", 3), ("impulse", 3), ("slip", 2),
+                              ("warm", WARM.size)])
+"""Outputs per candidate: active (1.0/0.0), signed distance, point, normal, tangents,
+impulses (normal, t1, t2), slip along t1, t2 at the new velocity, warm start out."""
+
+INPUT = Sections("DBK_IN_SECTIONS", "const double", [
+    ("scal", (SCALARS,)), ("q", ("nq",)), ("v", ("nv",)), ("tau", ("nv",)),
+    ("H", ("nv", "nv")), ("c", ("nv",)), ("P", (POSE, "nb")), ("S", (6, "nv")),
+    ("warm", (WARM, "nc"))])
+"""The input buffer: scalars, ``q``, ``v``, ``tau``, ``H`` (row-major), ``c = C -
+tau_passive``, the poses ``P``, the world-axes motion columns ``S = [W; U]`` (6 x nv), the
+warm start."""
+OUTPUT = Sections("DBK_OUT_SECTIONS", "double", [
+    ("qn", ("nq",)), ("vn", ("nv",)), ("tauc", ("nv",)), ("acc", ("nv",)),
+    ("stat", (STATUS,)), ("imp", (3, "nc")), ("wout", (WARM, "nc")),
+    ("co", (CANDIDATE_OUT, "nc")), ("Jall", (3, "nv", "nc"))])
+"""The output buffer: ``q_next``, ``v_next`` (free joints in their new frames), ``J^T p /
+h``, ``(v_next - v) / h``, the status, the block's impulses (normals of the active contacts,
+then their (t1, t2) pairs), the warm start out, per candidate its outputs, its rows (3 x nv)."""
+WORK = Sections("DBK_WORK_SECTIONS", "double", [
+    ("L", ("nv", "nv")), ("vfree", ("nv",)), ("vel", ("nv",)), ("Y", (3, "nc", "nv")),
+    ("G", (9, "nc")), ("bias", ("nc",)), ("tmp", ("nv",)), ("Mp", (9, "nc", "nc")),
+    ("xp", (3, "nc")), ("dsl", (2, "nc")), ("psave", (3, "nc")), ("vtmp", ("nv",))])
+"""Work doubles of the C kernel (the numpy twin does not use them)."""
+IWORK = Sections("DBK_IWORK_SECTIONS", "int", [
+    ("act", ("nc",)), ("idn", ("nc",)), ("idt", ("nc",))])
+"""Work ints of the C kernel."""
+
+RECORDS = (HEADER, BLOCK, JOINT, FREE, COLUMN, ANCESTORS, CANDIDATE_COMMON, SCALARS, POSE,
+           WARM, STATUS, CANDIDATE_OUT)
+BUFFERS = (INPUT, OUTPUT, WORK, IWORK)
+
+
+def c_declarations() -> str:
+    """The C text of the layout: one ``enum`` per record and candidate kind, the joint types
+    and kind codes, ``CI``/``CD`` (ints and doubles per candidate), one macro per buffer."""
+    out = ["/* generated from solvers/_contact_layout.py: do not edit here */"]
+    out += [r.c_enum() for r in RECORDS]
+    for k in CANDIDATE_KINDS:
+        if k.ints:
+            out.append(k.int_record().c_enum())
+        out.append(k.double_record().c_enum())
+    out.append("enum { " + ", ".join(f"KIND_{k.name.upper()} = {k.code}"
+                                     for k in CANDIDATE_KINDS) + " };")
+    out.append("enum { " + ", ".join(f"JT_{n.upper()} = {i}"
+                                     for i, n in enumerate(JOINT_TYPES)) + " };")
+    out.append(f"#define CI {CANDIDATE_INTS}   /* ints per candidate */")
+    out.append(f"#define CD {CANDIDATE_DOUBLES}   /* doubles per candidate */")
+    out += [b.c_macro() for b in BUFFERS]
+    return "\n".join(out) + "\n"
