@@ -54,11 +54,8 @@ class DrakeRun:
 
 def _plant():
     from pydrake.all import AddMultibodyPlant, DiagramBuilder, MultibodyPlantConfig
-    try:  # quiet the registration warning about half spaces and deformable contact
-        from pydrake.common import set_log_level
-        set_log_level("error")
-    except ImportError:
-        pass
+    import logging   # quiet the registration warning about half spaces and deformable contact
+    logging.getLogger("drake").setLevel(logging.ERROR)
     builder = DiagramBuilder()
     plant, scene_graph = AddMultibodyPlant(
         MultibodyPlantConfig(time_step=C.H, contact_model="point",
