@@ -102,7 +102,7 @@ from .errors import CompilationWarning, CompileError
 
 __all__ = [
     "CacheSecurityWarning", "CompilationWarning", "CompiledFunction", "compile_function", "clear_cache",
-    "default_cache_dir", "find_compiler", "auto_flags",
+    "default_cache_dir", "find_compiler", "auto_flags", "load_c_library",
 ]
 
 default_cache_dir = _build.default_cache_dir
@@ -405,6 +405,57 @@ def compile_function(fun: ca.Function, **kwargs: Any) -> CompiledFunction:
     """Build a :class:`CompiledFunction` now (``lazy=False``); keywords as its constructor."""
     kwargs.setdefault("lazy", False)
     return CompiledFunction(fun, **kwargs)
+
+
+_C_LIBRARIES: dict[str, ctypes.CDLL] = {}
+
+
+def load_c_library(source: str, name: str, *, flags: Sequence[str] = ("-O2",),
+                   compiler: str | Sequence[str] | None = None,
+                   cache_dir: str | Path | None = None) -> ctypes.CDLL:
+    """Compile the C ``source`` into a shared library (once per machine: the disk cache,
+    keyed by the sha256 of source, compiler and flags) and load it (once per process)
+    through the project's one verified loader (manifest and owner checks before ``dlopen``,
+    the key compiled into it after; see "Caching" and "Cache permissions" above).
+
+    Parameters
+    ----------
+    source : str
+        A complete C translation unit (CasADi-generated code plus a hand-written driver,
+        say); its exported symbols are read with ``ctypes`` by the caller.
+    name : str
+        Stem of the cached file name (sanitised).
+    flags : sequence of str
+        Compiler flags (``-shared -fPIC`` are added).
+
+    Returns
+    -------
+    ctypes.CDLL
+
+    Raises
+    ------
+    CompilerNotFound
+        When no C compiler is found (the message says how to get one).
+    CompileError
+        When the compiler fails (its command line and error output).
+    """
+    cc = _build.find_compiler(compiler)
+    if cc is None:
+        raise _cache.CompilerNotFound(f"C library '{name}': {_build.missing_compiler_reason(compiler)}; "
+                                      f"{_build.compiler_install_hint()}")
+    key = _build.cache_key(source, cc, tuple(flags))
+    if key in _C_LIBRARIES:
+        return _C_LIBRARIES[key]
+    d = Path(cache_dir) if cache_dir is not None else _build.default_cache_dir()
+
+    def load(path: Path, fresh: bool) -> ctypes.CDLL:
+        return _build.open_library(path, key, lambda lib, file: lib, fresh_name=fresh)
+
+    lib = _build.cached_library(
+        d, _build.library_path(Path("."), name, key).name, key,
+        build=lambda path: _build.compile_library(source, path, cc, tuple(flags), key), load=load)
+    _C_LIBRARIES[key] = lib
+    return lib
 
 
 def clear_cache(cache_dir: str | Path | None = None) -> int:

@@ -48,7 +48,8 @@ the fused dynamics/kinematics function and the C kernel of :mod:`solvers.contact
 p_n`` -- isotropic by construction -- and an exact active-set polish, the integration; no
 BLAS calls). Its warm start and buffers are kept in the context's memory. A step whose PGS
 misses ``lcp_tolerance`` within ``pgs_max_sweeps`` sweeps is taken by the method's fallback,
-the interpreted step (Lemke; ``step.status.fallback_from``). ``contact_solver="lcp"`` always takes the interpreted step;
+the interpreted step (Lemke; ``step.status.fallback_from``). ``contact_solver="lcp"``
+always takes the interpreted step;
 :attr:`~TimeSteppingRigidBodySystem.step_method` tells which step a system takes and
 :attr:`~TimeSteppingRigidBodySystem.step_method_reason` why not the compiled one. Without a
 C compiler the kernel runs in numpy (``"numpy_pgs"``, slower). Leaving the compiled step is
@@ -97,6 +98,7 @@ from ._step_method import StepMethod, implicit_damping, select_step_method, velo
 from ._time_stepping_kinematics import ancestor_mask, fused_function, quat_to_rot
 from ._time_stepping_solve import TimeSteppingWarning
 from ._ts_compiled import CompiledContactStep, CompiledStep, unsupported_reason
+from ._ts_whole_run import whole_run_protocol
 from .base import RigidBodySystemBase
 from .solutions import StepSolution
 
@@ -313,6 +315,11 @@ class TimeSteppingRigidBodySystem(RigidBodySystemBase):
         (built once; ``stepper.fallback`` takes the steps it cannot)."""
         return self._stepper
 
+    def compiled_step_protocol(self):
+        """This plant's compiled step as data (kernel, tables, dynamics function), for
+        ``Simulator(diagram, compiled=True)`` to run whole runs in C (:mod:`._ts_whole_run`)."""
+        return whole_run_protocol(self)
+
     # ------------------------------------------------------------------ validation
     def _check_block(self, role: str, blk) -> None:
         nm = self.label
@@ -418,8 +425,7 @@ class TimeSteppingRigidBodySystem(RigidBodySystemBase):
         context.get_memory()["warm_start"] = sol.warm_start      # the committed step's impulses
         return sol.xd_next
 
-    def _calc_state(self, context):
-        self._numeric(context, "output 'state'")
+    def _calc_state(self, context):   # symbolic-capable: compiled whole runs trace on it
         return context.discrete_state[:self.nq + self.nv]
 
     def _calc_contacts(self, context) -> ContactResults:

@@ -42,6 +42,7 @@ import numpy as np
 from solvers import ops
 from solvers.compiled import CompiledFunction
 from ..errors import PortValueError, SymbolicEvaluationError
+from ._compiled_whole_run import BatchResult, WholeRunSimulator, simulate_batch
 from ._published_values import SourceMap, raise_non_finite_read
 from ._simulator_events import NonFiniteStateError, SimulationError
 from ..events import PeriodicEvent, PerStepEvent, WitnessFunction
@@ -50,7 +51,8 @@ from ..symbolic import converted_input_ports, CasadiSystem, to_casadi
 from ..system import System
 from .integrators import TABLEAUS
 
-__all__ = ["CompiledSimulator", "COMPILED_INTEGRATORS"]
+__all__ = ["CompiledSimulator", "COMPILED_INTEGRATORS", "WholeRunSimulator", "simulate_batch",
+           "BatchResult"]
 
 COMPILED_INTEGRATORS = ("cvodes", "explicit_euler", "runge_kutta2", "runge_kutta3", "runge_kutta4")
 _EPS = 1e-12
@@ -99,6 +101,16 @@ class CompiledSimulator:
         Log NaN or infinite values instead of raising
         :class:`~systems.errors.NonFiniteOutputError` (the interpreted Simulator's option).
     """
+
+    def __new__(cls, system: Optional[System] = None, context=None, **kwargs):
+        # A diagram holding a plant whose step runs in a C kernel (a leaf offering
+        # compiled_step_protocol(), duck-typed: systems does not import multibody) runs as
+        # a whole run in compiled code (systems.analysis._compiled_whole_run).
+        if cls is CompiledSimulator and system is not None and any(
+                callable(getattr(leaf, "compiled_step_protocol", None))
+                for leaf in system.leaf_systems()):
+            return WholeRunSimulator(system, context, **kwargs)
+        return super().__new__(cls)
 
     def __init__(self, system: System, context=None, *, integrator: str = "cvodes",
                  accuracy: float = 1e-6, max_step: float = 0.1, output_period: Optional[float] = None,

@@ -1,0 +1,184 @@
+"""The compiled step of a :class:`~multibody.plants.TimeSteppingRigidBodySystem` as data,
+for a whole run in compiled code (private; the public entry point is the plant's
+``compiled_step_protocol()`` method).
+
+The compiled whole-run simulator of :mod:`systems.analysis.compiled` (``Simulator(diagram,
+compiled=True)``) must not import multibody (layering); it discovers a plant whose step can
+run inside its C loop by a duck-typed method of the System, ``compiled_step_protocol()``,
+which returns a :class:`CompiledStepProtocol`: everything a C driver needs to take the
+plant's step without Python --
+
+* the plant's dynamics function ``(q, v) -> (H, c, P, S)`` as a CasADi ``Function`` (the
+  driver generates its C code, the same code the plant's own compiled call runs);
+* the contact kernel's C entry point (``int dbk_contact_step(const int *it, const double
+  *dt, const double *in, double *out, double *work, int *iwork)``, an address in the
+  verified, already loaded kernel library), its int and double tables, and the offsets of
+  the kernel's input and output sections by the names of the layout declared once in
+  ``solvers.contact_step.layout`` (``INPUT``, ``OUTPUT``, ``STATUS``, ``SCALARS``);
+* per context: the per-step scalars (``SCALARS``: h, margin, mu, erp, cfm, bias mode,
+  tolerances, from the context's parameters), the warm start, and the actuation
+  ``tau(context)`` (symbolic-capable: the actuators' forces plus the applied-force inputs,
+  exactly as the step computes them);
+* :meth:`CompiledStepProtocol.commit_warm_start` to leave the context as the plant's own
+  steps would (the last step's warm start), so a run continued by the interpreted Simulator
+  is the same run.
+
+A plant whose steps do not all run in the kernel says why in
+:attr:`CompiledStepProtocol.refusal` (the scene takes the pivoting step, no C compiler,
+block states); the simulator then refuses with that reason. A step the kernel rejects at
+run time (no convergence) is handed back to the plant's own step, which falls back to the
+pivoting step and warns (the simulator does this; see its docstring).
+"""
+from __future__ import annotations
+
+import ctypes
+from typing import Optional
+
+import numpy as np
+
+from solvers.contact_step import layout as L
+
+from ..constraints import softening_from_spring
+from . import solutions
+from ._ts_compiled import PGS_SWEEP_TOL, CompiledStep
+
+__all__ = ["CompiledStepProtocol", "whole_run_protocol"]
+
+_METHOD_NAME = "compiled_pgs"
+_KERNEL_SYMBOL = "dbk_contact_step"
+
+
+class CompiledStepProtocol:
+    """A plant's compiled step as data (module docstring).
+
+    Attributes
+    ----------
+    refusal : str or None
+        Why the plant's steps cannot run in compiled code (None when they can).
+    period : float
+        The plant's time step h (its periodic discrete update, offset 0).
+    nq, nv : int
+        Sizes of ``q`` and ``v``; the plant's discrete state is ``[q; v]``.
+    dynamics : casadi.Function
+        ``(q, v) -> (H (nv x nv), c (nv), P (12 N), S (6 x nv))``, dense outputs; the kernel
+        takes them row-major (C order).
+    kernel_address : int
+        Address of the kernel's C entry point.
+    it, dt : ndarray
+        The kernel's int32 and float64 tables of this plant.
+    n_in, n_out, n_work, n_iwork : int
+        Lengths of the kernel's input, output, work and int-work buffers.
+    input_sections, output_sections : dict
+        ``{name: (start, stop)}`` of the layout's ``INPUT`` and ``OUTPUT`` sections
+        (``"scal"``, ``"q"``, ``"v"``, ``"tau"``, ``"H"``, ``"c"``, ``"P"``, ``"S"``,
+        ``"warm"``; ``"qn"``, ``"vn"``, ``"stat"``, ``"wout"``, ...).
+    status_converged : int
+        Offset in the ``stat`` section of the flag that is 1.0 when the step is accepted.
+    method : str
+        The step method's name (``"compiled_pgs"``).
+    """
+
+    def __init__(self, plant, stepper, refusal: Optional[str] = None) -> None:
+        self._plant = plant
+        tables = getattr(stepper, "tables", None)
+        self._tables = tables
+        self.period = float(plant.time_step)
+        self.nq, self.nv = plant.nq, plant.nv
+        self.method = _METHOD_NAME
+        self.refusal = refusal
+        self._sweep_tol = float(PGS_SWEEP_TOL)
+        if self.refusal is None and plant.num_discrete_states() != plant.nq + plant.nv:
+            self.refusal = (f"plant '{plant.name}' has block states (actuators or sensors "
+                            "with discrete state); the compiled whole run steps [q; v] only")
+        if self.refusal is not None:
+            return
+        self.dynamics = getattr(stepper.dynamics, "function", stepper.dynamics)
+        kern = tables.kernel
+        self.it, self.dt = tables.it, tables.dt
+        self.n_in, self.n_out = tables.n_in, tables.n_out
+        self.n_work, self.n_iwork = tables.n_work, tables.n_iwork
+        dims = dict(nq=tables.nq, nv=tables.nv, nb=tables.N, nc=tables.nc)
+        self.input_sections = L.INPUT.offsets(**dims)
+        self.output_sections = L.OUTPUT.offsets(**dims)
+        self.status_converged = L.STATUS.CONVERGED
+        # The entry point of the loaded (verified) kernel library: opening the same path
+        # again returns the library already loaded, whose symbol is the kernel.
+        addr = getattr(kern, "entry_address", None)
+        if addr is None:
+            self._lib = ctypes.CDLL(str(kern.path))
+            addr = ctypes.cast(getattr(self._lib, _KERNEL_SYMBOL), ctypes.c_void_p).value
+        self.kernel_address = int(addr)
+        self._params = tuple(stepper.params)           # indices of mu and the softening
+        self._bias_mode = float(stepper.bias_mode)
+        self.method = stepper.name
+
+    # ------------------------------------------------------------------ per context
+    def scalars(self, context) -> np.ndarray:
+        """The layout's ``SCALARS`` of a step from the plant's ``context`` (its parameters):
+        h, margin, mu, erp, cfm, bias mode, tol, it_tol."""
+        tab, plant = self._tables, self._plant
+        contact = tab.contact
+        i_mu, i_a, i_b = self._params
+        a, b = float(context.get_parameter(i_a)[0]), float(context.get_parameter(i_b)[0])
+        erp, cfm = softening_from_spring(a, b, tab.h) if contact.spring else (a, b)
+        out = np.zeros(L.SCALARS.size)
+        out[:] = (tab.h, contact.margin, float(context.get_parameter(i_mu)[0]), erp, cfm,
+                  self._bias_mode, plant.lcp_tolerance, self._sweep_tol)
+        return out
+
+    def warm_start(self, context) -> np.ndarray:
+        """The warm start the next compiled step of the plant's ``context`` starts from
+        (the layout's ``WARM`` per candidate; zeros where the last step did not write it)."""
+        tab = self._tables
+        warm = context.get_memory().get("warm_start")
+        n = 4 * tab.nc
+        if warm is None:
+            return np.zeros(n)
+        if isinstance(warm, tuple):                        # (tag, array) records
+            arr = np.asarray(warm[1], float) if warm[0] == "pgs" else np.zeros(0)
+            return arr.copy() if arr.shape == (n,) else np.zeros(n)
+        keys = getattr(tab, "warm_keys", None)
+        if keys is not None and hasattr(warm, "lookup"):
+            if warm.keys is keys:
+                return np.array(warm.impulses, float)
+            return np.asarray(warm.lookup(keys)[0], float).copy()
+        return np.zeros(n)
+
+    def commit_warm_start(self, context, warm: np.ndarray) -> None:
+        """Store ``warm`` (the last compiled step's warm start out) in the plant's
+        ``context`` as the plant's own step would."""
+        record = getattr(solutions, "ContactWarmStart", None)
+        keys = getattr(self._tables, "warm_keys", None)
+        warm = np.array(warm, float)
+        if record is not None and keys is not None:
+            context.get_memory()["warm_start"] = record(self.method, keys, warm)
+        else:
+            context.get_memory()["warm_start"] = ("pgs", warm)
+
+    def generalized_force(self, context):
+        """``tau`` of the step from the plant's ``context``: the actuators' generalized
+        forces plus the applied-force inputs (zeros without either); numbers or CasADi
+        expressions, as the context holds."""
+        plant = self._plant
+        xd = context.discrete_state
+        tau = plant.actuation(context, xd)
+        ext = plant.applied_forces(context, xd[:plant.nq])
+        if tau is None and ext is None:
+            return np.zeros(plant.nv)
+        if tau is None:
+            return ext
+        return tau if ext is None else tau + ext
+
+
+def whole_run_protocol(plant) -> CompiledStepProtocol:
+    """The :class:`CompiledStepProtocol` of ``plant`` (from its step method,
+    ``plant.stepper``: the compiled step's tables, kernel and dynamics function)."""
+    stepper = plant.stepper
+    refusal = None
+    if not isinstance(stepper, CompiledStep):
+        refusal = (f"plant '{plant.name}' takes the {plant.step_method!r} step, not the compiled "
+                   f"kernel: {plant.step_method_reason or 'contact_solver=' + repr(plant.contact_solver)}")
+    elif not stepper.tables.kernel.compiled:
+        refusal = (f"plant '{plant.name}' steps with the numpy twin of the contact kernel (no "
+                   "C compiler found); the compiled whole run needs a C compiler")
+    return CompiledStepProtocol(plant, stepper, refusal)
