@@ -5,7 +5,7 @@ The separating axis test on the 15 axes (Gottschalk, Lin, Manocha 1996; Ericson 
 4.4.1), the incident face clipped against the side planes of the reference face
 (Sutherland-Hodgman, up to 8 points) for face contacts, the closest points of the two
 edges for edge-edge contacts, and GJK for boxes separated within the margin: the
-algorithm of ``multibody.geometry._boxbox``, branch for branch. Needs parts 1 and 2.
+algorithm of ``_collision_numpy_boxbox``, branch for branch. Needs parts 1 and 2.
 """
 from __future__ import annotations
 

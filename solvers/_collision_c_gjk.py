@@ -12,7 +12,7 @@ the support function of ``K + ball(r)`` is ``h_K + r``; van den Bergen 2003, ch.
   adjacency (one horizon loop), the smallest upper bound ``h_M(n)`` reported, a final
   polish of the normal along cylinder and capsule axes.
 
-The algorithm, thresholds and iteration limits are those of ``multibody.geometry._gjk``
+The algorithm, thresholds and iteration limits are those of ``_collision_numpy_gjk``
 (that module's docstring explains each robustness measure); the polytope lives in the
 caller's work buffer (``cl_work``: fixed capacity, no allocation): faces stay where they
 are made (dead ones flagged), a binary heap orders them by (distance, creation order) --

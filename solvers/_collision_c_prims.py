@@ -1,8 +1,9 @@
 """C source of the compiled narrow phase, part 1: vector helpers, posed shapes, support
 functions and the closed-form pairs (private part of :mod:`solvers.collision`).
 
-Every function mirrors the numpy routine of ``multibody.geometry`` named in its comment,
-branch for branch (same thresholds, same degenerate-case choices), so that the two agree
+Every function mirrors the numpy routine of :mod:`solvers.collision_numpy` (whose
+routines ``multibody.geometry`` uses; a comment may give the name the routine had when it
+lived there), branch for branch (same thresholds, same degenerate-case choices), so that the two agree
 to rounding. Poses are 12 doubles: the rotation row-major (9), then the origin (3), the
 layout of the contact kernel's body poses. Names are prefixed ``cl_`` (static) so that
 the unit can be included in another C file.

@@ -1,4 +1,4 @@
-"""The numpy narrow phase, part 2: box-box (private part of :mod:`solvers.collision`; the C
+"""The numpy narrow phase, part 2: box-box (private part of :mod:`solvers.collision_numpy`; the C
 routines of ``_collision_c_boxbox``, routine for routine: separating axis test, incident
 face clipping, edge-edge witnesses, GJK for boxes separated within the margin)."""
 from __future__ import annotations

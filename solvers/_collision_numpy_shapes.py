@@ -1,5 +1,5 @@
 """The numpy narrow phase, part 1: posed shapes, support functions, halfspace manifolds,
-closed forms and GJK + EPA (private part of :mod:`solvers.collision`; the C routines of
+closed forms and GJK + EPA (private part of :mod:`solvers.collision_numpy`; the C routines of
 ``_collision_c_prims`` and ``_collision_c_gjk``, routine for routine, on tuples of
 floats)."""
 from __future__ import annotations
@@ -15,20 +15,22 @@ __all__: list[str] = []  # private module
 
 HALFSPACE, SPHERE, BOX, CAPSULE, CYLINDER, ELLIPSOID, CONVEX = (KINDS[k][0] for k in (
     "halfspace", "sphere", "box", "capsule", "cylinder", "ellipsoid", "convex"))
-_RANK = {BOX: 0, CAPSULE: 1, CONVEX: 2, CYLINDER: 3, ELLIPSOID: 4, SPHERE: 5}
-_FLAT_TOL = 1e-6
 
 
 class Geom:
-    """A posed shape: kind, parameters (or vertices), rotation rows, origin, radii."""
+    """A posed shape: kind, parameters (or vertices), rotation rows, origin, radii.
+
+    ``par``: the kind's parameters (a sequence or array; convex: the (n, 3) vertices);
+    ``X``: 12 numbers, the rotation row-major then the origin."""
 
     __slots__ = ("kind", "par", "verts", "R", "t", "core_radius", "bound")
 
     def __init__(self, kind, par, X):
         self.kind = kind
-        X = [float(x) for x in X]
-        self.R = (tuple(X[0:3]), tuple(X[3:6]), tuple(X[6:9]))
-        self.t = tuple(X[9:12])
+        if type(X) is not list:
+            X = X.tolist() if isinstance(X, np.ndarray) else [float(x) for x in X]
+        self.R = (X[0:3], X[3:6], X[6:9])
+        self.t = (X[9], X[10], X[11])
         self.core_radius = 0.0
         self.verts = None
         if kind == CONVEX:
@@ -36,26 +38,41 @@ class Geom:
             self.par = ()
             self.bound = max(math.sqrt(dot(v, v)) for v in self.verts)
             return
-        p = tuple(float(x) for x in np.asarray(par, float).reshape(-1)[:3]) + (0.0,) * 3
+        if type(par) is not tuple:
+            par = tuple(par.tolist() if isinstance(par, np.ndarray) else par)
+        p = par[:3] + (0.0, 0.0, 0.0)
         self.par = p
-        self.bound = {SPHERE: p[0], BOX: math.sqrt(p[0] ** 2 + p[1] ** 2 + p[2] ** 2),
-                      CAPSULE: p[1] + p[0], CYLINDER: math.hypot(p[0], p[1]),
-                      ELLIPSOID: max(p), HALFSPACE: 0.0}[kind]
-        if kind in (SPHERE, CAPSULE):
+        if kind == SPHERE or kind == CAPSULE:
             self.core_radius = p[0]
+            self.bound = p[0] if kind == SPHERE else p[1] + p[0]
+        elif kind == BOX:
+            self.bound = math.sqrt(p[0] * p[0] + p[1] * p[1] + p[2] * p[2])
+        elif kind == CYLINDER:
+            self.bound = math.hypot(p[0], p[1])
+        elif kind == ELLIPSOID:
+            self.bound = max(p)
+        else:
+            self.bound = 0.0
 
     def col(self, j):
         return (self.R[0][j], self.R[1][j], self.R[2][j])
 
     def local(self, d):
-        R = self.R
-        return tuple(R[0][j] * d[0] + R[1][j] * d[1] + R[2][j] * d[2] for j in range(3))
+        (a0, a1, a2), (b0, b1, b2), (c0, c1, c2) = self.R
+        x, y, z = d
+        return (a0 * x + b0 * y + c0 * z, a1 * x + b1 * y + c1 * z, a2 * x + b2 * y + c2 * z)
 
     def rot(self, s):
-        return tuple(r[0] * s[0] + r[1] * s[1] + r[2] * s[2] for r in self.R)
+        (a0, a1, a2), (b0, b1, b2), (c0, c1, c2) = self.R
+        x, y, z = s
+        return (a0 * x + a1 * y + a2 * z, b0 * x + b1 * y + b2 * z, c0 * x + c1 * y + c2 * z)
 
     def world(self, s):
-        return tuple(r[0] * s[0] + r[1] * s[1] + r[2] * s[2] + t for r, t in zip(self.R, self.t))
+        (a0, a1, a2), (b0, b1, b2), (c0, c1, c2) = self.R
+        x, y, z = s
+        t = self.t
+        return (a0 * x + a1 * y + a2 * z + t[0], b0 * x + b1 * y + b2 * z + t[1],
+                c0 * x + c1 * y + c2 * z + t[2])
 
     def core_support(self, d):
         k, p = self.kind, self.par
@@ -66,7 +83,10 @@ class Geom:
         if k == CYLINDER:
             h = p[1] if d[2] >= 0.0 else -p[1]
             rho = math.hypot(d[0], d[1])
-            return (0.0, 0.0, h) if rho == 0.0 else (d[0] * p[0] / rho, d[1] * p[0] / rho, h)
+            if rho == 0.0:
+                return (0.0, 0.0, h)
+            s = p[0] / rho
+            return (d[0] * s, d[1] * s, h)
         if k == ELLIPSOID:
             ax, by, cz = p[0] * d[0], p[1] * d[1], p[2] * d[2]
             big = max(abs(ax), abs(by), abs(cz))
@@ -97,21 +117,34 @@ class Sink:
         if len(self.rows) < self.cap:
             self.rows.append((*pa, *pb, *n, d))
 
+    def record(self, rec):
+        """Append one ready record (point_a, point_b, normal, distance: 10 floats)."""
+        self.n += 1
+        if len(self.rows) < self.cap:
+            self.rows.append(rec)
+
 
 # ---------------------------------------------------------------- halfspace manifolds
 def halfspace_points(H: Geom, points, radius, margin, s: Sink):
-    n, o = H.col(2), H.t
-    for p in points:
-        d = dot(n, sub(p, o))
+    (_, _, nx), (_, _, ny), (_, _, nz) = H.R
+    ox, oy, oz = H.t
+    for px, py, pz in points:
+        d = nx * (px - ox) + ny * (py - oy) + nz * (pz - oz)
         if d - radius <= margin:
-            s.emit(axpy(p, -d, n), axpy(p, -radius, n), n, d - radius)
+            s.record((px - d * nx, py - d * ny, pz - d * nz,
+                      px - radius * nx, py - radius * ny, pz - radius * nz, nx, ny, nz, d - radius))
 
 
 def box_corners(g: Geom):
-    h = g.par
-    ax, ay, az = (tuple(g.R[i][k] * h[k] for i in range(3)) for k in range(3))
-    return [tuple(g.t[i] + a * ax[i] + b * ay[i] + c * az[i] for i in range(3))
-            for a in (-1, 1) for b in (-1, 1) for c in (-1, 1)]
+    hx, hy, hz = g.par[0], g.par[1], g.par[2]
+    (r00, r01, r02), (r10, r11, r12), (r20, r21, r22) = g.R
+    ax = (r00 * hx, r10 * hx, r20 * hx)
+    ay = (r01 * hy, r11 * hy, r21 * hy)
+    az = (r02 * hz, r12 * hz, r22 * hz)
+    cx, cy, cz = g.t
+    return [(cx + a * ax[0] + b * ay[0] + c * az[0], cy + a * ax[1] + b * ay[1] + c * az[1],
+             cz + a * ax[2] + b * ay[2] + c * az[2])
+            for a in (-1.0, 1.0) for b in (-1.0, 1.0) for c in (-1.0, 1.0)]
 
 
 def _halfspace_cylinder(H, g, margin, s):

@@ -1,21 +1,23 @@
 """Collision geometry: shapes, signed distance, contact manifolds and collision filtering.
 
 Lives here: the shapes, the distance and contact queries between them, and the collision
-filter. Numpy only: it imports nothing else of the project (the tree attaches shapes to
-bodies; the constraints call the queries).
+filter. The distance and contact algorithms are the numpy narrow phase of
+:mod:`solvers.collision_numpy` (the one implementation, shared with the compiled narrow
+phase's fallback); this package converts its shapes for it and imports nothing else of
+the project (the tree attaches shapes to bodies; the constraints call the queries).
 
 Shapes (each in its own frame):
 ``Sphere(radius)``, ``Box(size)``, ``Cylinder(radius, length)`` (axis z),
 ``Capsule(radius, length)`` (axis z), ``Ellipsoid(radii)`` (semi-axes along x, y, z), ``Halfspace()`` (``z <= 0``) and ``Mesh(filename,
 scale)`` (reference only, not collidable).
 
-Queries (numpy only; poses are 4x4 world poses of the shape frames):
+Queries (numpy; poses are 4x4 world poses of the shape frames):
 
 * :func:`signed_distance` -> :class:`DistanceResult` (``distance``, ``point_a``,
   ``point_b``, ``normal`` from A to B) for every pair of Halfspace, Sphere, Box, Capsule,
   Cylinder and Ellipsoid except Halfspace-Halfspace. Closed forms for the pairs with spheres,
   capsules and halfspaces, the separating axis test for box-box, and GJK + EPA
-  (written here, on the shapes' support functions) for the remaining convex pairs.
+  (on the shapes' support functions) for the remaining convex pairs.
 * :func:`contact_points` -> list of :class:`ContactPoint`: a contact manifold for the
   flat-on-flat cases (box, cylinder or capsule on a halfspace; box face on box face;
   cylinder or capsule on a box face; box, cylinder or capsule on a cylinder cap).
@@ -25,7 +27,8 @@ Queries (numpy only; poses are 4x4 world poses of the shape frames):
 
 Design notes
 ------------
-The general convex pairs use GJK + EPA written here rather than a collision library.
+The general convex pairs use our own GJK + EPA (in :mod:`solvers.collision_numpy`) rather
+than a collision library.
 coal (the maintained successor of hpp-fcl) was the candidate backend; it is used by the
 tests as the reference for box-box instead, because the shape set is small and convex
 with closed-form support functions, the closed forms cover the pairs called every time

@@ -1,21 +1,16 @@
-"""Signed distance between posed shapes: result type and pair dispatch (private)."""
+"""Signed distance between posed shapes: result type and argument checks (private; the
+algorithms are those of :mod:`solvers.collision_numpy`, through ``_narrow``)."""
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
-from ._analytic import (
-    box_sphere, capsule_capsule, cylinder_sphere, halfspace_box, halfspace_convex,
-    halfspace_sphere, sphere_capsule, sphere_sphere,
-)
-from ._boxbox import box_box
-from ._gjk import gjk_epa
-from ._shapes import Box, Capsule, Cylinder, Ellipsoid, Halfspace, Mesh, Shape, Sphere
+from . import _narrow
+from ._shapes import Halfspace, Mesh, Shape
 
-__all__ = ["DistanceResult", "signed_distance", "as_pose", "pair_function"]
+__all__ = ["DistanceResult", "signed_distance", "as_pose", "describe_pair"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -42,24 +37,6 @@ class DistanceResult:
         return DistanceResult(self.distance, self.point_b, self.point_a, -self.normal)
 
 
-PairFunction = Callable[[Shape, np.ndarray, Shape, np.ndarray], tuple]
-
-_CONVEX = (Sphere, Box, Cylinder, Capsule, Ellipsoid)
-
-_PAIRS: dict[tuple[type, type], PairFunction] = {
-    (Sphere, Sphere): sphere_sphere,
-    (Sphere, Capsule): sphere_capsule,
-    (Capsule, Capsule): capsule_capsule,
-    (Box, Sphere): box_sphere,
-    (Cylinder, Sphere): cylinder_sphere,
-    (Box, Box): box_box,
-}
-for _t in _CONVEX:
-    _PAIRS[(Halfspace, _t)] = halfspace_convex
-_PAIRS[(Halfspace, Sphere)] = halfspace_sphere
-_PAIRS[(Halfspace, Box)] = halfspace_box
-
-
 def _check_shape(shape: Shape, which: str) -> None:
     if isinstance(shape, Mesh):
         raise NotImplementedError(
@@ -69,23 +46,17 @@ def _check_shape(shape: Shape, which: str) -> None:
         raise TypeError(f"signed_distance: {which} must be a Shape, got {type(shape).__name__}")
 
 
-def pair_function(shape_a: Shape, shape_b: Shape) -> tuple[PairFunction, bool]:
-    """The pair routine for these shape types and whether it takes them swapped (B, A)."""
-    ta, tb = type(shape_a), type(shape_b)
-    fn = _PAIRS.get((ta, tb))
-    if fn is not None:
-        return fn, False
-    fn = _PAIRS.get((tb, ta))
-    if fn is not None:
-        return fn, True
+def describe_pair(shape_a: Shape, shape_b: Shape) -> tuple:
+    """The narrow-phase descriptions of both shapes; refuses, by name, a Mesh, a non-shape
+    and Halfspace-Halfspace."""
+    da, db = _narrow.describe(shape_a), _narrow.describe(shape_b)
+    if da is not None and db is not None and not (da[0] == db[0] == "halfspace"):
+        return da, db
     _check_shape(shape_a, "shape_a")
     _check_shape(shape_b, "shape_b")
     if isinstance(shape_a, Halfspace) and isinstance(shape_b, Halfspace):
         raise ValueError("signed_distance: Halfspace-Halfspace has no finite signed distance "
                          "(two planes either intersect or are parallel)")
-    if shape_a.is_convex and shape_b.is_convex:
-        # canonical order, so that swapping the arguments gives the mirrored result exactly
-        return gjk_epa, ta.__name__ > tb.__name__
     raise TypeError(f"signed_distance: no distance routine for {shape_a!r} and {shape_b!r}")
 
 
@@ -123,18 +94,13 @@ def signed_distance(shape_a: Shape, pose_a: np.ndarray,
     sphere-cylinder and the halfspace against every convex shape (by the support point
     along the plane normal; for an ellipsoid ``A^2 n / |A n|``, exact). Box-box: separating axis test (15 axes) for penetration,
     GJK for separated boxes. Other pairs: GJK + EPA on the shape cores (spheres as
-    points, capsules as segments, plus radius), see ``_geometry_gjk``.
+    points, capsules as segments, plus radius). The algorithms are those of
+    :mod:`solvers.collision_numpy` (the numpy narrow phase, shared with :mod:`solvers.collision`).
     Degenerate configurations (coincident sphere centres, a sphere centre on a capsule
     axis, intersecting capsule axes) use a fixed, documented normal choice.
     """
-    fn, swap = pair_function(shape_a, shape_b)
-    Xa = as_pose(pose_a, "pose_a")
-    Xb = as_pose(pose_b, "pose_b")
-    if swap:
-        d, pb, pa, n = fn(shape_b, Xb, shape_a, Xa)
-        n = -n
-    else:
-        d, pa, pb, n = fn(shape_a, Xa, shape_b, Xb)
+    da, db = describe_pair(shape_a, shape_b)
+    d, pa, pb, n = _narrow.distance(da, as_pose(pose_a, "pose_a"), db, as_pose(pose_b, "pose_b"))
     if not math.isfinite(d):
         raise RuntimeError(f"signed_distance: non-finite result for {shape_a!r} and {shape_b!r}")
     return DistanceResult(float(d), pa, pb, n)
