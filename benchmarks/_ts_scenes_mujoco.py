@@ -80,6 +80,10 @@ class MujocoRun:
         self._mj.mj_kinematics(self.model, self.data)
         return float(np.mean(self.data.xpos[self.ids, 2]))
 
+    def whole_height(self) -> float:
+        """The height after :meth:`run_whole` (its final state is in the data)."""
+        return self.height()
+
 
 def _from_xml(xml: str, bodies: list) -> MujocoRun:
     import mujoco

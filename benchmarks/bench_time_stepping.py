@@ -218,16 +218,21 @@ def _scene_table(key: str, engines: list, args) -> dict:
     rows, notes = {}, []
     for name, r in runs.items():
         step, whole = med[name]
-        if name == "drake":
-            whole = step
-        height = r.height()
-        rec = dict(step=step, whole=whole, height=height, method=r.method,
+        r.run(args.steps)                     # the final heights of one more run of each kind
+        rec = dict(step=step, whole=whole, height=r.height(), method=r.method,
                    census=dict(census.get(name, {})), reason=getattr(r, "reason", None))
+        if whole is not None:
+            _whole(r, args.steps)
+            rec["whole_height"] = r.whole_height()
+        if name == "drake":
+            rec["whole"] = whole = step       # AdvanceTo: the whole run in C++ already
         if name.startswith("dynablocks"):
             rec["whole_reason"] = r.compiled_reason
-            if whole is not None:
-                rec["whole_height"] = r.whole_height()
         rows[name] = rec
+        height = rec["height"]
+        if abs(rec.get("whole_height", height) - height) > 1e-9:
+            notes.append(f"  {ENGINES[name][0]}: the whole run ends at height "
+                         f"{rec['whole_height']:.9f}, the stepped run at {height:.9f}")
         ratio = (lambda t, ref: f"{t / ref:.2f}x" if t is not None and ref else "")
         wcell = f"{1e3 * whole:.4f}" if whole is not None else "n/a"
         print(f"{ENGINES[name][0]:<18} {_short(_method(r, census.get(name)), 44):<44} "

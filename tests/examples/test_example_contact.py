@@ -46,10 +46,12 @@ def test_quadruped_standing(tmp_path):
 
 
 def test_bench_time_stepping_scenes_run():
-    """benchmarks/bench_time_stepping.py builds and steps its three scenes (no timing checked)."""
+    """benchmarks/bench_time_stepping.py --quick builds and steps its eight scenes in every
+    installed engine (no timing checked): each scene reports the step method that took each
+    step, and the final heights match closed forms and agree between engines."""
     import importlib.util
-    path = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-                        "benchmarks", "bench_time_stepping.py")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    path = os.path.join(root, "benchmarks", "bench_time_stepping.py")
     spec = importlib.util.spec_from_file_location("bench_time_stepping", path)
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
@@ -57,9 +59,46 @@ def test_bench_time_stepping_scenes_run():
     p = bench.pile_positions()
     d = np.linalg.norm(p[:, None] - p[None], axis=2)
     assert np.isclose(np.sort(d[np.triu_indices(10, 1)])[0], 2 * bench.BALL_R + 1e-4)
-    res = bench.main(["--steps", "5", "--repeats", "1", "--no-drake"])
-    assert set(res) == {"box", "pile", "quadruped"}
-    assert res["box"]["dynablocks_height"] == pytest.approx(bench.BOX_SIZE / 2, abs=1e-4)
-    assert res["quadruped"]["dynablocks_height"] == pytest.approx(
+    n = 5
+    skeleton = os.path.join(root, "tests", "data", "hdm_small_skeleton.txt")
+    res = bench.main(["--quick", "--steps", str(n), "--skeleton", skeleton])
+    assert set(res) == set(bench.SCENES)
+    engines = {e for e in bench.ENGINES if e not in ("drake", "mujoco")}
+    engines |= {e for e, mod in (("drake", "pydrake"), ("mujoco", "mujoco.rollout"))
+                if importlib.util.find_spec(mod.split(".")[0]) is not None}
+    for scene, rows in res.items():
+        assert set(rows) == engines, scene
+        for engine, r in rows.items():
+            assert "error" not in r, (scene, engine, r.get("error"))
+            assert r["step"] > 0
+        for engine in ("dynablocks", "dynablocks_lcp"):
+            r = rows[engine]
+            # every step is counted under the method that took it
+            assert sum(r["census"].values()) == n
+            assert r["method"] in ("compiled_pgs", "numpy_pgs", "lcp")
+            assert (r["reason"] is None) == (r["method"] != "lcp"), (scene, engine)
+            # a compiled whole run, where there is one, ends where the stepped run ends
+            if r["whole"] is None:
+                assert r["whole_reason"]
+            else:
+                assert r["whole_height"] == pytest.approx(r["height"], abs=1e-9)
+        assert rows["dynablocks_lcp"]["census"] == {"lcp": n}
+        if "mujoco" in rows:    # mujoco.rollout reproduces the mj_step loop
+            assert rows["mujoco"]["whole_height"] == pytest.approx(rows["mujoco"]["height"],
+                                                                   abs=1e-12)
+    ours = {k: rows["dynablocks"]["height"] for k, rows in res.items()}
+    assert ours["box"] == pytest.approx(bench.BOX_SIZE / 2, abs=1e-4)
+    assert ours["stack"] == pytest.approx(2.5 * bench.BOX_SIZE, abs=1e-3)
+    assert ours["capsule"] == pytest.approx(bench.C.CAPSULE_R, abs=1e-4)
+    assert ours["quadruped"] == pytest.approx(
         load_example("quadruped_standing").stance_height(), abs=2e-3)
-    assert all(r["dynablocks"] > 0 for r in res.values())
+    # the humanoid is still in free fall: z_n = z_0 - g h^2 n (n + 1) / 2 in every engine
+    # (velocity first, then position); the joints' damping has nothing to damp
+    z_n = bench.C.HUMANOID_Z - 9.81 * bench.H ** 2 * n * (n + 1) / 2
+    for engine, r in res["humanoid"].items():
+        assert r["height"] == pytest.approx(z_n, abs=1e-9), engine
+    # the four-bar and the human model agree between engines (closure softness, compliance)
+    for scene, tol in (("four_bar", 1e-5), ("human", 2e-3), ("box", 1e-3), ("capsule", 1e-3)):
+        for engine, r in res[scene].items():
+            assert r["height"] == pytest.approx(res[scene]["dynablocks"]["height"], abs=tol), \
+                (scene, engine)
