@@ -156,12 +156,25 @@ class CompiledStepProtocol:
             context.get_memory()["warm_start"] = ("pgs", warm)
 
     def generalized_force(self, context):
-        """``tau`` of the step from the plant's ``context``: the actuators' generalized
-        forces plus the applied-force inputs (zeros without either); numbers or CasADi
-        expressions, as the context holds."""
+        """``tau`` of the step from the plant's ``context`` on CasADi symbols: the actuators'
+        generalized forces plus the applied-force inputs (zeros without either), as the
+        step computes them (``RigidBodySystemBase.actuation``; each actuator evaluated in a
+        fresh context of its own holding the plant's time, the actuator's parameters
+        ``"<actuator>.<name>"`` of ``context``, the state and its command)."""
         plant = self._plant
         xd = context.discrete_state
-        tau = plant.actuation(context, xd)
+        x = xd[:plant.nq + plant.nv]
+        tau = None
+        for a, port in zip(plant.actuators, plant.command_ports):
+            ctx = a.create_default_context()
+            ctx.set_time(context.time)
+            for pname in a.parameter_names():
+                ctx.set_parameter(pname, context.get_parameter(f"{a.name}.{pname}"))
+            a.get_input_port("state").fix_value(ctx, x)
+            a.get_input_port("command").fix_value(
+                ctx, port.eval(context) if port is not None else np.zeros(0))
+            t = a.get_output_port("generalized_force").eval(ctx)
+            tau = t if tau is None else tau + t
         ext = plant.applied_forces(context, xd[:plant.nq])
         if tau is None and ext is None:
             return np.zeros(plant.nv)

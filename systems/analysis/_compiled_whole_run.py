@@ -258,6 +258,7 @@ class WholeRunSimulator:
         self._initialized = False
         self._steps = 0
         self._pending = False
+        self._t_known: Optional[float] = None
         self._k: Dict[int, int] = {}
 
     def initialize(self) -> None:
@@ -277,6 +278,8 @@ class WholeRunSimulator:
         if not self._initialized:
             self.initialize()
         t = float(self._context.time)
+        if t != self._t_known:      # the caller moved the time: events rescheduled from it
+            self._start(t)
         if t_final < t:
             raise ValueError(f"advance_to({t_final}) is earlier than the current time {t} of "
                              f"system '{self._system.name}'")
@@ -373,6 +376,7 @@ class WholeRunSimulator:
         for key, n in counts.items():
             self._k[key] += n
         self._pending = pending
+        self._t_known = T
         if count:
             self._steps += ends.size
         for w, ctx in enumerate(contexts):
