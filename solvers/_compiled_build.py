@@ -393,6 +393,72 @@ def cached_library(cache_dir: str | Path, file_name: str, key: str,
     return load(path, retry)
 
 
+_SOURCE_LOCK = threading.Lock()
+
+
+def load_c_source_library(name: str, tag: str, source: str, compiler: Sequence[str],
+                          flags: Sequence[str], cache_dir: str | Path | None,
+                          finish: Callable[[Path, ctypes.CDLL], T], loaded: dict) -> T:
+    """Build once per machine, load once per process, a library compiled from one
+    hand-written C source (the narrow phase, the contact-step kernel).
+
+    The cache key hashes ``tag`` (name and layout version), the platform, the compiler
+    command, the flags and the source; the library is ``<name>_<key[:32]>.so`` in the
+    private cache, built by :func:`compile_library` and opened by :func:`open_library`
+    through :func:`cached_library` (the one verified loader).
+
+    Parameters
+    ----------
+    name : str
+        File name prefix, e.g. ``"dbk_collision"``.
+    tag : str
+        What the key must change with besides the source, e.g. ``"collision-v3"``.
+    source : str
+        The C source.
+    compiler : sequence of str
+        The compiler command (:func:`find_compiler`).
+    flags : sequence of str
+        Compiler flags.
+    cache_dir : str or Path or None
+        The requested cache directory (None: :func:`default_cache_dir`).
+    finish : callable
+        ``finish(path, library)`` wraps the opened library (checks its entry points;
+        raises :class:`CompileError`).
+    loaded : dict
+        The caller's per-process table, key -> what ``finish`` returned.
+
+    Returns
+    -------
+    What ``finish`` returned, now or in an earlier call of this process.
+
+    Raises
+    ------
+    CompileError, OSError
+        When the library cannot be built or loaded, or no private cache directory is
+        available (:class:`UnsafeCacheError`).
+    """
+    h = hashlib.sha256()
+    for part in (tag, sys.platform, platform.machine(), " ".join(compiler), " ".join(flags),
+                 source):
+        h.update(part.encode() + b"\0")
+    key = h.hexdigest()
+    with _SOURCE_LOCK:
+        if key in loaded:
+            return loaded[key]
+
+        def load(path: Path, fresh: bool) -> T:
+            return open_library(path, key, lambda lib, file: finish(path, lib),
+                                fresh_name=fresh)
+
+        lib = cached_library(cache_dir if cache_dir else default_cache_dir(),
+                             f"{name}_{key[:32]}.so", key,
+                             build=lambda path: compile_library(source, path, compiler,
+                                                                flags, key),
+                             load=load)
+        loaded[key] = lib
+        return lib
+
+
 def open_library(path: Path, key: str, finish: Callable[[ctypes.CDLL, Path], T], *,
                  fresh_name: bool = False) -> T:
     """``dlopen`` the library at ``path``, check the key compiled into it, then return

@@ -58,10 +58,7 @@ Examples
 from __future__ import annotations
 
 import ctypes
-import hashlib
 import math
-import platform
-import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -339,7 +336,6 @@ class NumpyNarrowPhase:
         return "NumpyNarrowPhase()"
 
 
-_LOCK = threading.Lock()
 _LOADED: dict = {}
 
 
@@ -358,30 +354,12 @@ def load_narrow_phase(compiler: Optional[str] = None, cache_dir: Optional[Path] 
     cc = _build.find_compiler(compiler)
     if cc is None:
         return NumpyNarrowPhase() if numpy_fallback else None
-    flags = ("-O2", "-std=c99")
-    h = hashlib.sha256()
-    for part in (f"collision-v{VERSION}", sys.platform, platform.machine(), " ".join(cc),
-                 " ".join(flags), SOURCE):
-        h.update(part.encode() + b"\0")
-    key = h.hexdigest()
-    with _LOCK:
-        if key in _LOADED:
-            return _LOADED[key]
-
-        def load(path: Path, fresh: bool) -> CompiledNarrowPhase:
-            return _build.open_library(path, key, lambda lib, file: _finish(path, lib),
-                                       fresh_name=fresh)
-
-        try:
-            lib = _build.cached_library(
-                cache_dir if cache_dir else _build.default_cache_dir(),
-                f"dbk_collision_{key[:32]}.so", key,
-                build=lambda path: _build.compile_library(SOURCE, path, cc, flags, key),
-                load=load)
-        except (_build.CompileError, OSError) as exc:
-            raise CollisionBuildError(f"the narrow-phase library: {exc}") from exc
-        _LOADED[key] = lib
-        return lib
+    try:
+        return _build.load_c_source_library(
+            "dbk_collision", f"collision-v{VERSION}", SOURCE, cc, ("-O2", "-std=c99"),
+            cache_dir, _finish, _LOADED)
+    except (_build.CompileError, OSError) as exc:
+        raise CollisionBuildError(f"the narrow-phase library: {exc}") from exc
 
 
 def _finish(path: Path, lib: ctypes.CDLL) -> CompiledNarrowPhase:

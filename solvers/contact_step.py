@@ -162,30 +162,12 @@ def load_kernel(compiler: Optional[str] = None, cache_dir: Optional[Path] = None
     cc = _build.find_compiler(compiler)
     if cc is None:
         return NumpyContactStepKernel() if numpy_fallback else None
-    flags = ("-O2",)
-    h = hashlib.sha256()
-    for part in (f"contact-step-v{VERSION}", sys.platform, platform.machine(), " ".join(cc),
-                 " ".join(flags), SOURCE):
-        h.update(part.encode() + b"\0")
-    key = h.hexdigest()
-    with _LOCK:
-        if key in _LOADED:
-            return _LOADED[key]
-
-        def load(path: Path, fresh: bool) -> ContactStepKernel:
-            return _build.open_library(path, key, lambda lib, file: _kernel(path, lib),
-                                       fresh_name=fresh)
-
-        try:
-            kern = _build.cached_library(
-                cache_dir if cache_dir else _build.default_cache_dir(),
-                f"dbk_contact_step_{key[:32]}.so", key,
-                build=lambda path: _build.compile_library(SOURCE, path, cc, flags, key),
-                load=load)
-        except (_build.CompileError, OSError) as exc:
-            raise ContactStepBuildError(f"the contact-step kernel: {exc}") from exc
-        _LOADED[key] = kern
-        return kern
+    try:
+        return _build.load_c_source_library(
+            "dbk_contact_step", f"contact-step-v{VERSION}", SOURCE, cc, ("-O2",), cache_dir,
+            _kernel, _LOADED)
+    except (_build.CompileError, OSError) as exc:
+        raise ContactStepBuildError(f"the contact-step kernel: {exc}") from exc
 
 
 def _kernel(path: Path, lib: ctypes.CDLL) -> ContactStepKernel:
