@@ -46,16 +46,7 @@ def _roots() -> Dict[str, Tuple[type, Optional[type]]]:
 # defined in the errors modules, and each of these files gets a one-line edit (its class
 # replaced by an import from the errors module). Moved by the main engineer: then this list
 # is emptied (the test below fails on an entry that no longer exists).
-ALLOWED_ELSEWHERE = {
-    ("systems.analysis._simulator_events", "SimulationError"),
-    ("systems.analysis._simulator_events", "NonFiniteStateError"),
-    ("solvers.compiled", "CompilationWarning"),
-    ("solvers._compiled_cache", "CompilerNotFound"),
-    ("solvers._compiled_cache", "CompileError"),
-    ("solvers._compiled_cache", "UnsafeCacheError"),
-    ("solvers._compiled_cache", "CacheSecurityWarning"),
-    ("solvers.contact_step", "ContactStepBuildError"),
-}
+ALLOWED_ELSEWHERE: set = set()
 
 
 # ---------------------------------------------------------------- the checker
