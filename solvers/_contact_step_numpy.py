@@ -13,10 +13,12 @@ import math
 
 import numpy as np
 
-from ._contact_layout import (ANCESTORS, BLOCK, CANDIDATE_COMMON as CC, CANDIDATE_DOUBLES,
-                              CANDIDATE_INTS, CANDIDATE_OUT as CO, COLUMN, FREE, HEADER, INPUT,
-                              JOINT, JOINT_TYPES, KIND, OUTPUT, PH_DOUBLES, PH_INTS, POSE, SCALARS as SC,
-                              SS_DOUBLES, STATUS, WARM)
+from ._contact_layout import (ANCESTORS, BLOCK, CANDIDATE_DOUBLES, CANDIDATE_INTS, COLUMN,
+                              FREE, HEADER, INPUT, JOINT, JOINT_TYPES, KIND, OUTPUT, PH_DOUBLES,
+                              PH_INTS, POSE, SS_DOUBLES, STATUS, WARM)
+from ._contact_layout import CANDIDATE_COMMON as CC
+from ._contact_layout import CANDIDATE_OUT as CO
+from ._contact_layout import SCALARS as SC
 
 __all__: list[str] = []  # private module
 

@@ -52,10 +52,10 @@ static void quat_exp_mul(const double *q, const double *w, double h, double *out
     out[3] = aw * bz + ax * by - ay * bx + az * bw;
 }
 
-static void cross3(const double *a, const double *b, double *o) {
-    o[0] = a[1] * b[2] - a[2] * b[1];
-    o[1] = a[2] * b[0] - a[0] * b[2];
-    o[2] = a[0] * b[1] - a[1] * b[0];
+static void cross3(const double *a, const double *b, double *r) {
+    r[0] = a[1] * b[2] - a[2] * b[1];
+    r[1] = a[2] * b[0] - a[0] * b[2];
+    r[2] = a[0] * b[1] - a[1] * b[0];
 }
 
 static double dot3(const double *a, const double *b) {

@@ -4,8 +4,9 @@ Lives here: :class:`RigidBodySystemBase` (blocks, actuation, block contexts, sen
 state access: everything but the solve), :class:`RigidBodyPlant` (continuous, no constraints: ``vdot`` by ABA),
 :class:`RigidBodySystem` (continuous: accelerations and constraint forces solved together,
 contact events by witness functions) and :class:`TimeSteppingRigidBodySystem` (discrete:
-next velocities and impulses solved together). They may import the tree, geometry,
-constraints, ``systems``, ``actuators``'s and ``sensors``'s base classes and ``solvers``.
+next velocities and impulses solved together; each step taken by a :class:`StepMethod`,
+with a :class:`StepStatus` and a :class:`ContactWarmStart` record). They may import the
+tree, geometry, constraints, ``systems``, ``actuators``'s and ``sensors``'s base classes and ``solvers``.
 """
 from __future__ import annotations
 
@@ -13,9 +14,12 @@ from .base import RigidBodySystemBase
 from .rigid_body_plant import RigidBodyPlant
 from .rigid_body_system import (PainleveError, RedundantConstraintWarning, RigidBodySolution,
                                 RigidBodySystem)
-from .solutions import StepSolution
+from ._pivoting_step import PivotingStep
+from ._step_method import StepFailure, StepInputs, StepMethod
+from .solutions import ContactWarmStart, StepSolution, StepStatus
 from .time_stepping import TimeSteppingRigidBodySystem, TimeSteppingWarning
 
 __all__ = ["RigidBodySystemBase", "RigidBodyPlant", "RigidBodySystem", "RigidBodySolution", "PainleveError",
            "RedundantConstraintWarning", "TimeSteppingRigidBodySystem", "StepSolution",
-           "TimeSteppingWarning"]
+           "TimeSteppingWarning", "StepMethod", "StepInputs", "StepFailure", "PivotingStep",
+           "StepStatus", "ContactWarmStart"]

@@ -296,10 +296,9 @@ class TimeSteppingRigidBodySystem(RigidBodySystemBase):
                 self._mask, max_sweeps)
             return CompiledStep(self, tables, self._fnum, PivotingStep(self))
         self.contact_solver = contact_solver
-        soft = [c.name for c in self.constraints if getattr(c, "mujoco", None) is not None]
-        why = (f"constraint '{soft[0]}' has MuJoCo softening (solref/solimp), which the "
-               "compiled step does not have") if soft else unsupported_reason(tree, self.constraints)
-        method, reason = select_step_method(self, contact_solver, why,
+        # unsupported_reason names every block the kernel does not cover (MuJoCo softening too)
+        method, reason = select_step_method(self, contact_solver,
+                                            unsupported_reason(tree, self.constraints),
                                             compiled, lambda: PivotingStep(self))
         if isinstance(contact_solver, str):
             method.notice.scene(reason, contact_solver, self.constraints, stacklevel=4)
