@@ -22,6 +22,14 @@ periodic ones. Systems with witness functions, unrestricted updates or other pub
 callbacks need the interpreted :class:`~systems.analysis.Simulator`; the constructor names
 the block that stands in the way.
 
+A diagram holding a time-stepping plant whose step runs in a C kernel (a leaf offering
+``compiled_step_protocol()``, such as :class:`multibody.plants.TimeSteppingRigidBodySystem`)
+is simulated instead by :class:`WholeRunSimulator` (``systems.analysis._compiled_whole_run``):
+the controllers, sources, discrete updates and log sinks traced to CasADi, the plant's
+dynamics function and its contact kernel in one generated C loop, the whole ``advance_to``
+without Python per step, with the interpreted Simulator's event order and trajectory;
+:func:`simulate_batch` runs N such worlds (initial states, parameters) in one call.
+
 A state or time derivative that becomes NaN or infinite raises one
 :class:`~systems.analysis.NonFiniteStateError` naming the leaf system, the state index and
 the time (CVODES is told to stop at the first non-finite right-hand side instead of
