@@ -9,11 +9,14 @@ CompiledSimulator, COMPILED_INTEGRATORS, linearize, first_order_taylor_approxima
 controllability_matrix, is_controllable, observability_matrix, is_observable,
 is_stabilizable, is_detectable, EquilibriumError, monte_carlo, sweep, sample_seeds,
 MonteCarloResult, SweepResult, NotPicklableError (Monte Carlo runs and parameter sweeps),
-BatchedDynamics, batched_time_derivatives, BatchShapeError (time derivatives on N states).
+BatchedDynamics, batched_time_derivatives, BatchShapeError (time derivatives on N states),
+WholeRunSimulator, simulate_batch, BatchResult (whole runs of a time-stepping diagram in C,
+one world or many), PortSelection (which ports ``linearize`` uses).
 """
 from .integrators import INTEGRATOR_NAMES, ButcherTableau, StepSizeError
-from .compiled import COMPILED_INTEGRATORS, CompiledSimulator
-from .linearize import (EquilibriumError, controllability_matrix, first_order_taylor_approximation,
+from .compiled import (COMPILED_INTEGRATORS, BatchResult, CompiledSimulator, WholeRunSimulator,
+                       simulate_batch)
+from .linearize import (EquilibriumError, PortSelection, controllability_matrix, first_order_taylor_approximation,
                         is_controllable, is_detectable, is_observable, is_stabilizable,
                         linearize, observability_matrix)
 from .simulator import (EventStatus, NonFiniteOutputError, NonFiniteStateError, SimulationError,
@@ -30,4 +33,5 @@ __all__ = [
     "EquilibriumError",
     "monte_carlo", "sweep", "sample_seeds", "MonteCarloResult", "SweepResult",
     "NotPicklableError", "BatchedDynamics", "BatchShapeError", "batched_time_derivatives",
+    "WholeRunSimulator", "simulate_batch", "BatchResult", "PortSelection",
 ]
