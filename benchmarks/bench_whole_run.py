@@ -23,11 +23,14 @@ import os
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")   # before numpy loads
 
-import argparse  # noqa: E402
+import argparse  # noqa: E402,F401
 import importlib.util  # noqa: E402
 import statistics  # noqa: E402
 import sys  # noqa: E402
 import warnings  # noqa: E402
+
+sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
+from _cli import script_parser  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 for _p in (os.path.join(os.path.dirname(HERE), "examples"), HERE):
@@ -117,10 +120,12 @@ def measure(scene: str, steps: int, repeats: int) -> dict:
 
 
 def main(argv=None) -> dict:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--steps", type=int, default=2000)
-    ap.add_argument("--repeats", type=int, default=5)
-    ap.add_argument("--scenes", default="box,pile,quadruped")
+    ap = script_parser(__doc__)
+    ap.add_argument("--steps", type=int, default=2000, help="time steps per timed run")
+    ap.add_argument("--repeats", type=int, default=5,
+                    help="interleaved timing rounds (the median is reported)")
+    ap.add_argument("--scenes", default="box,pile,quadruped",
+                    help="comma-separated subset of box, pile, quadruped")
     ap.add_argument("--quick", action="store_true", help="20 steps, one round")
     args = ap.parse_args(argv)
     steps, repeats = (20, 1) if args.quick else (args.steps, args.repeats)

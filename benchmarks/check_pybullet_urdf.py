@@ -11,7 +11,6 @@ Run: ``python benchmarks/check_pybullet_urdf.py [--states 20]``.
 """
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import warnings
@@ -19,6 +18,8 @@ import warnings
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
+from _cli import script_parser  # noqa: E402
 
 from multibody.parsing import URDFWarning, parse_urdf  # noqa: E402
 
@@ -38,10 +39,7 @@ def _rel(a, b) -> float:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(
-        description="Load pybullet's kuka_iiwa/model.urdf and cartpole.urdf and compare their "
-                    "dynamics with Pinocchio's at random states.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser = script_parser(__doc__)
     parser.add_argument("--states", type=int, default=20, help="random states per file")
     args = parser.parse_args(argv)
     try:
