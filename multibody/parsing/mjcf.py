@@ -115,6 +115,21 @@ class MJCFModel:
     weld_parent: dict = field(default_factory=dict)
     joint_solver: dict = field(default_factory=dict)
 
+    @property
+    def damping_scheme(self) -> str:
+        """The :class:`~multibody.plants.TimeSteppingRigidBodySystem` ``damping_scheme`` of
+        this file's integrator: ``"mujoco_euler"`` for ``integrator="Euler"`` (MuJoCo's
+        ``mj_Euler``: constraint forces from ``M``, then ``qvel += h (M + h D)^{-1}
+        (qfrc_smooth + qfrc_constraint)``), else ``"implicit"``. RK4 and ``implicit`` have no
+        matching scheme; ``implicitfast`` takes ``D`` as ``mj_Euler`` does only when the joint
+        damping is its sole velocity derivative (no velocity-dependent actuators), so it is
+        not mapped; with the ``eulerdamp`` flag disabled MuJoCo takes the damping
+        explicitly, which no scheme reproduces (``"implicit"`` is returned)."""
+        o = self.options
+        if o.integrator == "Euler" and "eulerdamp" not in o.disabled:
+            return "mujoco_euler"
+        return "implicit"
+
 
 def read_mjcf_model(path_or_string: PathOrString) -> MJCFModel:
     """Read an MJCF file or string into an :class:`MJCFModel`.

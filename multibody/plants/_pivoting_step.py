@@ -1,4 +1,4 @@
-"""The pivoting step of :class:`~multibody.plants.TimeSteppingRigidBodySystem` (private): the
+r"""The pivoting step of :class:`~multibody.plants.TimeSteppingRigidBodySystem` (private): the
 reference step method, in numpy with the pivoting LCP solvers of
 :mod:`._time_stepping_solve` (``contact_solver="lcp"``, and the fallback of the compiled
 step). It covers every constraint block the plant accepts.
@@ -15,6 +15,23 @@ One step (:meth:`PivotingStep._step_impl`), forward:
 5. ``v_n = v_free + (H + h D)^{-1} J^T p``, ``q_n = q (+) h N(q) v_n`` (``plant.integrate``)
    and the post-stabilization of the rigid bilateral blocks (:mod:`._ts_projection`);
 6. the free joints' velocities re-expressed in their frames at ``t + h``.
+
+With the plant's ``damping_scheme="mujoco_euler"`` (MuJoCo's Euler integrator with its
+implicit damping, ``mj_Euler`` in MuJoCo's ``engine_forward.c``; MuJoCo documentation,
+"Computation > Numerical integration") steps 2-5 split the damping from the constraints:
+the constraint forces are those of the undamped step (``M = H``, damping explicit in ``c``,
+as MuJoCo's ``qacc`` from ``M qacc = qfrc_smooth + qfrc_constraint``) and the damping is
+then taken implicitly on the resulting acceleration:
+
+.. math::
+
+    v_M &= v + H^{-1} (h (\tau - c) + J^T p) + h (0, w \times v),
+    \qquad A = J H^{-1} J^T + \mathrm{diag}(cfm / h),\; b = J v_{free} + bias, \\
+    v_n &= v + (H + h D)^{-1} H (v_M - v),
+
+i.e. ``v_n = v + h (M + h D)^{-1} (qfrc_smooth + qfrc_constraint)``: the constraints hold
+``v_M`` (the row complementarity is on ``J v_M``), not ``v_n``; a damped joint stopped by a
+hard limit keeps ``v_n = h D v / (M + h D)``. Without damping both schemes are the same step.
 """
 from __future__ import annotations
 
@@ -39,7 +56,8 @@ class PivotingStep(StepMethod):
     Parameters
     ----------
     plant : TimeSteppingRigidBodySystem
-        Its ``include_passive_forces`` decides the implicit joint damping.
+        Its ``include_passive_forces`` decides the implicit joint damping, its
+        ``damping_scheme`` where the damping enters (module docstring).
     """
 
     name = "lcp"
@@ -50,6 +68,9 @@ class PivotingStep(StepMethod):
         tree = plant.tree
         self.h = plant.time_step
         self.hD = self.h * np.diag(implicit_damping(tree, plant.include_passive_forces))
+        # MuJoCo's split only differs from the implicit step where some joint is damped
+        self._mujoco_euler = (plant.damping_scheme == "mujoco_euler"
+                              and bool(np.any(self.hD)))
         free = [j for j in tree.joints if j.type == "free"]
         fq = np.array([j.q_start for j in free], int)
         fv = np.array([j.v_start for j in free], int)
@@ -73,6 +94,19 @@ class PivotingStep(StepMethod):
             sub = M[idx[:, :, None], idx[:, None, :]]
             out[idx[:, :, None], idx[:, None, :]] = np.linalg.inv(sub)
         return out
+
+    def checked_inverse(self, M: np.ndarray, t: float) -> np.ndarray:
+        """:meth:`inverse` of ``M`` (nv, nv), or a ``ValueError`` naming the plant, the tree
+        and the time when ``M`` is singular."""
+        try:
+            Minv = self.inverse(M)
+        except np.linalg.LinAlgError:
+            Minv = None
+        if Minv is None or not np.all(np.isfinite(Minv)) or np.any(np.diagonal(Minv) <= 0):
+            raise ValueError(f"system '{self.plant.name}' at t={t:.6g}: the mass matrix of tree "
+                             f"'{self.plant.tree.name}' is singular (a massless body without "
+                             "inertia on a moving joint?)")
+        return Minv
 
     def frame_rate_term(self, v: np.ndarray) -> np.ndarray:
         """``(0, w_b x v_b)`` at each free joint (zeros elsewhere).
@@ -122,15 +156,9 @@ class PivotingStep(StepMethod):
         h, nq, nv = self.h, plant.nq, plant.nv
         t, xd, q, v, tau = inputs.time, inputs.xd, inputs.q, inputs.v, inputs.tau
         H, c, kinm = plant.kinematics(q, v, t)
-        Meff = H + self.hD
-        try:
-            Minv = self.inverse(Meff)
-        except np.linalg.LinAlgError:
-            Minv = None
-        if Minv is None or not np.all(np.isfinite(Minv)) or np.any(np.diagonal(Minv) <= 0):
-            raise ValueError(f"system '{plant.name}' at t={t:.6g}: the mass matrix of tree "
-                             f"'{plant.tree.name}' is singular (a massless body without "
-                             "inertia on a moving joint?)")
+        H = H.reshape(nv, nv)            # (a one-DOF tree gives H as (1,))
+        # the constraints see H + h D (implicit), or H (MuJoCo's Euler split, module docstring)
+        Minv = self.checked_inverse(H if self._mujoco_euler else H + self.hD, t)
         v_free = v + Minv @ (h * (tau - c)) + h * self.frame_rate_term(v)
         kinm.v_free = v_free          # contacts align their friction directions with it
         kinm.Minv = Minv              # MuJoCo softening: the rows' Delassus diagonals
@@ -164,6 +192,8 @@ class PivotingStep(StepMethod):
             vn, tau_c, impulses = v_free, np.zeros(nv), [np.zeros(0) for _ in rows]
             report = _NO_ROWS
             warm_next = None
+        if self._mujoco_euler:         # MuJoCo's qacc = (vn - v) / h, then the implicit damping
+            vn = v + self.checked_inverse(H + self.hD, t) @ (H @ (vn - v))
         qn = plant.integrate(q, vn, h)
         if plant.project_positions:
             qn = project_positions(plant, context, xd, qn, vn, Minv, t)

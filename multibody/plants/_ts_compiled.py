@@ -85,9 +85,12 @@ def describe_block(c) -> str:
     return f"constraint '{c.name}' ({type(c).__name__})"
 
 
-def unsupported_reason(tree, constraints) -> Optional[str]:
+def unsupported_reason(tree, constraints, damping_scheme: str = "implicit") -> Optional[str]:
     """Why the compiled step cannot run this plant (None when it can): names the constraint
-    block, joint or geometry pair it does not cover."""
+    block, joint or geometry pair (or the plant's ``damping_scheme``) it does not cover."""
+    if damping_scheme != "implicit":
+        return (f"damping_scheme='{damping_scheme}' (MuJoCo's Euler split of the joint damping) "
+                "is taken by the pivoting step only")
     soft = [c for c in constraints if getattr(c, "mujoco", None) is not None]
     if soft:
         return (f"constraint '{soft[0].name}' has MuJoCo softening (solref/solimp), which the "

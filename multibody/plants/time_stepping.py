@@ -12,7 +12,10 @@ and the constraint impulses ``p`` together,
 with every constraint row ``w = J v_n + b + cfm/h p`` complementary to ``p``
 (:mod:`multibody.constraints.base`; ``D`` the joint damping, taken implicitly), as an LCP
 or boxed LCP over the Delassus operator ``J (H + h D)^{-1} J^T + diag(cfm/h)``
-(:mod:`multibody.plants._time_stepping_solve`); then ``q_n = q (+) h N(q) v_n``
+(:mod:`multibody.plants._time_stepping_solve`) -- or, with ``damping_scheme="mujoco_euler"``,
+as MuJoCo's Euler integrator does: the constraints solved with ``H`` and the damping explicit,
+then ``v_n = v + (H + h D)^{-1} H (v_M - v)`` from that step's velocity ``v_M``
+(:mod:`multibody.plants._pivoting_step`); then ``q_n = q (+) h N(q) v_n``
 (:meth:`TimeSteppingRigidBodySystem.integrate`: exponential map on quaternions, a free
 body's position along ``h R v``). With ``project_positions`` (default), the position
 errors of the rigid bilateral blocks (closures, welds without CFM or spring softening)
@@ -123,6 +126,15 @@ class TimeSteppingRigidBodySystem(RigidBodySystemBase):
     constraints : sequence of ConstraintForce
     include_passive_forces : bool
         Joint damping (implicit) and springs (default True).
+    damping_scheme : {"implicit", "mujoco_euler"}
+        Where the joint damping ``D`` enters the step. ``"implicit"`` (default): in the
+        constraint solve, ``(H + h D)(v_n - v) = h (tau - c) + J^T p`` with the constraints
+        on ``v_n``. ``"mujoco_euler"``: MuJoCo's Euler integrator (``mj_Euler``): the
+        constraint impulses of the undamped step (``H``, damping explicit in ``c``), then
+        ``v_n = v + (H + h D)^{-1} (h (tau - c) + J^T p)`` (MuJoCo's ``qvel += h (M + h
+        D)^{-1} (qfrc_smooth + qfrc_constraint)``); the pivoting step only (the compiled step
+        refuses it by name). :attr:`MJCFModel.damping_scheme
+        <multibody.parsing.MJCFModel>` gives the one matching an MJCF file's integrator.
     project_positions : bool
         Post-stabilize the bilateral blocks' position errors (default True).
     lcp_failure : {"fallback", "raise"}
@@ -190,6 +202,7 @@ class TimeSteppingRigidBodySystem(RigidBodySystemBase):
 
     def __init__(self, tree, time_step: float, actuators: Sequence = (), sensors: Sequence = (),
                  constraints: Sequence = (), *, include_passive_forces: bool = True,
+                 damping_scheme: str = "implicit",
                  project_positions: bool = True, lcp_failure: str = "fallback",
                  lcp_tolerance: float = 1e-7, backend: str = "auto",
                  contact_solver: str = "auto", pgs_max_sweeps: int = 500,
@@ -203,6 +216,11 @@ class TimeSteppingRigidBodySystem(RigidBodySystemBase):
                                    "generalized_acceleration"})
         self.include_passive_forces = bool(include_passive_forces)
         """Joint damping (implicit) and springs are in the step."""
+        if damping_scheme not in ("implicit", "mujoco_euler"):
+            raise ValueError(f"{nm}: damping_scheme must be 'implicit' or 'mujoco_euler', got "
+                             f"{damping_scheme!r}")
+        self.damping_scheme = damping_scheme
+        """``"implicit"`` or ``"mujoco_euler"``: where the joint damping enters the step."""
         self.project_positions = bool(project_positions)
         self.lcp_failure = lcp_failure
         self.lcp_tolerance = float(lcp_tolerance)
@@ -298,7 +316,8 @@ class TimeSteppingRigidBodySystem(RigidBodySystemBase):
         self.contact_solver = contact_solver
         # unsupported_reason names every block the kernel does not cover (MuJoCo softening too)
         method, reason = select_step_method(self, contact_solver,
-                                            unsupported_reason(tree, self.constraints),
+                                            unsupported_reason(tree, self.constraints,
+                                                               self.damping_scheme),
                                             compiled, lambda: PivotingStep(self))
         if isinstance(contact_solver, str):
             method.notice.scene(reason, contact_solver, self.constraints, stacklevel=4)
