@@ -26,6 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping, Sequence, Union
 
+from ._collision_source import CAPACITY, CONTACT_DOUBLES, CONTACT_FIELDS, MAX_CONTACTS, NPAR
+
 __all__: list[str] = []  # private module
 
 Factor = Union[int, str, "Record"]
@@ -137,17 +139,40 @@ class Sections:
         return f"#define {self.macro}(base) \\\n    " + " \\\n    ".join(lines)
 
 
+POSE_DOUBLES = 12
+"""A pose as 12 numbers: rotation row-major, then the origin."""
+SHAPE_PARAMETERS = NPAR
+"""Parameter slots of a shape (those of the narrow phase)."""
+
+_SLOTS_HALFSPACE = {"sphere": 1, "box": 8, "capsule": 2, "cylinder": 8, "ellipsoid": 1}
+_SLOTS_PAIR = {("box", "box"): 8, ("box", "cylinder"): 16, ("cylinder", "cylinder"): 16,
+               ("box", "capsule"): 2, ("capsule", "cylinder"): 2}
+
+
+def contact_slots(kind_a: str, kind_b: str) -> int:
+    """The most contact points the narrow phase gives for a pair of shape kinds (names of
+    ``solvers.collision.KIND_IDS``): a halfspace against box corners (8), cylinder rims (2
+    x 4), capsule ends (2); box-box face clipping (8); the flat-face manifolds of box,
+    capsule and cylinder pairs (points of both sides); else one point."""
+    if kind_a == "halfspace" or kind_b == "halfspace":
+        other = kind_b if kind_a == "halfspace" else kind_a
+        return _SLOTS_HALFSPACE.get(other, MAX_CONTACTS)
+    return _SLOTS_PAIR.get(tuple(sorted((kind_a, kind_b))), 1)
+
+
 # ---------------------------------------------------------------- the int table
 HEADER = Record("HDR", [
-    ("nq", 1), ("nv", 1), ("num_bodies", 1), ("num_candidates", 1), ("num_blocks", 1),
-    ("num_joints", 1), ("num_free", 1), ("max_sweeps", 1), ("num_reach", 1),
+    ("nq", 1), ("nv", 1), ("num_bodies", 1), ("num_candidates", 1), ("num_contacts", 1),
+    ("num_blocks", 1), ("num_joints", 1), ("num_free", 1), ("max_sweeps", 1), ("num_reach", 1),
     # offsets into the int table
-    ("blocks", 1), ("joints", 1), ("free", 1), ("candidates", 1), ("reach", 1),
-    ("ancestors", 1),
+    ("blocks", 1), ("joints", 1), ("free", 1), ("candidates", 1), ("contact_candidate", 1),
+    ("reach", 1), ("ancestors", 1),
     # offsets into the double table
     ("cand_doubles", 1), ("reach_radii", 1), ("damping", 1)])
-"""Header of the int table ``it``: counts, then absolute offsets of the sub-tables in ``it``
-and of the candidates' doubles, the reach radii and ``h D`` in ``dt``."""
+"""Header of the int table ``it``: counts (``num_candidates`` geometry pairs, ``num_contacts``
+contact slots: the dimension ``nc`` of the buffers), then absolute offsets of the sub-tables
+in ``it`` (``contact_candidate``: per contact slot, the index of its candidate) and of the
+candidates' doubles, the reach radii and ``h D`` in ``dt``."""
 
 BLOCK = Record("BLK", [("start", 1), ("length", 1)])
 """A decoupled velocity block (a subtree hanging from the world)."""
@@ -165,26 +190,27 @@ ANCESTORS = Record("ANC", [("offset", 1), ("count", 1)])
 """Per body: offset and count of its ancestor columns (for the speculative margin)."""
 
 CANDIDATE_COMMON = Record("CI", [("kind", 1), ("body_a", 1), ("body_b", 1), ("columns", 1),
-                                 ("num_columns", 1)])
+                                 ("num_columns", 1), ("first_contact", 1),
+                                 ("num_contacts", 1)])
 """Ints of every candidate: kind code, bodies A and B, offset and length of its column
-list."""
+list, its first contact slot and its number of slots (the most points its narrow phase
+gives)."""
 
 CANDIDATE_KINDS = (
-    CandidateKind("point_halfspace", 0, "PH",
-                  ints=(("halfspace_body", 1), ("point_body", 1), ("swap", 1)),
-                  doubles=(("point", 3), ("origin", 3), ("normal", 3), ("radius", 1))),
-    CandidateKind("sphere_sphere", 1, "SS", ints=(),
-                  doubles=(("center_a", 3), ("center_b", 3), ("radius_a", 1),
-                           ("radius_b", 1))),
+    CandidateKind("shape_pair", 0, "SP",
+                  ints=(("shape_a", 1), ("shape_b", 1)),
+                  doubles=(("pose_a", POSE_DOUBLES), ("pose_b", POSE_DOUBLES),
+                           ("param_a", SHAPE_PARAMETERS), ("param_b", SHAPE_PARAMETERS))),
 )
-"""The candidate kinds. ``point_halfspace``: a body-local point with a radius (a sphere's
-centre or a box corner with radius 0) against a halfspace given by its local origin and
-normal; ``swap``: the halfspace is geometry B of the pair (the normal is negated).
-``sphere_sphere``: local centres and radii of A and B."""
+"""The candidate kinds. ``shape_pair``: two collision geometries, each a shape of the narrow
+phase (``shape_a``, ``shape_b``: the kind ids of ``solvers.collision.KIND_IDS``; their
+parameters; their poses in the frames of bodies A and B: rotation row-major, then the
+origin). Every step the kernel runs the narrow phase of :mod:`solvers.collision` on the
+pair at the current poses with the step's margin; each point found fills one of the
+candidate's contact slots."""
 
 KIND = {k.name: k for k in CANDIDATE_KINDS}
-PH_INTS, PH_DOUBLES = KIND["point_halfspace"].int_record(), KIND["point_halfspace"].double_record()
-SS_DOUBLES = KIND["sphere_sphere"].double_record()
+SP_INTS, SP_DOUBLES = KIND["shape_pair"].int_record(), KIND["shape_pair"].double_record()
 CANDIDATE_INTS = max(k.int_record().size for k in CANDIDATE_KINDS)
 CANDIDATE_DOUBLES = max(k.double_record().size for k in CANDIDATE_KINDS)
 
@@ -194,18 +220,33 @@ SCALARS = Record("S", [("h", 1), ("margin", 1), ("mu", 1), ("erp", 1), ("cfm", 1
 """Per-step scalars: h, margin, mu, erp, cfm, bias mode (1: ``phi/h`` always), the
 acceptance ``tol`` of the residual and the sweeps' stopping ``it_tol``."""
 POSE = Record("POSE", [("rotation", 9), ("position", 3)])
+if POSE.size != POSE_DOUBLES:
+    raise ImportError("solvers._contact_layout: a pose is 12 numbers")
 """A body's pose in the dynamics function's output ``P``: ``R`` (row-major), ``p``."""
 WARM = Record("WS", [("normal", 1), ("friction", 3)])
 """A candidate's warm start: normal impulse and world-axes friction impulse."""
 STATUS = Record("ST", [("converged", 1), ("sweeps", 1), ("active_contacts", 1),
-                       ("residual", 1), ("margin", 1)])
+                       ("residual", 1), ("margin", 1), ("failed_candidate", 1),
+                       ("narrow_phase", 1)])
 """The step's status: 1.0 when accepted (residual within ``tol``), PGS sweeps, active
-contacts, the residual relative to ``max(1, |J v_free + b|)``, the speculative margin."""
+contacts, the residual relative to ``max(1, |J v_free + b|)``, the speculative margin; the
+first candidate whose narrow phase failed (-1: none) and its result (a negative status of
+``solvers.collision``, or the number of points when more than its slots)."""
+FOUND = Record("NP", CONTACT_FIELDS)
+"""A point of the narrow phase (``solvers.collision``'s contact record): point on A, point
+on B, unit normal from A to B, signed distance."""
+if FOUND.size != CONTACT_DOUBLES:
+    raise ImportError("solvers._contact_layout: the narrow phase's contact record changed")
 CANDIDATE_OUT = Record("CO", [("active", 1), ("distance", 1), ("point", 3), ("normal", 3),
                               ("t1", 3), ("t2", 3), ("impulse", 3), ("slip", 2),
                               ("warm", WARM.size)])
 """Outputs per candidate: active (1.0/0.0), signed distance, point, normal, tangents,
 impulses (normal, t1, t2), slip along t1, t2 at the new velocity, warm start out."""
+
+NARROW_PHASE_WORK = (16 + 9 * 8 * CAPACITY["MAXV"] + 64 * CAPACITY["MAXF"] + 16
+                     + 8 * CAPACITY["MAXH"] + 4 * CAPACITY["MAXV"] ** 2 + 64) // 8
+"""Doubles of the narrow phase's work buffer (a bound on its C struct, checked when the
+kernel compiles)."""
 
 INPUT = Sections("DBK_IN_SECTIONS", "const double", [
     ("scal", (SCALARS,)), ("q", ("nq",)), ("v", ("nv",)), ("tau", ("nv",)),
@@ -224,14 +265,17 @@ then their (t1, t2) pairs), the warm start out, per candidate its outputs, its r
 WORK = Sections("DBK_WORK_SECTIONS", "double", [
     ("L", ("nv", "nv")), ("vfree", ("nv",)), ("vel", ("nv",)), ("Y", (3, "nc", "nv")),
     ("G", (9, "nc")), ("bias", ("nc",)), ("tmp", ("nv",)), ("Mp", (9, "nc", "nc")),
-    ("xp", (3, "nc")), ("dsl", (2, "nc")), ("psave", (3, "nc")), ("vtmp", ("nv",))])
-"""Work doubles of the C kernel (the numpy twin does not use them)."""
+    ("xp", (3, "nc")), ("dsl", (2, "nc")), ("psave", (3, "nc")), ("vtmp", ("nv",)),
+    ("found", (FOUND, MAX_CONTACTS)), ("npwork", (NARROW_PHASE_WORK,))])
+"""Work doubles of the C kernel (the numpy twin does not use them); ``found`` the points of
+one pair, ``npwork`` the narrow phase's work buffer (zeros at first: it initialises itself
+on first use)."""
 IWORK = Sections("DBK_IWORK_SECTIONS", "int", [
     ("act", ("nc",)), ("idn", ("nc",)), ("idt", ("nc",))])
 """Work ints of the C kernel."""
 
 RECORDS = (HEADER, BLOCK, JOINT, FREE, COLUMN, ANCESTORS, CANDIDATE_COMMON, SCALARS, POSE,
-           WARM, STATUS, CANDIDATE_OUT)
+           WARM, STATUS, CANDIDATE_OUT, FOUND)
 BUFFERS = (INPUT, OUTPUT, WORK, IWORK)
 
 
@@ -248,6 +292,7 @@ def c_declarations() -> str:
                                      for k in CANDIDATE_KINDS) + " };")
     out.append("enum { " + ", ".join(f"JT_{n.upper()} = {i}"
                                      for i, n in enumerate(JOINT_TYPES)) + " };")
+    out.append(f"#define NARROW_PHASE_WORK {NARROW_PHASE_WORK}")
     out.append(f"#define CI {CANDIDATE_INTS}   /* ints per candidate */")
     out.append(f"#define CD {CANDIDATE_DOUBLES}   /* doubles per candidate */")
     out += [b.c_macro() for b in BUFFERS]

@@ -13,9 +13,11 @@ import math
 
 import numpy as np
 
+from . import collision_numpy
+from ._collision_source import MAX_CONTACTS
 from ._contact_layout import (ANCESTORS, BLOCK, CANDIDATE_DOUBLES, CANDIDATE_INTS, COLUMN,
-                              FREE, HEADER, INPUT, JOINT, JOINT_TYPES, KIND, OUTPUT, PH_DOUBLES,
-                              PH_INTS, POSE, SS_DOUBLES, STATUS, WARM)
+                              FOUND, FREE, HEADER, INPUT, JOINT, JOINT_TYPES, OUTPUT, POSE,
+                              SP_DOUBLES, SP_INTS, STATUS, WARM)
 from ._contact_layout import CANDIDATE_COMMON as CC
 from ._contact_layout import CANDIDATE_OUT as CO
 from ._contact_layout import SCALARS as SC
@@ -23,7 +25,6 @@ from ._contact_layout import SCALARS as SC
 __all__: list[str] = []  # private module
 
 OMEGA = 1.4
-PH, SS = KIND["point_halfspace"].code, KIND["sphere_sphere"].code
 VECTOR_JOINT, FREE_JOINT = JOINT_TYPES.index("vector"), JOINT_TYPES.index("free")
 
 
@@ -51,6 +52,20 @@ def _quat_exp_mul(q, w, h):
 def _lmax2(a, b, c):
     m, d = 0.5 * (a + c), 0.5 * (a - c)
     return m + math.sqrt(d * d + b * b)
+
+
+def _world_pose(Rb, pb, X) -> list:
+    """The C kernel's ``world_pose``: a pose X (12 numbers) in a body's frame (rotation Rb,
+    origin pb) as 12 world numbers, summed in the C order."""
+    Rb, pb = Rb.tolist(), pb.tolist()
+    Rx, px = X[POSE.slice("rotation")].tolist(), X[POSE.slice("position")].tolist()
+    out = [0.0] * POSE.size
+    for i in range(3):
+        r0, r1, r2 = Rb[i]
+        for j in range(3):
+            out[POSE.ROTATION + 3 * i + j] = r0 * Rx[j] + r1 * Rx[3 + j] + r2 * Rx[6 + j]
+        out[POSE.POSITION + i] = pb[i] + r0 * px[0] + r1 * px[1] + r2 * px[2]
+    return out
 
 
 class _Problem:
@@ -150,7 +165,8 @@ def contact_step(it: np.ndarray, dt: np.ndarray, inp: np.ndarray, out: np.ndarra
     returns 0, or 1 when a velocity block of ``H + h D`` is not positive definite."""
     it = [int(x) for x in it]
     hd = HEADER
-    nq, nv, nb, nc = it[hd.NQ], it[hd.NV], it[hd.NUM_BODIES], it[hd.NUM_CANDIDATES]
+    nq, nv, nb, nc = it[hd.NQ], it[hd.NV], it[hd.NUM_BODIES], it[hd.NUM_CONTACTS]
+    npairs = it[hd.NUM_CANDIDATES]
     nblock, nj, nfree = it[hd.NUM_BLOCKS], it[hd.NUM_JOINTS], it[hd.NUM_FREE]
     maxit, nreach = it[hd.MAX_SWEEPS], it[hd.NUM_REACH]
     ob, oj, of, oc = it[hd.BLOCKS], it[hd.JOINTS], it[hd.FREE], it[hd.CANDIDATES]
@@ -211,29 +227,31 @@ def contact_step(it: np.ndarray, dt: np.ndarray, inp: np.ndarray, out: np.ndarra
     Jall = np.zeros((nc, 3, nv))
     prob = _Problem(nv, mu, cfm)
     bias_l, bscale = [], 1.0
-    for kk in range(nc):
-        ci = it[oc + CANDIDATE_INTS * kk:oc + CANDIDATE_INTS * (kk + 1)]
-        cd = cand_d[CANDIDATE_DOUBLES * kk:CANDIDATE_DOUBLES * (kk + 1)]
-        if ci[CC.KIND] == PH:
-            bh, bp = ci[PH_INTS.HALFSPACE_BODY], ci[PH_INTS.POINT_BODY]
-            rad = cd[PH_DOUBLES.RADIUS]
-            nh = R[bh] @ cd[PH_DOUBLES.slice("normal")]
-            org = pos[bh] + R[bh] @ cd[PH_DOUBLES.slice("origin")]
-            pc = pos[bp] + R[bp] @ cd[PH_DOUBLES.slice("point")]
-            d = nh @ (pc - org)
-            dist = d - rad
-            x = 0.5 * ((pc - d * nh) + (pc - rad * nh))
-            n = -nh if ci[PH_INTS.SWAP] else nh
-        else:                                   # SS
-            ba, bb = ci[CC.BODY_A], ci[CC.BODY_B]
-            ra, rb = cd[SS_DOUBLES.RADIUS_A], cd[SS_DOUBLES.RADIUS_B]
-            ca_ = pos[ba] + R[ba] @ cd[SS_DOUBLES.slice("center_a")]
-            cb_ = pos[bb] + R[bb] @ cd[SS_DOUBLES.slice("center_b")]
-            dd = cb_ - ca_
-            ln = math.sqrt(dd @ dd)
-            n = dd / ln if ln > 1e-15 else np.array([0.0, 0.0, 1.0])
-            dist = ln - ra - rb
-            x = 0.5 * ((ca_ + ra * n) + (cb_ - rb * n))
+    stat = np.zeros(STATUS.size)
+    stat[STATUS.FAILED_CANDIDATE] = -1.0
+    found = np.zeros((MAX_CONTACTS, FOUND.size))
+    contacts = []                               # (slot, candidate ints, point, normal, dist)
+    for m in range(npairs):
+        ci = it[oc + CANDIDATE_INTS * m:oc + CANDIDATE_INTS * (m + 1)]
+        cd = cand_d[CANDIDATE_DOUBLES * m:CANDIDATE_DOUBLES * (m + 1)]
+        ba, bb = ci[CC.BODY_A], ci[CC.BODY_B]
+        Xa = _world_pose(R[ba], pos[ba], cd[SP_DOUBLES.slice("pose_a")])
+        Xb = _world_pose(R[bb], pos[bb], cd[SP_DOUBLES.slice("pose_b")])
+        par_a = cd[SP_DOUBLES.slice("param_a")].tolist()
+        par_b = cd[SP_DOUBLES.slice("param_b")].tolist()
+        ns = ci[CC.NUM_CONTACTS]
+        nf = collision_numpy.collide(ci[SP_INTS.SHAPE_A], par_a, 0, Xa, ci[SP_INTS.SHAPE_B],
+                                     par_b, 0, Xb, margin, found[:ns])
+        if nf < 0 or nf > ns:
+            if stat[STATUS.FAILED_CANDIDATE] < 0:
+                stat[STATUS.FAILED_CANDIDATE], stat[STATUS.NARROW_PHASE] = m, nf
+            continue
+        for e in range(nf):
+            fe = found[e]
+            contacts.append((ci[CC.FIRST_CONTACT] + e, ci,
+                             0.5 * (fe[FOUND.slice("point_a")] + fe[FOUND.slice("point_b")]),
+                             fe[FOUND.slice("normal")].copy(), float(fe[FOUND.DISTANCE])))
+    for kk, ci, x, n, dist in contacts:
         o = co[kk]
         o[CO.DISTANCE], o[CO.slice("point")], o[CO.slice("normal")] = dist, x, n
         if not dist <= margin:
@@ -361,8 +379,8 @@ def contact_step(it: np.ndarray, dt: np.ndarray, inp: np.ndarray, out: np.ndarra
         qs, vs = it[of + FREE.size * i + FREE.Q_START], it[of + FREE.size * i + FREE.V_START]
         Rr = _quat_rot(qn[qs:qs + 4]).T @ _quat_rot(q[qs:qs + 4])
         vn[vs:vs + 3], vn[vs + 3:vs + 6] = Rr @ vn[vs:vs + 3], Rr @ vn[vs + 3:vs + 6]
-    stat = np.zeros(STATUS.size)
-    stat[STATUS.CONVERGED] = 1.0 if res <= tol * bscale else 0.0
+    ok = res <= tol * bscale and stat[STATUS.FAILED_CANDIDATE] < 0
+    stat[STATUS.CONVERGED] = 1.0 if ok else 0.0
     stat[STATUS.SWEEPS], stat[STATUS.ACTIVE_CONTACTS] = it_n, na
     stat[STATUS.RESIDUAL], stat[STATUS.MARGIN] = res / bscale, margin
     parts = {"qn": qn, "vn": vn, "tauc": tauc, "acc": (vn - v) / h, "stat": stat, "imp": imp,

@@ -11,17 +11,21 @@ the free joints' velocities. The table layouts are described in
 """
 from __future__ import annotations
 
+from ._collision_source import SOURCE as NARROW_PHASE_SOURCE
 from ._contact_layout import c_declarations
 
 __all__: list[str] = []  # private module
 
-VERSION = 14
+VERSION = 15
 
 _TEMPLATE = r"""
 #include <math.h>
 #include <string.h>
 
+/*@NARROW_PHASE@*/
 /*@LAYOUT@*/
+/* the narrow phase's work buffer fits its section */
+typedef char dbk_narrow_phase_work_fits[(sizeof(cl_work) <= 8 * NARROW_PHASE_WORK) ? 1 : -1];
 /* over-relaxation of the normal and sticking updates (the fixed points do not change; on
    the 10-sphere pile of bench_time_stepping it halves the sweeps of the hard steps) */
 #define OMEGA 1.4
@@ -62,17 +66,15 @@ static double dot3(const double *a, const double *b) {
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
 }
 
-/* world point of a body-local point: p + R x */
-static void body_point(const double *P, int body, const double *xl, double *o) {
+/* world pose (12 numbers) of a pose X given in the frame of a body: (R_b R_x, p_b + R_b p_x) */
+static void world_pose(const double *P, int body, const double *X, double *Xw) {
     const double *R = P + POSE_SIZE * body + POSE_ROTATION, *p = P + POSE_SIZE * body + POSE_POSITION;
-    for (int i = 0; i < 3; ++i)
-        o[i] = p[i] + R[3 * i] * xl[0] + R[3 * i + 1] * xl[1] + R[3 * i + 2] * xl[2];
-}
-
-static void body_dir(const double *P, int body, const double *xl, double *o) {
-    const double *R = P + POSE_SIZE * body + POSE_ROTATION;
-    for (int i = 0; i < 3; ++i)
-        o[i] = R[3 * i] * xl[0] + R[3 * i + 1] * xl[1] + R[3 * i + 2] * xl[2];
+    const double *Rx = X + POSE_ROTATION, *px = X + POSE_POSITION;
+    for (int i = 0; i < 3; ++i) {
+        for (int j = 0; j < 3; ++j)
+            Xw[POSE_ROTATION + 3 * i + j] = R[3 * i] * Rx[j] + R[3 * i + 1] * Rx[3 + j] + R[3 * i + 2] * Rx[6 + j];
+        Xw[POSE_POSITION + i] = p[i] + R[3 * i] * px[0] + R[3 * i + 1] * px[1] + R[3 * i + 2] * px[2];
+    }
 }
 
 /* Cholesky of the symmetric block A[s:s+n, s:s+n] (row-major, lda) into L (lower) */
@@ -127,7 +129,7 @@ static double block_residual(const double *pk, const double *w, const double *Gk
 }
 
 static const int *cand_blocks(const int *it, const int *cands, int k) {
-    const int *ci = cands + CI * k;
+    const int *ci = cands + CI * it[it[HDR_CONTACT_CANDIDATE] + k];
     return it + ci[CI_COLUMNS] + COL_SIZE * ci[CI_NUM_COLUMNS];
 }
 
@@ -168,7 +170,7 @@ static double residual(int na, const int *act, const int *it, const int *cands, 
     double res = 0.0;
     for (int j = 0; j < na; ++j) {
         const int k = act[j];
-        const int *ci = cands + CI * k, *cc = it + ci[CI_COLUMNS], ncol = ci[CI_NUM_COLUMNS];
+        const int *ci = cands + CI * it[it[HDR_CONTACT_CANDIDATE] + k], *cc = it + ci[CI_COLUMNS], ncol = ci[CI_NUM_COLUMNS];
         const double *pk = co + CO_SIZE * k + CO_IMPULSE, *Jk = Jall + 3 * nv * k, *Gk = G + 9 * k;
         double w[3];
         for (int r = 0; r < 3; ++r) {
@@ -208,7 +210,7 @@ static int polish(int na, const int *act, const int *it, const int *cands, int n
     for (j = 0; j < na; ++j) {
         const int k = act[j];
         if (idn[j] < 0) continue;
-        const int *ci = cands + CI * k, *cc = it + ci[CI_COLUMNS], ncol = ci[CI_NUM_COLUMNS];
+        const int *ci = cands + CI * it[it[HDR_CONTACT_CANDIDATE] + k], *cc = it + ci[CI_COLUMNS], ncol = ci[CI_NUM_COLUMNS];
         const double *Jk = Jall + 3 * nv * k;
         const int nr = idt[j] >= 0 ? 3 : 1;
         for (r = 0; r < nr; ++r) {
@@ -281,12 +283,13 @@ static int polish(int na, const int *act, const int *it, const int *cands, int n
 int dbk_contact_step(const int *it, const double *dt, const double *in, double *out,
                      double *work, int *iwork) {
     const int nq = it[HDR_NQ], nv = it[HDR_NV], nb = it[HDR_NUM_BODIES];
-    const int nc = it[HDR_NUM_CANDIDATES];
+    const int npairs = it[HDR_NUM_CANDIDATES], nc = it[HDR_NUM_CONTACTS];
     const int nblock = it[HDR_NUM_BLOCKS], nj = it[HDR_NUM_JOINTS], nfree = it[HDR_NUM_FREE];
     const int maxit = it[HDR_MAX_SWEEPS], nreach = it[HDR_NUM_REACH];
     const int *blocks = it + it[HDR_BLOCKS], *joints = it + it[HDR_JOINTS];
     const int *frees = it + it[HDR_FREE], *cands = it + it[HDR_CANDIDATES];
     const int *reach_body = it + it[HDR_REACH], *anc = it + it[HDR_ANCESTORS];
+    const int *cslot = it + it[HDR_CONTACT_CANDIDATE];
     const double *cand_d = dt + it[HDR_CAND_DOUBLES], *reach = dt + it[HDR_REACH_RADII];
     const double *hD = dt + it[HDR_DAMPING];
     DBK_IN_SECTIONS(in);
@@ -340,118 +343,120 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
     }
     const double margin = scal[S_MARGIN] + h * (nreach >= 2 ? s1 + s2 : s1);
 
-    /* 4. candidates: signed distance, point, normal; the active ones get rows */
+    /* 4. candidates: the narrow phase of each geometry pair at the current poses gives up
+       to its slots' number of points (point, normal, signed distance) within the margin;
+       every point is a contact with its rows */
     int na = 0;
     double bscale = 1.0;
-    for (k = 0; k < nc; ++k) {
-        const int *ci = cands + CI * k;
-        const double *cd = cand_d + CD * k;
-        double *o = co + CO_SIZE * k;
-        double x[3], n[3], dist;
-        memset(o, 0, CO_SIZE * sizeof(double));
-        if (ci[CI_KIND] == KIND_POINT_HALFSPACE) {   /* point (radius) against a halfspace */
-            double nh[3], org[3], pc[3], d;
-            const double rad = cd[CD_PH_RADIUS];
-            body_dir(P, ci[CI_PH_HALFSPACE_BODY], cd + CD_PH_NORMAL, nh);
-            body_point(P, ci[CI_PH_HALFSPACE_BODY], cd + CD_PH_ORIGIN, org);
-            body_point(P, ci[CI_PH_POINT_BODY], cd + CD_PH_POINT, pc);
-            d = nh[0] * (pc[0] - org[0]) + nh[1] * (pc[1] - org[1]) + nh[2] * (pc[2] - org[2]);
-            dist = d - rad;
-            for (i = 0; i < 3; ++i) {
-                double pa = pc[i] - d * nh[i], pb = pc[i] - rad * nh[i];
-                x[i] = 0.5 * (pa + pb);
-                n[i] = ci[CI_PH_SWAP] ? -nh[i] : nh[i];
+    stat[ST_FAILED_CANDIDATE] = -1.0;
+    stat[ST_NARROW_PHASE] = 0.0;
+    memset(co, 0, (size_t)nc * CO_SIZE * sizeof(double));
+    for (int m = 0; m < npairs; ++m) {
+        const int *ci = cands + CI * m;
+        const double *cd = cand_d + CD * m;
+        double Xa[POSE_SIZE], Xb[POSE_SIZE];
+        world_pose(P, ci[CI_BODY_A], cd + CD_SP_POSE_A, Xa);
+        world_pose(P, ci[CI_BODY_B], cd + CD_SP_POSE_B, Xb);
+        const int ns = ci[CI_NUM_CONTACTS];
+        const int nf = dbk_collide(ci[CI_SP_SHAPE_A], cd + CD_SP_PARAM_A, 0, Xa,
+                                   ci[CI_SP_SHAPE_B], cd + CD_SP_PARAM_B, 0, Xb, margin, found,
+                                   ns, npwork);
+        if (nf < 0 || nf > ns) {          /* refused, EPA failed or more points than slots */
+            if (stat[ST_FAILED_CANDIDATE] < 0) {
+                stat[ST_FAILED_CANDIDATE] = m;
+                stat[ST_NARROW_PHASE] = nf;
             }
-        } else {                   /* KIND_SPHERE_SPHERE: sphere (A) - sphere (B) */
-            double ca_[3], cb_[3], dd[3], len;
-            body_point(P, ci[CI_BODY_A], cd + CD_SS_CENTER_A, ca_);
-            body_point(P, ci[CI_BODY_B], cd + CD_SS_CENTER_B, cb_);
-            for (i = 0; i < 3; ++i) dd[i] = cb_[i] - ca_[i];
-            len = sqrt(dot3(dd, dd));
-            if (len > 1e-15) { for (i = 0; i < 3; ++i) n[i] = dd[i] / len; }
-            else { n[0] = 0.0; n[1] = 0.0; n[2] = 1.0; }
-            const double ra = cd[CD_SS_RADIUS_A], rb = cd[CD_SS_RADIUS_B];
-            dist = len - ra - rb;
-            for (i = 0; i < 3; ++i) x[i] = 0.5 * ((ca_[i] + ra * n[i]) + (cb_[i] - rb * n[i]));
+            continue;
         }
-        o[CO_DISTANCE] = dist;
-        for (i = 0; i < 3; ++i) { o[CO_POINT + i] = x[i]; o[CO_NORMAL + i] = n[i]; }
-        if (!(dist <= margin)) continue;
-        o[CO_ACTIVE] = 1.0;
-        act[na++] = k;
-        /* tangent basis: world x projected (y when |n_x| > 0.9), t2 = n x t1 */
-        double t1[3], t2[3], aa[3] = {0, 0, 0};
-        if (fabs(n[0]) < 0.9) aa[0] = 1.0; else aa[1] = 1.0;
-        double an = dot3(aa, n);
-        for (i = 0; i < 3; ++i) t1[i] = aa[i] - an * n[i];
-        double tn = sqrt(dot3(t1, t1));
-        for (i = 0; i < 3; ++i) t1[i] /= tn;
-        /* slip of B relative to A at x under the free velocity */
-        const int *cc = it + ci[CI_COLUMNS];
-        const int ncol = ci[CI_NUM_COLUMNS];
-        double w[3] = {0, 0, 0}, u[3] = {0, 0, 0}, vel3[3];
-        for (j = 0; j < ncol; ++j) {
-            const int col = cc[COL_SIZE * j + COL_COLUMN];
-            const double sv = cc[COL_SIZE * j + COL_SIGN] * vfree[col];
-            for (i = 0; i < 3; ++i) { w[i] += W[i * nv + col] * sv; u[i] += U[i * nv + col] * sv; }
-        }
-        cross3(w, x, vel3);
-        for (i = 0; i < 3; ++i) vel3[i] += u[i];
-        double vnrm = dot3(vel3, n), vt[3];
-        for (i = 0; i < 3; ++i) vt[i] = vel3[i] - vnrm * n[i];
-        double speed = sqrt(dot3(vt, vt));
-        if (speed > 1e-12) { for (i = 0; i < 3; ++i) t1[i] = -vt[i] / speed; }
-        cross3(n, t1, t2);
-        for (i = 0; i < 3; ++i) { o[CO_T1 + i] = t1[i]; o[CO_T2 + i] = t2[i]; }
-        /* rows n, t1, t2: d . (u + w x x) = d . U + (x x d) . W on the signed columns */
-        double *Jk = Jall + 3 * nv * k;
-        const double *dirs[3] = {n, t1, t2};
-        for (r = 0; r < 3; ++r) {
-            double xd[3];
-            cross3(x, dirs[r], xd);
-            double *row = Jk + r * nv;
-            for (i = 0; i < nv; ++i) row[i] = 0.0;
+        for (int e = 0; e < nf; ++e) {
+            const double *fe = found + NP_SIZE * e;
+            k = ci[CI_FIRST_CONTACT] + e;
+            double *o = co + CO_SIZE * k;
+            double x[3], n[3];
+            const double dist = fe[NP_DISTANCE];
+            for (i = 0; i < 3; ++i) {
+                x[i] = 0.5 * (fe[NP_POINT_A + i] + fe[NP_POINT_B + i]);
+                n[i] = fe[NP_NORMAL + i];
+            }
+            o[CO_DISTANCE] = dist;
+            for (i = 0; i < 3; ++i) { o[CO_POINT + i] = x[i]; o[CO_NORMAL + i] = n[i]; }
+            if (!(dist <= margin)) continue;
+            o[CO_ACTIVE] = 1.0;
+            act[na++] = k;
+            /* tangent basis: world x projected (y when |n_x| > 0.9), t2 = n x t1 */
+            double t1[3], t2[3], aa[3] = {0, 0, 0};
+            if (fabs(n[0]) < 0.9) aa[0] = 1.0; else aa[1] = 1.0;
+            double an = dot3(aa, n);
+            for (i = 0; i < 3; ++i) t1[i] = aa[i] - an * n[i];
+            double tn = sqrt(dot3(t1, t1));
+            for (i = 0; i < 3; ++i) t1[i] /= tn;
+            /* slip of B relative to A at x under the free velocity */
+            const int *cc = it + ci[CI_COLUMNS];
+            const int ncol = ci[CI_NUM_COLUMNS];
+            double w[3] = {0, 0, 0}, u[3] = {0, 0, 0}, vel3[3];
             for (j = 0; j < ncol; ++j) {
                 const int col = cc[COL_SIZE * j + COL_COLUMN];
-                row[col] = cc[COL_SIZE * j + COL_SIGN] * (dot3(dirs[r], (double[3]){U[col], U[nv + col], U[2 * nv + col]})
-                                            + dot3(xd, (double[3]){W[col], W[nv + col], W[2 * nv + col]}));
+                const double sv = cc[COL_SIZE * j + COL_SIGN] * vfree[col];
+                for (i = 0; i < 3; ++i) { w[i] += W[i * nv + col] * sv; u[i] += U[i * nv + col] * sv; }
             }
+            cross3(w, x, vel3);
+            for (i = 0; i < 3; ++i) vel3[i] += u[i];
+            double vnrm = dot3(vel3, n), vt[3];
+            for (i = 0; i < 3; ++i) vt[i] = vel3[i] - vnrm * n[i];
+            double speed = sqrt(dot3(vt, vt));
+            if (speed > 1e-12) { for (i = 0; i < 3; ++i) t1[i] = -vt[i] / speed; }
+            cross3(n, t1, t2);
+            for (i = 0; i < 3; ++i) { o[CO_T1 + i] = t1[i]; o[CO_T2 + i] = t2[i]; }
+            /* rows n, t1, t2: d . (u + w x x) = d . U + (x x d) . W on the signed columns */
+            double *Jk = Jall + 3 * nv * k;
+            const double *dirs[3] = {n, t1, t2};
+            for (r = 0; r < 3; ++r) {
+                double xd[3];
+                cross3(x, dirs[r], xd);
+                double *row = Jk + r * nv;
+                for (i = 0; i < nv; ++i) row[i] = 0.0;
+                for (j = 0; j < ncol; ++j) {
+                    const int col = cc[COL_SIZE * j + COL_COLUMN];
+                    row[col] = cc[COL_SIZE * j + COL_SIGN] * (dot3(dirs[r], (double[3]){U[col], U[nv + col], U[2 * nv + col]})
+                                                + dot3(xd, (double[3]){W[col], W[nv + col], W[2 * nv + col]}));
+                }
+            }
+            /* Y = M^-1 J^T on the blocks the candidate touches */
+            double *Yk = Y + 3 * nv * k;
+            const int *bl = it + ci[CI_COLUMNS] + COL_SIZE * ncol;
+            const int nbl = bl[0];
+            for (r = 0; r < 3; ++r) {
+                double *y = Yk + r * nv;
+                memcpy(y, Jk + r * nv, nv * sizeof(double));
+                for (j = 0; j < nbl; ++j) {
+                    const int bk = bl[1 + j];
+                    chol_solve_block(L, nv, blocks[BLK_SIZE * bk + BLK_START], blocks[BLK_SIZE * bk + BLK_LENGTH], y);
+                }
+            }
+            double *Gk = G + 9 * k;
+            for (r = 0; r < 3; ++r)
+                for (i = 0; i < 3; ++i) {
+                    double s = 0.0;
+                    for (j = 0; j < ncol; ++j) { const int col = cc[COL_SIZE * j + COL_COLUMN]; s += Jk[r * nv + col] * Yk[i * nv + col]; }
+                    Gk[3 * r + i] = s;
+                }
+            for (r = 0; r < 3; ++r) Gk[4 * r] += cfm;
+            bias[k] = (biasmode == 1 || dist > 0) ? dist / h : erp * dist / h;
+            /* scale of the acceptance: |J v_free + b| */
+            double jv[3] = {0, 0, 0};
+            for (r = 0; r < 3; ++r)
+                for (j = 0; j < ncol; ++j) { const int col = cc[COL_SIZE * j + COL_COLUMN]; jv[r] += Jk[r * nv + col] * vfree[col]; }
+            jv[0] += bias[k];
+            for (r = 0; r < 3; ++r) if (fabs(jv[r]) > bscale) bscale = fabs(jv[r]);
+            /* warm start: last step's normal impulse and world friction impulse */
+            const double *wk = warm + WS_SIZE * k, *wf = wk + WS_FRICTION;
+            double *p0 = o + CO_IMPULSE;
+            p0[0] = wk[WS_NORMAL] > 0 ? wk[WS_NORMAL] : 0.0;
+            p0[1] = wf[0] * t1[0] + wf[1] * t1[1] + wf[2] * t1[2];
+            p0[2] = wf[0] * t2[0] + wf[1] * t2[1] + wf[2] * t2[2];
+            double tt = sqrt(p0[1] * p0[1] + p0[2] * p0[2]), lim = mu * p0[0];
+            if (tt > lim) { double f = tt > 0 ? lim / tt : 0.0; p0[1] *= f; p0[2] *= f; }
         }
-        /* Y = M^-1 J^T on the blocks the candidate touches */
-        double *Yk = Y + 3 * nv * k;
-        const int *bl = it + ci[CI_COLUMNS] + COL_SIZE * ncol;
-        const int nbl = bl[0];
-        for (r = 0; r < 3; ++r) {
-            double *y = Yk + r * nv;
-            memcpy(y, Jk + r * nv, nv * sizeof(double));
-            for (j = 0; j < nbl; ++j) {
-                const int bk = bl[1 + j];
-                chol_solve_block(L, nv, blocks[BLK_SIZE * bk + BLK_START], blocks[BLK_SIZE * bk + BLK_LENGTH], y);
-            }
-        }
-        double *Gk = G + 9 * k;
-        for (r = 0; r < 3; ++r)
-            for (i = 0; i < 3; ++i) {
-                double s = 0.0;
-                for (j = 0; j < ncol; ++j) { const int col = cc[COL_SIZE * j + COL_COLUMN]; s += Jk[r * nv + col] * Yk[i * nv + col]; }
-                Gk[3 * r + i] = s;
-            }
-        for (r = 0; r < 3; ++r) Gk[4 * r] += cfm;
-        bias[k] = (biasmode == 1 || dist > 0) ? dist / h : erp * dist / h;
-        /* scale of the acceptance: |J v_free + b| */
-        double jv[3] = {0, 0, 0};
-        for (r = 0; r < 3; ++r)
-            for (j = 0; j < ncol; ++j) { const int col = cc[COL_SIZE * j + COL_COLUMN]; jv[r] += Jk[r * nv + col] * vfree[col]; }
-        jv[0] += bias[k];
-        for (r = 0; r < 3; ++r) if (fabs(jv[r]) > bscale) bscale = fabs(jv[r]);
-        /* warm start: last step's normal impulse and world friction impulse */
-        const double *wk = warm + WS_SIZE * k, *wf = wk + WS_FRICTION;
-        double *p0 = o + CO_IMPULSE;
-        p0[0] = wk[WS_NORMAL] > 0 ? wk[WS_NORMAL] : 0.0;
-        p0[1] = wf[0] * t1[0] + wf[1] * t1[1] + wf[2] * t1[2];
-        p0[2] = wf[0] * t2[0] + wf[1] * t2[1] + wf[2] * t2[2];
-        double tt = sqrt(p0[1] * p0[1] + p0[2] * p0[2]), lim = mu * p0[0];
-        if (tt > lim) { double f = tt > 0 ? lim / tt : 0.0; p0[1] *= f; p0[2] *= f; }
     }
 
     /* 5. block projected Gauss-Seidel in velocity form: vel = v_free + sum Y_k p_k */
@@ -467,7 +472,7 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
         change = 0.0;
         for (j = 0; j < na; ++j) {
             k = act[j];
-            const int *ci = cands + CI * k;
+            const int *ci = cands + CI * cslot[k];
             const int *cc = it + ci[CI_COLUMNS];
             const int ncol = ci[CI_NUM_COLUMNS];
             double *pk = co + CO_SIZE * k + CO_IMPULSE;
@@ -545,7 +550,7 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
     double res = 0.0;
     for (j = 0; j < na; ++j) {
         k = act[j];
-        const int *ci = cands + CI * k;
+        const int *ci = cands + CI * cslot[k];
         const int *cc = it + ci[CI_COLUMNS];
         const int ncol = ci[CI_NUM_COLUMNS];
         double *o = co + CO_SIZE * k, *pk = o + CO_IMPULSE;
@@ -573,7 +578,7 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
     }
     for (k = 0; k < nc; ++k)
         memcpy(wout + WS_SIZE * k, co + CO_SIZE * k + CO_WARM, WS_SIZE * sizeof(double));
-    stat[ST_CONVERGED] = (res <= tol * bscale) ? 1.0 : 0.0;
+    stat[ST_CONVERGED] = (res <= tol * bscale && stat[ST_FAILED_CANDIDATE] < 0) ? 1.0 : 0.0;
     stat[ST_SWEEPS] = iter;
     stat[ST_ACTIVE_CONTACTS] = na;
     stat[ST_RESIDUAL] = res / bscale;
@@ -617,5 +622,6 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
 }
 """
 
-SOURCE = _TEMPLATE.replace("/*@LAYOUT@*/", c_declarations())
+SOURCE = (_TEMPLATE.replace("/*@NARROW_PHASE@*/", NARROW_PHASE_SOURCE)
+          .replace("/*@LAYOUT@*/", c_declarations()))
 """The C source with the layout of :mod:`solvers._contact_layout` generated into it."""

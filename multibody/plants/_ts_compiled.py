@@ -30,11 +30,12 @@ from typing import Optional
 
 import numpy as np
 
+from solvers.collision import KIND_IDS
 from solvers.contact_step import layout as L
 
 from ..constraints import (FRICTION_BOX, UNILATERAL, ConstraintRows, ContactResults,
                            PointContactConstraint, PointContactResult, softening_from_spring)
-from ..geometry import Box, Halfspace, Mesh, Sphere
+from ..geometry import Box, Capsule, Cylinder, Ellipsoid, Halfspace, Mesh, Sphere
 from ._time_stepping_solve import SolveReport
 from ._step_method import StepFailure, StepInputs, StepMethod
 from .solutions import ContactWarmStart, StepSolution, StepStatus
@@ -55,9 +56,11 @@ if tuple(n for n, _ in L.SCALARS.fields) != _SCALAR_ORDER:
     raise ImportError("multibody.plants._ts_compiled writes the kernel's scalars in the order "
                       f"{_SCALAR_ORDER}, the layout declares {L.SCALARS.fields}")
 _CO, _ST, _WS = L.CANDIDATE_OUT, L.STATUS, L.WARM
-_PH, _PHI, _PHD = L.KIND["point_halfspace"].code, L.PH_INTS, L.PH_DOUBLES
-_SS, _SSI, _SSD = L.KIND["sphere_sphere"].code, L.KIND["sphere_sphere"].int_record(), L.SS_DOUBLES
-_WARM_PARTS = ("n", "fx", "fy", "fz")          # a candidate's warm-start entries (WARM)
+_SP, _SPI, _SPD = L.KIND["shape_pair"].code, L.SP_INTS, L.SP_DOUBLES
+_WARM_PARTS = ("n", "fx", "fy", "fz")
+_NARROW_PHASE_STATUS = {-1: "the pair was refused (unsupported or malformed shape)",
+                        -2: "EPA could not start (degenerate shape)",
+                        -3: "a non-finite contact point (non-finite pose?)"}          # a candidate's warm-start entries (WARM)
 
 
 def _joint_type(j) -> Optional[int]:
@@ -66,6 +69,32 @@ def _joint_type(j) -> Optional[int]:
     if j.type == "ball":
         return L.JOINT_TYPES.index("ball")
     return L.JOINT_TYPES.index("vector") if j.nq == j.nv else None
+
+
+def shape_description(shape) -> tuple:
+    """``(kind, parameters)`` of a collision shape for the kernel's narrow phase (the kinds
+    of ``solvers.collision``), or ``(None, ())`` for a shape it has no description of."""
+    for cls, kind in _SHAPE_KINDS:
+        if isinstance(shape, cls):
+            if cls is Sphere:
+                return kind, (shape.radius,)
+            if cls is Box:
+                return kind, tuple(float(x) for x in shape.half)
+            if cls is Capsule or cls is Cylinder:
+                return kind, (shape.radius, shape.half_length)
+            if cls is Ellipsoid:
+                return kind, tuple(float(x) for x in shape.radii)
+            return kind, ()
+    return None, ()
+
+
+_SHAPE_KINDS = ((Sphere, "sphere"), (Box, "box"), (Capsule, "capsule"), (Cylinder, "cylinder"),
+                (Ellipsoid, "ellipsoid"), (Halfspace, "halfspace"))
+
+
+def _pose12(X: np.ndarray) -> np.ndarray:
+    """A 4 x 4 pose as the kernel's 12 numbers: rotation row-major, then the origin."""
+    return np.concatenate([X[:3, :3].ravel(), X[:3, 3]])
 
 
 def describe_block(c) -> str:
@@ -112,15 +141,14 @@ def unsupported_reason(tree, constraints, damping_scheme: str = "implicit") -> O
     for j in tree.joints:
         if j.nq and _joint_type(j) is None:
             return f"joint '{j.name}' ({j.type}) has nq != nv"
-    ok = {(Halfspace, Sphere), (Sphere, Halfspace), (Halfspace, Box), (Box, Halfspace),
-          (Sphere, Sphere)}
-    bad = [(ga, gb) for ga, gb in c.site_pairs if (type(ga.shape), type(gb.shape)) not in ok]
+    bad = [(ga, gb) for ga, gb in c.site_pairs
+           if shape_description(ga.shape)[0] is None or shape_description(gb.shape)[0] is None]
     if bad:
         ga, gb = bad[0]
         more = f" (and {len(bad) - 1} more pairs)" if len(bad) > 1 else ""
         return (f"geometry pair ('{ga.name}', '{gb.name}') is "
-                f"{type(ga.shape).__name__}-{type(gb.shape).__name__} (no closed form in the "
-                f"compiled step; contact '{c.name}'){more}")
+                f"{type(ga.shape).__name__}-{type(gb.shape).__name__} (a shape the compiled "
+                f"narrow phase does not describe; contact '{c.name}'){more}")
     return None
 
 
@@ -152,49 +180,31 @@ class CompiledContactStep:
         self.nq, self.nv, self.N = nq, nv, N
         index = {b.name: b.index for b in tree.bodies}
         moving = mask.any(axis=1)
-        cand_i, cand_d, self.geoms = [], [], []
-
-        def candidate(kind: int, ia: int, ib: int, ints: dict, doubles: dict, rec_i, rec_d,
-                      pair) -> None:
-            ci = np.zeros(L.CANDIDATE_INTS, int)
-            ci[L.CANDIDATE_COMMON.KIND], ci[L.CANDIDATE_COMMON.BODY_A] = kind, ia
-            ci[L.CANDIDATE_COMMON.BODY_B] = ib
-            for name, val in ints.items():
-                ci[rec_i.offsets[name]] = val
-            d = np.zeros(L.CANDIDATE_DOUBLES)
-            for name, val in doubles.items():
-                d[rec_d.slice(name)] = val
-            cand_i.append(ci)
-            cand_d.append(d)
-            self.geoms.append(pair)
+        cand_i, cand_d, self.geoms, slot_cand = [], [], [], []
+        rec_i, rec_d, common = _SPI, _SPD, L.CANDIDATE_COMMON
         for ga, gb in contact.site_pairs:
             ia, ib = index[ga.body], index[gb.body]
             if not (moving[ia] or moving[ib]):
-                continue
-            ta, tb = type(ga.shape), type(gb.shape)
-            if ta is Sphere and tb is Sphere:
-                candidate(_SS, ia, ib, {}, {"center_a": ga.pose[:3, 3], "center_b": gb.pose[:3, 3],
-                                            "radius_a": ga.shape.radius,
-                                            "radius_b": gb.shape.radius}, _SSI, _SSD, (ga, gb))
-                continue
-            swap = ta is not Halfspace
-            hs, other = (gb, ga) if swap else (ga, gb)
-            ih, io = index[hs.body], index[other.body]
-            if type(other.shape) is Sphere:
-                points, radius = [other.pose[:3, 3]], other.shape.radius
-            else:
-                hx, hy, hz = other.shape.half
-                points = [other.pose[:3, :3] @ np.array([sx * hx, sy * hy, sz * hz])
-                          + other.pose[:3, 3]
-                          for sx in (-1.0, 1.0) for sy in (-1.0, 1.0) for sz in (-1.0, 1.0)]
-                radius = 0.0
-            for p in points:
-                candidate(_PH, ia, ib, {"halfspace_body": ih, "point_body": io, "swap": int(swap)},
-                          {"point": p, "origin": hs.pose[:3, 3], "normal": hs.pose[:3, 2],
-                           "radius": radius}, _PHI, _PHD, (ga, gb))
-        nc = len(cand_i)
-        self.nc = nc
-        # the warm start's keys: four entries per candidate (WARM), numbered within the pair
+                continue              # two bodies fixed to the world: no row can act
+            (ka, pa), (kb, pb) = shape_description(ga.shape), shape_description(gb.shape)
+            slots = L.contact_slots(ka, kb)
+            ci = np.zeros(L.CANDIDATE_INTS, int)
+            ci[common.KIND], ci[common.BODY_A], ci[common.BODY_B] = _SP, ia, ib
+            ci[common.FIRST_CONTACT], ci[common.NUM_CONTACTS] = len(slot_cand), slots
+            ci[rec_i.SHAPE_A], ci[rec_i.SHAPE_B] = KIND_IDS[ka], KIND_IDS[kb]
+            d = np.zeros(L.CANDIDATE_DOUBLES)
+            d[rec_d.slice("pose_a")], d[rec_d.slice("pose_b")] = _pose12(ga.pose), _pose12(gb.pose)
+            d[rec_d.PARAM_A:rec_d.PARAM_A + len(pa)] = pa
+            d[rec_d.PARAM_B:rec_d.PARAM_B + len(pb)] = pb
+            slot_cand.extend([len(cand_i)] * slots)
+            cand_i.append(ci)
+            cand_d.append(d)
+            self.geoms.extend([(ga, gb)] * slots)
+        npairs, nc = len(cand_i), len(slot_cand)
+        self.npairs, self.nc = npairs, nc
+        self.pairs = [self.geoms[int(ci[common.FIRST_CONTACT])] for ci in cand_i]
+        self.slots = [int(ci[common.NUM_CONTACTS]) for ci in cand_i]
+        # the warm start's keys: four entries per contact slot (WARM), by (pair, point index)
         keys, count = [], {}
         for ga, gb in self.geoms:
             pair = (contact.name, ga.name, gb.name)
@@ -235,8 +245,9 @@ class CompiledContactStep:
         it[hd.FREE] = put([x for j in frees
                            for x in record(L.FREE, q_start=j.q_start, v_start=j.v_start)])
         cand_off = len(it)
-        it.extend([0] * (L.CANDIDATE_INTS * nc))
+        it.extend([0] * (L.CANDIDATE_INTS * npairs))
         it[hd.CANDIDATES] = cand_off
+        it[hd.CONTACT_CANDIDATE] = put(slot_cand)
         block_of = np.zeros(nv, int)
         for k, (a, b) in enumerate(blocks):
             block_of[a:b] = k
@@ -260,15 +271,16 @@ class CompiledContactStep:
             a0 = put(cols)
             it[anc_off + L.ANCESTORS.size * b: anc_off + L.ANCESTORS.size * (b + 1)] = \
                 record(L.ANCESTORS, offset=a0, count=len(cols))
-        counts = dict(nq=nq, nv=nv, num_bodies=N, num_candidates=nc, num_blocks=len(blocks),
+        counts = dict(nq=nq, nv=nv, num_bodies=N, num_candidates=npairs, num_contacts=nc,
+                      num_blocks=len(blocks),
                       num_joints=len(joints), num_free=len(frees),
                       max_sweeps=int(max_sweeps), num_reach=len(reach_idx))
         for name, val in counts.items():
             it[hd.offsets[name]] = val
-        dt = np.concatenate([np.array(cand_d).ravel() if nc else np.zeros(0),
+        dt = np.concatenate([np.array(cand_d).ravel() if npairs else np.zeros(0),
                              np.array([reach[i] for i in reach_idx]), damping_h])
-        it[hd.CAND_DOUBLES], it[hd.REACH_RADII] = 0, L.CANDIDATE_DOUBLES * nc
-        it[hd.DAMPING] = L.CANDIDATE_DOUBLES * nc + len(reach_idx)
+        it[hd.CAND_DOUBLES], it[hd.REACH_RADII] = 0, L.CANDIDATE_DOUBLES * npairs
+        it[hd.DAMPING] = L.CANDIDATE_DOUBLES * npairs + len(reach_idx)
         self.it = np.ascontiguousarray(it, dtype=np.int32)
         self.dt = np.ascontiguousarray(dt, dtype=float)
         dims = dict(nq=nq, nv=nv, nb=N, nc=nc)
@@ -282,6 +294,18 @@ class CompiledContactStep:
         self.n_in = L.INPUT.total(**dims)
         self.n_work = L.WORK.total(**dims)
         self.n_iwork = L.IWORK.total(**dims) + 1
+
+    def narrow_phase_failure(self, pair: int, result: int) -> str:
+        """The reason of a step whose narrow phase failed on candidate ``pair`` with
+        ``result`` (a negative status of ``solvers.collision``, or a point count)."""
+        ga, gb = self.pairs[pair]
+        what = _NARROW_PHASE_STATUS.get(result)
+        if what is None:
+            what = (f"it gave {result} contact points, more than the pair's "
+                    f"{self.slots[pair]} slots")
+        return (f"the narrow phase of geometry pair ('{ga.name}', '{gb.name}') "
+                f"({type(ga.shape).__name__}-{type(gb.shape).__name__}, contact "
+                f"'{self.contact.name}') failed: {what}")
 
     def scratch(self) -> "Scratch":
         """Buffers for one context (kept in its memory: the C call releases the GIL, so
@@ -323,6 +347,9 @@ class CompiledContactStep:
         stat = out[k:k + _ST.size].tolist()
         sweeps, na = int(stat[_ST.SWEEPS]), int(stat[_ST.ACTIVE_CONTACTS])
         residual = stat[_ST.RESIDUAL]
+        if stat[_ST.FAILED_CANDIDATE] >= 0:
+            return StepFailure(self.narrow_phase_failure(int(stat[_ST.FAILED_CANDIDATE]),
+                                                         int(stat[_ST.NARROW_PHASE])))
         if stat[_ST.CONVERGED] != 1.0:
             return StepFailure(
                 f"the kernel did not converge: residual {residual:.3g} > tolerance "

@@ -56,19 +56,20 @@ def test_compiled_step_is_the_default_and_the_lcp_step_selectable():
                                     pgs_max_sweeps=0)
 
 
-def test_scene_without_closed_form_pairs_uses_the_interpreted_step():
-    tree = free_boxes(2, ground=True)                 # box-box: no closed form in the kernel
+def test_every_shape_pair_takes_the_compiled_step_and_box_friction_does_not():
+    """Box-box pairs (no closed form) run in the kernel's compiled narrow phase; the friction
+    pyramid (friction='box') still takes the interpreted step, with the reason named."""
+    tree = free_boxes(2, ground=True)
     s = TimeSteppingRigidBodySystem(tree, H, constraints=[PointContactConstraint(tree)])
-    assert s.step_method == "lcp"
-    assert "Box-Box" in s.step_method_reason and "box0_geom" in s.step_method_reason
-    with pytest.raises(ValueError, match=r"contact_solver='pgs' is not available: geometry "
-                                         r"pair \('box0_geom', 'box1_geom'\) is Box-Box"):
-        TimeSteppingRigidBodySystem(tree, H, constraints=[PointContactConstraint(tree)],
-                                    contact_solver="pgs")
+    assert s.step_method == "compiled_pgs" and s.step_method_reason is None
     box = free_boxes(1)
     s = TimeSteppingRigidBodySystem(box, H, constraints=[PointContactConstraint(
         box, friction="box")])
     assert s.step_method == "lcp" and "friction='box'" in s.step_method_reason
+    with pytest.raises(ValueError, match=r"contact_solver='pgs' is not available: contact "
+                                         r"'.*' uses friction='box'"):
+        TimeSteppingRigidBodySystem(box, H, constraints=[PointContactConstraint(
+            box, friction="box")], contact_solver="pgs")
 
 
 @pytest.mark.filterwarnings("ignore::solvers.compiled.CompilationWarning")
