@@ -116,22 +116,39 @@ def _whole(run, steps: int) -> Optional[float]:
     return run.run_whole(steps)
 
 
-def interleaved_medians(runs: dict, steps: int, repeats: int, warmup: bool = True) -> dict:
+def _guarded(errors: dict, name: str, fn, *args):
+    """``fn(*args)``, or None with the error recorded under ``name`` (a run that raises is
+    reported, the other engines go on)."""
+    if name in errors:
+        return None
+    try:
+        return fn(*args)
+    except Exception as exc:  # noqa: BLE001 - reported in the table
+        errors[name] = f"{type(exc).__name__}: {exc}"
+        return None
+
+
+def interleaved_medians(runs: dict, steps: int, repeats: int, warmup: bool = True,
+                        errors: Optional[dict] = None) -> dict:
     """Median seconds per step of each run over ``repeats`` rounds, ``{engine: (per step,
-    whole run or None)}``; every round runs each engine once, one after the other."""
+    whole run or None)}``; every round runs each engine once, one after the other. An
+    engine whose run raises is left out from then on, its error in ``errors``."""
+    errors = {} if errors is None else errors
     if warmup:
-        for r in runs.values():
-            r.run(min(steps, 10))
-            _whole(r, min(steps, 10))
+        for k, r in runs.items():
+            _guarded(errors, k, r.run, min(steps, 10))
+            _guarded(errors, k, _whole, r, min(steps, 10))
     times: dict = {k: ([], []) for k in runs}
     for _ in range(repeats):
         for k, r in runs.items():
-            times[k][0].append(r.run(steps) / steps)
-            w = _whole(r, steps)
-            if w is not None:
-                times[k][1].append(w / steps)
+            t = _guarded(errors, k, r.run, steps)
+            w = _guarded(errors, k, _whole, r, steps)
+            if k not in errors:
+                times[k][0].append(t / steps)
+                if w is not None:
+                    times[k][1].append(w / steps)
     return {k: (statistics.median(a), statistics.median(b) if b else None)
-            for k, (a, b) in times.items()}
+            for k, (a, b) in times.items() if k not in errors}
 
 
 def _method(run, census) -> str:
@@ -207,8 +224,11 @@ def _scene_table(key: str, engines: list, args) -> dict:
             runs[name] = make_run(name, key, args.skeleton)
         except Exception as exc:  # noqa: BLE001 - report, keep the others
             failed[name] = f"{type(exc).__name__}: {exc}"
-    med = interleaved_medians(runs, args.steps, args.repeats, warmup=not args.quick)
-    census = {n: r.census(args.steps) for n, r in runs.items() if hasattr(r, "census")}
+    med = interleaved_medians(runs, args.steps, args.repeats, warmup=not args.quick,
+                              errors=failed)
+    census = {n: _guarded(failed, n, r.census, args.steps) for n, r in runs.items()
+              if hasattr(r, "census")}
+    runs = {n: r for n, r in runs.items() if n not in failed}
     dof = f", nv = {runs['dynablocks'].tree.nv}" if "dynablocks" in runs else ""
     print(f"\n== {key}: {SCENES[key]}{dof}")
     print(HEAD)
@@ -218,11 +238,14 @@ def _scene_table(key: str, engines: list, args) -> dict:
     rows, notes = {}, []
     for name, r in runs.items():
         step, whole = med[name]
-        r.run(args.steps)                     # the final heights of one more run of each kind
-        rec = dict(step=step, whole=whole, height=r.height(), method=r.method,
-                   census=dict(census.get(name, {})), reason=getattr(r, "reason", None))
+        _guarded(failed, name, r.run, args.steps)   # final heights of one more run of each kind
         if whole is not None:
-            _whole(r, args.steps)
+            _guarded(failed, name, _whole, r, args.steps)
+        if name in failed:
+            continue
+        rec = dict(step=step, whole=whole, height=r.height(), method=r.method,
+                   census=dict(census.get(name) or {}), reason=getattr(r, "reason", None))
+        if whole is not None:
             rec["whole_height"] = r.whole_height()
         if name == "drake":
             rec["whole"] = whole = step       # AdvanceTo: the whole run in C++ already
@@ -242,9 +265,9 @@ def _scene_table(key: str, engines: list, args) -> dict:
             notes.append(f"  dynablocks: not the compiled step: {_short(rec['reason'], 200)}")
         if name == "dynablocks" and r.compiled_reason:
             notes.append("  dynablocks whole run: n/a, Simulator(diagram, compiled=True): "
-                         + _short(r.compiled_reason, 120))
+                         + _short(r.compiled_reason, 240))
     for name, why in failed.items():
-        print(f"{ENGINES[name][0]:<18} n/a ({_short(why, 120)})")
+        print(f"{ENGINES[name][0]:<18} n/a: {_short(why, 400)}")
         rows[name] = dict(error=why)
     for n in notes:
         print(n)
