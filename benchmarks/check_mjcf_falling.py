@@ -78,7 +78,7 @@ def _feet(ours: list, mj: list) -> str:
 
 
 def run(xml: str, h: float, T: float, label: str, scheme: str | None = None,
-        mj_solver: str | None = None) -> dict:
+        mj_solver: str | None = None, noslip: bool = False, mj_noslip: int = 50) -> dict:
     import mujoco
 
     from multibody.parsing import mjcf_contact, mjcf_joint_limits, read_mjcf_model
@@ -86,12 +86,12 @@ def run(xml: str, h: float, T: float, label: str, scheme: str | None = None,
 
     model = read_mjcf_model(xml)
     plant = TimeSteppingRigidBodySystem(model.tree, h, constraints=[
-        mjcf_contact(model), mjcf_joint_limits(model)], contact_solver="lcp",
+        mjcf_contact(model, noslip=noslip), mjcf_joint_limits(model)], contact_solver="lcp",
         damping_scheme=scheme or model.damping_scheme)
     ctx = plant.create_default_context()
     plant.set_positions(ctx, model.qpos0)
     m = mujoco.MjModel.from_xml_string(xml)
-    m.opt.noslip_iterations = 50
+    m.opt.noslip_iterations = mj_noslip
     if mj_solver == "Newton":
         m.opt.solver, m.opt.iterations = mujoco.mjtSolver.mjSOL_NEWTON, 100
     d = mujoco.MjData(m)

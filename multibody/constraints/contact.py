@@ -40,7 +40,9 @@ MuJoCo's rule) give rows; their normal rows take MuJoCo's ``cfm`` and bias with 
 mixed ``solref``/``solimp`` and ``Ahat`` the sum of the two bodies' ``invweight`` (or the
 row's Delassus diagonal) times the pyramidal factor
 (:mod:`multibody.constraints.mujoco_softening`); friction rows stay hard (Coulomb), as
-MuJoCo's ``noslip`` makes them.
+MuJoCo's ``noslip`` makes them. With ``MuJoCoSoftening(noslip=True)`` a contact instead gives
+MuJoCo's four soft pyramid edges, whose friction the plant's pivoting step then re-solves
+hard with the normal forces fixed (MuJoCo's two-stage solve).
 
 Continuous time (Baraff 1994)
 -----------------------------
@@ -73,6 +75,7 @@ from .base import FRICTION_BOX, FRICTION_CONE, UNILATERAL, ConstraintForce, Cons
 from .contact_results import PointContactResult
 from .contact_rows import ContactPointRows
 from .kinematics import StepKinematics, cross_rows
+from .mujoco_softening import mujoco_frame, pyramid_edges
 
 __all__ = ["PointContactConstraint", "tangent_basis"]
 
@@ -329,6 +332,8 @@ class PointContactConstraint(ConstraintForce):
         h = kin.h
         erp, cfm = self.softening(context, h)
         mu = float(context.get_parameter("mu")[0])
+        if self.mujoco is not None and self.mujoco.noslip and mu > 0 and self.mujoco.condim > 1:
+            return self._mujoco_pyramid_rows(context, kin, det, mu)
         x, n, phi = det["point"], det["normal"], det["distance"]
         a, b = det["body_a"], det["body_b"]
         t1, t2 = self.friction_basis(kin, x, n, a, b)
@@ -377,16 +382,46 @@ class PointContactConstraint(ConstraintForce):
                         mu: float):
         """``(cfm, bias)`` of the normal rows with MuJoCo softening (module docstring)."""
         mj = self.mujoco
-        geoms = det["geometries"]
-        if mj.invweight is None:
-            diag = self.delassus_diagonal(kin, Jn)
-        else:
-            w = mj.invweight
-            diag = np.array([float(w.get(ga.body, 0.0)) + float(w.get(gb.body, 0.0))
-                             for ga, gb in geoms])
-        diag = diag * mj.normal_factor(mu)
-        pairs = [(ga.name, gb.name) for ga, gb in geoms]
+        diag = self._mujoco_ahat(kin, det, Jn) * mj.normal_factor(mu)
+        pairs = [(ga.name, gb.name) for ga, gb in det["geometries"]]
         return self.mujoco_rows(context, kin, det["distance"], Jn @ kin.v, diag, pairs=pairs)
+
+    def _mujoco_ahat(self, kin: StepKinematics, det: dict, Jn: np.ndarray) -> np.ndarray:
+        """MuJoCo's ``Ahat_n`` (nc,) of the normal rows: the bodies' ``invweight`` sums, or
+        the rows' Delassus diagonals."""
+        w = self.mujoco.invweight
+        if w is None:
+            return self.delassus_diagonal(kin, Jn)
+        return np.array([float(w.get(ga.body, 0.0)) + float(w.get(gb.body, 0.0))
+                         for ga, gb in det["geometries"]])
+
+    def _mujoco_pyramid_rows(self, context, kin: StepKinematics, det: dict,
+                             mu: float) -> ConstraintRows:
+        """MuJoCo's two-stage contact rows (``MuJoCoSoftening(noslip=True)``,
+        :mod:`multibody.constraints.mujoco_softening`): per contact the four soft pyramid
+        edges in MuJoCo's contact frame, unilateral, with ``info["noslip_pairs"]`` naming
+        the opposing edges for the plant's no-slip stage."""
+        mj = self.mujoco
+        x, n, phi = det["point"], det["normal"], det["distance"]
+        nc = phi.shape[0]
+        t1, t2 = mujoco_frame(n)
+        D = np.concatenate([n, np.stack([t1, t2], axis=1).reshape(-1, 3)])
+        X = np.concatenate([x, np.repeat(x, 2, axis=0)])
+        B = np.concatenate([det["body_b"], np.repeat(det["body_b"], 2)])
+        Aix = np.concatenate([det["body_a"], np.repeat(det["body_a"], 2)])
+        rows = kin.point_rows(B, X, D) - kin.point_rows(Aix, X, D)
+        Jn, Jt = rows[:nc], rows[nc:]
+        J = pyramid_edges(Jn, Jt.reshape(nc, 2, -1), mu)
+        m = 4 * nc
+        diag = np.repeat(self._mujoco_ahat(kin, det, Jn) * mj.edge_factor(mu), 4)
+        pairs = [(ga.name, gb.name) for ga, gb in det["geometries"] for _ in range(4)]
+        cfm, bias = self.mujoco_rows(context, kin, np.repeat(phi, 4), J @ kin.v, diag,
+                                     pairs=pairs)
+        keys = [k[:-1] + ("e", j) for k in self._keys(det["geometries"], 0) for j in range(4)]
+        info = dict(det, pyramid=True, mu=mu, nf=4, Jt=Jt, t1=t1, t2=t2, time=kin.time,
+                    keys=keys, noslip_pairs=np.arange(m).reshape(-1, 2))
+        return ConstraintRows(J, bias, cfm, np.full(m, UNILATERAL, int), np.zeros(m),
+                              np.full(m, np.inf), np.full(m, -1, int), np.repeat(phi, 4), info)
 
     def friction_basis(self, kin: StepKinematics, x: np.ndarray, n: np.ndarray, a: np.ndarray,
                        b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -433,9 +468,15 @@ class PointContactConstraint(ConstraintForce):
             return []
         nc = info["distance"].shape[0]
         h = kin.h
-        pn = impulses[:nc] / h
-        beta = impulses[nc:].reshape(nc, info["nf"]) / h
-        ft = np.einsum("ck,ckj->cj", beta, info["dirs"].reshape(nc, info["nf"], 3))
+        if info.get("pyramid"):       # MuJoCo's edges: normal = sum, friction mu (f+ - f-)
+            f = impulses.reshape(nc, 2, 2) / h
+            pn = f.sum(axis=(1, 2))
+            diff = info["mu"] * (f[:, :, 0] - f[:, :, 1])
+            ft = diff[:, :1] * info["t1"] + diff[:, 1:] * info["t2"]
+        else:
+            pn = impulses[:nc] / h
+            beta = impulses[nc:].reshape(nc, info["nf"]) / h
+            ft = np.einsum("ck,ckj->cj", beta, info["dirs"].reshape(nc, info["nf"], 3))
         vt = (info["Jt"] @ v_next).reshape(nc, 2)
         slip = vt[:, :1] * info["t1"] + vt[:, 1:] * info["t2"]
         out = []

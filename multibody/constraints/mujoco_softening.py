@@ -45,6 +45,26 @@ normal force of a contact at rest sees the regularizer ``R_n = c R(Ahat_n)`` wit
 normal row takes that ``R_n``; our friction stays hard (Coulomb, no regularization), which is
 what MuJoCo's ``noslip`` post-processing makes of its friction rows.
 
+MuJoCo's two-stage contact solve (``MuJoCoSoftening(noslip=True)``, pyramidal cone, condim
+3): MuJoCo's own rows instead (``mj_instantiateContact``, ``mj_makeImpedance``, ``mj_solNoSlip``
+in MuJoCo's ``engine_core_constraint.c`` and ``engine_solver.c``):
+
+1. every contact gives the ``2 (condim - 1)`` pyramid edges ``J_n + mu J_{t_i}``,
+   ``J_n - mu J_{t_i}`` (``t_1, t_2`` MuJoCo's contact frame, :func:`mujoco_frame`), each a
+   unilateral soft row (force ``f >= 0``) with the contact's violation and impedance,
+   ``a_ref = -b J_e v - k d r`` and ``R = (1 - d)/d Ahat_e``,
+   ``Ahat_e = 2 mu^2 (1 + mu^2) Ahat_n / impratio`` (:meth:`MuJoCoSoftening.edge_factor`);
+   the normal force is the sum of the edges' forces, the friction along ``t_i`` is
+   ``mu (f_{i+} - f_{i-})``. The soft problem (an LCP over ``A + R``, positive definite) has
+   one solution, which the pivoting step finds exactly (MuJoCo's PGS/CG/Newton iterate to it);
+2. no-slip: every pair's sum ``f_{i+} + f_{i-} = 2 m_i`` and every other row's force held
+   at the stage-1 values, the pair differences ``y_i`` (``f_{i+-} = m_i +- y_i``) minimize
+   the *unregularized* cost ``1/2 f^T A f + f^T b`` over ``|y_i| <= m_i`` (MuJoCo's noslip
+   Gauss-Seidel sweeps converge to this minimum): the boxed LCP of :func:`noslip_impulses`.
+   At an interior ``y_i`` the pair's residuals are equal, i.e. ``J_{t_i} a = -b J_{t_i} v``
+   (the contact's tangential acceleration takes the reference damping; the stiffness term
+   is the same for both edges and cancels).
+
 References
 ----------
 E. Todorov, "Convex and analytically-invertible dynamics with contacts and constraints:
@@ -59,7 +79,8 @@ from typing import Mapping, Optional
 import numpy as np
 
 __all__ = ["MuJoCoSoftening", "DEFAULT_SOLREF", "DEFAULT_SOLIMP", "impedance",
-           "reference_gains", "soft_rows", "mix_solref", "mix_solimp", "mujoco_invweights"]
+           "reference_gains", "soft_rows", "mix_solref", "mix_solimp", "mujoco_invweights",
+           "mujoco_frame", "pyramid_edges", "noslip_impulses"]
 
 DEFAULT_SOLREF = (0.02, 1.0)
 """MuJoCo's default ``solref``: time constant 0.02 s, damping ratio 1."""
@@ -118,6 +139,11 @@ class MuJoCoSoftening:
         Contact dimensionality for the pyramidal factor (3: sliding friction).
     refsafe : bool
         MuJoCo's ``timeconst >= 2 h`` (on unless MuJoCo's ``refsafe`` flag is disabled).
+    noslip : bool
+        Contacts: MuJoCo's two-stage solve (module docstring) -- soft pyramid edges, then the
+        hard friction with the normal forces fixed (MuJoCo's ``noslip_iterations > 0``,
+        iterated to convergence). Needs the pyramidal cone and ``condim`` 1 or 3; only the
+        pivoting step takes it. False: soft normals with hard Coulomb friction, one solve.
     """
 
     solref: tuple = DEFAULT_SOLREF
@@ -130,6 +156,7 @@ class MuJoCoSoftening:
     impratio: float = 1.0
     condim: int = 3
     refsafe: bool = True
+    noslip: bool = False
 
     def __post_init__(self) -> None:
         check_solref(self.solref, "MuJoCo softening")
@@ -145,6 +172,15 @@ class MuJoCoSoftening:
             raise ValueError(f"MuJoCo softening: impratio must be > 0, got {self.impratio}")
         if int(self.condim) not in (1, 3, 4, 6):
             raise ValueError(f"MuJoCo softening: condim must be 1, 3, 4 or 6, got {self.condim}")
+        if self.noslip and (self.cone != "pyramidal" or int(self.condim) not in (1, 3)):
+            raise ValueError(f"MuJoCo softening: noslip needs the pyramidal cone and condim 1 or "
+                             f"3, got cone={self.cone!r}, condim={self.condim}")
+
+    def edge_factor(self, mu: float) -> float:
+        """``Ahat_e / Ahat_n = 2 mu^2 (1 + mu^2) / impratio`` of every pyramid edge (MuJoCo's
+        diagonal approximation ``(1 + mu^2) Ahat_n`` of an edge, its friction regularizer
+        ``R / impratio`` and the pyramid's common ``R_py = 2 mu_reg^2 R``)."""
+        return 2.0 * mu * mu * (1.0 + mu * mu) / self.impratio
 
     def normal_factor(self, mu: float) -> float:
         """``c`` of the module docstring: the normal row's share of MuJoCo's pyramid."""
@@ -277,3 +313,88 @@ def mujoco_invweights(tree, q0) -> tuple[dict, dict]:
         J = np.asarray(tree.jacobian(body.name, q0, np.asarray(body.com, float)), float)[3:6]
         bodies[body.name] = float(np.trace(J @ Minv @ J.T)) / 3.0
     return joints, bodies
+
+
+def mujoco_frame(n) -> tuple[np.ndarray, np.ndarray]:
+    """MuJoCo's contact frame tangents ``(t1, t2)`` (m, 3) of unit normals ``n`` (m, 3)
+    (``mju_makeFrame`` with no tangent given): ``t1`` the world y axis projected on the
+    tangent plane (the z axis when ``|n_y| >= 0.5``), normalized, ``t2 = n x t1``."""
+    n = np.asarray(n, float).reshape(-1, 3)
+    a = np.zeros_like(n)
+    use_y = np.abs(n[:, 1]) < 0.5
+    a[use_y, 1] = 1.0
+    a[~use_y, 2] = 1.0
+    t1 = a - np.sum(a * n, axis=1, keepdims=True) * n
+    t1 /= np.linalg.norm(t1, axis=1, keepdims=True)
+    return t1, np.cross(n, t1)
+
+
+def pyramid_edges(Jn: np.ndarray, Jt: np.ndarray, mu: float) -> np.ndarray:
+    """The pyramid edge rows (module docstring) of ``nc`` contacts: ``Jn`` (nc, nv) normal
+    rows, ``Jt`` (nc, k, nv) tangent rows; (nc * 2k, nv), per contact
+    ``J_n + mu J_t1, J_n - mu J_t1, J_n + mu J_t2, ...`` (MuJoCo's order)."""
+    Jn = np.asarray(Jn, float)
+    Jt = np.asarray(Jt, float)
+    edges = np.stack([Jn[:, None, :] + mu * Jt, Jn[:, None, :] - mu * Jt], axis=2)
+    return edges.reshape(-1, Jn.shape[1])
+
+
+def noslip_impulses(A: np.ndarray, b: np.ndarray, p: np.ndarray, pairs: np.ndarray,
+                    context: str = "no-slip solve", tol: float = 1e-10) -> np.ndarray:
+    """MuJoCo's no-slip stage (module docstring), solved exactly.
+
+    With ``S`` (m, k) holding ``+1, -1`` at the two rows of each pair and ``p_0`` the
+    impulses ``p`` with each pair's two entries replaced by their mean ``m_i``, the new
+    impulses are ``p_0 + S y`` with ``y`` (k,) the solution of the boxed LCP
+
+    .. math::
+
+        (S^T A S)\,y + S^T (A p_0 + b) = w, \qquad -m_i \le y_i \le m_i,
+
+    (``w_i = 0`` inside, ``>= 0`` at ``-m_i``, ``<= 0`` at ``m_i``): the minimum of
+    ``1/2 p^T A p + p^T b`` over the pair differences (MuJoCo's ``mj_solNoSlip``).
+
+    Parameters
+    ----------
+    A : ndarray, shape (m, m)
+        The rows' Delassus operator ``J M^{-1} J^T`` *without* regularization.
+    b : ndarray, shape (m,)
+        ``J v_free + bias`` (impulse-free row velocities with the rows' bias).
+    p : ndarray, shape (m,)
+        Stage-1 impulses.
+    pairs : ndarray of int, shape (k, 2)
+        Row indices of opposing pyramid edges.
+    context, tol
+        Names the step in errors; residual acceptance of the LCP.
+
+    Returns
+    -------
+    ndarray, shape (m,)
+        The impulses after the no-slip stage (rows outside ``pairs`` unchanged).
+
+    Raises
+    ------
+    solvers.lcp.LCPSolveError
+        Neither Dantzig's method nor Lemke's solves the boxed LCP.
+    """
+    from solvers.lcp import solve_boxed_lcp
+
+    p = np.array(p, float)
+    pairs = np.asarray(pairs, int).reshape(-1, 2)
+    mid = 0.5 * (p[pairs[:, 0]] + p[pairs[:, 1]])
+    live = mid > 0
+    pairs, mid = pairs[live], mid[live]
+    if pairs.shape[0] == 0:
+        return p
+    p[pairs[:, 0]] = p[pairs[:, 1]] = mid
+    S = np.zeros((p.shape[0], pairs.shape[0]))
+    S[pairs[:, 0], np.arange(pairs.shape[0])] = 1.0
+    S[pairs[:, 1], np.arange(pairs.shape[0])] = -1.0
+    A2 = S.T @ A @ S
+    b2 = S.T @ (A @ p + b)
+    res = solve_boxed_lcp(A2, b2, -mid, mid, method="dantzig", residual_tol=tol,
+                          context=context)
+    if not res.success:           # e.g. a singular S^T A S (more pairs than free directions)
+        res = solve_boxed_lcp(A2, b2, -mid, mid, method="lemke", raise_on_failure=True,
+                              residual_tol=tol, context=context)
+    return p + S @ np.clip(res.x, -mid, mid)

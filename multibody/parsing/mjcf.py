@@ -305,7 +305,8 @@ def mjcf_collision_filter(model: MJCFModel):
     return f, friction
 
 
-def mjcf_softening(model: MJCFModel, kind: str, invweight: bool = True):
+def mjcf_softening(model: MJCFModel, kind: str, invweight: bool = True,
+                   noslip: bool | None = None):
     """The :class:`~multibody.constraints.MuJoCoSoftening` of the model's contacts
     (``kind="contact"``) or joint limits (``kind="limit"``).
 
@@ -317,6 +318,10 @@ def mjcf_softening(model: MJCFModel, kind: str, invweight: bool = True):
     unless the flag is disabled. ``invweight=True`` takes MuJoCo's constant ``Ahat``
     (``dof_invweight0``, ``body_invweight0`` at ``qpos0``,
     :func:`~multibody.constraints.mujoco_invweights`), False the rows' Delassus diagonals.
+    ``noslip`` (contacts): MuJoCo's two-stage solve, soft pyramid edges then the hard
+    no-slip friction (``MuJoCoSoftening(noslip=True)``); None: as the file asks
+    (``option/noslip_iterations > 0``) where the cone is pyramidal and ``condim`` 1 or 3
+    (else an :class:`MJCFWarning` and one solve).
     """
     from ..constraints import MuJoCoSoftening, mujoco_invweights
 
@@ -332,6 +337,16 @@ def mjcf_softening(model: MJCFModel, kind: str, invweight: bool = True):
                                **common)
     cone = o.cone if o.cone in ("pyramidal", "elliptic") else "pyramidal"
     condim = max((g.condim for _, g, _ in model.geoms), default=3)
+    if noslip is None:
+        noslip = o.noslip_iterations > 0
+        if noslip and (cone != "pyramidal" or condim not in (1, 3)):
+            import warnings
+            warnings.warn(f"MJCF model '{model.name}': noslip_iterations with cone={cone!r}, "
+                          f"condim={condim} is not reproduced (MuJoCo's no-slip stage needs the "
+                          "pyramidal cone and condim 1 or 3 here); one contact solve",
+                          MJCFWarning, stacklevel=3)
+            noslip = False
+    common["noslip"] = bool(noslip)
     if "override" in o.enabled:
         return MuJoCoSoftening(solref=tuple(o.o_solref), solimp=tuple(o.o_solimp),
                                invweight=weights[1], cone=cone, impratio=o.impratio,
@@ -363,7 +378,8 @@ def mjcf_joint_limits(model: MJCFModel, softening: str | None = "mujoco", **opti
     return JointLimitConstraint(model.tree, limited, **options)
 
 
-def mjcf_contact(model: MJCFModel, softening: str | None = "mujoco", **options):
+def mjcf_contact(model: MJCFModel, softening: str | None = "mujoco",
+                 noslip: bool | None = None, **options):
     """A :class:`~multibody.constraints.PointContactConstraint` over the model's collision
     geoms with MuJoCo's filter (:func:`mjcf_collision_filter`), friction, margins and soft
     contacts.
@@ -373,8 +389,10 @@ def mjcf_contact(model: MJCFModel, softening: str | None = "mujoco", **options):
     Each geom's ``margin - gap`` is passed as its contact margin (a pair is in contact from
     the sum of its two geoms' values on, MuJoCo's ``includemargin``). ``softening="mujoco"`` (default)
     gives the normal rows MuJoCo's ``solref``/``solimp`` (:func:`mjcf_softening`; friction
-    stays hard, as with MuJoCo's ``noslip``); ``None`` the constraint's ERP/CFM. ``options``
-    go to the constraint (``num_directions``, ``erp``, ...).
+    stays hard, as with MuJoCo's ``noslip``); ``None`` the constraint's ERP/CFM. ``noslip``
+    (with ``softening="mujoco"``): MuJoCo's two-stage solve, soft pyramid edges then the hard
+    no-slip friction (:func:`mjcf_softening`; None: as the file's ``noslip_iterations``).
+    ``options`` go to the constraint (``num_directions``, ``erp``, ...).
 
     Raises
     ------
@@ -395,7 +413,7 @@ def mjcf_contact(model: MJCFModel, softening: str | None = "mujoco", **options):
     if any(margins.values()):
         options.setdefault("geometry_margins", margins)
     if softening == "mujoco":
-        options.setdefault("mujoco", mjcf_softening(model, "contact"))
+        options.setdefault("mujoco", mjcf_softening(model, "contact", noslip=noslip))
     elif softening is not None:
         raise ValueError(f"mjcf_contact: softening must be 'mujoco' or None, got {softening!r}")
     return PointContactConstraint(model.tree, mu, collision_filter=f, **options)

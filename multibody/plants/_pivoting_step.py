@@ -16,6 +16,11 @@ One step (:meth:`PivotingStep._step_impl`), forward:
    and the post-stabilization of the rigid bilateral blocks (:mod:`._ts_projection`);
 6. the free joints' velocities re-expressed in their frames at ``t + h``.
 
+Rows of a contact block with ``MuJoCoSoftening(noslip=True)`` (MuJoCo's soft pyramid edges,
+``info["noslip_pairs"]``) get a second stage after step 4: MuJoCo's no-slip solve of the
+opposing edges' differences on the unregularized ``A`` with every other impulse fixed
+(:func:`~multibody.constraints.mujoco_softening.noslip_impulses`).
+
 With the plant's ``damping_scheme="mujoco_euler"`` (MuJoCo's Euler integrator with its
 implicit damping, ``mj_Euler`` in MuJoCo's ``engine_forward.c``; MuJoCo documentation,
 "Computation > Numerical integration") steps 2-5 split the damping from the constraints:
@@ -39,6 +44,7 @@ import numpy as np
 
 from ..constraints import ConstraintRows, ContactResults, PointContactConstraint
 from ..constraints.kinematics import cross_rows
+from ..constraints.mujoco_softening import noslip_impulses
 from ._step_method import StepInputs, StepMethod, implicit_damping, velocity_blocks
 from ._time_stepping_kinematics import quat_to_rot
 from ._time_stepping_solve import SolveReport, one_blas_thread, solve_impulses
@@ -174,7 +180,8 @@ class PivotingStep(StepMethod):
             kind = np.concatenate([r.kind for r in rows])
             MinvJT = Minv @ J.T
             A = J @ MinvJT
-            A[np.diag_indices(m)] += np.concatenate([r.cfm for r in rows]) / h
+            cfm_h = np.concatenate([r.cfm for r in rows]) / h
+            A[np.diag_indices(m)] += cfm_h
             b = J @ v_free + np.concatenate([r.bias for r in rows])
             keys = [k for i, r in enumerate(rows) for k in self.row_keys(i, r)]
             last = inputs.warm_start
@@ -184,6 +191,12 @@ class PivotingStep(StepMethod):
                 np.concatenate([r.hi for r in rows]), normal,
                 f"system '{plant.name}' at t={t:.6g}", plant.lcp_failure, warm,
                 plant.lcp_tolerance)
+            pairs = [r.info["noslip_pairs"] + o for r, o in zip(rows, offs)
+                     if isinstance(r.info, dict) and "noslip_pairs" in r.info]
+            if pairs:                  # MuJoCo's no-slip stage on the hard friction
+                A[np.diag_indices(m)] -= cfm_h
+                p = noslip_impulses(A, b, p, np.concatenate(pairs),
+                                    f"system '{plant.name}' at t={t:.6g} (no-slip stage)")
             warm_next = ContactWarmStart(self.name, keys, p, lam)
             vn = v_free + MinvJT @ p
             tau_c = J.T @ p / h
