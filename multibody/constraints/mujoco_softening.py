@@ -349,7 +349,7 @@ def noslip_impulses(A: np.ndarray, b: np.ndarray, p: np.ndarray, pairs: np.ndarr
 
     .. math::
 
-        (S^T A S)\,y + S^T (A p_0 + b) = w, \qquad -m_i \le y_i \le m_i,
+        (S^T A S)\\,y + S^T (A p_0 + b) = w, \\qquad -m_i \\le y_i \\le m_i,
 
     (``w_i = 0`` inside, ``>= 0`` at ``-m_i``, ``<= 0`` at ``m_i``): the minimum of
     ``1/2 p^T A p + p^T b`` over the pair differences (MuJoCo's ``mj_solNoSlip``).

@@ -192,3 +192,71 @@ def test_refusals_name_the_culprit():
     with pytest.warns(Warning, match="MuJoCo softening"):
         plant = TimeSteppingRigidBodySystem(ball, H, constraints=[contact])
     assert plant.step_method == "lcp" and "'soft'" in plant.step_method_reason
+
+
+# ---------------------------------------------------------------- MuJoCo's two-stage solve
+def test_noslip_option_checks_and_edge_factor():
+    for bad in (dict(cone="elliptic"), dict(condim=4), dict(condim=6)):
+        with pytest.raises(ValueError, match="noslip needs the pyramidal cone"):
+            MuJoCoSoftening(noslip=True, **bad)
+    assert not MuJoCoSoftening().noslip                    # default: one solve, as before
+    mj = MuJoCoSoftening(noslip=True, impratio=2.0)
+    # MuJoCo: edge diagonal (1 + mu^2) Ahat_n, R_py = 2 (mu^2 / impratio) R_edge
+    assert mj.edge_factor(0.5) == pytest.approx(2 * 0.25 * 1.25 / 2.0, rel=1e-15)
+
+
+def test_mujoco_frame_rule():
+    from multibody.constraints.mujoco_softening import mujoco_frame
+    n = np.array([[0, 0, 1.0], [0, 1.0, 0], [0.6, 0.0, 0.8], [0.0, 0.6, 0.8]])
+    t1, t2 = mujoco_frame(n)
+    # the y axis projected on the tangent plane while |n_y| < 0.5, else the z axis
+    np.testing.assert_allclose(t1, [[0, 1, 0], [0, 0, 1], [0, 1, 0], [0, -0.8, 0.6]],
+                               atol=1e-15)
+    np.testing.assert_allclose(t2, np.cross(n, t1), atol=1e-15)
+    np.testing.assert_allclose(t2[0], [-1, 0, 0], atol=1e-15)
+
+
+def _ball_xml(option):
+    return f"""<mujoco><option timestep="{H}" {option}/><worldbody>
+    <geom name="floor" type="plane" size="1 1 0.1"/>
+    <body pos="0 0 0.2"><freejoint/><geom name="b" type="sphere" size="0.1"/></body>
+    </worldbody></mujoco>"""
+
+
+def test_mjcf_noslip_from_the_file():
+    from multibody.parsing import MJCFWarning, mjcf_contact
+    assert not mjcf_contact(read_mjcf_model(_ball_xml(""))).mujoco.noslip
+    on = read_mjcf_model(_ball_xml('noslip_iterations="20"'))
+    assert mjcf_contact(on).mujoco.noslip
+    assert not mjcf_contact(on, noslip=False).mujoco.noslip
+    assert mjcf_contact(read_mjcf_model(_ball_xml("")), noslip=True).mujoco.noslip
+    elliptic = read_mjcf_model(_ball_xml('noslip_iterations="20" cone="elliptic"'))
+    with pytest.warns(MJCFWarning, match="noslip_iterations with cone='elliptic'"):
+        assert not mjcf_contact(elliptic).mujoco.noslip
+    with pytest.raises(ValueError, match="noslip needs the pyramidal cone"):
+        mjcf_contact(elliptic, noslip=True)
+
+
+def test_noslip_edge_rows_equal_mujoco():
+    """One step of a sphere resting 1 mm deep on the floor: our four edge rows (cfm / h, the
+    reference acceleration) equal MuJoCo's ``efc_R`` and ``efc_aref``."""
+    mujoco = pytest.importorskip("mujoco")
+    xml = _ball_xml('noslip_iterations="20" impratio="3"').replace('pos="0 0 0.2"',
+                                                                   'pos="0 0 0.099"')
+    from multibody.parsing import mjcf_contact
+    model = read_mjcf_model(xml)
+    contact = mjcf_contact(model)
+    plant = TimeSteppingRigidBodySystem(model.tree, H, constraints=[contact],
+                                        contact_solver="lcp")
+    ctx = plant.create_default_context()
+    plant.set_positions(ctx, model.qpos0)
+    plant.set_velocities(ctx, [0.3, -0.2, 0.1, 0.05, 0.02, -0.04])
+    rows = plant.get_output_port("step").eval(ctx).rows[0]
+    m = mujoco.MjModel.from_xml_string(xml)
+    d = mujoco.MjData(m)
+    d.qvel[:] = [0.05, 0.02, -0.04, 0.3, -0.2, 0.1]        # (v world, w body) at q = qpos0
+    mujoco.mj_forward(m, d)
+    assert d.nefc == rows.m == 4
+    np.testing.assert_allclose(rows.cfm / H, d.efc_R, rtol=1e-9)
+    np.testing.assert_allclose(-(rows.bias + rows.J @ plant.get_velocities(ctx)) / H,
+                               d.efc_aref, rtol=1e-9)
