@@ -6,15 +6,19 @@ Everything the C kernel (:mod:`solvers._contact_step_source`), its numpy twin
 (``multibody.plants._ts_compiled``) agree on is described here, by name:
 
 * fixed-size records (:class:`Record`): the header of the int table, the per-step scalars,
-  a candidate's ints and doubles, a candidate's outputs, the status, the warm start of a
-  candidate, the entries of the sub-tables (velocity blocks, joints, free joints, column
-  lists, ancestor lists) and a body pose of the dynamics function;
+  a candidate's ints and doubles, a contact's outputs, the status, the warm start of a
+  contact, the entries of the sub-tables (velocity blocks, joints, free joints, column
+  lists, ancestor lists), a body pose of the dynamics function and a point of the narrow
+  phase;
 * candidate kinds (:class:`CandidateKind`): a kind is one entry of :data:`CANDIDATE_KINDS`
-  (code, its own int and double fields); a new shape pair adds one entry here, its detection
-  branch in the C source and the numpy twin, and its writer in the plant;
+  (code, its own int and double fields). A candidate is a geometry pair; its one kind,
+  ``shape_pair``, covers every pair of shapes of the narrow phase of
+  :mod:`solvers.collision`, whose C text is compiled into the kernel (one library): each
+  step it gives the pair's contact points at the current poses, up to the candidate's
+  number of contact slots (:func:`contact_slots`);
 * the buffers' sections (:class:`Sections`): the input, output and work arrays as
   consecutive named sections whose sizes are products of the dimensions ``nq``, ``nv``,
-  ``nb`` (bodies), ``nc`` (candidates) and record sizes.
+  ``nb`` (bodies), ``nc`` (contact slots) and record sizes.
 
 :func:`c_declarations` generates the C ``enum`` of every record and kind and one macro per
 buffer declaring its section pointers; the C source includes that text (so the C code uses
@@ -224,7 +228,7 @@ if POSE.size != POSE_DOUBLES:
     raise ImportError("solvers._contact_layout: a pose is 12 numbers")
 """A body's pose in the dynamics function's output ``P``: ``R`` (row-major), ``p``."""
 WARM = Record("WS", [("normal", 1), ("friction", 3)])
-"""A candidate's warm start: normal impulse and world-axes friction impulse."""
+"""A contact slot's warm start: normal impulse and world-axes friction impulse."""
 STATUS = Record("ST", [("converged", 1), ("sweeps", 1), ("active_contacts", 1),
                        ("residual", 1), ("margin", 1), ("failed_candidate", 1),
                        ("narrow_phase", 1)])
@@ -240,8 +244,9 @@ if FOUND.size != CONTACT_DOUBLES:
 CANDIDATE_OUT = Record("CO", [("active", 1), ("distance", 1), ("point", 3), ("normal", 3),
                               ("t1", 3), ("t2", 3), ("impulse", 3), ("slip", 2),
                               ("warm", WARM.size)])
-"""Outputs per candidate: active (1.0/0.0), signed distance, point, normal, tangents,
-impulses (normal, t1, t2), slip along t1, t2 at the new velocity, warm start out."""
+"""Outputs per contact slot: active (1.0/0.0), signed distance, point, normal, tangents,
+impulses (normal, t1, t2), slip along t1, t2 at the new velocity, warm start out (all zero
+where the slot's pair gave no point)."""
 
 NARROW_PHASE_WORK = (16 + 9 * 8 * CAPACITY["MAXV"] + 64 * CAPACITY["MAXF"] + 16
                      + 8 * CAPACITY["MAXH"] + 4 * CAPACITY["MAXV"] ** 2 + 64) // 8
@@ -261,7 +266,8 @@ OUTPUT = Sections("DBK_OUT_SECTIONS", "double", [
     ("co", (CANDIDATE_OUT, "nc")), ("Jall", (3, "nv", "nc"))])
 """The output buffer: ``q_next``, ``v_next`` (free joints in their new frames), ``J^T p /
 h``, ``(v_next - v) / h``, the status, the block's impulses (normals of the active contacts,
-then their (t1, t2) pairs), the warm start out, per candidate its outputs, its rows (3 x nv)."""
+then their (t1, t2) pairs), the warm start out, per contact slot its outputs, its rows (3 x
+nv)."""
 WORK = Sections("DBK_WORK_SECTIONS", "double", [
     ("L", ("nv", "nv")), ("vfree", ("nv",)), ("vel", ("nv",)), ("Y", (3, "nc", "nv")),
     ("G", (9, "nc")), ("bias", ("nc",)), ("tmp", ("nv",)), ("Mp", (9, "nc", "nc")),

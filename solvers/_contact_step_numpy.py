@@ -25,6 +25,7 @@ from ._contact_layout import SCALARS as SC
 __all__: list[str] = []  # private module
 
 OMEGA = 1.4
+POLISH_EVERY = 50
 VECTOR_JOINT, FREE_JOINT = JOINT_TYPES.index("vector"), JOINT_TYPES.index("free")
 
 
@@ -329,7 +330,8 @@ def contact_step(it: np.ndarray, dt: np.ndarray, inp: np.ndarray, out: np.ndarra
         it_n += 1
         if change <= ittol * bscale:
             break
-        if it_n - 1 == 1 or (change < 1e-6 * bscale and it_n - 1 - last_polish >= 8):
+        if (it_n - 1 == 1 or (change < 1e-6 * bscale and it_n - 1 - last_polish >= 8)
+                or it_n - 1 - last_polish >= POLISH_EVERY):
             last_polish = it_n - 1
             saved = [p.copy() for p in prob.p]
             r0 = prob.residual(vel)

@@ -2,8 +2,10 @@
 
 One entry point, ``dbk_contact_step(it, dt, in, out, work, iwork)``, does everything of a
 time step of a rigid-body tree with point contacts after the tree's dynamics terms are
-known: block Cholesky of ``H + h D``, the free velocity, contact candidates (closed-form
-point/halfspace and sphere/sphere pairs), their rows, ``M^-1 J^T`` on the touched blocks,
+known: block Cholesky of ``H + h D``, the free velocity, the speculative margin, the
+contact points of every candidate geometry pair (the narrow phase of
+:mod:`solvers.collision`, its C text included here: one library), their rows, ``M^-1 J^T``
+on the touched blocks,
 the per-contact 3 x 3 Delassus blocks, block projected Gauss-Seidel with the friction disc,
 the natural-map residual, the integration of the configuration and the re-expression of
 the free joints' velocities. The table layouts are described in
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 from ._collision_source import SOURCE as NARROW_PHASE_SOURCE
 from ._contact_layout import c_declarations
+from ._contact_step_c_pgs import SOURCE as PGS_SOURCE
 
 __all__: list[str] = []  # private module
 
@@ -29,6 +32,10 @@ typedef char dbk_narrow_phase_work_fits[(sizeof(cl_work) <= 8 * NARROW_PHASE_WOR
 /* over-relaxation of the normal and sticking updates (the fixed points do not change; on
    the 10-sphere pile of bench_time_stepping it halves the sweeps of the hard steps) */
 #define OMEGA 1.4
+/* a polish at least every POLISH_EVERY sweeps: PGS can stagnate above the acceptance on
+   statically indeterminate stacks (box on box: 4 corners each), where the polish on its
+   active set is exact */
+#define POLISH_EVERY 50
 
 static void quat_rot(const double *q, double *R) {
     double w = q[0], x = q[1], y = q[2], z = q[3];
@@ -108,177 +115,7 @@ static void chol_solve_block(const double *L, int lda, int s, int n, double *x) 
     }
 }
 
-/* largest eigenvalue of the symmetric 2 x 2 [[a, b], [b, c]] */
-static double lmax2(double a, double b, double c) {
-    double m = 0.5 * (a + c), d = 0.5 * (a - c);
-    return m + sqrt(d * d + b * b);
-}
-
-/* the velocity blocks candidate k touches: count, then block indices */
-/* natural-map residual of one contact block in velocity units (scaled by the block's
-   diagonal): the normal complementarity and the friction-disc projection */
-static double block_residual(const double *pk, const double *w, const double *Gk, double mu) {
-    double gn = Gk[0], pn_ = pk[0] - w[0] / gn;
-    double rn = fabs(pk[0] - (pn_ > 0 ? pn_ : 0.0)) * gn;
-    double g = lmax2(Gk[4], 0.5 * (Gk[5] + Gk[7]), Gk[8]);
-    double a1 = pk[1] - w[1] / g, a2 = pk[2] - w[2] / g;
-    double tt = sqrt(a1 * a1 + a2 * a2), lim = mu * pk[0];
-    if (tt > lim) { double f = tt > 0 ? lim / tt : 0.0; a1 *= f; a2 *= f; }
-    double rt = sqrt((pk[1] - a1) * (pk[1] - a1) + (pk[2] - a2) * (pk[2] - a2)) * g;
-    return rn > rt ? rn : rt;
-}
-
-static const int *cand_blocks(const int *it, const int *cands, int k) {
-    const int *ci = cands + CI * it[it[HDR_CONTACT_CANDIDATE] + k];
-    return it + ci[CI_COLUMNS] + COL_SIZE * ci[CI_NUM_COLUMNS];
-}
-
-/* vel += Y_k^T (a0, a1, a2) on the blocks candidate k touches (Y_k is zero elsewhere) */
-static void add_y(const int *it, const int *cands, const int *blocks, int k, int nv,
-                  const double *Yk, double a0, double a1, double a2, double *vel) {
-    const int *bl = cand_blocks(it, cands, k);
-    for (int b = 0; b < bl[0]; ++b) {
-        const int *blk = blocks + BLK_SIZE * bl[1 + b];
-        const int s = blk[BLK_START], e = s + blk[BLK_LENGTH];
-        for (int i = s; i < e; ++i) vel[i] += Yk[i] * a0 + Yk[nv + i] * a1 + Yk[2 * nv + i] * a2;
-    }
-}
-
-static int share_block(const int *it, const int *cands, int k, int l) {
-    const int *a = cand_blocks(it, cands, k), *b = cand_blocks(it, cands, l);
-    for (int i = 0; i < a[0]; ++i)
-        for (int j = 0; j < b[0]; ++j) if (a[1 + i] == b[1 + j]) return 1;
-    return 0;
-}
-
-/* vel = v_free + sum_k Y_k p_k over the active contacts */
-static void rebuild_vel(int na, const int *act, const int *it, const int *cands,
-                        const int *blocks, int nv, const double *co, const double *Y,
-                        const double *vfree, double *vel) {
-    memcpy(vel, vfree, nv * sizeof(double));
-    for (int j = 0; j < na; ++j) {
-        const int k = act[j];
-        const double *pk = co + CO_SIZE * k + CO_IMPULSE;
-        add_y(it, cands, blocks, k, nv, Y + 3 * nv * k, pk[0], pk[1], pk[2], vel);
-    }
-}
-
-/* max natural-map residual (velocity units) of the disc conditions at vel */
-static double residual(int na, const int *act, const int *it, const int *cands, int nv,
-                       const double *co, const double *Jall, const double *G,
-                       const double *bias, const double *vel, double mu, double cfm) {
-    double res = 0.0;
-    for (int j = 0; j < na; ++j) {
-        const int k = act[j];
-        const int *ci = cands + CI * it[it[HDR_CONTACT_CANDIDATE] + k], *cc = it + ci[CI_COLUMNS], ncol = ci[CI_NUM_COLUMNS];
-        const double *pk = co + CO_SIZE * k + CO_IMPULSE, *Jk = Jall + 3 * nv * k, *Gk = G + 9 * k;
-        double w[3];
-        for (int r = 0; r < 3; ++r) {
-            double s = 0.0;
-            for (int i = 0; i < ncol; ++i) { const int col = cc[COL_SIZE * i + COL_COLUMN]; s += Jk[r * nv + col] * vel[col]; }
-            w[r] = s + cfm * pk[r];
-        }
-        w[0] += bias[k];
-        double rb = block_residual(pk, w, Gk, mu);
-        if (rb > res) res = rb;
-    }
-    return res;
-}
-
-/* Newton polish on the active set PGS found: normal rows w_n = 0 where p_n > 0, tangent rows
-   w_t = 0 where the contact sticks, p_t = mu p_n d (d its current direction) where it
-   slides; one dense solve (partial pivoting). Writes p and returns 1 when the solution is
-   feasible (p_n >= 0, sticking inside the disc), else leaves p and returns 0. */
-static int polish(int na, const int *act, const int *it, const int *cands, int nv,
-                  double *co, const double *Jall, const double *Y, const double *bias,
-                  const double *vfree, double mu, double cfm, double *M, double *x,
-                  double *dsl, int *idn, int *idt) {
-    int nu = 0, j, l, r, s, i;
-    for (j = 0; j < na; ++j) {
-        const double *pk = co + CO_SIZE * act[j] + CO_IMPULSE;
-        idn[j] = idt[j] = -1;
-        dsl[2 * j] = dsl[2 * j + 1] = 0.0;
-        if (pk[0] > 0) {
-            idn[j] = nu++;
-            double tt = sqrt(pk[1] * pk[1] + pk[2] * pk[2]);
-            if (tt < mu * pk[0] * (1 - 1e-9)) { idt[j] = nu; nu += 2; }
-            else if (tt > 0) { dsl[2 * j] = pk[1] / tt; dsl[2 * j + 1] = pk[2] / tt; }
-        }
-    }
-    if (nu == 0) return 0;
-    for (i = 0; i < nu * nu; ++i) M[i] = 0.0;
-    for (j = 0; j < na; ++j) {
-        const int k = act[j];
-        if (idn[j] < 0) continue;
-        const int *ci = cands + CI * it[it[HDR_CONTACT_CANDIDATE] + k], *cc = it + ci[CI_COLUMNS], ncol = ci[CI_NUM_COLUMNS];
-        const double *Jk = Jall + 3 * nv * k;
-        const int nr = idt[j] >= 0 ? 3 : 1;
-        for (r = 0; r < nr; ++r) {
-            const int row = r == 0 ? idn[j] : idt[j] + r - 1;
-            double s0 = 0.0;
-            for (i = 0; i < ncol; ++i) { const int col = cc[COL_SIZE * i + COL_COLUMN]; s0 += Jk[r * nv + col] * vfree[col]; }
-            x[row] = -(s0 + (r == 0 ? bias[k] : 0.0));
-            for (l = 0; l < na; ++l) {
-                if (idn[l] < 0 || !share_block(it, cands, k, act[l])) continue;
-                const double *Yl = Y + 3 * nv * act[l];
-                double A[3];
-                for (s = 0; s < 3; ++s) {
-                    double t = 0.0;
-                    for (i = 0; i < ncol; ++i) { const int col = cc[COL_SIZE * i + COL_COLUMN]; t += Jk[r * nv + col] * Yl[s * nv + col]; }
-                    A[s] = t + ((l == j && r == s) ? cfm : 0.0);
-                }
-                if (idt[l] >= 0) {
-                    M[row * nu + idn[l]] += A[0];
-                    M[row * nu + idt[l]] += A[1];
-                    M[row * nu + idt[l] + 1] += A[2];
-                } else {
-                    M[row * nu + idn[l]] += A[0] + mu * (dsl[2 * l] * A[1] + dsl[2 * l + 1] * A[2]);
-                }
-            }
-        }
-    }
-    /* Gaussian elimination with partial pivoting */
-    double scale = 0.0;
-    for (i = 0; i < nu * nu; ++i) if (fabs(M[i]) > scale) scale = fabs(M[i]);
-    for (int c = 0; c < nu; ++c) {
-        int piv = c;
-        for (r = c + 1; r < nu; ++r) if (fabs(M[r * nu + c]) > fabs(M[piv * nu + c])) piv = r;
-        if (!(fabs(M[piv * nu + c]) > 1e-13 * scale)) return 0;
-        if (piv != c) {
-            for (i = 0; i < nu; ++i) { double t = M[c * nu + i]; M[c * nu + i] = M[piv * nu + i]; M[piv * nu + i] = t; }
-            double t = x[c]; x[c] = x[piv]; x[piv] = t;
-        }
-        for (r = c + 1; r < nu; ++r) {
-            double f = M[r * nu + c] / M[c * nu + c];
-            if (f == 0.0) continue;
-            for (i = c; i < nu; ++i) M[r * nu + i] -= f * M[c * nu + i];
-            x[r] -= f * x[c];
-        }
-    }
-    for (int c = nu - 1; c >= 0; --c) {
-        double t = x[c];
-        for (i = c + 1; i < nu; ++i) t -= M[c * nu + i] * x[i];
-        x[c] = t / M[c * nu + c];
-    }
-    for (j = 0; j < na; ++j) {
-        if (idn[j] < 0) continue;
-        double pn = x[idn[j]];
-        if (!(pn >= 0)) return 0;
-        if (idt[j] >= 0) {
-            double a = x[idt[j]], b = x[idt[j] + 1];
-            if (!(sqrt(a * a + b * b) <= mu * pn * (1 + 1e-9))) return 0;
-        }
-    }
-    for (j = 0; j < na; ++j) {
-        double *pk = co + CO_SIZE * act[j] + CO_IMPULSE;
-        if (idn[j] < 0) { pk[0] = pk[1] = pk[2] = 0.0; continue; }
-        pk[0] = x[idn[j]];
-        if (idt[j] >= 0) { pk[1] = x[idt[j]]; pk[2] = x[idt[j] + 1]; }
-        else { pk[1] = mu * pk[0] * dsl[2 * j]; pk[2] = mu * pk[0] * dsl[2 * j + 1]; }
-    }
-    return 1;
-}
-
+/*@PGS@*/
 /* returns 0 on success, 1 singular mass matrix */
 int dbk_contact_step(const int *it, const double *dt, const double *in, double *out,
                      double *work, int *iwork) {
@@ -517,8 +354,10 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
         }
         if (change <= ittol * bscale) { ++iter; break; }
         /* polish on PGS's active set (after the first sweep: a warm start's set; later once
-           PGS is close, so that its set is likely right); keep it when it is exact */
-        if (iter == 1 || (change < 1e-6 * bscale && iter - last_polish >= 8)) {
+           PGS is close, so that its set is likely right, and every POLISH_EVERY sweeps);
+           keep it when it is exact */
+        if (iter == 1 || (change < 1e-6 * bscale && iter - last_polish >= 8)
+            || iter - last_polish >= POLISH_EVERY) {
             last_polish = iter;
             for (j = 0; j < na; ++j) memcpy(psave + 3 * j, co + CO_SIZE * act[j] + CO_IMPULSE, 3 * sizeof(double));
             const double r0 = residual(na, act, it, cands, nv, co, Jall, G, bias, vel, mu, cfm);
@@ -623,5 +462,5 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
 """
 
 SOURCE = (_TEMPLATE.replace("/*@NARROW_PHASE@*/", NARROW_PHASE_SOURCE)
-          .replace("/*@LAYOUT@*/", c_declarations()))
+          .replace("/*@LAYOUT@*/", c_declarations()).replace("/*@PGS@*/", PGS_SOURCE))
 """The C source with the layout of :mod:`solvers._contact_layout` generated into it."""

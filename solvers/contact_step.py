@@ -1,6 +1,7 @@
-"""A compiled time step for rigid-body trees with point contacts: contact detection of
-closed-form pairs, rows, Delassus blocks, block projected Gauss-Seidel with the friction
-disc, and the integration, in one C call.
+"""A compiled time step for rigid-body trees with point contacts: contact detection of every
+geometry pair (the narrow phase of :mod:`solvers.collision` compiled into the kernel: closed
+forms, box-box manifolds, GJK/EPA with flat-face manifolds), rows, Delassus blocks, block
+projected Gauss-Seidel with the friction disc, and the integration, in one C call.
 
 Given the tree's dynamics terms at the start of a step (mass matrix ``H``, ``c = C -
 tau_passive``, body poses and the world-axes motion columns ``S = [W; U]``, one compiled
@@ -33,8 +34,13 @@ changes by more than ``it_tol`` (velocity units, times ``max(1, |J v_free + b|)`
 after ``max_iter`` sweeps; the natural-map residual of the result (velocity units) then
 decides acceptance against ``tol`` (the caller falls back to a pivoting LCP when it fails).
 
-Warm start: the previous step's normal impulse and world-frame friction impulse per
-candidate (``warm``, 4 per candidate; projected on the new tangents and into the disc).
+Candidates are geometry pairs; each step the narrow phase gives a pair's contact points at
+the current poses within the speculative margin (as ``multibody.geometry.contact_points``
+does for the pivoting step), each filling one of the pair's contact slots.
+
+Warm start: the previous step's normal impulse and world-frame friction impulse per contact
+slot (``warm``, 4 per slot, by pair and point index; projected on the new tangents and into
+the disc).
 
 Data layout (int32 table ``it``, float64 table ``dt``, the input, output and work buffers):
 declared once, by name, in the private module :mod:`solvers._contact_layout`; the C source's
@@ -59,10 +65,6 @@ starts).
 from __future__ import annotations
 
 import ctypes
-import hashlib
-import platform
-import sys
-import threading
 from pathlib import Path
 from typing import Optional
 
@@ -84,10 +86,6 @@ HEADER_INTS = HEADER.size
 """Ints of the table header (fields: ``solvers._contact_layout.HEADER``)."""
 NUM_SCALARS = SCALARS.size
 """Per-step scalars (fields: ``solvers._contact_layout.SCALARS``)."""
-
-_LOCK = threading.Lock()
-
-
 
 _LOADED: dict = {}
 

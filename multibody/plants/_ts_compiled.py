@@ -1,12 +1,13 @@
 """The compiled step of :class:`~multibody.plants.TimeSteppingRigidBodySystem` (private).
 
 When the plant's only constraint block is a :class:`~multibody.constraints.PointContactConstraint`
-with the default friction cone, whose geometry pairs all have closed-form contact points
-(halfspace-sphere, halfspace-box, sphere-sphere), and every joint integrates as ``q + h v``
-or by the exponential map of a quaternion (ball, free), a step is two calls: the plant's
-compiled dynamics/kinematics function ``(q, v) -> (H, c, P, S)`` and the C kernel of
-:mod:`solvers.contact_step` (candidates, rows, Delassus blocks, block PGS with the friction
-disc, integration). This module builds the kernel's fixed tables from the tree and the
+with the default friction cone and no per-geometry margins, and every joint integrates as
+``q + h v`` or by the exponential map of a quaternion (ball, free), a step is two calls: the
+plant's compiled dynamics/kinematics function ``(q, v) -> (H, c, P, S)`` and the C kernel of
+:mod:`solvers.contact_step` (the narrow phase of every geometry pair: the same contact
+points as ``multibody.geometry.contact_points`` gives the pivoting step; rows, Delassus
+blocks, block PGS with the friction disc, integration). Every shape pair of
+``multibody.geometry`` is covered (Mesh is not collidable). This module builds the kernel's fixed tables from the tree and the
 contact block once (:class:`CompiledContactStep`), and is the step method that runs it
 (:class:`CompiledStep`: the kernel's output turned into a :class:`StepSolution`, or a
 :class:`StepFailure` that hands the step to the pivoting step).
@@ -18,9 +19,11 @@ the layout (``solvers.contact_step.layout``) gives it:
   candidates' doubles, the reach radii and the damping ``h D`` in ``dt``;
 * blocks (``BLOCK``): the decoupled velocity blocks (subtrees hanging from the world);
 * joints (``JOINT``, types ``JOINT_TYPES``), free joints (``FREE``);
-* candidates: ``CANDIDATE_INTS`` ints each (the common fields, then the kind's), and
-  ``CANDIDATE_DOUBLES`` doubles in ``dt``; a candidate's column list (``COLUMN`` entries of
-  ``mask[B] - mask[A]``) followed by the count and indices of the velocity blocks it touches;
+* candidates (geometry pairs with a moving body): ``CANDIDATE_INTS`` ints each (the common
+  fields, then the kind's: the two shape kinds), and ``CANDIDATE_DOUBLES`` doubles in ``dt``
+  (the shapes' poses in their bodies' frames and parameters); a candidate's column list
+  (``COLUMN`` entries of ``mask[B] - mask[A]``) followed by the count and indices of the
+  velocity blocks it touches; per contact slot its candidate (``contact_candidate``);
 * reach bodies and, per body, its ancestor columns (``ANCESTORS``).
 """
 from __future__ import annotations
@@ -57,10 +60,10 @@ if tuple(n for n, _ in L.SCALARS.fields) != _SCALAR_ORDER:
                       f"{_SCALAR_ORDER}, the layout declares {L.SCALARS.fields}")
 _CO, _ST, _WS = L.CANDIDATE_OUT, L.STATUS, L.WARM
 _SP, _SPI, _SPD = L.KIND["shape_pair"].code, L.SP_INTS, L.SP_DOUBLES
-_WARM_PARTS = ("n", "fx", "fy", "fz")
+_WARM_PARTS = ("n", "fx", "fy", "fz")          # a contact slot's warm-start entries (WARM)
 _NARROW_PHASE_STATUS = {-1: "the pair was refused (unsupported or malformed shape)",
                         -2: "EPA could not start (degenerate shape)",
-                        -3: "a non-finite contact point (non-finite pose?)"}          # a candidate's warm-start entries (WARM)
+                        -3: "a non-finite contact point (non-finite pose?)"}
 
 
 def _joint_type(j) -> Optional[int]:

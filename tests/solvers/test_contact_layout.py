@@ -101,7 +101,8 @@ def test_generated_section_macros_match_the_python_offsets(dims):
 
 def test_no_bare_table_index_remains():
     """The C code, the numpy twin and the table writer name every field of the layout."""
-    c_src = __import__("solvers._contact_step_source", fromlist=["_TEMPLATE"])._TEMPLATE
+    c_src = (__import__("solvers._contact_step_source", fromlist=["_TEMPLATE"])._TEMPLATE
+             + __import__("solvers._contact_step_c_pgs", fromlist=["SOURCE"]).SOURCE)
     numpy_src = (ROOT / "solvers" / "_contact_step_numpy.py").read_text()
     writer = (ROOT / "multibody" / "plants" / "_ts_compiled.py").read_text()
     bare = {

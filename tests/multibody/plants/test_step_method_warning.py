@@ -1,6 +1,6 @@
 """Leaving the compiled step is never silent (issue 20, section 5; issue 21): a
 TimeSteppingRigidBodySystem whose scene takes the pivoting (Lemke) step warns once per plant
-with a StepMethodWarning naming the plant and the culprit (a box-box geometry pair, a joint
+with a StepMethodWarning naming the plant and the culprit (the friction pyramid, a joint
 limit, a closure), and the first step that falls back because the kernel did not converge
 warns once per plant with the time and the residual. Compiled scenes (box on the ground, a
 sphere pile) and ``contact_solver="lcp"`` do not warn."""
@@ -34,7 +34,7 @@ def _caught(fn):
 def _box_pair_scene():
     tree = free_boxes(2, ground=True)
     plant = TimeSteppingRigidBodySystem(tree, H, constraints=[PointContactConstraint(
-        tree, mu=0.5, name="contact")], name="stack")
+        tree, mu=0.5, friction="box", name="contact")], name="stack")
     ctx = plant.create_default_context()
     q = tree.neutral_configuration()
     q[0:7] = [1, 0, 0, 0, 0, 0, 0.1]
@@ -44,16 +44,17 @@ def _box_pair_scene():
     return plant, ctx
 
 
-def test_box_box_pair_warns_once_naming_the_plant_and_the_pair():
+def test_friction_pyramid_warns_once_naming_the_plant_and_the_block():
     (plant, ctx), caught = _caught(_box_pair_scene)
     assert plant.step_method == "lcp"
     assert len(caught) == 1                                # once, not per step (30 steps)
     msg = str(caught[0].message)
     assert "TimeSteppingRigidBodySystem 'stack'" in msg
-    assert "('box0_geom', 'box1_geom') is Box-Box" in msg and "contact 'contact'" in msg
+    assert "contact 'contact' uses friction='box'" in msg
     assert "pivoting (Lemke)" in msg and plant.step_method_reason in msg
     assert caught[0].filename == __file__                  # points at the user's line
-    assert plant.get_output_port("step").eval(ctx).report.method == "lemke"
+    # the pivoting step (its boxed LCP by Dantzig's pivoting), not the kernel's PGS
+    assert plant.get_output_port("step").eval(ctx).report.method == "dantzig"
 
 
 def test_joint_limit_warns_once_naming_the_joint():

@@ -1,0 +1,185 @@
+"""C text of the contact kernel's solver helpers (private part of
+:mod:`solvers._contact_step_source`, which includes it after the layout's declarations):
+the largest eigenvalue of a 2 x 2 block, the natural-map residual of a contact block, the velocity update ``vel += Y_k^T p`` on the
+blocks a contact touches, and the Newton polish on the active set the projected
+Gauss-Seidel found. Uses the layout's names (``CI``, ``CO_*``, ``COL_*``, ``BLK_*``,
+``HDR_*``) and no bare table index.
+"""
+from __future__ import annotations
+
+__all__: list[str] = []  # private module
+
+SOURCE = r"""
+/* largest eigenvalue of the symmetric 2 x 2 [[a, b], [b, c]] */
+static double lmax2(double a, double b, double c) {
+    double m = 0.5 * (a + c), d = 0.5 * (a - c);
+    return m + sqrt(d * d + b * b);
+}
+
+/* natural-map residual of one contact block in velocity units (scaled by the block's
+   diagonal): the normal complementarity and the friction-disc projection */
+static double block_residual(const double *pk, const double *w, const double *Gk, double mu) {
+    double gn = Gk[0], pn_ = pk[0] - w[0] / gn;
+    double rn = fabs(pk[0] - (pn_ > 0 ? pn_ : 0.0)) * gn;
+    double g = lmax2(Gk[4], 0.5 * (Gk[5] + Gk[7]), Gk[8]);
+    double a1 = pk[1] - w[1] / g, a2 = pk[2] - w[2] / g;
+    double tt = sqrt(a1 * a1 + a2 * a2), lim = mu * pk[0];
+    if (tt > lim) { double f = tt > 0 ? lim / tt : 0.0; a1 *= f; a2 *= f; }
+    double rt = sqrt((pk[1] - a1) * (pk[1] - a1) + (pk[2] - a2) * (pk[2] - a2)) * g;
+    return rn > rt ? rn : rt;
+}
+
+/* the velocity blocks contact slot k touches (its candidate's): count, then block indices */
+static const int *cand_blocks(const int *it, const int *cands, int k) {
+    const int *ci = cands + CI * it[it[HDR_CONTACT_CANDIDATE] + k];
+    return it + ci[CI_COLUMNS] + COL_SIZE * ci[CI_NUM_COLUMNS];
+}
+
+/* vel += Y_k^T (a0, a1, a2) on the blocks candidate k touches (Y_k is zero elsewhere) */
+static void add_y(const int *it, const int *cands, const int *blocks, int k, int nv,
+                  const double *Yk, double a0, double a1, double a2, double *vel) {
+    const int *bl = cand_blocks(it, cands, k);
+    for (int b = 0; b < bl[0]; ++b) {
+        const int *blk = blocks + BLK_SIZE * bl[1 + b];
+        const int s = blk[BLK_START], e = s + blk[BLK_LENGTH];
+        for (int i = s; i < e; ++i) vel[i] += Yk[i] * a0 + Yk[nv + i] * a1 + Yk[2 * nv + i] * a2;
+    }
+}
+
+static int share_block(const int *it, const int *cands, int k, int l) {
+    const int *a = cand_blocks(it, cands, k), *b = cand_blocks(it, cands, l);
+    for (int i = 0; i < a[0]; ++i)
+        for (int j = 0; j < b[0]; ++j) if (a[1 + i] == b[1 + j]) return 1;
+    return 0;
+}
+
+/* vel = v_free + sum_k Y_k p_k over the active contacts */
+static void rebuild_vel(int na, const int *act, const int *it, const int *cands,
+                        const int *blocks, int nv, const double *co, const double *Y,
+                        const double *vfree, double *vel) {
+    memcpy(vel, vfree, nv * sizeof(double));
+    for (int j = 0; j < na; ++j) {
+        const int k = act[j];
+        const double *pk = co + CO_SIZE * k + CO_IMPULSE;
+        add_y(it, cands, blocks, k, nv, Y + 3 * nv * k, pk[0], pk[1], pk[2], vel);
+    }
+}
+
+/* max natural-map residual (velocity units) of the disc conditions at vel */
+static double residual(int na, const int *act, const int *it, const int *cands, int nv,
+                       const double *co, const double *Jall, const double *G,
+                       const double *bias, const double *vel, double mu, double cfm) {
+    double res = 0.0;
+    for (int j = 0; j < na; ++j) {
+        const int k = act[j];
+        const int *ci = cands + CI * it[it[HDR_CONTACT_CANDIDATE] + k], *cc = it + ci[CI_COLUMNS], ncol = ci[CI_NUM_COLUMNS];
+        const double *pk = co + CO_SIZE * k + CO_IMPULSE, *Jk = Jall + 3 * nv * k, *Gk = G + 9 * k;
+        double w[3];
+        for (int r = 0; r < 3; ++r) {
+            double s = 0.0;
+            for (int i = 0; i < ncol; ++i) { const int col = cc[COL_SIZE * i + COL_COLUMN]; s += Jk[r * nv + col] * vel[col]; }
+            w[r] = s + cfm * pk[r];
+        }
+        w[0] += bias[k];
+        double rb = block_residual(pk, w, Gk, mu);
+        if (rb > res) res = rb;
+    }
+    return res;
+}
+
+/* Newton polish on the active set PGS found: normal rows w_n = 0 where p_n > 0, tangent rows
+   w_t = 0 where the contact sticks, p_t = mu p_n d (d its current direction) where it
+   slides; one dense solve (partial pivoting). Writes p and returns 1 when the solution is
+   feasible (p_n >= 0, sticking inside the disc), else leaves p and returns 0. */
+static int polish(int na, const int *act, const int *it, const int *cands, int nv,
+                  double *co, const double *Jall, const double *Y, const double *bias,
+                  const double *vfree, double mu, double cfm, double *M, double *x,
+                  double *dsl, int *idn, int *idt) {
+    int nu = 0, j, l, r, s, i;
+    for (j = 0; j < na; ++j) {
+        const double *pk = co + CO_SIZE * act[j] + CO_IMPULSE;
+        idn[j] = idt[j] = -1;
+        dsl[2 * j] = dsl[2 * j + 1] = 0.0;
+        if (pk[0] > 0) {
+            idn[j] = nu++;
+            double tt = sqrt(pk[1] * pk[1] + pk[2] * pk[2]);
+            if (tt < mu * pk[0] * (1 - 1e-9)) { idt[j] = nu; nu += 2; }
+            else if (tt > 0) { dsl[2 * j] = pk[1] / tt; dsl[2 * j + 1] = pk[2] / tt; }
+        }
+    }
+    if (nu == 0) return 0;
+    for (i = 0; i < nu * nu; ++i) M[i] = 0.0;
+    for (j = 0; j < na; ++j) {
+        const int k = act[j];
+        if (idn[j] < 0) continue;
+        const int *ci = cands + CI * it[it[HDR_CONTACT_CANDIDATE] + k], *cc = it + ci[CI_COLUMNS], ncol = ci[CI_NUM_COLUMNS];
+        const double *Jk = Jall + 3 * nv * k;
+        const int nr = idt[j] >= 0 ? 3 : 1;
+        for (r = 0; r < nr; ++r) {
+            const int row = r == 0 ? idn[j] : idt[j] + r - 1;
+            double s0 = 0.0;
+            for (i = 0; i < ncol; ++i) { const int col = cc[COL_SIZE * i + COL_COLUMN]; s0 += Jk[r * nv + col] * vfree[col]; }
+            x[row] = -(s0 + (r == 0 ? bias[k] : 0.0));
+            for (l = 0; l < na; ++l) {
+                if (idn[l] < 0 || !share_block(it, cands, k, act[l])) continue;
+                const double *Yl = Y + 3 * nv * act[l];
+                double A[3];
+                for (s = 0; s < 3; ++s) {
+                    double t = 0.0;
+                    for (i = 0; i < ncol; ++i) { const int col = cc[COL_SIZE * i + COL_COLUMN]; t += Jk[r * nv + col] * Yl[s * nv + col]; }
+                    A[s] = t + ((l == j && r == s) ? cfm : 0.0);
+                }
+                if (idt[l] >= 0) {
+                    M[row * nu + idn[l]] += A[0];
+                    M[row * nu + idt[l]] += A[1];
+                    M[row * nu + idt[l] + 1] += A[2];
+                } else {
+                    M[row * nu + idn[l]] += A[0] + mu * (dsl[2 * l] * A[1] + dsl[2 * l + 1] * A[2]);
+                }
+            }
+        }
+    }
+    /* Gaussian elimination with partial pivoting */
+    double scale = 0.0;
+    for (i = 0; i < nu * nu; ++i) if (fabs(M[i]) > scale) scale = fabs(M[i]);
+    for (int c = 0; c < nu; ++c) {
+        int piv = c;
+        for (r = c + 1; r < nu; ++r) if (fabs(M[r * nu + c]) > fabs(M[piv * nu + c])) piv = r;
+        if (!(fabs(M[piv * nu + c]) > 1e-13 * scale)) return 0;
+        if (piv != c) {
+            for (i = 0; i < nu; ++i) { double t = M[c * nu + i]; M[c * nu + i] = M[piv * nu + i]; M[piv * nu + i] = t; }
+            double t = x[c]; x[c] = x[piv]; x[piv] = t;
+        }
+        for (r = c + 1; r < nu; ++r) {
+            double f = M[r * nu + c] / M[c * nu + c];
+            if (f == 0.0) continue;
+            for (i = c; i < nu; ++i) M[r * nu + i] -= f * M[c * nu + i];
+            x[r] -= f * x[c];
+        }
+    }
+    for (int c = nu - 1; c >= 0; --c) {
+        double t = x[c];
+        for (i = c + 1; i < nu; ++i) t -= M[c * nu + i] * x[i];
+        x[c] = t / M[c * nu + c];
+    }
+    for (j = 0; j < na; ++j) {
+        if (idn[j] < 0) continue;
+        double pn = x[idn[j]];
+        if (!(pn >= 0)) return 0;
+        if (idt[j] >= 0) {
+            double a = x[idt[j]], b = x[idt[j] + 1];
+            if (!(sqrt(a * a + b * b) <= mu * pn * (1 + 1e-9))) return 0;
+        }
+    }
+    for (j = 0; j < na; ++j) {
+        double *pk = co + CO_SIZE * act[j] + CO_IMPULSE;
+        if (idn[j] < 0) { pk[0] = pk[1] = pk[2] = 0.0; continue; }
+        pk[0] = x[idn[j]];
+        if (idt[j] >= 0) { pk[1] = x[idt[j]]; pk[2] = x[idt[j] + 1]; }
+        else { pk[1] = mu * pk[0] * dsl[2 * j]; pk[2] = mu * pk[0] * dsl[2 * j + 1]; }
+    }
+    return 1;
+}
+
+"""
+"""The helpers' C text."""
