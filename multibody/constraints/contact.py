@@ -70,7 +70,8 @@ from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
-from ..geometry import CollisionFilter, Halfspace, Mesh, Sphere, contact_points, signed_distance
+from ..geometry import (Capsule, CollisionFilter, Halfspace, Mesh, Sphere, contact_points,
+                        signed_distance)
 from .base import FRICTION_BOX, FRICTION_CONE, UNILATERAL, ConstraintForce, ConstraintRows
 from .contact_results import PointContactResult
 from .contact_rows import ContactPointRows
@@ -395,6 +396,16 @@ class PointContactConstraint(ConstraintForce):
         return np.array([float(w.get(ga.body, 0.0)) + float(w.get(gb.body, 0.0))
                          for ga, gb in det["geometries"]])
 
+    def _mujoco_tangent_hints(self, kin: StepKinematics, det: dict) -> np.ndarray:
+        """MuJoCo's collider tangents (nc, 3): a halfspace-capsule contact's capsule axis
+        (MuJoCo's plane-capsule collider), zero (no hint) for the other pairs."""
+        hint = np.zeros((len(det["geometries"]), 3))
+        for i, (ga, gb) in enumerate(det["geometries"]):
+            for plane, cap in ((ga, gb), (gb, ga)):
+                if isinstance(plane.shape, Halfspace) and isinstance(cap.shape, Capsule):
+                    hint[i] = kin.R[self._index[cap.body]] @ cap.pose[:3, 2]
+        return hint
+
     def _mujoco_pyramid_rows(self, context, kin: StepKinematics, det: dict,
                              mu: float) -> ConstraintRows:
         """MuJoCo's two-stage contact rows (``MuJoCoSoftening(noslip=True)``,
@@ -404,7 +415,7 @@ class PointContactConstraint(ConstraintForce):
         mj = self.mujoco
         x, n, phi = det["point"], det["normal"], det["distance"]
         nc = phi.shape[0]
-        t1, t2 = mujoco_frame(n)
+        t1, t2 = mujoco_frame(n, self._mujoco_tangent_hints(kin, det))
         D = np.concatenate([n, np.stack([t1, t2], axis=1).reshape(-1, 3)])
         X = np.concatenate([x, np.repeat(x, 2, axis=0)])
         B = np.concatenate([det["body_b"], np.repeat(det["body_b"], 2)])

@@ -315,17 +315,26 @@ def mujoco_invweights(tree, q0) -> tuple[dict, dict]:
     return joints, bodies
 
 
-def mujoco_frame(n) -> tuple[np.ndarray, np.ndarray]:
+def mujoco_frame(n, hint=None) -> tuple[np.ndarray, np.ndarray]:
     """MuJoCo's contact frame tangents ``(t1, t2)`` (m, 3) of unit normals ``n`` (m, 3)
-    (``mju_makeFrame`` with no tangent given): ``t1`` the world y axis projected on the
-    tangent plane (the z axis when ``|n_y| >= 0.5``), normalized, ``t2 = n x t1``."""
+    (``mju_makeFrame``): ``t1`` the collider's tangent ``hint`` (m, 3) where it has length
+    ``>= 0.5`` (MuJoCo's plane-capsule collider gives the capsule axis), else the world y
+    axis (the z axis when ``|n_y| >= 0.5``), projected on the tangent plane and normalized
+    (``(1, 0, 0)`` if that vanishes); ``t2 = n x t1``."""
     n = np.asarray(n, float).reshape(-1, 3)
     a = np.zeros_like(n)
     use_y = np.abs(n[:, 1]) < 0.5
     a[use_y, 1] = 1.0
     a[~use_y, 2] = 1.0
+    if hint is not None:
+        hint = np.asarray(hint, float).reshape(-1, 3)
+        given = np.sum(hint * hint, axis=1) >= 0.25
+        a[given] = hint[given]
     t1 = a - np.sum(a * n, axis=1, keepdims=True) * n
-    t1 /= np.linalg.norm(t1, axis=1, keepdims=True)
+    norm = np.linalg.norm(t1, axis=1)
+    tiny = norm < _MINVAL
+    t1[tiny], norm[tiny] = (1.0, 0.0, 0.0), 1.0
+    t1 /= norm[:, None]
     return t1, np.cross(n, t1)
 
 

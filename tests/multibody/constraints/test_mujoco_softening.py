@@ -214,6 +214,14 @@ def test_mujoco_frame_rule():
                                atol=1e-15)
     np.testing.assert_allclose(t2, np.cross(n, t1), atol=1e-15)
     np.testing.assert_allclose(t2[0], [-1, 0, 0], atol=1e-15)
+    # a collider's tangent (MuJoCo's plane-capsule: the capsule axis) is projected instead;
+    # a hint shorter than 0.5 is ignored, one along the normal gives (1, 0, 0)
+    hint = np.array([[1.0, 1.0, 1.0], [0.3, 0.0, 0.0], [0.6, 0.0, 0.8], [0, 0, 0]])
+    t1, t2 = mujoco_frame(n, hint)
+    np.testing.assert_allclose(t1[0], [1 / np.sqrt(2), 1 / np.sqrt(2), 0], atol=1e-15)
+    np.testing.assert_allclose(t1[1], [0, 0, 1], atol=1e-15)
+    np.testing.assert_allclose(t1[2], [1, 0, 0], atol=1e-15)
+    np.testing.assert_allclose(t1[3], [0, -0.8, 0.6], atol=1e-15)
 
 
 def _ball_xml(option):

@@ -1,7 +1,8 @@
 """MuJoCo's two-stage contact solve (``MuJoCoSoftening(noslip=True)``): soft pyramid edges,
 then the no-slip stage on the hard friction with the normal forces fixed. The stage-2
 equations on one contact by hand, and MuJoCo (``noslip_iterations = 100``) step by step on a
-tilted plane: a rolling sphere, a sliding sphere and a sliding box."""
+tilted plane: rolling and sliding spheres, a sliding box; gymnasium's Ant landing on its
+four capsule feet (MuJoCo's plane-capsule contact frame along the capsule axis)."""
 import warnings
 
 import numpy as np
@@ -84,8 +85,7 @@ def test_rows_outside_the_pairs_and_empty_pairs_are_kept():
 
 # ---------------------------------------------------------------- MuJoCo step by step
 def _xml(mu, shape):
-    geom = ('type="sphere" size="0.1"' if shape == "sphere" else
-            'type="box" size="0.1 0.15 0.05"')
+    geom = {"sphere": 'type="sphere" size="0.1"', "box": 'type="box" size="0.1 0.15 0.05"'}[shape]
     fr = f'friction="{mu} 0.005 0.0001"'
     return f"""<mujoco><option timestep="{H}" integrator="Euler" noslip_iterations="100"/>
     <worldbody><geom name="floor" type="plane" size="5 5 0.1" euler="20 10 0" {fr}/>
@@ -128,3 +128,44 @@ def test_tilted_plane_equals_mujoco_noslip(mu, shape):
     assert touching > 60                                    # the contact phase was compared
     speed = np.linalg.norm(d.qvel[:3])
     assert speed > 1.0                                      # it rolls or slides downhill
+
+
+def test_ant_landing_equals_mujoco_noslip():
+    """Gymnasium's Ant (Euler, h = 10 ms, pyramidal) dropped from ``init_qpos`` with zero
+    control: soft joint limits throw the legs down, the four ankle capsules land at step 21
+    and the body settles; every step's velocities equal MuJoCo's (noslip 100, solvers
+    iterated without early stop) within 1e-6 relative for 0.6 s."""
+    mujoco = pytest.importorskip("mujoco")
+    gymnasium = pytest.importorskip("gymnasium")
+    import os
+    path = os.path.join(os.path.dirname(gymnasium.__file__), "envs", "mujoco", "assets",
+                        "ant.xml")
+    xml = open(path).read().replace('integrator="RK4" timestep="0.01"',
+                                    'integrator="Euler" timestep="0.01"')
+    from multibody.parsing import mjcf_joint_limits
+    model = read_mjcf_model(xml)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")          # the reader's notes on unsupported elements
+        plant = TimeSteppingRigidBodySystem(
+            model.tree, 0.01, constraints=[mjcf_contact(model, noslip=True),
+                                           mjcf_joint_limits(model)],
+            contact_solver="lcp", damping_scheme=model.damping_scheme)
+    ctx = plant.create_default_context()
+    plant.set_positions(ctx, model.qpos0)
+    m = mujoco.MjModel.from_xml_string(xml)
+    m.opt.noslip_iterations, m.opt.iterations = 100, 100
+    m.opt.tolerance, m.opt.noslip_tolerance = 0.0, 0.0
+    d = mujoco.MjData(m)
+    contacts = []
+    for _ in range(60):
+        plant.advance(ctx, 1)
+        mujoco.mj_step(m, d)
+        q, v = plant.get_positions(ctx), plant.get_velocities(ctx)
+        R = np.zeros(9)
+        mujoco.mju_quat2Mat(R, q[0:4])
+        ours = np.r_[R.reshape(3, 3) @ v[3:6], v[0:3], v[6:]]
+        scale = max(1.0, np.abs(d.qvel).max())
+        np.testing.assert_allclose(ours, d.qvel, rtol=0, atol=1e-6 * scale)
+        contacts.append(d.ncon)
+    # landed on the four feet at step 21, bounced and stands on them again
+    assert contacts[19] == 0 and contacts[20] == 4 and 0 in contacts[21:] and contacts[-1] == 4
