@@ -7,8 +7,11 @@ with its current as state and its rotor inertia reflected to the joints; :class:
 is a position servo tuned by bandwidth; :class:`FirstOrderLagActuator` lags its command;
 :class:`JointFriction` is viscous and smoothed Coulomb friction for continuous plants;
 :class:`SeriesElasticActuator` drives a joint through a spring; :class:`HillMuscle` is a
-Hill-type muscle (activation dynamics, force-length, force-velocity) on a moment arm.
+Hill-type muscle (activation dynamics, force-length, force-velocity) on a moment arm;
+:class:`AffineJointActuator` is MuJoCo's fixed-gain, affine-bias actuator (motor, position
+and velocity servos) with its control and force ranges.
 """
+from .affine import AffineJointActuator
 from .base import Actuator
 from .dc_motor import DcMotor
 from .friction import JointFriction
@@ -20,4 +23,4 @@ from .servo import PdServo
 
 __all__ = ["Actuator", "GeneralizedForceActuator", "DcMotor", "PdServo",
            "FirstOrderLagActuator", "JointFriction", "SeriesElasticActuator",
-           "HillMuscle"]
+           "HillMuscle", "AffineJointActuator"]

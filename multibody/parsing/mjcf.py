@@ -213,18 +213,17 @@ def mjcf_actuators(model: MJCFModel) -> list:
       effort limit is ``|gear| * min(|gain| max|ctrlrange|, max|forcerange|)`` (exact for a
       control range symmetric about 0; an asymmetric one is widened to the symmetric one
       with a warning);
-    * position servos (``position``, ``general`` with bias ``[0, -kp, -kv]`` and gain ``kp``)
-      with gear 1: a :class:`~actuators.PdServo` with ``kp``, ``kd = kv`` (tuned at a
-      bandwidth of 1 rad/s for an inertia ``kp``); a ``ctrlrange`` (a clamp of the target)
-      is not represented (warned);
-    * other actuators (velocity servos, gear != 1 on a servo) are skipped with a warning.
+    * every other fixed-gain actuator with an affine bias (``position`` and ``velocity``
+      servos, ``general``): an :class:`~actuators.AffineJointActuator` with MuJoCo's force
+      ``gain ctrl + b0 + b1 gear q + b2 gear qdot``, its ``ctrlrange`` and ``forcerange``
+      clamps and gear, exactly.
 
     Raises
     ------
     ValueError
         From the actuator blocks (e.g. an effort limit of 0).
     """
-    from actuators import GeneralizedForceActuator, PdServo  # the layer above: on call only
+    from actuators import AffineJointActuator, GeneralizedForceActuator  # layer above: on call
 
     import warnings
 
@@ -245,18 +244,12 @@ def mjcf_actuators(model: MJCFModel) -> list:
                 lim = min(lim, max(abs(x) for x in a.forcerange))
             out.append(GeneralizedForceActuator(tree, [a.joint], gear_ratio=a.gear * a.gain,
                                                 effort_limit=abs(a.gear) * lim, name=a.name))
-        elif a.gear == 1.0 and b0 == 0.0 and b1 == -a.gain and a.gain > 0 and b2 <= 0:
-            if a.ctrlrange is not None:
-                warnings.warn(f"{where}: the clamp of the position target to ctrlrange is not "
-                              "represented", MJCFWarning, stacklevel=2)
-            lim = None if a.forcerange is None else max(abs(x) for x in a.forcerange)
-            out.append(PdServo(tree, [a.joint], bandwidth=1.0, inertia=a.gain,
-                               damping_ratio=-b2 / (2.0 * a.gain), effort_limit=lim,
-                               name=a.name))
         else:
-            warnings.warn(f"{where}: {a.kind} actuator with gain {a.gain:g}, bias "
-                          f"{a.bias.tolist()} and gear {a.gear:g} has no actuator block; "
-                          "skipped", MJCFWarning, stacklevel=2)
+            # servos and general affine actuators: exactly MuJoCo's force, with its clamps
+            out.append(AffineJointActuator(
+                tree, [a.joint], a.gain, a.bias, gear=a.gear,
+                ctrlrange=None if a.ctrlrange is None else [a.ctrlrange],
+                forcerange=None if a.forcerange is None else [a.forcerange], name=a.name))
     return out
 
 

@@ -240,7 +240,8 @@ def test_actuators_become_blocks():
     assert motor.name == "m_shoulder"
     np.testing.assert_allclose(motor.gear_ratio, [40.0])
     np.testing.assert_allclose(motor.effort_limit, [40.0])
-    assert servo.kp[0] == pytest.approx(50.0) and servo.kd[0] == pytest.approx(2.0)
+    assert servo.gain[0] == pytest.approx(50.0)                  # kp
+    np.testing.assert_allclose(servo.bias[0], [0.0, -50.0, -2.0])   # 0, -kp, -kv
 
 
 def test_collision_filter_and_contact_block():
