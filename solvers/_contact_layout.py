@@ -11,11 +11,11 @@ Everything the C kernel (:mod:`solvers._contact_step_source`), its numpy twin
   lists, ancestor lists), a body pose of the dynamics function and a point of the narrow
   phase;
 * candidate kinds (:class:`CandidateKind`): a kind is one entry of :data:`CANDIDATE_KINDS`
-  (code, its own int and double fields). A candidate is a geometry pair; its one kind,
-  ``shape_pair``, covers every pair of shapes of the narrow phase of
-  :mod:`solvers.collision`, whose C text is compiled into the kernel (one library): each
-  step it gives the pair's contact points at the current poses, up to the candidate's
-  number of contact slots (:func:`contact_slots`);
+  (code, its own int and double fields). ``shape_pair``: a geometry pair, any pair of
+  shapes of the narrow phase of :mod:`solvers.collision`, whose C text is compiled into the
+  kernel (one library): each step it gives the pair's contact points at the current poses,
+  up to the candidate's number of contact slots (:func:`contact_slots`); ``joint_limit``:
+  one side of a joint limit, one slot with one unilateral row;
 * the buffers' sections (:class:`Sections`): the input, output and work arrays as
   consecutive named sections whose sizes are products of the dimensions ``nq``, ``nv``,
   ``nb`` (bodies), ``nc`` (contact slots) and record sizes.
@@ -205,16 +205,30 @@ CANDIDATE_KINDS = (
                   ints=(("shape_a", 1), ("shape_b", 1)),
                   doubles=(("pose_a", POSE_DOUBLES), ("pose_b", POSE_DOUBLES),
                            ("param_a", SHAPE_PARAMETERS), ("param_b", SHAPE_PARAMETERS))),
+    CandidateKind("joint_limit", 1, "JL",
+                  ints=(("coordinate", 1), ("velocity", 1), ("sign", 1)),
+                  doubles=(("bound", 1), ("margin", 1), ("erp", 1), ("cfm", 1))),
 )
 """The candidate kinds. ``shape_pair``: two collision geometries, each a shape of the narrow
 phase (``shape_a``, ``shape_b``: the kind ids of ``solvers.collision.KIND_IDS``; their
 parameters; their poses in the frames of bodies A and B: rotation row-major, then the
 origin). Every step the kernel runs the narrow phase of :mod:`solvers.collision` on the
 pair at the current poses with the step's margin; each point found fills one of the
-candidate's contact slots."""
+candidate's contact slots.
+
+``joint_limit``: one side of a joint limit (``multibody.constraints.JointLimitConstraint``),
+one slot holding one unilateral row on velocity ``velocity`` with ``J = sign e_velocity``
+and ``phi = sign (q[coordinate] - bound)`` (sign +1 for a lower, -1 for an upper limit).
+The row is active when ``phi <= margin + h |v[velocity]|`` (the block's own margin); its
+bias is ``phi / h`` before the limit and ``erp phi / h`` past it, its ``cfm`` the block's
+(force units; ``erp``, ``cfm`` of the context are written into the candidate's doubles);
+in the block PGS it is a 1 x 1 block with Delassus ``(M^-1)_ii + cfm / h``, projected on
+``p >= 0``. Its column list is the one column ``velocity`` with its sign; its outputs: the
+distance ``phi`` and the impulse (point, normal, tangents and friction zero)."""
 
 KIND = {k.name: k for k in CANDIDATE_KINDS}
 SP_INTS, SP_DOUBLES = KIND["shape_pair"].int_record(), KIND["shape_pair"].double_record()
+JL_INTS, JL_DOUBLES = KIND["joint_limit"].int_record(), KIND["joint_limit"].double_record()
 CANDIDATE_INTS = max(k.int_record().size for k in CANDIDATE_KINDS)
 CANDIDATE_DOUBLES = max(k.double_record().size for k in CANDIDATE_KINDS)
 
@@ -270,10 +284,11 @@ then their (t1, t2) pairs), the warm start out, per contact slot its outputs, it
 nv)."""
 WORK = Sections("DBK_WORK_SECTIONS", "double", [
     ("L", ("nv", "nv")), ("vfree", ("nv",)), ("vel", ("nv",)), ("Y", (3, "nc", "nv")),
-    ("G", (9, "nc")), ("bias", ("nc",)), ("tmp", ("nv",)), ("Mp", (9, "nc", "nc")),
+    ("G", (9, "nc")), ("bias", ("nc",)), ("cfmk", ("nc",)), ("tmp", ("nv",)), ("Mp", (9, "nc", "nc")),
     ("xp", (3, "nc")), ("dsl", (2, "nc")), ("psave", (3, "nc")), ("vtmp", ("nv",)),
     ("found", (FOUND, MAX_CONTACTS)), ("npwork", (NARROW_PHASE_WORK,))])
-"""Work doubles of the C kernel (the numpy twin does not use them); ``found`` the points of
+"""Work doubles of the C kernel (the numpy twin does not use them); ``cfmk`` the ``cfm / h``
+of each contact slot (the contact block's, or a joint limit's); ``found`` the points of
 one pair, ``npwork`` the narrow phase's work buffer (zeros at first: it initialises itself
 on first use)."""
 IWORK = Sections("DBK_IWORK_SECTIONS", "int", [

@@ -1,6 +1,7 @@
 """C text of the contact kernel's solver helpers (private part of
 :mod:`solvers._contact_step_source`, which includes it after the layout's declarations):
-the largest eigenvalue of a 2 x 2 block, the natural-map residual of a contact block, the velocity update ``vel += Y_k^T p`` on the
+the largest eigenvalue of a 2 x 2 block, the natural-map residual of a contact block (or of
+a joint limit's 1 x 1 block), the velocity update ``vel += Y_k^T p`` on the
 blocks a contact touches, and the Newton polish on the active set the projected
 Gauss-Seidel found. Uses the layout's names (``CI``, ``CO_*``, ``COL_*``, ``BLK_*``,
 ``HDR_*``) and no bare table index.
@@ -17,10 +18,13 @@ static double lmax2(double a, double b, double c) {
 }
 
 /* natural-map residual of one contact block in velocity units (scaled by the block's
-   diagonal): the normal complementarity and the friction-disc projection */
-static double block_residual(const double *pk, const double *w, const double *Gk, double mu) {
+   diagonal): the normal complementarity and the friction-disc projection (the normal
+   only for a joint limit's block) */
+static double block_residual(const double *pk, const double *w, const double *Gk, double mu,
+                             int limit) {
     double gn = Gk[0], pn_ = pk[0] - w[0] / gn;
     double rn = fabs(pk[0] - (pn_ > 0 ? pn_ : 0.0)) * gn;
+    if (limit) return rn;                       /* a joint limit's 1 x 1 block */
     double g = lmax2(Gk[4], 0.5 * (Gk[5] + Gk[7]), Gk[8]);
     double a1 = pk[1] - w[1] / g, a2 = pk[2] - w[2] / g;
     double tt = sqrt(a1 * a1 + a2 * a2), lim = mu * pk[0];
@@ -68,7 +72,7 @@ static void rebuild_vel(int na, const int *act, const int *it, const int *cands,
 /* max natural-map residual (velocity units) of the disc conditions at vel */
 static double residual(int na, const int *act, const int *it, const int *cands, int nv,
                        const double *co, const double *Jall, const double *G,
-                       const double *bias, const double *vel, double mu, double cfm) {
+                       const double *bias, const double *vel, double mu, const double *cfmk) {
     double res = 0.0;
     for (int j = 0; j < na; ++j) {
         const int k = act[j];
@@ -78,10 +82,10 @@ static double residual(int na, const int *act, const int *it, const int *cands, 
         for (int r = 0; r < 3; ++r) {
             double s = 0.0;
             for (int i = 0; i < ncol; ++i) { const int col = cc[COL_SIZE * i + COL_COLUMN]; s += Jk[r * nv + col] * vel[col]; }
-            w[r] = s + cfm * pk[r];
+            w[r] = s + cfmk[k] * pk[r];
         }
         w[0] += bias[k];
-        double rb = block_residual(pk, w, Gk, mu);
+        double rb = block_residual(pk, w, Gk, mu, ci[CI_KIND] == KIND_JOINT_LIMIT);
         if (rb > res) res = rb;
     }
     return res;
@@ -93,7 +97,7 @@ static double residual(int na, const int *act, const int *it, const int *cands, 
    feasible (p_n >= 0, sticking inside the disc), else leaves p and returns 0. */
 static int polish(int na, const int *act, const int *it, const int *cands, int nv,
                   double *co, const double *Jall, const double *Y, const double *bias,
-                  const double *vfree, double mu, double cfm, double *M, double *x,
+                  const double *vfree, double mu, const double *cfmk, double *M, double *x,
                   double *dsl, int *idn, int *idt) {
     int nu = 0, j, l, r, s, i;
     for (j = 0; j < na; ++j) {
@@ -102,7 +106,9 @@ static int polish(int na, const int *act, const int *it, const int *cands, int n
         dsl[2 * j] = dsl[2 * j + 1] = 0.0;
         if (pk[0] > 0) {
             idn[j] = nu++;
+            const int *cj = cands + CI * it[it[HDR_CONTACT_CANDIDATE] + act[j]];
             double tt = sqrt(pk[1] * pk[1] + pk[2] * pk[2]);
+            if (cj[CI_KIND] == KIND_JOINT_LIMIT) continue;   /* one row, no friction */
             if (tt < mu * pk[0] * (1 - 1e-9)) { idt[j] = nu; nu += 2; }
             else if (tt > 0) { dsl[2 * j] = pk[1] / tt; dsl[2 * j + 1] = pk[2] / tt; }
         }
@@ -127,7 +133,7 @@ static int polish(int na, const int *act, const int *it, const int *cands, int n
                 for (s = 0; s < 3; ++s) {
                     double t = 0.0;
                     for (i = 0; i < ncol; ++i) { const int col = cc[COL_SIZE * i + COL_COLUMN]; t += Jk[r * nv + col] * Yl[s * nv + col]; }
-                    A[s] = t + ((l == j && r == s) ? cfm : 0.0);
+                    A[s] = t + ((l == j && r == s) ? cfmk[k] : 0.0);
                 }
                 if (idt[l] >= 0) {
                     M[row * nu + idn[l]] += A[0];

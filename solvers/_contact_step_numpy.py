@@ -16,8 +16,9 @@ import numpy as np
 from . import collision_numpy
 from ._collision_source import MAX_CONTACTS
 from ._contact_layout import (ANCESTORS, BLOCK, CANDIDATE_DOUBLES, CANDIDATE_INTS, COLUMN,
-                              FOUND, FREE, HEADER, INPUT, JOINT, JOINT_TYPES, OUTPUT, POSE,
-                              SP_DOUBLES, SP_INTS, STATUS, WARM)
+                              FOUND, FREE, HEADER, INPUT, JL_DOUBLES, JL_INTS, JOINT,
+                              JOINT_TYPES, KIND, OUTPUT, POSE, SP_DOUBLES, SP_INTS, STATUS,
+                              WARM)
 from ._contact_layout import CANDIDATE_COMMON as CC
 from ._contact_layout import CANDIDATE_OUT as CO
 from ._contact_layout import SCALARS as SC
@@ -27,6 +28,7 @@ __all__: list[str] = []  # private module
 OMEGA = 1.4
 POLISH_EVERY = 50
 VECTOR_JOINT, FREE_JOINT = JOINT_TYPES.index("vector"), JOINT_TYPES.index("free")
+JOINT_LIMIT = KIND["joint_limit"].code
 
 
 def _quat_rot(q):
@@ -71,11 +73,13 @@ def _world_pose(Rb, pb, X) -> list:
 
 class _Problem:
     """The active contacts of one step: rows J (3, nv), Y = M^-1 J^T (3, nv), G (3, 3), bias,
-    the touched velocity ranges, impulses p (3,)."""
+    the touched velocity ranges, impulses p (3,), cfm / h, and whether the slot is a joint
+    limit's (one row: J, Y, G zero but for their first row / entry)."""
 
-    def __init__(self, nv, mu, cfm):
-        self.nv, self.mu, self.cfm = nv, mu, cfm
+    def __init__(self, nv, mu):
+        self.nv, self.mu = nv, mu
         self.J, self.Y, self.G, self.b, self.blk, self.p, self.k = [], [], [], [], [], [], []
+        self.cfm, self.limit = [], []
 
     def vel(self, vfree):
         v = vfree.copy()
@@ -84,7 +88,7 @@ class _Problem:
         return v
 
     def w(self, j, vel):
-        w = self.J[j] @ vel + self.cfm * self.p[j]
+        w = self.J[j] @ vel + self.cfm[j] * self.p[j]
         w[0] += self.b[j]
         return w
 
@@ -94,6 +98,9 @@ class _Problem:
             w, p, G = self.w(j, vel), self.p[j], self.G[j]
             pn_ = p[0] - w[0] / G[0, 0]
             rn = abs(p[0] - max(pn_, 0.0)) * G[0, 0]
+            if self.limit[j]:
+                res = max(res, rn)
+                continue
             g = _lmax2(G[1, 1], 0.5 * (G[1, 2] + G[2, 1]), G[2, 2])
             a = p[1:] - w[1:] / g
             tt, lim = math.hypot(a[0], a[1]), self.mu * p[0]
@@ -112,6 +119,8 @@ class _Problem:
                 idn[j] = nu
                 nu += 1
                 tt = math.hypot(p[1], p[2])
+                if self.limit[j]:
+                    continue
                 if tt < mu * p[0] * (1 - 1e-9):
                     idt[j] = nu
                     nu += 2
@@ -131,7 +140,7 @@ class _Problem:
                         continue
                     A = self.J[j][r] @ self.Y[ll].T
                     if ll == j:
-                        A[r] += cfm
+                        A[r] += cfm[j]
                     if idt[ll] >= 0:
                         M[row, idn[ll]] += A[0]
                         M[row, idt[ll]:idt[ll] + 2] += A[1:]
@@ -226,15 +235,19 @@ def contact_step(it: np.ndarray, dt: np.ndarray, inp: np.ndarray, out: np.ndarra
     # 4. candidates
     co = np.zeros((nc, CO.size))
     Jall = np.zeros((nc, 3, nv))
-    prob = _Problem(nv, mu, cfm)
+    prob = _Problem(nv, mu)
     bias_l, bscale = [], 1.0
     stat = np.zeros(STATUS.size)
     stat[STATUS.FAILED_CANDIDATE] = -1.0
     found = np.zeros((MAX_CONTACTS, FOUND.size))
     contacts = []                               # (slot, candidate ints, point, normal, dist)
+    limits = []                                 # (slot, candidate ints, doubles)
     for m in range(npairs):
         ci = it[oc + CANDIDATE_INTS * m:oc + CANDIDATE_INTS * (m + 1)]
         cd = cand_d[CANDIDATE_DOUBLES * m:CANDIDATE_DOUBLES * (m + 1)]
+        if ci[CC.KIND] == JOINT_LIMIT:
+            limits.append((ci[CC.FIRST_CONTACT], ci, cd))
+            continue
         ba, bb = ci[CC.BODY_A], ci[CC.BODY_B]
         Xa = _world_pose(R[ba], pos[ba], cd[SP_DOUBLES.slice("pose_a")])
         Xb = _world_pose(R[bb], pos[bb], cd[SP_DOUBLES.slice("pose_b")])
@@ -297,6 +310,38 @@ def contact_step(it: np.ndarray, dt: np.ndarray, inp: np.ndarray, out: np.ndarra
         prob.blk.append(set(bl))
         prob.p.append(p)
         prob.k.append(kk)
+        prob.cfm.append(cfm)
+        prob.limit.append(False)
+        bias_l.append(bias)
+    for kk, ci, cd in limits:                  # joint-limit sides (the C order: after pairs)
+        vi, sg = ci[JL_INTS.VELOCITY], float(ci[JL_INTS.SIGN])
+        phi = sg * (q[ci[JL_INTS.COORDINATE]] - cd[JL_DOUBLES.BOUND])
+        o = co[kk]
+        o[CO.DISTANCE] = phi
+        if not phi <= cd[JL_DOUBLES.MARGIN] + h * abs(v[vi]):
+            continue
+        o[CO.ACTIVE] = 1.0
+        J = np.zeros((3, nv))
+        J[0, vi] = sg
+        Jall[kk] = J
+        obl = ci[CC.COLUMNS] + COLUMN.size * ci[CC.NUM_COLUMNS]
+        bl = it[obl + 1:obl + 1 + it[obl]]
+        Y = np.zeros((3, nv))
+        Y[0] = solve(J[0], bl)
+        cfm_k = cd[JL_DOUBLES.CFM] / h
+        G = np.zeros((3, 3))
+        G[0, 0] = sg * Y[0, vi] + cfm_k
+        bias = phi / h if phi > 0 else cd[JL_DOUBLES.ERP] * phi / h
+        bscale = max(bscale, abs(sg * vfree[vi] + bias))
+        prob.J.append(J)
+        prob.Y.append(Y)
+        prob.G.append(G)
+        prob.b.append(bias)
+        prob.blk.append(set(bl))
+        prob.p.append(np.array([max(warm[kk, WARM.NORMAL], 0.0), 0.0, 0.0]))
+        prob.k.append(kk)
+        prob.cfm.append(cfm_k)
+        prob.limit.append(True)
         bias_l.append(bias)
     # 5. PGS
     na = len(prob.p)
@@ -310,6 +355,11 @@ def contact_step(it: np.ndarray, dt: np.ndarray, inp: np.ndarray, out: np.ndarra
             w = prob.w(j, vel)
             pn = max(p[0] - om * w[0] / G[0, 0], 0.0)
             dpn = pn - p[0]
+            if prob.limit[j]:                   # a 1 x 1 block: no friction
+                change = max(change, abs(dpn) * G[0, 0])
+                prob.p[j] = np.array([pn, 0.0, 0.0])
+                vel = vel + Y[0] * dpn
+                continue
             wt = w[1:] + G[1:, 0] * dpn
             a, b, cdd = G[1, 1], 0.5 * (G[1, 2] + G[2, 1]), G[2, 2]
             det = a * cdd - b * b

@@ -4,9 +4,11 @@ One entry point, ``dbk_contact_step(it, dt, in, out, work, iwork)``, does everyt
 time step of a rigid-body tree with point contacts after the tree's dynamics terms are
 known: block Cholesky of ``H + h D``, the free velocity, the speculative margin, the
 contact points of every candidate geometry pair (the narrow phase of
-:mod:`solvers.collision`, its C text included here: one library), their rows, ``M^-1 J^T``
+:mod:`solvers.collision`, its C text included here: one library) and the active joint-limit
+sides, their rows, ``M^-1 J^T``
 on the touched blocks,
-the per-contact 3 x 3 Delassus blocks, block projected Gauss-Seidel with the friction disc,
+the per-contact 3 x 3 Delassus blocks (1 x 1 for a joint limit's row), block projected
+Gauss-Seidel with the friction disc,
 the natural-map residual, the integration of the configuration and the re-expression of
 the free joints' velocities. The table layouts are described in
 :mod:`solvers.contact_step` (they are written by :class:`ContactStepKernel`).
@@ -19,7 +21,7 @@ from ._contact_step_c_pgs import SOURCE as PGS_SOURCE
 
 __all__: list[str] = []  # private module
 
-VERSION = 15
+VERSION = 16
 
 _TEMPLATE = r"""
 #include <math.h>
@@ -191,6 +193,35 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
     for (int m = 0; m < npairs; ++m) {
         const int *ci = cands + CI * m;
         const double *cd = cand_d + CD * m;
+        if (ci[CI_KIND] == KIND_JOINT_LIMIT) {
+            /* one side of a joint limit: J = sign e_vi, phi = sign (q_i - bound), active
+               within its margin + h |v_i|; a 1 x 1 block G = (M^-1)_ii + cfm / h */
+            k = ci[CI_FIRST_CONTACT];
+            double *o = co + CO_SIZE * k;
+            const int vi = ci[CI_JL_VELOCITY];
+            const double sg = ci[CI_JL_SIGN];
+            const double phi = sg * (q[ci[CI_JL_COORDINATE]] - cd[CD_JL_BOUND]);
+            o[CO_DISTANCE] = phi;
+            if (!(phi <= cd[CD_JL_MARGIN] + h * fabs(v[vi]))) continue;
+            o[CO_ACTIVE] = 1.0;
+            act[na++] = k;
+            double *Jk = Jall + 3 * nv * k, *Yk = Y + 3 * nv * k, *Gk = G + 9 * k;
+            for (i = 0; i < 3 * nv; ++i) { Jk[i] = 0.0; Yk[i] = 0.0; }
+            Jk[vi] = sg;
+            Yk[vi] = sg;
+            const int *bl = it + ci[CI_COLUMNS] + COL_SIZE * ci[CI_NUM_COLUMNS];
+            for (j = 0; j < bl[0]; ++j)
+                chol_solve_block(L, nv, blocks[BLK_SIZE * bl[1 + j] + BLK_START], blocks[BLK_SIZE * bl[1 + j] + BLK_LENGTH], Yk);
+            for (i = 0; i < 9; ++i) Gk[i] = 0.0;
+            cfmk[k] = cd[CD_JL_CFM] / h;
+            Gk[0] = sg * Yk[vi] + cfmk[k];
+            bias[k] = phi > 0 ? phi / h : cd[CD_JL_ERP] * phi / h;
+            const double jv0 = sg * vfree[vi] + bias[k];
+            if (fabs(jv0) > bscale) bscale = fabs(jv0);
+            const double wn = warm[WS_SIZE * k + WS_NORMAL];
+            o[CO_IMPULSE] = wn > 0 ? wn : 0.0;
+            continue;
+        }
         double Xa[POSE_SIZE], Xb[POSE_SIZE];
         world_pose(P, ci[CI_BODY_A], cd + CD_SP_POSE_A, Xa);
         world_pose(P, ci[CI_BODY_B], cd + CD_SP_POSE_B, Xb);
@@ -278,6 +309,7 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
                     Gk[3 * r + i] = s;
                 }
             for (r = 0; r < 3; ++r) Gk[4 * r] += cfm;
+            cfmk[k] = cfm;
             bias[k] = (biasmode == 1 || dist > 0) ? dist / h : erp * dist / h;
             /* scale of the acceptance: |J v_free + b| */
             double jv[3] = {0, 0, 0};
@@ -318,7 +350,7 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
             for (r = 0; r < 3; ++r) {
                 double s = 0.0;
                 for (i = 0; i < ncol; ++i) { const int col = cc[COL_SIZE * i + COL_COLUMN]; s += Jk[r * nv + col] * vel[col]; }
-                w[r] = s + cfm * pk[r];
+                w[r] = s + cfmk[k] * pk[r];
             }
             w[0] += bias[k];
             /* normal */
@@ -326,6 +358,13 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
             double pn = pk[0] - om * w[0] / Gk[0];
             if (pn < 0) pn = 0;
             double dpn = pn - pk[0];
+            if (ci[CI_KIND] == KIND_JOINT_LIMIT) {      /* a 1 x 1 block: no friction */
+                const double ch = fabs(dpn) * Gk[0];
+                if (ch > change) change = ch;
+                pk[0] = pn;
+                if (dpn != 0.0) add_y(it, cands, blocks, k, nv, Yk, dpn, 0.0, 0.0, vel);
+                continue;
+            }
             /* tangent: exact 2x2 stick if inside the disc, else projected step 1/lambda_max */
             double wt1 = w[1] + Gk[3] * dpn, wt2 = w[2] + Gk[6] * dpn;
             double a = Gk[4], b = 0.5 * (Gk[5] + Gk[7]), cdd = Gk[8];
@@ -360,13 +399,13 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
             || iter - last_polish >= POLISH_EVERY) {
             last_polish = iter;
             for (j = 0; j < na; ++j) memcpy(psave + 3 * j, co + CO_SIZE * act[j] + CO_IMPULSE, 3 * sizeof(double));
-            const double r0 = residual(na, act, it, cands, nv, co, Jall, G, bias, vel, mu, cfm);
-            if (polish(na, act, it, cands, nv, co, Jall, Y, bias, vfree, mu, cfm, Mp, xp, dsl,
+            const double r0 = residual(na, act, it, cands, nv, co, Jall, G, bias, vel, mu, cfmk);
+            if (polish(na, act, it, cands, nv, co, Jall, Y, bias, vfree, mu, cfmk, Mp, xp, dsl,
                        idn, idt)) {
                 /* exact on the right active set: done; else keep whichever point is better
                    (the polished one often is, and PGS continues from it) */
                 rebuild_vel(na, act, it, cands, blocks, nv, co, Y, vfree, vtmp);
-                const double r1 = residual(na, act, it, cands, nv, co, Jall, G, bias, vtmp, mu, cfm);
+                const double r1 = residual(na, act, it, cands, nv, co, Jall, G, bias, vtmp, mu, cfmk);
                 if (r1 <= ittol * bscale) { memcpy(vel, vtmp, nv * sizeof(double)); ++iter; break; }
                 if (r1 < r0) memcpy(vel, vtmp, nv * sizeof(double));
                 else {
@@ -402,9 +441,9 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
         }
         o[CO_SLIP] = w[1];                  /* slip along t1, t2 at the new velocity */
         o[CO_SLIP + 1] = w[2];
-        for (r = 0; r < 3; ++r) w[r] += cfm * pk[r];
+        for (r = 0; r < 3; ++r) w[r] += cfmk[k] * pk[r];
         w[0] += bias[k];
-        double rb = block_residual(pk, w, Gk, mu);
+        double rb = block_residual(pk, w, Gk, mu, ci[CI_KIND] == KIND_JOINT_LIMIT);
         if (rb > res) res = rb;
         /* warm start for the next step: normal impulse, world friction impulse */
         for (i = 0; i < 3; ++i)

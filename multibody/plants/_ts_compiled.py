@@ -1,7 +1,11 @@
 """The compiled step of :class:`~multibody.plants.TimeSteppingRigidBodySystem` (private).
 
-When the plant's only constraint block is a :class:`~multibody.constraints.PointContactConstraint`
-with the default friction cone and no per-geometry margins, and every joint integrates as
+When the plant's constraint blocks are at most one :class:`~multibody.constraints.PointContactConstraint`
+with the default friction cone and no per-geometry margins, and any number of
+:class:`~multibody.constraints.JointLimitConstraint` blocks (ERP/CFM or ``(kp, kd)``
+softening; each side of a limit is a ``joint_limit`` candidate of the kernel: one
+unilateral row, activated, biased and softened as the block's own time-stepping rows), and
+every joint integrates as
 ``q + h v`` or by the exponential map of a quaternion (ball, free), a step is two calls: the
 plant's compiled dynamics/kinematics function ``(q, v) -> (H, c, P, S)`` and the C kernel of
 :mod:`solvers.contact_step` (the narrow phase of every geometry pair: the same contact
@@ -19,9 +23,13 @@ the layout (``solvers.contact_step.layout``) gives it:
   candidates' doubles, the reach radii and the damping ``h D`` in ``dt``;
 * blocks (``BLOCK``): the decoupled velocity blocks (subtrees hanging from the world);
 * joints (``JOINT``, types ``JOINT_TYPES``), free joints (``FREE``);
-* candidates (geometry pairs with a moving body): ``CANDIDATE_INTS`` ints each (the common
-  fields, then the kind's: the two shape kinds), and ``CANDIDATE_DOUBLES`` doubles in ``dt``
-  (the shapes' poses in their bodies' frames and parameters); a candidate's column list
+* candidates: the geometry pairs with a moving body, then the joint-limit sides (block by
+  block, each block's sides in its site order: lower sides first); ``CANDIDATE_INTS`` ints
+  each (the common fields, then the kind's: the two shape kinds; a side's coordinate,
+  velocity and sign), and ``CANDIDATE_DOUBLES`` doubles in ``dt`` (the shapes' poses in
+  their bodies' frames and parameters; a side's bound, margin, erp and cfm: the defaults of
+  the block's parameters here, a context's own values in its scratch copy of ``dt``); a
+  candidate's column list
   (``COLUMN`` entries of ``mask[B] - mask[A]``) followed by the count and indices of the
   velocity blocks it touches; per contact slot its candidate (``contact_candidate``);
 * reach bodies and, per body, its ancestor columns (``ANCESTORS``).
@@ -37,7 +45,8 @@ from solvers.collision import KIND_IDS
 from solvers.contact_step import layout as L
 
 from ..constraints import (FRICTION_BOX, UNILATERAL, ConstraintRows, ContactResults,
-                           PointContactConstraint, PointContactResult, softening_from_spring)
+                           JointLimitConstraint, PointContactConstraint, PointContactResult,
+                           softening_from_spring)
 from ..geometry import Box, Capsule, Cylinder, Ellipsoid, Halfspace, Mesh, Sphere
 from ._time_stepping_solve import SolveReport
 from ._step_method import StepFailure, StepInputs, StepMethod
@@ -60,6 +69,7 @@ if tuple(n for n, _ in L.SCALARS.fields) != _SCALAR_ORDER:
                       f"{_SCALAR_ORDER}, the layout declares {L.SCALARS.fields}")
 _CO, _ST, _WS = L.CANDIDATE_OUT, L.STATUS, L.WARM
 _SP, _SPI, _SPD = L.KIND["shape_pair"].code, L.SP_INTS, L.SP_DOUBLES
+_JL, _JLI, _JLD = L.KIND["joint_limit"].code, L.JL_INTS, L.JL_DOUBLES
 _WARM_PARTS = ("n", "fx", "fy", "fz")          # a contact slot's warm-start entries (WARM)
 _NARROW_PHASE_STATUS = {-1: "the pair was refused (unsupported or malformed shape)",
                         -2: "EPA could not start (degenerate shape)",
@@ -100,6 +110,29 @@ def _pose12(X: np.ndarray) -> np.ndarray:
     return np.concatenate([X[:3, :3].ravel(), X[:3, 3]])
 
 
+def _limit_sides(tree, blk) -> list:
+    """``(coordinate, velocity, sign, bound, label)`` of each side of the joint-limit block
+    ``blk``, in its site order (lower sides first), from its public site interface:
+    ``J = sign e_velocity`` and ``phi = gap(q) = sign (q[coordinate] - bound)``."""
+    q0, v0 = np.zeros(tree.nq), np.zeros(tree.nv)
+    out = []
+    for i, label in enumerate(blk.site_names()):
+        Jn = blk.site_points(q0, v0, i)[0].Jn
+        vi = int(np.flatnonzero(Jn)[0])
+        sign = int(Jn[vi])
+        joint = next(j for j in tree.joints if j.v_start <= vi < j.v_start + j.nv)
+        qi = joint.q_start + vi - joint.v_start
+        out.append((qi, vi, sign, -sign * blk.gap(q0, i), label))
+    return out
+
+
+def limit_softening(blk, context, h: float) -> tuple:
+    """``(erp, cfm)`` of a joint-limit block for the step ``h`` from the block's
+    ``context`` (its ``erp``/``cfm``, or ``kp``/``kd`` mapped by ODE's rule), as its own
+    time-stepping rows take them."""
+    return tuple(float(x) for x in blk.softening(context, h))
+
+
 def describe_block(c) -> str:
     """How a reason names a constraint block: its kind, name and what it acts on (``joint
     limit 'lim' on joint 'knee'``, ``ball closure 'loop' between frames 'a' and 'b'``)."""
@@ -128,22 +161,28 @@ def unsupported_reason(tree, constraints, damping_scheme: str = "implicit") -> O
         return (f"constraint '{soft[0].name}' has MuJoCo softening (solref/solimp), which the "
                 "compiled step does not have")
     contacts = [c for c in constraints if isinstance(c, PointContactConstraint)]
-    others = [c for c in constraints if not isinstance(c, PointContactConstraint)]
+    limits = [c for c in constraints if isinstance(c, JointLimitConstraint)]
+    others = [c for c in constraints
+              if not isinstance(c, (PointContactConstraint, JointLimitConstraint))]
     if others:
         return (", ".join(describe_block(c) for c in others) + ": the compiled step takes "
-                "one PointContactConstraint block and no other constraint")
-    if len(contacts) != 1:
-        return ("the compiled step needs exactly one PointContactConstraint block, got "
+                "one PointContactConstraint block and JointLimitConstraint blocks, no other "
+                "constraint")
+    if len(contacts) > 1 or not (contacts or limits):
+        return ("the compiled step needs one PointContactConstraint block (with any joint "
+                "limits) or joint limits only, got "
                 + (", ".join(describe_block(c) for c in contacts) or "none"))
-    c = constraints[0]
+    for j in tree.joints:
+        if j.nq and _joint_type(j) is None:
+            return f"joint '{j.name}' ({j.type}) has nq != nv"
+    if not contacts:
+        return None
+    c = contacts[0]
     if c.friction != "cone":
         return f"contact '{c.name}' uses friction='{c.friction}' (the compiled step has the disc)"
     if c.max_geometry_margin > 0:
         return (f"contact '{c.name}' has per-geometry contact margins (MuJoCo's margin; the "
                 "compiled step has one margin for every pair)")
-    for j in tree.joints:
-        if j.nq and _joint_type(j) is None:
-            return f"joint '{j.name}' ({j.type}) has nq != nv"
     bad = [(ga, gb) for ga, gb in c.site_pairs
            if shape_description(ga.shape)[0] is None or shape_description(gb.shape)[0] is None]
     if bad:
@@ -161,7 +200,9 @@ class CompiledContactStep:
     Parameters
     ----------
     tree : RigidBodyTree
-    contact : PointContactConstraint
+    constraints : PointContactConstraint or sequence of constraint blocks
+        The plant's constraint blocks (at most one PointContactConstraint, any number of
+        JointLimitConstraint; :func:`unsupported_reason` accepts them).
     kernel : solvers.contact_step.ContactStepKernel
     h : float
     damping_h : ndarray, shape (nv,)
@@ -174,10 +215,15 @@ class CompiledContactStep:
         PGS sweeps per step before the fallback.
     """
 
-    def __init__(self, tree, contact, kernel, h: float, damping_h: np.ndarray, blocks: list,
+    def __init__(self, tree, constraints, kernel, h: float, damping_h: np.ndarray, blocks: list,
                  mask: np.ndarray, max_sweeps: int) -> None:
         self.kernel = kernel
-        self.contact = contact
+        blocks_in = [constraints] if not isinstance(constraints, (list, tuple)) else \
+            list(constraints)
+        self.blocks = blocks_in
+        contacts = [c for c in blocks_in if isinstance(c, PointContactConstraint)]
+        self.contact = contact = contacts[0] if contacts else None
+        self.limits = [c for c in blocks_in if isinstance(c, JointLimitConstraint)]
         self.h = float(h)
         nq, nv, N = tree.nq, tree.nv, len(tree.bodies)
         self.nq, self.nv, self.N = nq, nv, N
@@ -185,7 +231,7 @@ class CompiledContactStep:
         moving = mask.any(axis=1)
         cand_i, cand_d, self.geoms, slot_cand = [], [], [], []
         rec_i, rec_d, common = _SPI, _SPD, L.CANDIDATE_COMMON
-        for ga, gb in contact.site_pairs:
+        for ga, gb in (contact.site_pairs if contact is not None else ()):
             ia, ib = index[ga.body], index[gb.body]
             if not (moving[ia] or moving[ib]):
                 continue              # two bodies fixed to the world: no row can act
@@ -203,8 +249,7 @@ class CompiledContactStep:
             cand_i.append(ci)
             cand_d.append(d)
             self.geoms.extend([(ga, gb)] * slots)
-        npairs, nc = len(cand_i), len(slot_cand)
-        self.npairs, self.nc = npairs, nc
+        self.num_pair_slots = len(slot_cand)
         self.pairs = [self.geoms[int(ci[common.FIRST_CONTACT])] for ci in cand_i]
         self.slots = [int(ci[common.NUM_CONTACTS]) for ci in cand_i]
         # the warm start's keys: four entries per contact slot (WARM), by (pair, point index)
@@ -214,7 +259,31 @@ class CompiledContactStep:
             i = count.get(pair, 0)
             count[pair] = i + 1
             keys.extend(pair + ("candidate", i, part) for part in _WARM_PARTS)
+        # joint-limit sides: one slot each, after the pairs' (keys: block, coordinate, side)
+        self.limit_slots, self.limit_soft = [], []
+        for blk in self.limits:
+            first, n0 = len(slot_cand), len(cand_i)
+            for i, (qi, vi, sign, bound, label) in enumerate(_limit_sides(tree, blk)):
+                ci = np.zeros(L.CANDIDATE_INTS, int)
+                ci[common.KIND], ci[common.FIRST_CONTACT], ci[common.NUM_CONTACTS] = \
+                    _JL, len(slot_cand), 1
+                ci[_JLI.COORDINATE], ci[_JLI.VELOCITY], ci[_JLI.SIGN] = qi, vi, sign
+                d = np.zeros(L.CANDIDATE_DOUBLES)
+                d[_JLD.BOUND], d[_JLD.MARGIN] = bound, blk.margin
+                slot_cand.append(len(cand_i))
+                cand_i.append(ci)
+                cand_d.append(d)
+                keys.extend((blk.name, label, "limit", part) for part in _WARM_PARTS)
+            self.limit_slots.append((first, len(slot_cand)))
+            # where the block's (erp, cfm) go in dt (its candidates' doubles)
+            rows = L.CANDIDATE_DOUBLES * np.arange(n0, len(cand_i))
+            self.limit_soft.append((rows + _JLD.ERP, rows + _JLD.CFM))
         self.warm_keys = tuple(keys)
+        self.slot_coordinate = np.array([-1] * self.num_pair_slots
+                                        + [int(ci[_JLI.COORDINATE])
+                                           for ci in cand_i[len(self.pairs):]], int)
+        npairs, nc = len(cand_i), len(slot_cand)
+        self.npairs, self.nc = npairs, nc
         # reach of the bodies carrying finite geometry (the speculative margin)
         reach: dict = {}
         for b in tree.bodies:
@@ -256,7 +325,11 @@ class CompiledContactStep:
             block_of[a:b] = k
         common = L.CANDIDATE_COMMON
         for k, ci in enumerate(cand_i):
-            dm = mask[ci[common.BODY_B]] - mask[ci[common.BODY_A]]
+            if ci[common.KIND] == _JL:      # the side's one column, with its sign
+                dm = np.zeros(nv, int)
+                dm[ci[_JLI.VELOCITY]] = ci[_JLI.SIGN]
+            else:
+                dm = mask[ci[common.BODY_B]] - mask[ci[common.BODY_A]]
             cols = np.flatnonzero(dm)
             off = put([x for col in cols
                        for x in record(L.COLUMN, column=col, sign=int(dm[col]))])
@@ -286,6 +359,10 @@ class CompiledContactStep:
         it[hd.DAMPING] = L.CANDIDATE_DOUBLES * npairs + len(reach_idx)
         self.it = np.ascontiguousarray(it, dtype=np.int32)
         self.dt = np.ascontiguousarray(dt, dtype=float)
+        # the limit blocks' default softening in dt (a context's own values: its scratch)
+        self.limit_default = tuple(limit_softening(blk, blk.create_default_context(), self.h)
+                                   for blk in self.limits)
+        self.write_limit_softening(self.dt, self.limit_default)
         dims = dict(nq=nq, nv=nv, nb=N, nc=nc)
         sec = L.OUTPUT.offsets(**dims)
         if sec["qn"][0] != 0 or sec["vn"][0] != nq:
@@ -297,6 +374,29 @@ class CompiledContactStep:
         self.n_in = L.INPUT.total(**dims)
         self.n_work = L.WORK.total(**dims)
         self.n_iwork = L.IWORK.total(**dims) + 1
+
+    def block_impulses(self, co: np.ndarray) -> list:
+        """Per constraint block (plant order) the impulses of its active rows: the contact
+        block's normals, then its (t1, t2) pairs; a limit block's active sides in order."""
+        out = []
+        npc = self.num_pair_slots
+        for blk in self.blocks:
+            if blk is self.contact:
+                act = np.flatnonzero(co[:npc, _CO.ACTIVE])
+                p = co[act][:, _CO.slice("impulse")]
+                out.append(np.concatenate([p[:, 0], p[:, 1:].ravel()]))
+            else:
+                a, b = self.limit_slots[next(n for n, x in enumerate(self.limits) if x is blk)]
+                act = a + np.flatnonzero(co[a:b, _CO.ACTIVE])
+                out.append(co[act, _CO.IMPULSE].copy())
+        return out
+
+    def write_limit_softening(self, dt: np.ndarray, values: Sequence) -> None:
+        """Write each limit block's ``(erp, cfm)`` (``values``, in :attr:`limits` order)
+        into its candidates' doubles of the table ``dt``."""
+        for (ie, ic), (erp, cfm) in zip(self.limit_soft, values):
+            dt[ie] = erp
+            dt[ic] = cfm
 
     def narrow_phase_failure(self, pair: int, result: int) -> str:
         """The reason of a step whose narrow phase failed on candidate ``pair`` with
@@ -331,7 +431,9 @@ class CompiledContactStep:
         sc.in_s[:] = scalars
         sc.in_x[:] = xd[:nq + nv]
         sc.in_tau[:] = tau
-        sc.in_H[:], sc.in_c[:], sc.in_P[:], sc.in_S[:] = dyn
+        H, c, P, S = dyn
+        sc.in_H[:], sc.in_c[:], sc.in_P[:] = H, c, P
+        sc.in_S[:] = S if S.ndim == 2 else S.reshape(6, nv)     # (6,) when nv = 1
         if warm is None:
             sc.in_w[:] = 0.0
         elif warm.keys is self.warm_keys:    # this plant's kernel wrote it: same entries
@@ -343,7 +445,7 @@ class CompiledContactStep:
             it_p, dt_p, in_p, w_p, iw_p = sc.ptrs
             code = self.kernel.pointer_call((it_p, dt_p, in_p, out_p, w_p, iw_p))
         else:
-            code = self.kernel.step(self.it, self.dt, sc.inp, out, sc.work, sc.iwork)
+            code = self.kernel.step(self.it, sc.dt, sc.inp, out, sc.work, sc.iwork)
         if code != 0:
             return StepFailure("a velocity block of H + h D is not positive definite")
         k = self.o_stat
@@ -363,20 +465,30 @@ class CompiledContactStep:
         else:
             xd_next = np.array(xd, dtype=float)
             xd_next[:nq + nv] = out[:nq + nv]
-        a = self.o_imp
-        impulses = [out[a:a + 3 * na]]
         a, b = self.o_wout
         warm_next = ContactWarmStart(name, self.warm_keys, out[a:b])
         a, b = self.o_co
         co = out[a:b].reshape(nc, _CO.size)
         a = self.o_jall
         Jall = out[a:].reshape(nc, 3, nv)
-        rows = LazyRows(lambda: _rows(self, co, Jall, scalars))
+        npc = self.num_pair_slots
+        if not self.limits:            # the contact block alone: its impulses as written
+            a = self.o_imp
+            impulses = [out[a:a + 3 * na]]
+            n_points = na
+        else:
+            impulses, n_points = self.block_impulses(co), 0
+            if npc:
+                n_points = int(np.count_nonzero(co[:npc, _CO.ACTIVE]))
+        rows = LazyRows([(lambda b=b: _block_rows(self, b, co, Jall, scalars,
+                                                       sc.limit_values))
+                         for b in self.blocks])
         geoms, h = self.geoms, self.h
+        m_rows = 3 * n_points + (na - n_points)
 
         def make_contacts() -> ContactResults:
             res = []
-            for k in np.flatnonzero(co[:, _CO.ACTIVE]).tolist():
+            for k in np.flatnonzero(co[:npc, _CO.ACTIVE]).tolist():
                 ga, gb = geoms[k]
                 o = co[k]
                 t1, t2 = o[_CO.slice("t1")], o[_CO.slice("t2")]
@@ -390,8 +502,8 @@ class CompiledContactStep:
             return ContactResults(t, tuple(res))
 
         def make_status() -> StepStatus:
-            return StepStatus(name, True, sweeps, na, residual, 3 * na,
-                              SolveReport("solved", PGS_TAG, residual, 3 * na, sweeps))
+            return StepStatus(name, True, sweeps, n_points, residual, m_rows,
+                              SolveReport("solved", PGS_TAG, residual, m_rows, sweeps))
         a, c = self.o_tauc, self.o_acc
         return StepSolution(t, xd_next[:nq], xd_next[nq:nq + nv], xd_next, tau, out[a:a + nv],
                             impulses, rows, out[c:c + nv], warm_next, make_contacts,
@@ -423,24 +535,50 @@ class CompiledStep(StepMethod):
         self.fallback = fallback
         self.name = "compiled_pgs" if tables.kernel.compiled else "numpy_pgs"
         contact = tables.contact
-        soft = ("kp", "kd") if contact.spring else ("erp", "cfm")
-        self.params = tuple(plant.parameter_index(f"{contact.name}.{n}")
-                            for n in ("mu",) + soft)
-        self.bias_mode = 1.0 if (contact.formulation == "stewart_trinkle"
-                                 and not contact.spring) else 0.0
+        if contact is None:                # joint limits only: the contact scalars are unused
+            self.params, self.bias_mode = (), 0.0
+        else:
+            soft = ("kp", "kd") if contact.spring else ("erp", "cfm")
+            self.params = tuple(plant.parameter_index(f"{contact.name}.{n}")
+                                for n in ("mu",) + soft)
+            self.bias_mode = 1.0 if (contact.formulation == "stewart_trinkle"
+                                     and not contact.spring) else 0.0
+        self.limit_params = tuple(
+            (blk.spring, tuple(plant.parameter_index(f"{blk.name}.{n}")
+                               for n in (("kp", "kd") if blk.spring else ("erp", "cfm"))))
+            for blk in tables.limits)
 
-    def _step_impl(self, context, inputs: StepInputs):
+    def step_scalars(self, context) -> tuple:
+        """The layout's ``SCALARS`` of a step of the plant's ``context``: h, the contact
+        block's margin, mu, erp, cfm (zeros without a contact block), the bias mode and the
+        tolerances."""
         tab = self.tables
         contact = tab.contact
+        if contact is None:
+            return (tab.h, 0.0, 0.0, 0.0, 0.0, 0.0, self.plant.lcp_tolerance, PGS_SWEEP_TOL)
         i_mu, i_a, i_b = self.params
         a, b = float(context.get_parameter(i_a)[0]), float(context.get_parameter(i_b)[0])
         erp, cfm = softening_from_spring(a, b, tab.h) if contact.spring else (a, b)
-        scalars = (tab.h, contact.margin, float(context.get_parameter(i_mu)[0]), erp, cfm,
-                   self.bias_mode, self.plant.lcp_tolerance, PGS_SWEEP_TOL)
+        return (tab.h, contact.margin, float(context.get_parameter(i_mu)[0]), erp, cfm,
+                self.bias_mode, self.plant.lcp_tolerance, PGS_SWEEP_TOL)
+
+    def limit_values(self, context) -> tuple:
+        """Each joint-limit block's ``(erp, cfm)`` from the plant's ``context``."""
+        out = []
+        for spring, (i_a, i_b) in self.limit_params:
+            a, b = float(context.get_parameter(i_a)[0]), float(context.get_parameter(i_b)[0])
+            out.append(softening_from_spring(a, b, self.tables.h) if spring else (a, b))
+        return tuple(out)
+
+    def _step_impl(self, context, inputs: StepInputs):
+        tab = self.tables
+        scalars = self.step_scalars(context)
         mem = inputs.memory
         scratch = mem.get("compiled_step_scratch")
         if scratch is None:
             scratch = mem["compiled_step_scratch"] = tab.scratch()
+        if self.limit_params:
+            scratch.set_limit_softening(self.limit_values(context))
         return tab.run(inputs.time, inputs.xd, inputs.tau,
                        self.dynamics(inputs.q, inputs.v), scalars, inputs.warm_start, scratch,
                        self.name)
@@ -448,8 +586,9 @@ class CompiledStep(StepMethod):
 
 class Scratch:
     """One context's buffers of the kernel: its input (the ``INPUT`` sections: scalars,
-    ``[q; v]``, tau, H, c, P, S, warm start; fully overwritten every step), work arrays, and
-    a pool of output arrays (a fresh slice per step, so that its address costs nothing)."""
+    ``[q; v]``, tau, H, c, P, S, warm start; fully overwritten every step), its copy of the
+    double table (with the context's joint-limit softening), work arrays, and a pool of
+    output arrays (a fresh slice per step, so that its address costs nothing)."""
 
     POOL = 16
 
@@ -467,9 +606,19 @@ class Scratch:
         self.work = np.zeros(step.n_work)
         self.iwork = np.zeros(step.n_iwork, dtype=np.int32)
         self.n_out = step.n_out
-        self.ptrs = (step.it.ctypes.data, step.dt.ctypes.data, self.inp.ctypes.data,
+        self.step = step
+        self.dt = step.dt.copy()           # this context's limit softening written in
+        self.limit_values = step.limit_default
+        self.ptrs = (step.it.ctypes.data, self.dt.ctypes.data, self.inp.ctypes.data,
                      self.work.ctypes.data, self.iwork.ctypes.data)
         self.pool, self.pool_addr, self.pool_i = None, 0, self.POOL
+
+    def set_limit_softening(self, values: tuple) -> None:
+        """Write the context's joint-limit softening ``((erp, cfm), ...)`` into this
+        scratch's table when it changed."""
+        if values != self.limit_values:
+            self.step.write_limit_softening(self.dt, values)
+            self.limit_values = values
 
     def out(self):
         """A fresh output array and its address."""
@@ -483,30 +632,50 @@ class Scratch:
 
 
 class LazyRows(Sequence):
-    """The step's one :class:`ConstraintRows` (the contact block's), built on first access
-    (most steps never look at them)."""
+    """The step's :class:`ConstraintRows`, one per constraint block (in the plant's block
+    order), built on first access (most steps never look at them)."""
 
-    def __init__(self, build) -> None:
-        self._build = build
+    def __init__(self, builds: list) -> None:
+        self._builds = builds
         self._rows: Optional[list] = None
 
     def _get(self) -> list:
         if self._rows is None:
-            self._rows = [self._build()]
+            self._rows = [b() for b in self._builds]
         return self._rows
 
     def __getitem__(self, i):
         return self._get()[i]
 
     def __len__(self) -> int:
-        return 1
+        return len(self._builds)
+
+
+def _block_rows(step: CompiledContactStep, blk, co: np.ndarray, Jall: np.ndarray,
+                scalars: tuple, limit_values: tuple):
+    """The rows of constraint block ``blk`` in the step (the contact block's, or a limit
+    block's active sides)."""
+    if blk is step.contact:
+        return _rows(step, co, Jall, scalars)
+    i = next(n for n, b in enumerate(step.limits) if b is blk)
+    a, b = step.limit_slots[i]
+    act = a + np.flatnonzero(co[a:b, _CO.ACTIVE])
+    nv = step.nv
+    if act.shape[0] == 0:
+        return ConstraintRows.empty(nv)
+    J = Jall[act, 0, :].copy()
+    phi = co[act, _CO.DISTANCE]
+    erp, cfm = limit_values[i]
+    bias = np.where(phi > 0, phi / step.h, erp * phi / step.h)
+    return ConstraintRows.make(J, bias, UNILATERAL, cfm=cfm, lo=0.0, phi=phi,
+                               info={"coordinates": step.slot_coordinate[act]})
 
 
 def _rows(step: CompiledContactStep, co: np.ndarray, Jall: np.ndarray, scalars: tuple):
     """The contact rows of the step as :class:`ConstraintRows` (normals first, then the two
     tangent rows of each contact; ``FRICTION_BOX`` kind with bounds ``-+mu``, which the
     kernel applies to the pair as the disc ``|p_t| <= mu p_n``)."""
-    act = np.flatnonzero(co[:, _CO.ACTIVE])
+    act = np.flatnonzero(co[:step.num_pair_slots, _CO.ACTIVE])
     na, nv = act.shape[0], step.nv
     if na == 0:
         return ConstraintRows.empty(nv)

@@ -38,7 +38,7 @@ import numpy as np
 
 from solvers.contact_step import layout as L
 
-from ..constraints import softening_from_spring
+from ..errors import MultibodyError
 from . import solutions
 from ._ts_compiled import PGS_SWEEP_TOL, CompiledStep
 
@@ -116,14 +116,14 @@ class CompiledStepProtocol:
     def scalars(self, context) -> np.ndarray:
         """The layout's ``SCALARS`` of a step from the plant's ``context`` (its parameters):
         h, margin, mu, erp, cfm, bias mode, tol, it_tol."""
-        tab, plant = self._tables, self._plant
-        contact = tab.contact
-        i_mu, i_a, i_b = self._params
-        a, b = float(context.get_parameter(i_a)[0]), float(context.get_parameter(i_b)[0])
-        erp, cfm = softening_from_spring(a, b, tab.h) if contact.spring else (a, b)
+        tab, stepper = self._tables, self._plant.stepper
+        if stepper.limit_values(context) != tab.limit_default:
+            raise MultibodyError(
+                f"plant '{self._plant.name}': the compiled whole run takes the joint limits' "
+                f"default softening ({', '.join(repr(b.name) for b in tab.limits)}); this "
+                "context changed their erp/cfm (or kp/kd) parameters")
         out = np.zeros(L.SCALARS.size)
-        out[:] = (tab.h, contact.margin, float(context.get_parameter(i_mu)[0]), erp, cfm,
-                  self._bias_mode, plant.lcp_tolerance, self._sweep_tol)
+        out[:] = stepper.step_scalars(context)
         return out
 
     def warm_start(self, context) -> np.ndarray:

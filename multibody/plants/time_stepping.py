@@ -309,7 +309,7 @@ class TimeSteppingRigidBodySystem(RigidBodySystemBase):
 
         def compiled(kernel) -> StepMethod:
             tables = CompiledContactStep(
-                tree, self.constraints[0], kernel, h,
+                tree, list(self.constraints), kernel, h,
                 h * implicit_damping(tree, self.include_passive_forces), velocity_blocks(tree),
                 self._mask, max_sweeps)
             return CompiledStep(self, tables, self._fnum, PivotingStep(self))
