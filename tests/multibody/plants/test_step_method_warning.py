@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from _time_stepping_models import four_bar, free_boxes, free_spheres, pendulum
-from multibody.constraints import BallConstraint, JointLimitConstraint, PointContactConstraint
+from multibody.constraints import (BallConstraint, JointFrictionConstraint, JointLimitConstraint,
+                                   PointContactConstraint)
 from multibody.errors import StepMethodWarning
 from multibody.plants import TimeSteppingRigidBodySystem
 
@@ -57,12 +58,13 @@ def test_friction_pyramid_warns_once_naming_the_plant_and_the_block():
     assert plant.get_output_port("step").eval(ctx).report.method == "dantzig"
 
 
-def test_joint_limit_warns_once_naming_the_joint():
+def test_joint_friction_warns_once_naming_the_joint():
     tree = pendulum(upper=0.3)
 
     def run():
-        plant = TimeSteppingRigidBodySystem(tree, H, constraints=[JointLimitConstraint(
-            tree, name="stops")], name="arm")
+        plant = TimeSteppingRigidBodySystem(tree, H, constraints=[
+            JointLimitConstraint(tree, name="stops"),
+            JointFrictionConstraint(tree, ["hinge"], friction=0.01, name="rub")], name="arm")
         ctx = plant.create_default_context()
         plant.set_positions(ctx, [0.2])
         plant.set_velocities(ctx, [3.0])                   # swings into the stop
@@ -72,12 +74,17 @@ def test_joint_limit_warns_once_naming_the_joint():
     assert len(caught) == 1
     msg = str(caught[0].message)
     assert "TimeSteppingRigidBodySystem 'arm'" in msg
-    assert "joint limit 'stops' on joint 'hinge'" in msg
+    assert "joint friction 'rub' on joint 'hinge'" in msg
     assert plant.get_positions(ctx)[0] <= 0.3 + 1e-3       # the stop held
     # a second plant on the same tree warns again: the memory is per plant
     _, again = _caught(lambda: TimeSteppingRigidBodySystem(
-        tree, H, constraints=[JointLimitConstraint(tree, name="stops")], name="arm"))
+        tree, H, constraints=[JointFrictionConstraint(tree, ["hinge"], friction=0.01, name="rub")],
+        name="arm"))
     assert len(again) == 1
+    # joint limits alone take the compiled step: no warning
+    (limits, _), none = _caught(lambda: (TimeSteppingRigidBodySystem(
+        tree, H, constraints=[JointLimitConstraint(tree, name="stops")], name="arm"), None))
+    assert none == [] and limits.step_method == "compiled_pgs"
 
 
 def test_closure_and_contact_together_name_the_closure():
