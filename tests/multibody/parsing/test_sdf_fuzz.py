@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import pathlib
 import random
+import sys
 import warnings
 import xml.etree.ElementTree as ET
 
-import numpy as np
 import pytest
 
 from multibody.parsing import SDFError, SDFWarning, parse_sdf
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+import _fuzz as F  # noqa: E402
 
 CASES_PER_SEED = 30
 DATA = pathlib.Path(__file__).parent / "data" / "sdf"
@@ -40,7 +43,7 @@ def _ns(text: str) -> str:
 
 
 def _mutate(rng: random.Random, root: ET.Element, nested: list) -> str:
-    pairs = [(p, c) for p in root.iter() for c in list(p)]
+    pairs = F.element_pairs(root)
     op = rng.choice(["delete", "duplicate", "drop_attr", "odd_text", "odd_text", "rename",
                      "set_attr", "nest", "swap_text"])
     if not pairs:
@@ -49,29 +52,21 @@ def _mutate(rng: random.Random, root: ET.Element, nested: list) -> str:
     if op == "delete":
         parent.remove(child)
     elif op == "duplicate":
-        parent.insert(list(parent).index(child), ET.fromstring(ET.tostring(child)))
-    elif op == "drop_attr" and child.attrib:
-        del child.attrib[rng.choice(sorted(child.attrib))]
+        F.duplicate(parent, child)
+    elif op == "drop_attr":
+        F.drop_attribute(rng, child)
     elif op == "odd_text":
         texts = [e for e in root.iter() if (e.text or "").strip()]
         if texts:
             e = rng.choice(texts)
-            parts = e.text.split()
-            parts[rng.randrange(len(parts))] = rng.choice(ODD)
-            e.text = " ".join(parts) if rng.random() < 0.7 else rng.choice(ODD)
+            e.text = F.odd_words(rng, e.text, ODD, keep_words=0.7)
     elif op == "rename":
         child.tag = rng.choice(TAGS)
     elif op == "set_attr":
         k, values = rng.choice(ATTRS)
         child.attrib[k] = rng.choice(values)
     elif op == "nest":
-        depth = rng.choice([2, 20, 400])
-        marker = ET.Element(f"NEST{len(nested)}")
-        inner = ET.tostring(child, encoding="unicode")
-        nested.append((f"<NEST{len(nested)} />", f"<{child.tag}>" * depth + inner
-                       + f"</{child.tag}>" * depth))
-        parent.insert(list(parent).index(child), marker)
-        parent.remove(child)
+        F.nest_by_splicing(parent, child, nested, rng.choice([2, 20, 400]), child.tag)
     elif op == "swap_text":
         texts = [e for e in root.iter() if (e.text or "").strip()]
         if len(texts) >= 2:
@@ -81,56 +76,27 @@ def _mutate(rng: random.Random, root: ET.Element, nested: list) -> str:
 
 
 def _serialize(rng: random.Random, root: ET.Element, nested: list) -> bytes | str:
-    body = ET.tostring(root, encoding="unicode")
-    for marker, text in nested:
-        body = body.replace(marker, text)
+    body = F.splice(root, nested)
     data = ('<?xml version="1.0"?>\n' + body).encode("utf-8")
     r = rng.random()
     if r < 0.08:
-        enc = rng.choice(["latin-1", "utf-16", "klingon", "ascii"])
-        return f'<?xml version="1.0" encoding="{enc}"?>\n'.encode() + body.encode("utf-8")
+        return F.declared(rng.choice(["latin-1", "utf-16", "klingon", "ascii"]),
+                          body.encode("utf-8"))
     if r < 0.16:
-        return data[:rng.randrange(len(data))]
+        return F.truncated(rng, data)
     if r < 0.20:
-        i = rng.randrange(len(data))
-        return data[:i] + bytes([rng.randrange(256)]) + data[i + 1:]
+        return F.one_byte_changed(rng, data)
     if r < 0.45:
         return data.decode("utf-8")
     return data
 
 
 def _mutants(seed: str, n: int):
-    text = _ns((DATA / seed).read_text())
-    for k in range(n):
-        rng = random.Random(f"{seed}-{k}")
-        root = ET.fromstring(text)
-        nested: list = []
-        ops = [_mutate(rng, root, nested) for _ in range(rng.choice([1, 1, 2, 3]))]
-        yield f"{seed}-{k}", ops, _serialize(rng, root, nested)
+    return F.mutants(seed, _ns((DATA / seed).read_text()), n, _mutate, _serialize)
 
 
 def _check_one(case: str, ops: list, data) -> str:
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        with np.errstate(over="warn", invalid="warn", divide="warn", under="ignore"):
-            try:
-                tree = parse_sdf(data)
-                outcome = "ok"
-            except SDFError:
-                outcome = "SDFError"
-            except Exception as exc:  # the defect this test looks for
-                pytest.fail(f"case {case} ({ops}): {type(exc).__name__} escaped: {exc}")
-            n_parse = len(caught)
-            if outcome == "ok":
-                try:
-                    tree.finalize()
-                except Exception as exc:
-                    pytest.fail(f"case {case} ({ops}): the parsed tree does not finalize: "
-                                f"{type(exc).__name__}: {exc}")
-    foreign = [w for w in caught[:n_parse] if not issubclass(w.category, SDFWarning)]
-    foreign += [w for w in caught[n_parse:] if "move no mass or inertia" not in str(w.message)]
-    assert not foreign, f"case {case} ({ops}): foreign warnings {[str(w.message) for w in foreign]}"
-    return outcome
+    return F.check_one(case, ops, data, parse=parse_sdf, error=SDFError, warning=SDFWarning)
 
 
 @pytest.mark.parametrize("seed", SEEDS)

@@ -14,15 +14,16 @@ from __future__ import annotations
 
 import pathlib
 import random
-import re
-import warnings
+import sys
 import xml.etree.ElementTree as ET
 
-import numpy as np
 import pytest
 
 from multibody.models import available_models, model_path
 from multibody.parsing import URDFError, URDFWarning, parse_urdf
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+import _fuzz as F  # noqa: E402
 
 CASES_PER_MODEL = 45
 ODD_NUMBERS = [
@@ -35,13 +36,8 @@ ENCODINGS = ["utf-8", "latin-1", "utf-16", "utf-32", "klingon", "ascii", "cp1252
              "idna", "utf-7", "shift_jis", "hex", ""]
 
 
-def _elements(root: ET.Element) -> list[tuple[ET.Element, ET.Element]]:
-    """(parent, child) pairs of the document."""
-    return [(p, c) for p in root.iter() for c in list(p)]
-
-
 def _mutate_tree(rng: random.Random, root: ET.Element, nested: list) -> str:
-    pairs = _elements(root)
+    pairs = F.element_pairs(root)
     op = rng.choice(["delete", "duplicate", "drop_attr", "odd_number", "nest", "swap_values",
                      "rename_tag", "copy_attr"])
     if not pairs:
@@ -50,44 +46,30 @@ def _mutate_tree(rng: random.Random, root: ET.Element, nested: list) -> str:
     if op == "delete":
         parent.remove(child)
     elif op == "duplicate":
-        parent.insert(list(parent).index(child), ET.fromstring(ET.tostring(child)))
-    elif op == "drop_attr" and child.attrib:
-        del child.attrib[rng.choice(sorted(child.attrib))]
+        F.duplicate(parent, child)
+    elif op == "drop_attr":
+        F.drop_attribute(rng, child)
     elif op == "odd_number":
-        numeric = [(e, k) for e in root.iter() for k, v in e.attrib.items()
-                   if re.fullmatch(r"[-+0-9.eE ]+", v.strip() or "x")]
+        numeric = F.numeric_attributes(root)
         if numeric:
             e, k = rng.choice(numeric)
-            parts = e.attrib[k].split()
-            parts[rng.randrange(len(parts))] = rng.choice(ODD_NUMBERS)
-            e.attrib[k] = " ".join(parts) if rng.random() < 0.8 else rng.choice(ODD_NUMBERS)
-    elif op == "nest":   # spliced in as text after serialization (ElementTree recurses)
+            e.attrib[k] = F.odd_words(rng, e.attrib[k], ODD_NUMBERS, keep_words=0.8)
+    elif op == "nest":
         depth = rng.choice([2, 10, 300, 5000])
-        tag = child.tag if rng.random() < 0.5 else "wrap"
-        inner = ET.tostring(child, encoding="unicode")
-        marker = ET.Element(f"NEST{len(nested)}")
-        nested.append((f"<NEST{len(nested)} />", f"<{tag}>" * depth + inner + f"</{tag}>" * depth))
-        parent.insert(list(parent).index(child), marker)
-        parent.remove(child)
+        F.nest_by_splicing(parent, child, nested, depth,
+                           child.tag if rng.random() < 0.5 else "wrap")
     elif op == "swap_values":
-        attrs = [(e, k) for e in root.iter() for k in e.attrib]
-        if len(attrs) >= 2:
-            (e1, k1), (e2, k2) = rng.sample(attrs, 2)
-            e1.attrib[k1], e2.attrib[k2] = e2.attrib[k2], e1.attrib[k1]
+        F.swap_attribute_values(rng, root)
     elif op == "rename_tag":
         child.tag = rng.choice(["link", "joint", "inertial", "origin", "axis", "limit", "mass",
                                 "geometry", "box", "mimic", "robot", "xacro:macro"])
     elif op == "copy_attr":
-        attrs = [(e, k) for e in root.iter() for k in e.attrib]
-        e, k = rng.choice(attrs)
-        child.attrib[k] = e.attrib[k]
+        F.copy_attribute(rng, root, child)
     return op
 
 
-def _serialize(rng: random.Random, root: ET.Element, nested: list) -> bytes:
-    body = ET.tostring(root, encoding="unicode")
-    for marker, text in nested:
-        body = body.replace(marker, text)
+def _serialize(rng: random.Random, root: ET.Element, nested: list) -> bytes | str:
+    body = F.splice(root, nested)
     r = rng.random()
     if r < 0.15:
         enc = rng.choice(ENCODINGS)
@@ -95,15 +77,20 @@ def _serialize(rng: random.Random, root: ET.Element, nested: list) -> bytes:
             data = body.encode(enc if enc not in ("", "klingon", "rot13", "hex", "idna") else "utf-8")
         except (LookupError, UnicodeError):
             data = body.encode("utf-8")
-        return f'<?xml version="1.0" encoding="{enc}"?>\n'.encode() + data
-    data = ('<?xml version="1.0"?>\n' + body).encode("utf-8")
-    if r < 0.25:
-        return data[:rng.randrange(len(data))]                     # truncated
-    if r < 0.30:
-        i = rng.randrange(len(data))                                # one byte changed
-        return data[:i] + bytes([rng.randrange(256)]) + data[i + 1:]
-    if r < 0.33:
-        return data.replace(b'name="', b'name="x" name="', 1)     # duplicate attribute
+        data = F.declared(enc, data)
+    else:
+        data = ('<?xml version="1.0"?>\n' + body).encode("utf-8")
+        if r < 0.25:
+            data = F.truncated(rng, data)
+        elif r < 0.30:
+            data = F.one_byte_changed(rng, data)
+        elif r < 0.33:
+            data = data.replace(b'name="', b'name="x" name="', 1)     # duplicate attribute
+    if rng.random() < 0.3:              # the same document given as a str
+        try:
+            data = data.decode("utf-8")
+        except UnicodeDecodeError:
+            pass
     return data
 
 
@@ -119,45 +106,11 @@ def _seed_text(model: str) -> str:
 
 
 def _mutants(model: str, n: int):
-    text = _seed_text(model)
-    for k in range(n):
-        rng = random.Random(f"{model}-{k}")
-        root = ET.fromstring(text)
-        nested: list = []
-        ops = [_mutate_tree(rng, root, nested) for _ in range(rng.choice([1, 1, 2, 3]))]
-        data = _serialize(rng, root, nested)
-        if rng.random() < 0.3:              # the same document given as a str
-            try:
-                data = data.decode("utf-8")
-            except UnicodeDecodeError:
-                pass
-        yield f"{model}-{k}", ops, data
+    return F.mutants(model, _seed_text(model), n, _mutate_tree, _serialize)
 
 
 def _check_one(case: str, ops: list[str], data: bytes | str) -> str:
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        with np.errstate(over="warn", invalid="warn", divide="warn", under="ignore"):
-            try:
-                tree = parse_urdf(data)
-                outcome = "ok"
-            except URDFError:
-                outcome = "URDFError"
-            except Exception as exc:  # the defect this test looks for
-                pytest.fail(f"case {case} ({ops}): {type(exc).__name__} escaped: {exc}")
-            n_parse = len(caught)
-            if outcome == "ok":   # the tree accepts what the parser accepted
-                try:
-                    tree.finalize()
-                except Exception as exc:
-                    pytest.fail(f"case {case} ({ops}): the parsed tree does not finalize: "
-                                f"{type(exc).__name__}: {exc}")
-    foreign = [w for w in caught[:n_parse] if not issubclass(w.category, URDFWarning)]
-    # finalize() may warn that a joint moves no mass (a mutant without inertia); anything
-    # else (numpy overflow/invalid value) would be a silent inf or NaN
-    foreign += [w for w in caught[n_parse:] if "move no mass or inertia" not in str(w.message)]
-    assert not foreign, f"case {case} ({ops}): foreign warnings {[str(w.message) for w in foreign]}"
-    return outcome
+    return F.check_one(case, ops, data, parse=parse_urdf, error=URDFError, warning=URDFWarning)
 
 
 @pytest.mark.parametrize("model", sorted(EXTRA_SEEDS))
