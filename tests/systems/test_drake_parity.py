@@ -89,23 +89,46 @@ def test_controllability_is_scale_invariant_and_stabilizability_detectability():
     assert is_stabilizable(d) and is_detectable(d) and not is_controllable(d)
 
 
+def _two_input_two_output_diagram(u=(1.0, -1.0), drake: bool = False):
+    """u_a, u_b -> Adder -> p (xdot = -x + 2 u, y = 3 x + 0.5 u) -> y, and y4 = 4 y, with
+    u_a, u_b fixed to ``u``: ours, or with ``drake`` the same diagram in pydrake."""
+    if drake:
+        pf = pytest.importorskip("pydrake.systems.framework")
+        pp = pytest.importorskip("pydrake.systems.primitives")
+        b = pf.DiagramBuilder()
+        add_system, connect, build = b.AddSystem, b.Connect, b.Build
+        export_input, export_output = b.ExportInput, b.ExportOutput
+        Linear, Adder, Gain, named = pp.LinearSystem, pp.Adder, pp.Gain, {}
+    else:
+        from systems.primitives import Adder, Gain
+        b = DiagramBuilder()
+        add_system, connect, build = b.add_system, b.connect, b.build
+        export_input, export_output = b.export_input, b.export_output
+        Linear, named = LinearSystem, {"name": "p"}
+    plant = add_system(Linear(A=[[-1.0]], B=[[2.0]], C=[[3.0]], D=[[0.5]], **named))
+    add = add_system(Adder(2, 1))
+    g = add_system(Gain(4.0, 1))
+    connect(add.get_output_port(), plant.get_input_port())
+    export_input(add.get_input_port(0), "u_a")
+    export_input(add.get_input_port(1), "u_b")
+    export_output(plant.get_output_port(), "y")
+    connect(plant.get_output_port(), g.get_input_port())
+    export_output(g.get_output_port(), "y4")
+    d = build()
+    if drake:
+        ctx = d.CreateDefaultContext()
+        d.get_input_port(0).FixValue(ctx, [u[0]])
+        d.get_input_port(1).FixValue(ctx, [u[1]])
+    else:
+        ctx = d.create_default_context()
+        d.get_input_port("u_a").fix_value(ctx, [u[0]])
+        d.get_input_port("u_b").fix_value(ctx, [u[1]])
+    return d, ctx
+
+
 def test_linearize_selects_one_input_and_one_output_port():
     from systems.analysis import linearize
-    from systems.primitives import Adder, Gain
-    b = DiagramBuilder()
-    plant = b.add_system(LinearSystem(A=[[-1.0]], B=[[2.0]], C=[[3.0]], D=[[0.5]], name="p"))
-    add = b.add_system(Adder(2, 1))
-    g = b.add_system(Gain(4.0, 1))
-    b.connect(add.get_output_port(), plant.get_input_port())
-    b.export_input(add.get_input_port(0), "u_a")
-    b.export_input(add.get_input_port(1), "u_b")
-    b.export_output(plant.get_output_port(), "y")
-    b.connect(plant.get_output_port(), g.get_input_port())
-    b.export_output(g.get_output_port(), "y4")
-    d = b.build()
-    ctx = d.create_default_context()
-    d.get_input_port("u_a").fix_value(ctx, [0.0])
-    d.get_input_port("u_b").fix_value(ctx, [0.0])
+    d, ctx = _two_input_two_output_diagram(u=(0.0, 0.0))
     full = linearize(d, ctx, input_port_index="all", output_port_index="all")
     assert full.B.shape == (1, 2) and full.C.shape == (2, 1)
     lin = linearize(d, ctx, input_port_index="u_b", output_port_index=1)
@@ -120,26 +143,6 @@ def test_linearize_selects_one_input_and_one_output_port():
 # --------------------------------------------------------------------------- issue 20 parity
 # Each item has a test with the expected values written out (runs without pydrake) and,
 # where pydrake is installed, a test that compares with it directly.
-
-def _two_input_two_output_diagram():
-    """u_a, u_b -> Adder -> p (xdot = -x + 2 u, y = 3 x + 0.5 u) -> y, and y4 = 4 y."""
-    from systems.primitives import Adder, Gain
-    b = DiagramBuilder()
-    plant = b.add_system(LinearSystem(A=[[-1.0]], B=[[2.0]], C=[[3.0]], D=[[0.5]], name="p"))
-    add = b.add_system(Adder(2, 1))
-    g = b.add_system(Gain(4.0, 1))
-    b.connect(add.get_output_port(), plant.get_input_port())
-    b.export_input(add.get_input_port(0), "u_a")
-    b.export_input(add.get_input_port(1), "u_b")
-    b.export_output(plant.get_output_port(), "y")
-    b.connect(plant.get_output_port(), g.get_input_port())
-    b.export_output(g.get_output_port(), "y4")
-    d = b.build()
-    ctx = d.create_default_context()
-    d.get_input_port("u_a").fix_value(ctx, [1.0])
-    d.get_input_port("u_b").fix_value(ctx, [-1.0])
-    return d, ctx
-
 
 def test_linearize_defaults_to_the_first_input_and_output_port_as_drake():
     from systems.analysis.linearize import PortSelection, first_order_taylor_approximation, linearize
@@ -172,20 +175,7 @@ def test_linearize_port_selection_equals_drakes():
     from systems.analysis.linearize import first_order_taylor_approximation, linearize
     pf = pytest.importorskip("pydrake.systems.framework")
     pp = pytest.importorskip("pydrake.systems.primitives")
-    b = pf.DiagramBuilder()
-    plant = b.AddSystem(pp.LinearSystem(A=[[-1.0]], B=[[2.0]], C=[[3.0]], D=[[0.5]]))
-    add = b.AddSystem(pp.Adder(2, 1))
-    g = b.AddSystem(pp.Gain(4.0, 1))
-    b.Connect(add.get_output_port(), plant.get_input_port())
-    b.ExportInput(add.get_input_port(0), "u_a")
-    b.ExportInput(add.get_input_port(1), "u_b")
-    b.ExportOutput(plant.get_output_port(), "y")
-    b.Connect(plant.get_output_port(), g.get_input_port())
-    b.ExportOutput(g.get_output_port(), "y4")
-    dd = b.Build()
-    dctx = dd.CreateDefaultContext()
-    dd.get_input_port(0).FixValue(dctx, [1.0])
-    dd.get_input_port(1).FixValue(dctx, [-1.0])
+    dd, dctx = _two_input_two_output_diagram(drake=True)
     d, ctx = _two_input_two_output_diagram()
     cases = [({}, {}),
              (dict(input_port_index=1, output_port_index=1),
