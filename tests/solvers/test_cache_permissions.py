@@ -12,7 +12,6 @@ per-user fallback cache is then ``HOME/.cache/dynablocks/compiled``).
 """
 from __future__ import annotations
 
-import json
 import os
 import pathlib
 import stat
@@ -27,25 +26,19 @@ from solvers import _compiled_cache as store
 from solvers import compiled
 from solvers.compiled import CacheSecurityWarning, CompilationWarning, CompiledFunction
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+import _cache_helpers as H  # noqa: E402
 needs_cc = pytest.mark.skipif(compiled.find_compiler() is None, reason="no C compiler")
 posix_only = pytest.mark.skipif(not hasattr(os, "geteuid"), reason="POSIX permissions")
 X = [0.3, -1.2, 2.5]
 
-CHILD = r'''
-import json, os, pathlib, sys, warnings
+CHILD = H.COUNT_BUILDS + r'''
+import warnings
 import casadi as ca, numpy as np
-from solvers import _compiled_build as B
 from solvers.compiled import CompiledFunction
 
 if len(sys.argv) > 2:
     os.umask(int(sys.argv[2], 8))
-built = []
-real = B._run_compiler
-def counting(argv):
-    built.append(pathlib.Path(argv[argv.index("-o") + 1]).name)
-    return real(argv)
-B._run_compiler = counting
 x = ca.SX.sym("x", 3)
 f = ca.Function("f", [x], [ca.sin(x) * x[0] + 1], ["x"], ["y"])
 with warnings.catch_warnings(record=True) as caught:
@@ -75,16 +68,10 @@ def expected() -> list[float]:
 
 
 def run_child(tmp_path, cache_dir, umask: str | None = None) -> dict:
-    script = tmp_path / "child.py"
-    script.write_text(CHILD)
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
-    env = dict(os.environ, PYTHONPATH=str(ROOT), OPENBLAS_NUM_THREADS="1", HOME=str(home),
-               DYNABLOCKS_CACHE_DIR=str(cache_dir))
-    argv = [sys.executable, str(script), "run"] + ([umask] if umask else [])
-    proc = subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, env=env, timeout=300)
-    assert proc.returncode == 0, f"child exited with {proc.returncode}: {proc.stderr[-3000:]}"
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    env = H.child_env(HOME=str(home), DYNABLOCKS_CACHE_DIR=str(cache_dir))
+    out = H.run_script(tmp_path, CHILD, "run", *([umask] if umask else []), env=env)
     assert out["y"] == pytest.approx(expected(), abs=1e-15)
     return out
 
@@ -111,20 +98,30 @@ def planted(built_cache, tmp_path):
         if p.is_file():
             (d / p.name).write_bytes(p.read_bytes())
     lib = d / name
-    key = store.manifest_path(lib).read_text().splitlines()[1].split()[1]
+    key = H.key_of(lib)
     marker = tmp_path / "PLANTED_LIBRARY_RAN"
     c_file = tmp_path / "planted.c"
     c_file.write_text(PLANTED_C % marker)
     cc = compiled.find_compiler()
     subprocess.run([*cc, "-shared", "-fPIC", "-o", str(lib), str(c_file)], check=True)
     lib.chmod(0o755)
-    store.manifest_path(lib).write_text(store.manifest_text(key, store.sha256_file(lib)))
+    H.forge_manifest(lib, key)
     assert store.verify_library(lib, key)            # the hash check alone would pass
     return d, lib, marker
 
 
 def _fallback(tmp_path) -> pathlib.Path:
     return tmp_path / "home" / ".cache" / "dynablocks" / "compiled"
+
+
+def run_set_aside(tmp_path, cache_dir, marker, warning: str) -> dict:
+    """Run f with ``cache_dir`` unsafe: the planted library never runs (no marker), f goes to
+    the private fallback cache, and a warning says ``warning``."""
+    out = run_child(tmp_path, cache_dir)
+    assert not marker.exists()                       # the planted library never ran
+    assert pathlib.Path(out["path"]).parent == _fallback(tmp_path)
+    assert any(warning in m for _, m in out["warnings"]), out["warnings"]
+    return out
 
 
 # ---------------------------------------------------------------- planted libraries
@@ -145,10 +142,8 @@ def test_the_marker_shows_a_loaded_library(planted, tmp_path):
 def test_world_writable_cache_directory_is_set_aside_with_a_warning(planted, tmp_path):
     d, lib, marker = planted
     d.chmod(0o777)
-    out = run_child(tmp_path, d)
-    assert not marker.exists()                       # the planted library never ran
+    out = run_set_aside(tmp_path, d, marker, f"{d} is writable by all users (mode 0777)")
     assert out["backend"] == "c"
-    assert pathlib.Path(out["path"]).parent == _fallback(tmp_path)
     assert out["built"] == [lib.name]                # compiled into the private cache
     warned = [m for c, m in out["warnings"] if c == "CacheSecurityWarning"]
     assert len(warned) == 1
@@ -162,10 +157,7 @@ def test_world_writable_cache_directory_is_set_aside_with_a_warning(planted, tmp
 def test_group_writable_cache_directory_is_set_aside(planted, tmp_path):
     d, lib, marker = planted
     d.chmod(0o770)
-    out = run_child(tmp_path, d)
-    assert not marker.exists()
-    assert pathlib.Path(out["path"]).parent == _fallback(tmp_path)
-    assert any("is writable by its group (mode 0770)" in m for _, m in out["warnings"])
+    run_set_aside(tmp_path, d, marker, "is writable by its group (mode 0770)")
 
 
 @needs_cc
@@ -179,10 +171,7 @@ def test_private_directory_under_a_world_writable_parent_is_set_aside(planted, t
     parent.chmod(0o777)
     inner = parent / "cache"
     d.rename(inner)
-    out = run_child(tmp_path, inner)
-    assert not marker.exists()
-    assert pathlib.Path(out["path"]).parent == _fallback(tmp_path)
-    assert any(f"{parent} is writable by all users" in m for _, m in out["warnings"])
+    run_set_aside(tmp_path, inner, marker, f"{parent} is writable by all users")
 
 
 @needs_cc
@@ -217,10 +206,7 @@ def test_cache_directory_owned_by_another_user_is_not_used(planted, tmp_path):
     d.chmod(0o755)
     for p in [d, *d.iterdir()]:
         os.chown(p, 65534, 65534)
-    out = run_child(tmp_path, d)
-    assert not marker.exists()
-    assert pathlib.Path(out["path"]).parent == _fallback(tmp_path)
-    assert any(f"{d} is owned by uid 65534" in m for _, m in out["warnings"])
+    run_set_aside(tmp_path, d, marker, f"{d} is owned by uid 65534")
 
 
 # ---------------------------------------------------------------- creation

@@ -27,23 +27,17 @@ from solvers import _compiled_cache as store
 from solvers import compiled
 from solvers.compiled import CompilationWarning, CompiledFunction
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+import _cache_helpers as H  # noqa: E402
+
 needs_cc = pytest.mark.skipif(compiled.find_compiler() is None, reason="no C compiler")
 X = [0.3, -1.2, 2.5]
 
-CHILD = r'''
-import json, os, pathlib, sys, threading, time
+CHILD = H.COUNT_BUILDS + r'''
+import threading, time
 import casadi as ca, numpy as np
-from solvers import _compiled_build as B
 from solvers import _compiled_cache as C
 from solvers.compiled import CompiledFunction
-
-built = []
-real = B._run_compiler
-def counting(argv):
-    built.append(pathlib.Path(argv[argv.index("-o") + 1]).name)
-    return real(argv)
-B._run_compiler = counting
 
 def make(name):
     x = ca.SX.sym("x", 3)
@@ -81,18 +75,14 @@ def expected(name: str) -> list[float]:
     return (np.sin(x) * x[0] + 1 if name == "f" else np.cos(x) * x[1] - 2).tolist()
 
 
-def run_child(tmp_path, *args, check=True) -> dict:
-    script = tmp_path / "child.py"
-    script.write_text(CHILD)
-    env = dict(os.environ, PYTHONPATH=str(ROOT), OPENBLAS_NUM_THREADS="1")
+def _env() -> dict:
+    env = H.child_env()
     env.pop("DYNABLOCKS_CACHE_DIR", None)
-    proc = subprocess.run([sys.executable, str(script), *map(str, args)], capture_output=True,
-                          text=True, cwd=ROOT, env=env, timeout=300)
-    # a negative return code is a signal (SIGSEGV, SIGBUS): the defect this file guards against
-    assert proc.returncode == 0, f"child exited with {proc.returncode}: {proc.stderr[-3000:]}"
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
-    out["stderr"] = proc.stderr
-    return out
+    return env
+
+
+def run_child(tmp_path, *args) -> dict:
+    return H.run_script(tmp_path, CHILD, *args, env=_env())
 
 
 @pytest.fixture(scope="module")
@@ -123,13 +113,9 @@ def assert_recompiled_and_right(tmp_path, cache_dir, lib: pathlib.Path):
     assert out["g"] == pytest.approx(expected("g"), abs=1e-15)
     assert out["f_backend"] == "c"
     assert out["built"] == [lib.name], out["built"]              # f compiled again, g reused
-    assert store.verify_library(lib, _key_of(lib))
+    assert store.verify_library(lib, H.key_of(lib))
     again = run_child(tmp_path, "run", cache_dir)                 # and now it is healthy
     assert again["built"] == [] and again["f"] == out["f"]
-
-
-def _key_of(lib: pathlib.Path) -> str:
-    return store.manifest_path(lib).read_text().splitlines()[1].split()[1]
 
 
 # ---------------------------------------------------------------- corruption
@@ -143,18 +129,14 @@ def test_intact_cache_is_reused_without_compiling(cache, tmp_path):
 @needs_cc
 def test_truncated_library_is_recompiled(cache, tmp_path):
     d, f_lib, _ = cache
-    data = f_lib.read_bytes()
-    f_lib.write_bytes(data[:len(data) // 2])
+    H.truncate(f_lib, 2)
     assert_recompiled_and_right(tmp_path, d, f_lib)
 
 
 @needs_cc
 def test_bit_flipped_library_is_recompiled(cache, tmp_path):
     d, f_lib, _ = cache
-    data = bytearray(f_lib.read_bytes())
-    for i in range(len(data) // 3, len(data) // 3 + 64, 8):      # flip bits in the code
-        data[i] ^= 0x10
-    f_lib.write_bytes(bytes(data))
+    H.flip_code_bits(f_lib)
     assert_recompiled_and_right(tmp_path, d, f_lib)
 
 
@@ -178,9 +160,9 @@ def test_forged_manifest_is_caught_by_the_key_inside_the_library(cache, tmp_path
     """The manifest names f's key and the hash of g's library: the hash check passes, the
     key compiled into the library does not."""
     d, f_lib, g_lib = cache
-    key = _key_of(f_lib)
+    key = H.key_of(f_lib)
     shutil.copyfile(g_lib, f_lib)
-    store.manifest_path(f_lib).write_text(store.manifest_text(key, store.sha256_file(f_lib)))
+    H.forge_manifest(f_lib, key)
     assert store.verify_library(f_lib, key)
     assert_recompiled_and_right(tmp_path, d, f_lib)
 
@@ -255,13 +237,12 @@ def test_process_exiting_during_a_background_compile_leaves_no_temporaries(tmp_p
 def test_concurrent_processes_compile_the_same_function_into_an_empty_cache(tmp_path):
     d = tmp_path / "cache"
     go = tmp_path / "go"
-    script = tmp_path / "child.py"
-    script.write_text(CHILD)
-    env = dict(os.environ, PYTHONPATH=str(ROOT), OPENBLAS_NUM_THREADS="1")
+    script = H.write_child(tmp_path, CHILD)
+    env = H.child_env()
     n = 4
     procs = [subprocess.Popen([sys.executable, str(script), "race", str(d), str(go),
                                str(tmp_path / f"ready{i}")], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
+                              stderr=subprocess.PIPE, text=True, cwd=H.ROOT, env=env)
              for i in range(n)]
     try:
         for _ in range(6000):
@@ -279,7 +260,7 @@ def test_concurrent_processes_compile_the_same_function_into_an_empty_cache(tmp_
         assert out["f_backend"] == "c"
         assert out["f"] == pytest.approx(expected("f"), abs=1e-15)
     libs = sorted(d.glob("dbk_f_*.so"))
-    assert len(libs) == 1 and store.verify_library(libs[0], _key_of(libs[0]))
+    assert len(libs) == 1 and store.verify_library(libs[0], H.key_of(libs[0]))
     assert not list(d.glob(".dbk-tmp-*"))                         # nothing left behind
 
 

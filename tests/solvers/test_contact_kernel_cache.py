@@ -11,11 +11,8 @@ rebuilt, ``load_kernel`` raises ``ContactStepBuildError`` naming the cause.
 """
 from __future__ import annotations
 
-import json
-import os
 import pathlib
 import shutil
-import subprocess
 import sys
 
 import pytest
@@ -23,21 +20,11 @@ import pytest
 from solvers import _compiled_cache as store
 from solvers import compiled
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+import _cache_helpers as H  # noqa: E402
 
-CHILD = r'''
-import json, os, pathlib, subprocess, sys
+CHILD = H.COUNT_BUILDS + r'''
 sys.path.insert(0, str(pathlib.Path.cwd() / "tests"))
-from solvers import _compiled_build as B
-
-built = []
-real = B._run_compiler
-def counting(argv):
-    built.append(pathlib.Path(argv[argv.index("-o") + 1]).name)
-    if os.environ.get("FAIL_COMPILER"):     # the same compiler (same key), failing
-        return subprocess.CompletedProcess(argv, 1, "", "cc: internal error")
-    return real(argv)
-B._run_compiler = counting
 
 import numpy as np
 import solvers.contact_step as cs
@@ -71,19 +58,10 @@ print(json.dumps({"method": plant.step_method, "kernel": str(cs.load_kernel().pa
 
 
 def run_child(tmp_path, cache_dir, mode="run", env_extra=None) -> dict:
-    script = tmp_path / "child.py"
-    script.write_text(CHILD)
     home = tmp_path / "home"
     home.mkdir(exist_ok=True)
-    env = dict(os.environ, PYTHONPATH=str(ROOT), OPENBLAS_NUM_THREADS="1",
-               DYNABLOCKS_CACHE_DIR=str(cache_dir), HOME=str(home), **(env_extra or {}))
-    proc = subprocess.run([sys.executable, str(script), mode], capture_output=True, text=True,
-                          cwd=ROOT, env=env, timeout=600)
-    # a negative return code is a signal (SIGBUS, SIGSEGV, SIGILL): the defect guarded here
-    assert proc.returncode == 0, f"child exited with {proc.returncode}: {proc.stderr[-3000:]}"
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
-    out["stderr"] = proc.stderr
-    return out
+    env = H.child_env(DYNABLOCKS_CACHE_DIR=str(cache_dir), HOME=str(home), **(env_extra or {}))
+    return H.run_script(tmp_path, CHILD, mode, env=env, timeout=600)
 
 
 @pytest.fixture(scope="module")
@@ -97,7 +75,7 @@ def pristine(tmp_path_factory):
     assert out["method"] == "compiled_pgs"
     kernel = pathlib.Path(out["kernel"])
     assert kernel.parent == cache and kernel.name in out["built"]
-    assert store.verify_library(kernel, _key_of(kernel))        # built with its manifest
+    assert store.verify_library(kernel, H.key_of(kernel))        # built with its manifest
     return cache, kernel.name, out
 
 
@@ -110,16 +88,12 @@ def cache(pristine, tmp_path):
     return dst, dst / kernel_name, clean
 
 
-def _key_of(lib: pathlib.Path) -> str:
-    return store.manifest_path(lib).read_text().splitlines()[1].split()[1]
-
-
 def assert_rebuilt_and_same_step(tmp_path, cache_dir, kernel, clean):
     out = run_child(tmp_path, cache_dir)
     assert out["built"] == [kernel.name], out["built"]      # the kernel alone, again
     assert out["method"] == "compiled_pgs" and out["kernel"] == str(kernel)
     assert out["q"] == clean["q"] and out["v"] == clean["v"]   # bitwise the clean step
-    assert store.verify_library(kernel, _key_of(kernel))
+    assert store.verify_library(kernel, H.key_of(kernel))
     again = run_child(tmp_path, cache_dir)                  # and now it is healthy
     assert again["built"] == [] and again["q"] == clean["q"]
 
@@ -134,17 +108,13 @@ def test_intact_kernel_is_loaded_without_compiling(cache, tmp_path):
 
 def test_kernel_truncated_to_a_quarter_is_rebuilt(cache, tmp_path):
     d, kernel, clean = cache
-    data = kernel.read_bytes()
-    kernel.write_bytes(data[:len(data) // 4])
+    data = H.truncate(kernel, 4)
     assert_rebuilt_and_same_step(tmp_path, d, kernel, clean)
 
 
 def test_kernel_with_flipped_bits_is_rebuilt(cache, tmp_path):
     d, kernel, clean = cache
-    data = bytearray(kernel.read_bytes())
-    for i in range(len(data) // 3, len(data) // 3 + 64, 8):   # in the code
-        data[i] ^= 0x10
-    kernel.write_bytes(bytes(data))
+    H.flip_code_bits(kernel)
     assert_rebuilt_and_same_step(tmp_path, d, kernel, clean)
 
 
@@ -153,11 +123,11 @@ def test_foreign_library_with_a_forged_manifest_is_rebuilt(cache, tmp_path):
     manifest naming the kernel's key and the foreign library's hash: the hash check passes,
     the key compiled into the library does not."""
     d, kernel, clean = cache
-    key = _key_of(kernel)
+    key = H.key_of(kernel)
     foreign = next(p for p in d.glob("dbk_*.so") if not p.name.startswith(
         ("dbk_contact_step_", "dbk_fastcall_")))
     shutil.copyfile(foreign, kernel)
-    store.manifest_path(kernel).write_text(store.manifest_text(key, store.sha256_file(kernel)))
+    H.forge_manifest(kernel, key)
     assert store.verify_library(kernel, key)
     assert_rebuilt_and_same_step(tmp_path, d, kernel, clean)
 
@@ -171,8 +141,7 @@ def test_kernel_without_manifest_from_the_earlier_layout_is_rebuilt(cache, tmp_p
 
 def test_damaged_kernel_that_cannot_be_rebuilt_is_refused_with_a_named_error(cache, tmp_path):
     d, kernel, _ = cache
-    data = kernel.read_bytes()
-    kernel.write_bytes(data[:len(data) // 4])
+    data = H.truncate(kernel, 4)
     out = run_child(tmp_path, d, mode="kernel", env_extra={"FAIL_COMPILER": "1"})
     assert out["error"] == "ContactStepBuildError"
     assert "contact-step kernel" in out["message"] and "exited with status 1" in out["message"]
