@@ -100,3 +100,32 @@ def _jump_then_sample(t_final=0.35):
     return [d.get_subsystem_context(src, ctx).discrete_state[0],
             d.get_subsystem_context(smp, ctx).discrete_state[0]]
 
+
+
+class Counter(LeafSystem):
+    """xd <- xd + 1 every ``period`` from 0; a periodic publish every ``period`` records
+    (t, xd) in ``seen``."""
+
+    def __init__(self, period):
+        super().__init__("counter")
+        self.declare_discrete_state(1)
+        self.declare_periodic_discrete_update(period, 0.0, lambda c: c.discrete_state + 1.0)
+        self.seen = []
+        self.declare_periodic_publish(period, 0.0,
+                                      lambda c: self.seen.append((c.time, c.discrete_state[0])))
+
+
+class PerStep(LeafSystem):
+    """xdot = 1; a per-step discrete update xd <- xd + 1 and a per-step publish recording
+    (t, xd) in ``seen``."""
+
+    def __init__(self):
+        super().__init__("per_step")
+        self.declare_continuous_state(1)
+        self.declare_discrete_state(1)
+        self.declare_per_step_discrete_update(lambda c: c.discrete_state + 1.0)
+        self.seen = []
+        self.declare_per_step_publish(lambda c: self.seen.append((c.time, c.discrete_state[0])))
+
+    def time_derivatives(self, context):
+        return [1.0]

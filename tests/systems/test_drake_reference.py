@@ -328,22 +328,19 @@ def test_advance_to_the_current_time_steps_as_drakes():
     Counter, PerStep = _drake_counter_and_per_step()
     c = Counter()
     sim = DrakeSimulator(c)
-    drake_counter = []
-    for call in (sim.Initialize, lambda: sim.AdvanceTo(0.75), lambda: sim.AdvanceTo(0.75),
-                 lambda: sim.AdvanceTo(0.875)):
-        call()
-        ctx = sim.get_context()
-        drake_counter.append((ctx.get_time(), ctx.get_discrete_state(0).get_value()[0],
-                              sim.get_num_steps_taken(), sim.get_num_discrete_updates(), list(c.seen)))
+    drake_counter = adv.run_calls(
+        adv.COUNTER_CALLS, sim.Initialize, sim.AdvanceTo,
+        lambda: (sim.get_context().get_time(),
+                 sim.get_context().get_discrete_state(0).get_value()[0],
+                 sim.get_num_steps_taken(), sim.get_num_discrete_updates(), list(c.seen)))
     assert drake_counter == adv.EXPECTED_COUNTER == adv.run_counter()
 
     s = PerStep()
     sim = DrakeSimulator(s)
     _drake_fixed_step(sim, adv.H)
-    drake_per_step = []
-    for t in (0.0, 0.75, 0.75):
-        sim.AdvanceTo(t)
-        drake_per_step.append((sim.get_context().get_time(), sim.get_num_steps_taken(), list(s.seen)))
+    drake_per_step = adv.run_calls(
+        adv.PER_STEP_CALLS, sim.Initialize, sim.AdvanceTo,
+        lambda: (sim.get_context().get_time(), sim.get_num_steps_taken(), list(s.seen)))
     assert drake_per_step == adv.EXPECTED_PER_STEP == adv.run_per_step()
 
 

@@ -14,53 +14,38 @@ without pydrake.
 import numpy as np
 import pytest
 
-from systems import DiagramBuilder, LeafSystem
+from systems import DiagramBuilder
 from systems.analysis import Simulator
 from systems.primitives import ConstantVectorSource, Integrator, LogVectorOutput
+from _systems_models import Counter, PerStep
 
 P = 0.25      # period of the counter's update and publish
 H = 0.125     # fixed step of the per-step system
 
 
-class Counter(LeafSystem):
-    """xd <- xd + 1 every P from 0; a periodic publish every P records (t, xd)."""
+def run_calls(calls, initialize, advance_to, snapshot):
+    """Run ``calls`` (``"initialize"`` or a time to advance to) and return ``snapshot()``
+    after each; ``test_drake_reference.py`` runs the same calls on pydrake's Simulator."""
+    out = []
+    for call in calls:
+        initialize() if call == "initialize" else advance_to(call)
+        out.append(snapshot())
+    return out
 
-    def __init__(self):
-        super().__init__("counter")
-        self.declare_discrete_state(1)
-        self.declare_periodic_discrete_update(P, 0.0, lambda c: c.discrete_state + 1.0)
-        self.seen = []
-        self.declare_periodic_publish(P, 0.0, lambda c: self.seen.append((c.time, c.discrete_state[0])))
 
-
-class PerStep(LeafSystem):
-    """xdot = 1; a per-step discrete update xd <- xd + 1 and a per-step publish of (t, xd)."""
-
-    def __init__(self):
-        super().__init__("per_step")
-        self.declare_continuous_state(1)
-        self.declare_discrete_state(1)
-        self.declare_per_step_discrete_update(lambda c: c.discrete_state + 1.0)
-        self.seen = []
-        self.declare_per_step_publish(lambda c: self.seen.append((c.time, c.discrete_state[0])))
-
-    def time_derivatives(self, context):
-        return [1.0]
+COUNTER_CALLS = ("initialize", 0.75, 0.75, 0.875)
+PER_STEP_CALLS = (0.0, 0.75, 0.75)
 
 
 def run_counter():
     """Initialize, advance_to(0.75) twice, advance_to(0.875); after each: (time, xd, steps,
     discrete updates, publishes recorded)."""
-    c = Counter()
+    c = Counter(P)
     sim = Simulator(c)
-    out = []
-    for call in (sim.initialize, lambda: sim.advance_to(0.75), lambda: sim.advance_to(0.75),
-                 lambda: sim.advance_to(0.875)):
-        call()
-        ctx = sim.get_context()
-        out.append((ctx.time, ctx.discrete_state[0], sim.get_num_steps_taken(),
-                    sim.get_statistics()["discrete_updates"], list(c.seen)))
-    return out
+    return run_calls(COUNTER_CALLS, sim.initialize, sim.advance_to,
+                     lambda: (sim.get_context().time, sim.get_context().discrete_state[0],
+                              sim.get_num_steps_taken(), sim.get_statistics()["discrete_updates"],
+                              list(c.seen)))
 
 
 def run_per_step():
@@ -68,11 +53,8 @@ def run_per_step():
     steps, the per-step publishes recorded)."""
     s = PerStep()
     sim = Simulator(s, integrator="runge_kutta2", fixed_step=True, max_step=H)
-    out = []
-    for t in (0.0, 0.75, 0.75):
-        sim.advance_to(t)
-        out.append((sim.get_context().time, sim.get_num_steps_taken(), list(s.seen)))
-    return out
+    return run_calls(PER_STEP_CALLS, sim.initialize, sim.advance_to,
+                     lambda: (sim.get_context().time, sim.get_num_steps_taken(), list(s.seen)))
 
 
 def run_logged_ramp():
@@ -95,7 +77,7 @@ def run_logged_ramp():
 
 def run_monitor():
     """Monitor times of initialize, advance_to(0.5), advance_to(0.5), advance_pending_events."""
-    c = Counter()
+    c = Counter(P)
     sim = Simulator(c)
     times = []
     sim.set_monitor(lambda ctx: times.append(ctx.time))
@@ -144,7 +126,7 @@ def test_the_monitor_runs_in_zero_length_steps_and_advance_pending_events_is_one
 
 
 def test_advance_pending_events_equals_advance_to_the_current_time():
-    a, b = Counter(), Counter()
+    a, b = Counter(P), Counter(P)
     sa, sb = Simulator(a), Simulator(b)
     sa.advance_to(0.5)
     sb.advance_to(0.5)

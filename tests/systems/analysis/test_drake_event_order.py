@@ -17,22 +17,14 @@ from solvers import ops
 from systems import DiagramBuilder, LeafSystem
 from systems.analysis import EventStatus, NonFiniteStateError, Simulator
 from systems.primitives import LogVectorOutput, Ramp, ZeroOrderHold
-from _systems_models import _jump_then_sample, _sampled_data_loop
+from _systems_models import Counter, PerStep, _jump_then_sample, _sampled_data_loop
 
 
-class Counter(LeafSystem):
-    """xd <- xd + 1 every 0.1 s; a publish every 0.1 s records (t, xd)."""
-
-    def __init__(self):
-        super().__init__("counter")
-        self.declare_discrete_state(1)
-        self.declare_periodic_discrete_update(0.1, 0.0, lambda c: c.discrete_state + 1.0)
-        self.seen = []
-        self.declare_periodic_publish(0.1, 0.0, lambda c: self.seen.append((c.time, c.discrete_state[0])))
+PERIOD = 0.1       # of the counter's update and publish (Counter(PERIOD) records (t, xd))
 
 
 def test_publishes_at_t_see_the_state_before_the_updates_due_at_t():
-    c = Counter()
+    c = Counter(PERIOD)
     sim = Simulator(c)
     sim.initialize()
     # Drake: Initialize() publishes at t0 with x-(t0); the update due at t0 is pending.
@@ -55,36 +47,22 @@ def test_publishes_at_t_see_the_state_before_the_updates_due_at_t():
     assert sim.get_num_steps_taken() == 5
 
 
-class PerStep(LeafSystem):
-    """A per-step discrete update (count) and a per-step publish recording the count."""
-
-    def __init__(self):
-        super().__init__("per_step")
-        self.declare_continuous_state(1)
-        self.declare_discrete_state(1)
-        self.declare_per_step_discrete_update(lambda c: c.discrete_state + 1.0)
-        self.seen = []
-        self.declare_per_step_publish(lambda c: self.seen.append(c.discrete_state[0]))
-
-    def time_derivatives(self, context):
-        return [1.0]
-
-
 def test_per_step_updates_happen_at_the_start_of_each_step():
     s = PerStep()
     sim = Simulator(s, integrator="runge_kutta4", max_step=0.1)
     sim.initialize()
-    assert s.seen == [0.0]             # Initialize(): per-step publish, no per-step update
+    assert s.seen == [(0.0, 0.0)]      # Initialize(): per-step publish, no per-step update
     sim.advance_to(1.0)
     n = sim.get_num_steps_taken()
     assert n == 10
-    # The publish at the end of step k sees the update made at the start of step k.
-    assert s.seen == [float(k) for k in range(n + 1)]
+    # The publish at the end of step k (at t = 0.1 k) sees the update made at its start.
+    assert [v for _, v in s.seen] == [float(k) for k in range(n + 1)]
+    assert [t for t, _ in s.seen] == pytest.approx([0.1 * k for k in range(n + 1)], abs=1e-12)
     assert sim.get_context().discrete_state[0] == n
 
 
 def test_the_monitor_is_called_by_initialize_and_can_stop_the_run():
-    c = Counter()
+    c = Counter(PERIOD)
     sim = Simulator(c)
     calls = []
     sim.set_monitor(lambda ctx: calls.append(ctx.time))
@@ -93,7 +71,7 @@ def test_the_monitor_is_called_by_initialize_and_can_stop_the_run():
     sim.advance_to(0.25)
     assert calls == pytest.approx([0.0, 0.1, 0.2, 0.25], abs=1e-12)
 
-    c2 = Counter()
+    c2 = Counter(PERIOD)
     sim2 = Simulator(c2)
     sim2.set_monitor(lambda ctx: EventStatus.reached_termination("stop at once"))
     status = sim2.advance_to(1.0)              # initialize() runs the monitor first
@@ -214,7 +192,7 @@ def test_a_nan_in_a_compiled_simulation_gives_one_named_error(integrator, capfd)
 
 
 def test_reset_context_and_realtime_rate():
-    c = Counter()
+    c = Counter(PERIOD)
     sim = Simulator(c)
     sim.advance_to(0.5)
     fresh = c.create_default_context()
@@ -225,7 +203,7 @@ def test_reset_context_and_realtime_rate():
     assert [v for _, v in c.seen] == [0.0, 1.0, 2.0]
     assert sim.get_actual_realtime_rate() > 0.0
     with pytest.raises(ValueError, match="not a root context of system 'counter'"):
-        sim.reset_context(Counter().create_default_context())
+        sim.reset_context(Counter(PERIOD).create_default_context())
     with pytest.raises(TypeError, match="expected a Context"):
         sim.reset_context("context")
     sim.set_target_realtime_rate(0.0)
