@@ -203,8 +203,11 @@ def capsule(solver: str = "auto") -> DynablocksRun:
     return _free_scene(tree, {"capsule": C.capsule_pose()}, ["capsule"], solver)
 
 
-def quadruped(solver: str = "auto") -> DynablocksRun:
-    """The diagram of ``examples/quadruped_standing.build_quadruped`` (feet touching)."""
+def quadruped_parts():
+    """The parts of ``examples/quadruped_standing.build_quadruped``: the floating quadruped
+    with a ground halfspace, its actuated joints, their ``legs`` actuator, the contact of the
+    feet and trunk with the ground (mu = 1), the stance configuration and the feedforward
+    torques that hold it: ``(tree, joints, legs, contact, q_stance, tau_ff)``."""
     tree = RigidBodyTree.from_urdf(str(model_path("quadruped")), floating_base=True)
     tree.add_collision_geometry("world", Halfspace(), name="ground")
     tree.finalize()
@@ -214,8 +217,14 @@ def quadruped(solver: str = "auto") -> DynablocksRun:
         [("ground", "trunk_collision")]
     contact = PointContactConstraint(tree, mu=1.0, pairs=pairs, name="contact")
     q_stance = _quad.stance_configuration(tree)
-    q_d = q_stance[[tree.get_joint(j).q_start for j in joints]]
     tau_ff, _ = _quad.stance_feedforward(tree, q_stance, joints)
+    return tree, joints, legs, contact, q_stance, tau_ff
+
+
+def quadruped(solver: str = "auto") -> DynablocksRun:
+    """The diagram of ``examples/quadruped_standing.build_quadruped`` (feet touching)."""
+    tree, joints, legs, contact, q_stance, tau_ff = quadruped_parts()
+    q_d = q_stance[[tree.get_joint(j).q_start for j in joints]]
     pd = _quad.StandingPdController(tree, joints, q_d, tau_ff, _quad.KP, _quad.KD)
     return _build(tree, [contact], solver, np.r_[q_stance, np.zeros(tree.nv)], ["trunk"],
                   [legs], pd)

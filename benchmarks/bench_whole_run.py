@@ -42,11 +42,6 @@ import numpy as np  # noqa: E402
 import _ts_common as C  # noqa: E402
 import _ts_scenes_dynablocks as DB  # noqa: E402
 import quadruped_standing as _quad  # noqa: E402
-from actuators import GeneralizedForceActuator  # noqa: E402
-from multibody import RigidBodyTree  # noqa: E402
-from multibody.constraints import PointContactConstraint  # noqa: E402
-from multibody.geometry import Halfspace  # noqa: E402
-from multibody.models import model_path  # noqa: E402
 from multibody.plants import TimeSteppingRigidBodySystem  # noqa: E402
 from systems import DiagramBuilder  # noqa: E402
 from systems.primitives import AffineSystem  # noqa: E402
@@ -60,20 +55,11 @@ except ImportError:  # pragma: no cover
 def quadruped_symbolic():
     """The standing quadruped of ``examples/quadruped_standing.py`` with its PD written as an
     affine state feedback (symbolic-capable)."""
-    tree = RigidBodyTree.from_urdf(str(model_path("quadruped")), floating_base=True)
-    tree.add_collision_geometry("world", Halfspace(), name="ground")
-    tree.finalize()
-    joints = _quad.joint_names()
-    legs = GeneralizedForceActuator(tree, joints, name="legs")
-    pairs = [("ground", f"{leg}_foot_collision") for leg in _quad.LEGS] + \
-        [("ground", "trunk_collision")]
-    contact = PointContactConstraint(tree, mu=1.0, pairs=pairs, name="contact")
+    tree, joints, legs, contact, q_stance, tau_ff = DB.quadruped_parts()
     plant = TimeSteppingRigidBodySystem(tree, C.H, actuators=[legs], constraints=[contact],
                                         name="plant")
-    q_stance = _quad.stance_configuration(tree)
     qi = [tree.get_joint(j).q_start for j in joints]
     vi = [tree.nq + tree.get_joint(j).v_start for j in joints]
-    tau_ff, _ = _quad.stance_feedforward(tree, q_stance, joints)
     D = np.zeros((len(joints), tree.nq + tree.nv))
     D[np.arange(len(joints)), qi] = -_quad.KP
     D[np.arange(len(joints)), vi] = -_quad.KD
