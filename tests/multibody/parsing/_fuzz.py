@@ -41,6 +41,50 @@ def numeric_attributes(root: ET.Element, *, blank_counts: bool = False) -> list:
             if _NUMBER.fullmatch((e.attrib[k] if blank_counts else e.attrib[k].strip()) or "x")]
 
 
+#: operations the fuzzers share (each draws its own subset), applied by :func:`apply_common`
+COMMON_OPERATIONS = ("delete", "duplicate", "drop_attr", "copy_attr")
+
+
+def apply_common(op: str, rng: random.Random, root: ET.Element, parent: ET.Element,
+                 child: ET.Element) -> None:
+    """Apply one of :data:`COMMON_OPERATIONS` to ``child`` (whose parent is ``parent``):
+    delete it, insert a copy before it, drop one of its attributes, or give it a copy of a
+    random attribute of the document."""
+    if op == "delete":
+        parent.remove(child)
+    elif op == "duplicate":
+        duplicate(parent, child)
+    elif op == "drop_attr":
+        drop_attribute(rng, child)
+    elif op == "copy_attr":
+        copy_attribute(rng, root, child)
+    else:
+        raise ValueError(f"apply_common: {op!r} is not one of {COMMON_OPERATIONS}")
+
+
+def mutate(rng: random.Random, root: ET.Element, nested: list, operations: Sequence[str],
+           own: dict, *, operation_first: bool = True) -> str:
+    """Apply one operation to the document; its name, or ``"none"`` for a document without
+    children.
+
+    The operation is drawn from ``operations`` (repeat a name to weight it) and applied to a
+    random (parent, child) pair: :data:`COMMON_OPERATIONS` by :func:`apply_common`, the others
+    by ``own[op](rng, root, parent, child, nested)``. With ``operation_first`` the operation
+    is drawn before the pair (even when there is none), else after it.
+    """
+    pairs = element_pairs(root)
+    op = rng.choice(list(operations)) if operation_first else None
+    if not pairs:
+        return "none"
+    parent, child = rng.choice(pairs)
+    op = op or rng.choice(list(operations))
+    if op in COMMON_OPERATIONS:
+        apply_common(op, rng, root, parent, child)
+    else:
+        own[op](rng, root, parent, child, nested)
+    return op
+
+
 def duplicate(parent: ET.Element, child: ET.Element) -> None:
     """Insert a deep copy of ``child`` just before it."""
     parent.insert(list(parent).index(child), ET.fromstring(ET.tostring(child)))

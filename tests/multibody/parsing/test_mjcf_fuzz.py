@@ -33,7 +33,6 @@ ATTRS = {"type": ["hinge", "ball", "slide", "free", "box", "plane", "mesh", "cap
          "class": ["main", "limb", "soft", "nope"], "angle": ["radian", "degree", "grad"],
          "limited": ["true", "false", "auto", "maybe"], "eulerseq": ["XYZ", "zzz", "ab"]}
 
-
 def _seeds() -> dict:
     features = (DATA / "features.xml").read_text()
     defaults = (DATA / "defaults.xml").read_text()
@@ -55,43 +54,41 @@ def _seeds() -> dict:
     return {"features": features, "chain": chain, "ball": ball}
 
 
-def _mutate(rng: random.Random, root: ET.Element, nested: list) -> str:
-    pairs = F.element_pairs(root)
-    if not pairs:
-        return "none"
-    parent, child = rng.choice(pairs)
-    op = rng.choice(["delete", "duplicate", "drop_attr", "odd_number", "nest", "rename",
-                     "copy_attr", "swap", "keyword"])
-    if op == "delete":
+def _odd_number(rng, root, parent, child, nested):
+    numeric = F.numeric_attributes(root, blank_counts=True)
+    if numeric:
+        e, k = rng.choice(numeric)
+        e.attrib[k] = F.odd_words(rng, e.attrib[k], ODD)
+
+
+def _nest(rng, root, parent, child, nested):
+    """Real elements: MJCF bodies, frames and defaults nest."""
+    wrap = child
+    for _ in range(rng.choice([2, 20, 300])):
+        outer = ET.Element(rng.choice(["body", "frame", "default"]))
+        outer.append(wrap)
+        wrap = outer
+    parent.insert(0, wrap)
+    if child in list(parent):
         parent.remove(child)
-    elif op == "duplicate":
-        F.duplicate(parent, child)
-    elif op == "drop_attr":
-        F.drop_attribute(rng, child)
-    elif op == "odd_number":
-        numeric = F.numeric_attributes(root, blank_counts=True)
-        if numeric:
-            e, k = rng.choice(numeric)
-            e.attrib[k] = F.odd_words(rng, e.attrib[k], ODD)
-    elif op == "nest":          # real elements: MJCF bodies, frames and defaults nest
-        wrap = child
-        for _ in range(rng.choice([2, 20, 300])):
-            outer = ET.Element(rng.choice(["body", "frame", "default"]))
-            outer.append(wrap)
-            wrap = outer
-        parent.insert(0, wrap)
-        if child in list(parent):
-            parent.remove(child)
-    elif op == "rename":
-        child.tag = rng.choice(TAGS)
-    elif op == "copy_attr":
-        F.copy_attribute(rng, root, child)
-    elif op == "swap":
-        F.swap_attribute_values(rng, root)
-    elif op == "keyword":
-        key = rng.choice(sorted(ATTRS))
-        child.attrib[key] = rng.choice(ATTRS[key])
-    return op
+
+
+def _keyword(rng, root, parent, child, nested):
+    key = rng.choice(sorted(ATTRS))
+    child.attrib[key] = rng.choice(ATTRS[key])
+
+
+OPERATIONS = ["delete", "duplicate", "drop_attr", "odd_number", "nest", "rename", "copy_attr",
+              "swap", "keyword"]
+OWN_OPERATIONS = {
+    "odd_number": _odd_number, "nest": _nest, "keyword": _keyword,
+    "rename": lambda rng, root, parent, child, nested: setattr(child, "tag", rng.choice(TAGS)),
+    "swap": lambda rng, root, *_: F.swap_attribute_values(rng, root),
+}
+
+
+def _mutate(rng: random.Random, root: ET.Element, nested: list) -> str:
+    return F.mutate(rng, root, nested, OPERATIONS, OWN_OPERATIONS, operation_first=False)
 
 
 def _serialize(rng: random.Random, root: ET.Element, nested: list) -> bytes | str:

@@ -36,43 +36,46 @@ ATTRS = [("relative_to", ["a", "world", "__model__", "nope", "f", "l1", "upper"]
          ("attached_to", ["a", "nope", "g"]), ("type", ["ball", "revolute2", "fixed", "x"]),
          ("expressed_in", ["__model__", "nope"]), ("name", ["world", "a", "__x"])]
 
-
 def _ns(text: str) -> str:
     # ElementTree needs the drake: prefix declared; the parser sees the same document
     return text if "xmlns:drake" in text else text.replace("<sdf ", '<sdf xmlns:drake="d" ', 1)
 
 
+def _texts(root: ET.Element) -> list[ET.Element]:
+    return [e for e in root.iter() if (e.text or "").strip()]
+
+
+def _odd_text(rng, root, parent, child, nested):
+    texts = _texts(root)
+    if texts:
+        e = rng.choice(texts)
+        e.text = F.odd_words(rng, e.text, ODD, keep_words=0.7)
+
+
+def _set_attr(rng, root, parent, child, nested):
+    k, values = rng.choice(ATTRS)
+    child.attrib[k] = rng.choice(values)
+
+
+def _swap_text(rng, root, parent, child, nested):
+    texts = _texts(root)
+    if len(texts) >= 2:
+        a, b = rng.sample(texts, 2)
+        a.text, b.text = b.text, a.text
+
+
+OPERATIONS = ["delete", "duplicate", "drop_attr", "odd_text", "odd_text", "rename", "set_attr",
+              "nest", "swap_text"]
+OWN_OPERATIONS = {
+    "odd_text": _odd_text, "set_attr": _set_attr, "swap_text": _swap_text,
+    "rename": lambda rng, root, parent, child, nested: setattr(child, "tag", rng.choice(TAGS)),
+    "nest": lambda rng, root, parent, child, nested: F.nest_by_splicing(
+        parent, child, nested, rng.choice([2, 20, 400]), child.tag),
+}
+
+
 def _mutate(rng: random.Random, root: ET.Element, nested: list) -> str:
-    pairs = F.element_pairs(root)
-    op = rng.choice(["delete", "duplicate", "drop_attr", "odd_text", "odd_text", "rename",
-                     "set_attr", "nest", "swap_text"])
-    if not pairs:
-        return "none"
-    parent, child = rng.choice(pairs)
-    if op == "delete":
-        parent.remove(child)
-    elif op == "duplicate":
-        F.duplicate(parent, child)
-    elif op == "drop_attr":
-        F.drop_attribute(rng, child)
-    elif op == "odd_text":
-        texts = [e for e in root.iter() if (e.text or "").strip()]
-        if texts:
-            e = rng.choice(texts)
-            e.text = F.odd_words(rng, e.text, ODD, keep_words=0.7)
-    elif op == "rename":
-        child.tag = rng.choice(TAGS)
-    elif op == "set_attr":
-        k, values = rng.choice(ATTRS)
-        child.attrib[k] = rng.choice(values)
-    elif op == "nest":
-        F.nest_by_splicing(parent, child, nested, rng.choice([2, 20, 400]), child.tag)
-    elif op == "swap_text":
-        texts = [e for e in root.iter() if (e.text or "").strip()]
-        if len(texts) >= 2:
-            a, b = rng.sample(texts, 2)
-            a.text, b.text = b.text, a.text
-    return op
+    return F.mutate(rng, root, nested, OPERATIONS, OWN_OPERATIONS)
 
 
 def _serialize(rng: random.Random, root: ET.Element, nested: list) -> bytes | str:

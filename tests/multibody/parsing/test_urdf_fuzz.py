@@ -36,36 +36,32 @@ ENCODINGS = ["utf-8", "latin-1", "utf-16", "utf-32", "klingon", "ascii", "cp1252
              "idna", "utf-7", "shift_jis", "hex", ""]
 
 
+
+def _odd_number(rng, root, parent, child, nested):
+    numeric = F.numeric_attributes(root)
+    if numeric:
+        e, k = rng.choice(numeric)
+        e.attrib[k] = F.odd_words(rng, e.attrib[k], ODD_NUMBERS, keep_words=0.8)
+
+
+def _nest(rng, root, parent, child, nested):
+    depth = rng.choice([2, 10, 300, 5000])
+    F.nest_by_splicing(parent, child, nested, depth, child.tag if rng.random() < 0.5 else "wrap")
+
+
+def _rename_tag(rng, root, parent, child, nested):
+    child.tag = rng.choice(["link", "joint", "inertial", "origin", "axis", "limit", "mass",
+                            "geometry", "box", "mimic", "robot", "xacro:macro"])
+
+
+OPERATIONS = ["delete", "duplicate", "drop_attr", "odd_number", "nest", "swap_values",
+              "rename_tag", "copy_attr"]
+OWN_OPERATIONS = {"odd_number": _odd_number, "nest": _nest, "rename_tag": _rename_tag,
+                  "swap_values": lambda rng, root, *_: F.swap_attribute_values(rng, root)}
+
+
 def _mutate_tree(rng: random.Random, root: ET.Element, nested: list) -> str:
-    pairs = F.element_pairs(root)
-    op = rng.choice(["delete", "duplicate", "drop_attr", "odd_number", "nest", "swap_values",
-                     "rename_tag", "copy_attr"])
-    if not pairs:
-        return "none"
-    parent, child = rng.choice(pairs)
-    if op == "delete":
-        parent.remove(child)
-    elif op == "duplicate":
-        F.duplicate(parent, child)
-    elif op == "drop_attr":
-        F.drop_attribute(rng, child)
-    elif op == "odd_number":
-        numeric = F.numeric_attributes(root)
-        if numeric:
-            e, k = rng.choice(numeric)
-            e.attrib[k] = F.odd_words(rng, e.attrib[k], ODD_NUMBERS, keep_words=0.8)
-    elif op == "nest":
-        depth = rng.choice([2, 10, 300, 5000])
-        F.nest_by_splicing(parent, child, nested, depth,
-                           child.tag if rng.random() < 0.5 else "wrap")
-    elif op == "swap_values":
-        F.swap_attribute_values(rng, root)
-    elif op == "rename_tag":
-        child.tag = rng.choice(["link", "joint", "inertial", "origin", "axis", "limit", "mass",
-                                "geometry", "box", "mimic", "robot", "xacro:macro"])
-    elif op == "copy_attr":
-        F.copy_attribute(rng, root, child)
-    return op
+    return F.mutate(rng, root, nested, OPERATIONS, OWN_OPERATIONS)
 
 
 def _serialize(rng: random.Random, root: ET.Element, nested: list) -> bytes | str:
