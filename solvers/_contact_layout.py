@@ -15,7 +15,8 @@ Everything the C kernel (:mod:`solvers._contact_step_source`), its numpy twin
   shapes of the narrow phase of :mod:`solvers.collision`, whose C text is compiled into the
   kernel (one library): each step it gives the pair's contact points at the current poses,
   up to the candidate's number of contact slots (:func:`contact_slots`); ``joint_limit``:
-  one side of a joint limit, one slot with one unilateral row;
+  one side of a joint limit, one slot with one unilateral row; ``joint_friction``: one
+  velocity coordinate of a joint-friction block, one slot with one box row;
 * the buffers' sections (:class:`Sections`): the input, output and work arrays as
   consecutive named sections whose sizes are products of the dimensions ``nq``, ``nv``,
   ``nb`` (bodies), ``nc`` (contact slots) and record sizes.
@@ -208,6 +209,9 @@ CANDIDATE_KINDS = (
     CandidateKind("joint_limit", 1, "JL",
                   ints=(("coordinate", 1), ("velocity", 1), ("sign", 1)),
                   doubles=(("bound", 1), ("margin", 1), ("erp", 1), ("cfm", 1))),
+    CandidateKind("joint_friction", 2, "JF",
+                  ints=(("velocity", 1),),
+                  doubles=(("bound", 1), ("cfm", 1))),
 )
 """The candidate kinds. ``shape_pair``: two collision geometries, each a shape of the narrow
 phase (``shape_a``, ``shape_b``: the kind ids of ``solvers.collision.KIND_IDS``; their
@@ -224,11 +228,25 @@ bias is ``phi / h`` before the limit and ``erp phi / h`` past it, its ``cfm`` th
 (force units; ``erp``, ``cfm`` of the context are written into the candidate's doubles);
 in the block PGS it is a 1 x 1 block with Delassus ``(M^-1)_ii + cfm / h``, projected on
 ``p >= 0``. Its column list is the one column ``velocity`` with its sign; its outputs: the
-distance ``phi`` and the impulse (point, normal, tangents and friction zero)."""
+distance ``phi`` and the impulse (point, normal, tangents and friction zero).
+
+``joint_friction``: the Coulomb friction of one velocity coordinate
+(``multibody.constraints.JointFrictionConstraint``), one slot holding one box row on
+velocity ``velocity``: ``J = e_velocity``, no bias, always active, the impulse bounded by
+``|p| <= bound`` (``bound = h F``, the friction force ``F`` over the step), its ``cfm`` the
+block's (force units); both doubles are a context's values (written into its scratch
+copy). In the block PGS it is a 1 x 1 block with Delassus ``(M^-1)_ii + cfm / h``, the
+impulse projected on ``[-bound, bound]``; its outputs: the impulse (distance zero).
+
+Every slot's impulse bounds of its first row are the work sections ``plo``, ``pup``
+(``0``, ``inf`` for a contact's normal and a limit; ``-+bound`` for joint friction); a
+slot's ``one`` (int work) is 1 when it is a 1 x 1 block (limit or friction)."""
 
 KIND = {k.name: k for k in CANDIDATE_KINDS}
 SP_INTS, SP_DOUBLES = KIND["shape_pair"].int_record(), KIND["shape_pair"].double_record()
 JL_INTS, JL_DOUBLES = KIND["joint_limit"].int_record(), KIND["joint_limit"].double_record()
+JF_INTS, JF_DOUBLES = (KIND["joint_friction"].int_record(),
+                       KIND["joint_friction"].double_record())
 CANDIDATE_INTS = max(k.int_record().size for k in CANDIDATE_KINDS)
 CANDIDATE_DOUBLES = max(k.double_record().size for k in CANDIDATE_KINDS)
 
@@ -284,16 +302,18 @@ then their (t1, t2) pairs), the warm start out, per contact slot its outputs, it
 nv)."""
 WORK = Sections("DBK_WORK_SECTIONS", "double", [
     ("L", ("nv", "nv")), ("vfree", ("nv",)), ("vel", ("nv",)), ("Y", (3, "nc", "nv")),
-    ("G", (9, "nc")), ("bias", ("nc",)), ("cfmk", ("nc",)), ("tmp", ("nv",)), ("Mp", (9, "nc", "nc")),
+    ("G", (9, "nc")), ("bias", ("nc",)), ("cfmk", ("nc",)), ("plo", ("nc",)),
+    ("pup", ("nc",)), ("tmp", ("nv",)), ("Mp", (9, "nc", "nc")),
     ("xp", (3, "nc")), ("dsl", (2, "nc")), ("psave", (3, "nc")), ("vtmp", ("nv",)),
     ("found", (FOUND, MAX_CONTACTS)), ("npwork", (NARROW_PHASE_WORK,))])
 """Work doubles of the C kernel (the numpy twin does not use them); ``cfmk`` the ``cfm / h``
-of each contact slot (the contact block's, or a joint limit's); ``found`` the points of
-one pair, ``npwork`` the narrow phase's work buffer (zeros at first: it initialises itself
+of each contact slot (the contact block's, or a joint limit's or joint friction's);
+``plo``, ``pup`` the bounds of each slot's first impulse (:data:`CANDIDATE_KINDS`);
+``found`` the points of one pair, ``npwork`` the narrow phase's work buffer (zeros at first: it initialises itself
 on first use)."""
 IWORK = Sections("DBK_IWORK_SECTIONS", "int", [
-    ("act", ("nc",)), ("idn", ("nc",)), ("idt", ("nc",))])
-"""Work ints of the C kernel."""
+    ("act", ("nc",)), ("idn", ("nc",)), ("idt", ("nc",)), ("one", ("nc",))])
+"""Work ints of the C kernel (``one``: the slot is a 1 x 1 block)."""
 
 RECORDS = (HEADER, BLOCK, JOINT, FREE, COLUMN, ANCESTORS, CANDIDATE_COMMON, SCALARS, POSE,
            WARM, STATUS, CANDIDATE_OUT, FOUND)

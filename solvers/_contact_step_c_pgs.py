@@ -1,7 +1,7 @@
 """C text of the contact kernel's solver helpers (private part of
 :mod:`solvers._contact_step_source`, which includes it after the layout's declarations):
 the largest eigenvalue of a 2 x 2 block, the natural-map residual of a contact block (or of
-a joint limit's 1 x 1 block), the velocity update ``vel += Y_k^T p`` on the
+a one-row block: a joint limit's or joint friction's, projected on its bounds), the velocity update ``vel += Y_k^T p`` on the
 blocks a contact touches, and the Newton polish on the active set the projected
 Gauss-Seidel found. Uses the layout's names (``CI``, ``CO_*``, ``COL_*``, ``BLK_*``,
 ``HDR_*``) and no bare table index.
@@ -21,10 +21,13 @@ static double lmax2(double a, double b, double c) {
    diagonal): the normal complementarity and the friction-disc projection (the normal
    only for a joint limit's block) */
 static double block_residual(const double *pk, const double *w, const double *Gk, double mu,
-                             int limit) {
+                             int one, double lo, double up) {
     double gn = Gk[0], pn_ = pk[0] - w[0] / gn;
+    if (one) {                                  /* a 1 x 1 block: projection on [lo, up] */
+        pn_ = pn_ < lo ? lo : (pn_ > up ? up : pn_);
+        return fabs(pk[0] - pn_) * gn;
+    }
     double rn = fabs(pk[0] - (pn_ > 0 ? pn_ : 0.0)) * gn;
-    if (limit) return rn;                       /* a joint limit's 1 x 1 block */
     double g = lmax2(Gk[4], 0.5 * (Gk[5] + Gk[7]), Gk[8]);
     double a1 = pk[1] - w[1] / g, a2 = pk[2] - w[2] / g;
     double tt = sqrt(a1 * a1 + a2 * a2), lim = mu * pk[0];
@@ -72,7 +75,8 @@ static void rebuild_vel(int na, const int *act, const int *it, const int *cands,
 /* max natural-map residual (velocity units) of the disc conditions at vel */
 static double residual(int na, const int *act, const int *it, const int *cands, int nv,
                        const double *co, const double *Jall, const double *G,
-                       const double *bias, const double *vel, double mu, const double *cfmk) {
+                       const double *bias, const double *vel, double mu, const double *cfmk,
+                       const double *plo, const double *pup, const int *one) {
     double res = 0.0;
     for (int j = 0; j < na; ++j) {
         const int k = act[j];
@@ -85,30 +89,36 @@ static double residual(int na, const int *act, const int *it, const int *cands, 
             w[r] = s + cfmk[k] * pk[r];
         }
         w[0] += bias[k];
-        double rb = block_residual(pk, w, Gk, mu, ci[CI_KIND] == KIND_JOINT_LIMIT);
+        double rb = block_residual(pk, w, Gk, mu, one[k], plo[k], pup[k]);
         if (rb > res) res = rb;
     }
     return res;
 }
 
-/* Newton polish on the active set PGS found: normal rows w_n = 0 where p_n > 0, tangent rows
+/* Newton polish on the active set PGS found: normal rows w_n = 0 where p_n > 0 (a one-row
+   block's row where its impulse is strictly inside its bounds; at a bound the impulse is
+   kept and enters the right-hand side), tangent rows
    w_t = 0 where the contact sticks, p_t = mu p_n d (d its current direction) where it
    slides; one dense solve (partial pivoting). Writes p and returns 1 when the solution is
    feasible (p_n >= 0, sticking inside the disc), else leaves p and returns 0. */
 static int polish(int na, const int *act, const int *it, const int *cands, int nv,
                   double *co, const double *Jall, const double *Y, const double *bias,
-                  const double *vfree, double mu, const double *cfmk, double *M, double *x,
+                  const double *vfree, double mu, const double *cfmk, const double *plo,
+                  const double *pup, const int *one, double *M, double *x,
                   double *dsl, int *idn, int *idt) {
     int nu = 0, j, l, r, s, i;
     for (j = 0; j < na; ++j) {
-        const double *pk = co + CO_SIZE * act[j] + CO_IMPULSE;
+        const int k = act[j];
+        const double *pk = co + CO_SIZE * k + CO_IMPULSE;
         idn[j] = idt[j] = -1;
         dsl[2 * j] = dsl[2 * j + 1] = 0.0;
+        if (one[k]) {             /* one row: unknown strictly inside its bounds, else fixed */
+            if (pk[0] > plo[k] && pk[0] < pup[k]) idn[j] = nu++;
+            continue;
+        }
         if (pk[0] > 0) {
             idn[j] = nu++;
-            const int *cj = cands + CI * it[it[HDR_CONTACT_CANDIDATE] + act[j]];
             double tt = sqrt(pk[1] * pk[1] + pk[2] * pk[2]);
-            if (cj[CI_KIND] == KIND_JOINT_LIMIT) continue;   /* one row, no friction */
             if (tt < mu * pk[0] * (1 - 1e-9)) { idt[j] = nu; nu += 2; }
             else if (tt > 0) { dsl[2 * j] = pk[1] / tt; dsl[2 * j + 1] = pk[2] / tt; }
         }
@@ -127,6 +137,16 @@ static int polish(int na, const int *act, const int *it, const int *cands, int n
             for (i = 0; i < ncol; ++i) { const int col = cc[COL_SIZE * i + COL_COLUMN]; s0 += Jk[r * nv + col] * vfree[col]; }
             x[row] = -(s0 + (r == 0 ? bias[k] : 0.0));
             for (l = 0; l < na; ++l) {
+                const int kl = act[l];
+                if (idn[l] < 0 && one[kl]) {       /* a one-row block fixed at a bound */
+                    const double pl = co[CO_SIZE * kl + CO_IMPULSE];
+                    if (pl == 0.0 || !share_block(it, cands, k, kl)) continue;
+                    const double *Yl = Y + 3 * nv * kl;
+                    double t = 0.0;
+                    for (i = 0; i < ncol; ++i) { const int col = cc[COL_SIZE * i + COL_COLUMN]; t += Jk[r * nv + col] * Yl[col]; }
+                    x[row] -= t * pl;
+                    continue;
+                }
                 if (idn[l] < 0 || !share_block(it, cands, k, act[l])) continue;
                 const double *Yl = Y + 3 * nv * act[l];
                 double A[3];
@@ -171,6 +191,12 @@ static int polish(int na, const int *act, const int *it, const int *cands, int n
     for (j = 0; j < na; ++j) {
         if (idn[j] < 0) continue;
         double pn = x[idn[j]];
+        const int k = act[j];
+        if (one[k]) {
+            const double lo = plo[k], up = pup[k];
+            if (!(pn >= lo - 1e-9 * fabs(lo) && pn <= up + 1e-9 * fabs(up))) return 0;
+            continue;
+        }
         if (!(pn >= 0)) return 0;
         if (idt[j] >= 0) {
             double a = x[idt[j]], b = x[idt[j] + 1];
@@ -178,7 +204,16 @@ static int polish(int na, const int *act, const int *it, const int *cands, int n
         }
     }
     for (j = 0; j < na; ++j) {
-        double *pk = co + CO_SIZE * act[j] + CO_IMPULSE;
+        const int k = act[j];
+        double *pk = co + CO_SIZE * k + CO_IMPULSE;
+        if (one[k]) {               /* the unknown clamped on its bounds, or kept fixed */
+            if (idn[j] >= 0) {
+                const double pn = x[idn[j]];
+                pk[0] = pn < plo[k] ? plo[k] : (pn > pup[k] ? pup[k] : pn);
+            }
+            pk[1] = pk[2] = 0.0;
+            continue;
+        }
         if (idn[j] < 0) { pk[0] = pk[1] = pk[2] = 0.0; continue; }
         pk[0] = x[idn[j]];
         if (idt[j] >= 0) { pk[1] = x[idt[j]]; pk[2] = x[idt[j] + 1]; }

@@ -16,7 +16,8 @@ import numpy as np
 from . import collision_numpy
 from ._collision_source import MAX_CONTACTS
 from ._contact_layout import (ANCESTORS, BLOCK, CANDIDATE_DOUBLES, CANDIDATE_INTS, COLUMN,
-                              FOUND, FREE, HEADER, INPUT, JL_DOUBLES, JL_INTS, JOINT,
+                              FOUND, FREE, HEADER, INPUT, JF_DOUBLES, JF_INTS, JL_DOUBLES,
+                              JL_INTS, JOINT,
                               JOINT_TYPES, KIND, OUTPUT, POSE, SP_DOUBLES, SP_INTS, STATUS,
                               WARM)
 from ._contact_layout import CANDIDATE_COMMON as CC
@@ -28,7 +29,7 @@ __all__: list[str] = []  # private module
 OMEGA = 1.4
 POLISH_EVERY = 50
 VECTOR_JOINT, FREE_JOINT = JOINT_TYPES.index("vector"), JOINT_TYPES.index("free")
-JOINT_LIMIT = KIND["joint_limit"].code
+JOINT_LIMIT, JOINT_FRICTION = KIND["joint_limit"].code, KIND["joint_friction"].code
 
 
 def _quat_rot(q):
@@ -73,13 +74,14 @@ def _world_pose(Rb, pb, X) -> list:
 
 class _Problem:
     """The active contacts of one step: rows J (3, nv), Y = M^-1 J^T (3, nv), G (3, 3), bias,
-    the touched velocity ranges, impulses p (3,), cfm / h, and whether the slot is a joint
-    limit's (one row: J, Y, G zero but for their first row / entry)."""
+    the touched velocity ranges, impulses p (3,), cfm / h, whether the slot is a one-row
+    block (a joint limit's or joint friction's: J, Y, G zero but for their first row /
+    entry) and the bounds of its first impulse."""
 
     def __init__(self, nv, mu):
         self.nv, self.mu = nv, mu
         self.J, self.Y, self.G, self.b, self.blk, self.p, self.k = [], [], [], [], [], [], []
-        self.cfm, self.limit = [], []
+        self.cfm, self.one, self.lo, self.up = [], [], [], []
 
     def vel(self, vfree):
         v = vfree.copy()
@@ -97,10 +99,10 @@ class _Problem:
         for j in range(len(self.p)):
             w, p, G = self.w(j, vel), self.p[j], self.G[j]
             pn_ = p[0] - w[0] / G[0, 0]
-            rn = abs(p[0] - max(pn_, 0.0)) * G[0, 0]
-            if self.limit[j]:
-                res = max(res, rn)
+            if self.one[j]:
+                res = max(res, abs(p[0] - min(max(pn_, self.lo[j]), self.up[j])) * G[0, 0])
                 continue
+            rn = abs(p[0] - max(pn_, 0.0)) * G[0, 0]
             g = _lmax2(G[1, 1], 0.5 * (G[1, 2] + G[2, 1]), G[2, 2])
             a = p[1:] - w[1:] / g
             tt, lim = math.hypot(a[0], a[1]), self.mu * p[0]
@@ -115,12 +117,15 @@ class _Problem:
         na, mu, cfm = len(self.p), self.mu, self.cfm
         idn, idt, dsl, nu = [-1] * na, [-1] * na, np.zeros((na, 2)), 0
         for j, p in enumerate(self.p):
+            if self.one[j]:             # unknown strictly inside its bounds, else fixed
+                if self.lo[j] < p[0] < self.up[j]:
+                    idn[j] = nu
+                    nu += 1
+                continue
             if p[0] > 0:
                 idn[j] = nu
                 nu += 1
                 tt = math.hypot(p[1], p[2])
-                if self.limit[j]:
-                    continue
                 if tt < mu * p[0] * (1 - 1e-9):
                     idt[j] = nu
                     nu += 2
@@ -136,6 +141,10 @@ class _Problem:
             for r, row in rows:
                 x[row] = -(self.J[j][r] @ vfree + (bias[j] if r == 0 else 0.0))
                 for ll in range(na):
+                    if idn[ll] < 0 and self.one[ll]:     # fixed at a bound
+                        if self.p[ll][0] != 0.0 and (self.blk[j] & self.blk[ll]):
+                            x[row] -= (self.J[j][r] @ self.Y[ll][0]) * self.p[ll][0]
+                        continue
                     if idn[ll] < 0 or not (self.blk[j] & self.blk[ll]):
                         continue
                     A = self.J[j][r] @ self.Y[ll].T
@@ -154,6 +163,15 @@ class _Problem:
             return None
         out = []
         for j in range(na):
+            if self.one[j]:
+                pn = self.p[j][0]
+                if idn[j] >= 0:
+                    pn, lo, up = sol[idn[j]], self.lo[j], self.up[j]
+                    if not (lo - 1e-9 * abs(lo) <= pn <= up + 1e-9 * abs(up)):
+                        return None
+                    pn = min(max(pn, lo), up)
+                out.append(np.array([pn, 0.0, 0.0]))
+                continue
             if idn[j] < 0:
                 out.append(np.zeros(3))
                 continue
@@ -245,7 +263,7 @@ def contact_step(it: np.ndarray, dt: np.ndarray, inp: np.ndarray, out: np.ndarra
     for m in range(npairs):
         ci = it[oc + CANDIDATE_INTS * m:oc + CANDIDATE_INTS * (m + 1)]
         cd = cand_d[CANDIDATE_DOUBLES * m:CANDIDATE_DOUBLES * (m + 1)]
-        if ci[CC.KIND] == JOINT_LIMIT:
+        if ci[CC.KIND] in (JOINT_LIMIT, JOINT_FRICTION):
             limits.append((ci[CC.FIRST_CONTACT], ci, cd))
             continue
         ba, bb = ci[CC.BODY_A], ci[CC.BODY_B]
@@ -311,14 +329,20 @@ def contact_step(it: np.ndarray, dt: np.ndarray, inp: np.ndarray, out: np.ndarra
         prob.p.append(p)
         prob.k.append(kk)
         prob.cfm.append(cfm)
-        prob.limit.append(False)
+        prob.one.append(False)
+        prob.lo.append(0.0)
+        prob.up.append(math.inf)
         bias_l.append(bias)
-    for kk, ci, cd in limits:                  # joint-limit sides (the C order: after pairs)
-        vi, sg = ci[JL_INTS.VELOCITY], float(ci[JL_INTS.SIGN])
-        phi = sg * (q[ci[JL_INTS.COORDINATE]] - cd[JL_DOUBLES.BOUND])
+    for kk, ci, cd in limits:      # joint-limit sides, joint friction (the C order: after pairs)
+        fric = ci[CC.KIND] == JOINT_FRICTION
+        if fric:
+            vi, sg, phi = ci[JF_INTS.VELOCITY], 1.0, 0.0
+        else:
+            vi, sg = ci[JL_INTS.VELOCITY], float(ci[JL_INTS.SIGN])
+            phi = sg * (q[ci[JL_INTS.COORDINATE]] - cd[JL_DOUBLES.BOUND])
         o = co[kk]
         o[CO.DISTANCE] = phi
-        if not phi <= cd[JL_DOUBLES.MARGIN] + h * abs(v[vi]):
+        if not fric and not phi <= cd[JL_DOUBLES.MARGIN] + h * abs(v[vi]):
             continue
         o[CO.ACTIVE] = 1.0
         J = np.zeros((3, nv))
@@ -328,20 +352,26 @@ def contact_step(it: np.ndarray, dt: np.ndarray, inp: np.ndarray, out: np.ndarra
         bl = it[obl + 1:obl + 1 + it[obl]]
         Y = np.zeros((3, nv))
         Y[0] = solve(J[0], bl)
-        cfm_k = cd[JL_DOUBLES.CFM] / h
+        cfm_k = (cd[JF_DOUBLES.CFM] if fric else cd[JL_DOUBLES.CFM]) / h
         G = np.zeros((3, 3))
         G[0, 0] = sg * Y[0, vi] + cfm_k
-        bias = phi / h if phi > 0 else cd[JL_DOUBLES.ERP] * phi / h
+        if fric:
+            bias, lo, up = 0.0, -cd[JF_DOUBLES.BOUND], cd[JF_DOUBLES.BOUND]
+        else:
+            bias = phi / h if phi > 0 else cd[JL_DOUBLES.ERP] * phi / h
+            lo, up = 0.0, math.inf
         bscale = max(bscale, abs(sg * vfree[vi] + bias))
         prob.J.append(J)
         prob.Y.append(Y)
         prob.G.append(G)
         prob.b.append(bias)
         prob.blk.append(set(bl))
-        prob.p.append(np.array([max(warm[kk, WARM.NORMAL], 0.0), 0.0, 0.0]))
+        prob.p.append(np.array([min(max(warm[kk, WARM.NORMAL], lo), up), 0.0, 0.0]))
         prob.k.append(kk)
         prob.cfm.append(cfm_k)
-        prob.limit.append(True)
+        prob.one.append(True)
+        prob.lo.append(lo)
+        prob.up.append(up)
         bias_l.append(bias)
     # 5. PGS
     na = len(prob.p)
@@ -353,9 +383,10 @@ def contact_step(it: np.ndarray, dt: np.ndarray, inp: np.ndarray, out: np.ndarra
         for j in range(na):
             G, p, Y = prob.G[j], prob.p[j], prob.Y[j]
             w = prob.w(j, vel)
-            pn = max(p[0] - om * w[0] / G[0, 0], 0.0)
+            pn = max(p[0] - om * w[0] / G[0, 0], prob.lo[j])
+            pn = min(pn, prob.up[j])
             dpn = pn - p[0]
-            if prob.limit[j]:                   # a 1 x 1 block: no friction
+            if prob.one[j]:                     # a 1 x 1 block: no friction
                 change = max(change, abs(dpn) * G[0, 0])
                 prob.p[j] = np.array([pn, 0.0, 0.0])
                 vel = vel + Y[0] * dpn

@@ -4,10 +4,10 @@ One entry point, ``dbk_contact_step(it, dt, in, out, work, iwork)``, does everyt
 time step of a rigid-body tree with point contacts after the tree's dynamics terms are
 known: block Cholesky of ``H + h D``, the free velocity, the speculative margin, the
 contact points of every candidate geometry pair (the narrow phase of
-:mod:`solvers.collision`, its C text included here: one library) and the active joint-limit
-sides, their rows, ``M^-1 J^T``
+:mod:`solvers.collision`, its C text included here: one library), the active joint-limit
+sides and the joint-friction coordinates, their rows, ``M^-1 J^T``
 on the touched blocks,
-the per-contact 3 x 3 Delassus blocks (1 x 1 for a joint limit's row), block projected
+the per-contact 3 x 3 Delassus blocks (1 x 1 for a joint limit's or joint friction's row), block projected
 Gauss-Seidel with the friction disc,
 the natural-map residual, the integration of the configuration and the re-expression of
 the free joints' velocities. The table layouts are described in
@@ -21,7 +21,7 @@ from ._contact_step_c_pgs import SOURCE as PGS_SOURCE
 
 __all__: list[str] = []  # private module
 
-VERSION = 16
+VERSION = 17
 
 _TEMPLATE = r"""
 #include <math.h>
@@ -193,18 +193,22 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
     for (int m = 0; m < npairs; ++m) {
         const int *ci = cands + CI * m;
         const double *cd = cand_d + CD * m;
-        if (ci[CI_KIND] == KIND_JOINT_LIMIT) {
-            /* one side of a joint limit: J = sign e_vi, phi = sign (q_i - bound), active
-               within its margin + h |v_i|; a 1 x 1 block G = (M^-1)_ii + cfm / h */
+        if (ci[CI_KIND] == KIND_JOINT_LIMIT || ci[CI_KIND] == KIND_JOINT_FRICTION) {
+            /* a one-dof row: a joint limit's side (J = sign e_vi, phi = sign (q_i - bound),
+               active within its margin + h |v_i|, p >= 0) or a joint's Coulomb friction
+               (J = e_vi, always active, no bias, |p| <= h F); a 1 x 1 block
+               G = (M^-1)_ii + cfm / h */
+            const int fric = ci[CI_KIND] == KIND_JOINT_FRICTION;
             k = ci[CI_FIRST_CONTACT];
             double *o = co + CO_SIZE * k;
-            const int vi = ci[CI_JL_VELOCITY];
-            const double sg = ci[CI_JL_SIGN];
-            const double phi = sg * (q[ci[CI_JL_COORDINATE]] - cd[CD_JL_BOUND]);
+            const int vi = fric ? ci[CI_JF_VELOCITY] : ci[CI_JL_VELOCITY];
+            const double sg = fric ? 1.0 : ci[CI_JL_SIGN];
+            const double phi = fric ? 0.0 : sg * (q[ci[CI_JL_COORDINATE]] - cd[CD_JL_BOUND]);
             o[CO_DISTANCE] = phi;
-            if (!(phi <= cd[CD_JL_MARGIN] + h * fabs(v[vi]))) continue;
+            if (!fric && !(phi <= cd[CD_JL_MARGIN] + h * fabs(v[vi]))) continue;
             o[CO_ACTIVE] = 1.0;
             act[na++] = k;
+            one[k] = 1;
             double *Jk = Jall + 3 * nv * k, *Yk = Y + 3 * nv * k, *Gk = G + 9 * k;
             for (i = 0; i < 3 * nv; ++i) { Jk[i] = 0.0; Yk[i] = 0.0; }
             Jk[vi] = sg;
@@ -213,13 +217,15 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
             for (j = 0; j < bl[0]; ++j)
                 chol_solve_block(L, nv, blocks[BLK_SIZE * bl[1 + j] + BLK_START], blocks[BLK_SIZE * bl[1 + j] + BLK_LENGTH], Yk);
             for (i = 0; i < 9; ++i) Gk[i] = 0.0;
-            cfmk[k] = cd[CD_JL_CFM] / h;
+            cfmk[k] = (fric ? cd[CD_JF_CFM] : cd[CD_JL_CFM]) / h;
             Gk[0] = sg * Yk[vi] + cfmk[k];
-            bias[k] = phi > 0 ? phi / h : cd[CD_JL_ERP] * phi / h;
+            bias[k] = fric ? 0.0 : (phi > 0 ? phi / h : cd[CD_JL_ERP] * phi / h);
+            plo[k] = fric ? -cd[CD_JF_BOUND] : 0.0;
+            pup[k] = fric ? cd[CD_JF_BOUND] : INFINITY;
             const double jv0 = sg * vfree[vi] + bias[k];
             if (fabs(jv0) > bscale) bscale = fabs(jv0);
             const double wn = warm[WS_SIZE * k + WS_NORMAL];
-            o[CO_IMPULSE] = wn > 0 ? wn : 0.0;
+            o[CO_IMPULSE] = wn < plo[k] ? plo[k] : (wn > pup[k] ? pup[k] : wn);
             continue;
         }
         double Xa[POSE_SIZE], Xb[POSE_SIZE];
@@ -310,6 +316,9 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
                 }
             for (r = 0; r < 3; ++r) Gk[4 * r] += cfm;
             cfmk[k] = cfm;
+            plo[k] = 0.0;
+            pup[k] = INFINITY;
+            one[k] = 0;
             bias[k] = (biasmode == 1 || dist > 0) ? dist / h : erp * dist / h;
             /* scale of the acceptance: |J v_free + b| */
             double jv[3] = {0, 0, 0};
@@ -356,9 +365,10 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
             /* normal */
             const double om = iter < 2 ? 1.0 : OMEGA;   /* plain sweeps before the first polish */
             double pn = pk[0] - om * w[0] / Gk[0];
-            if (pn < 0) pn = 0;
+            if (pn < plo[k]) pn = plo[k];
+            if (pn > pup[k]) pn = pup[k];
             double dpn = pn - pk[0];
-            if (ci[CI_KIND] == KIND_JOINT_LIMIT) {      /* a 1 x 1 block: no friction */
+            if (one[k]) {                               /* a 1 x 1 block: no friction */
                 const double ch = fabs(dpn) * Gk[0];
                 if (ch > change) change = ch;
                 pk[0] = pn;
@@ -399,13 +409,13 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
             || iter - last_polish >= POLISH_EVERY) {
             last_polish = iter;
             for (j = 0; j < na; ++j) memcpy(psave + 3 * j, co + CO_SIZE * act[j] + CO_IMPULSE, 3 * sizeof(double));
-            const double r0 = residual(na, act, it, cands, nv, co, Jall, G, bias, vel, mu, cfmk);
-            if (polish(na, act, it, cands, nv, co, Jall, Y, bias, vfree, mu, cfmk, Mp, xp, dsl,
-                       idn, idt)) {
+            const double r0 = residual(na, act, it, cands, nv, co, Jall, G, bias, vel, mu, cfmk, plo, pup, one);
+            if (polish(na, act, it, cands, nv, co, Jall, Y, bias, vfree, mu, cfmk, plo, pup, one,
+                       Mp, xp, dsl, idn, idt)) {
                 /* exact on the right active set: done; else keep whichever point is better
                    (the polished one often is, and PGS continues from it) */
                 rebuild_vel(na, act, it, cands, blocks, nv, co, Y, vfree, vtmp);
-                const double r1 = residual(na, act, it, cands, nv, co, Jall, G, bias, vtmp, mu, cfmk);
+                const double r1 = residual(na, act, it, cands, nv, co, Jall, G, bias, vtmp, mu, cfmk, plo, pup, one);
                 if (r1 <= ittol * bscale) { memcpy(vel, vtmp, nv * sizeof(double)); ++iter; break; }
                 if (r1 < r0) memcpy(vel, vtmp, nv * sizeof(double));
                 else {
@@ -443,7 +453,7 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
         o[CO_SLIP + 1] = w[2];
         for (r = 0; r < 3; ++r) w[r] += cfmk[k] * pk[r];
         w[0] += bias[k];
-        double rb = block_residual(pk, w, Gk, mu, ci[CI_KIND] == KIND_JOINT_LIMIT);
+        double rb = block_residual(pk, w, Gk, mu, one[k], plo[k], pup[k]);
         if (rb > res) res = rb;
         /* warm start for the next step: normal impulse, world friction impulse */
         for (i = 0; i < 3; ++i)

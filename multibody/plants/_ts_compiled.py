@@ -4,7 +4,9 @@ When the plant's constraint blocks are at most one :class:`~multibody.constraint
 with the default friction cone and no per-geometry margins, and any number of
 :class:`~multibody.constraints.JointLimitConstraint` blocks (ERP/CFM or ``(kp, kd)``
 softening; each side of a limit is a ``joint_limit`` candidate of the kernel: one
-unilateral row, activated, biased and softened as the block's own time-stepping rows), and
+unilateral row, activated, biased and softened as the block's own time-stepping rows) and
+:class:`~multibody.constraints.JointFrictionConstraint` blocks (each velocity coordinate a
+``joint_friction`` candidate: one box row ``|p| <= h F`` with the block's cfm), and
 every joint integrates as
 ``q + h v`` or by the exponential map of a quaternion (ball, free), a step is two calls: the
 plant's compiled dynamics/kinematics function ``(q, v) -> (H, c, P, S)`` and the C kernel of
@@ -24,7 +26,8 @@ the layout (``solvers.contact_step.layout``) gives it:
 * blocks (``BLOCK``): the decoupled velocity blocks (subtrees hanging from the world);
 * joints (``JOINT``, types ``JOINT_TYPES``), free joints (``FREE``);
 * candidates: the geometry pairs with a moving body, then the joint-limit sides (block by
-  block, each block's sides in its site order: lower sides first); ``CANDIDATE_INTS`` ints
+  block, each block's sides in its site order: lower sides first), then the joint-friction
+  coordinates (block by block, in row order; bound ``h F`` and cfm in ``dt``); ``CANDIDATE_INTS`` ints
   each (the common fields, then the kind's: the two shape kinds; a side's coordinate,
   velocity and sign), and ``CANDIDATE_DOUBLES`` doubles in ``dt`` (the shapes' poses in
   their bodies' frames and parameters; a side's bound, margin, erp and cfm: the defaults of
@@ -44,9 +47,9 @@ import numpy as np
 from solvers.collision import KIND_IDS
 from solvers.contact_step import layout as L
 
-from ..constraints import (FRICTION_BOX, UNILATERAL, ConstraintRows, ContactResults,
-                           JointLimitConstraint, PointContactConstraint, PointContactResult,
-                           softening_from_spring)
+from ..constraints import (BOUNDED, FRICTION_BOX, UNILATERAL, ConstraintRows, ContactResults,
+                           JointFrictionConstraint, JointLimitConstraint, PointContactConstraint,
+                           PointContactResult, softening_from_spring)
 from ..geometry import Box, Capsule, Cylinder, Ellipsoid, Halfspace, Mesh, Sphere
 from ._time_stepping_solve import SolveReport
 from ._step_method import StepFailure, StepInputs, StepMethod
@@ -70,6 +73,7 @@ if tuple(n for n, _ in L.SCALARS.fields) != _SCALAR_ORDER:
 _CO, _ST, _WS = L.CANDIDATE_OUT, L.STATUS, L.WARM
 _SP, _SPI, _SPD = L.KIND["shape_pair"].code, L.SP_INTS, L.SP_DOUBLES
 _JL, _JLI, _JLD = L.KIND["joint_limit"].code, L.JL_INTS, L.JL_DOUBLES
+_JF, _JFI, _JFD = L.KIND["joint_friction"].code, L.JF_INTS, L.JF_DOUBLES
 _WARM_PARTS = ("n", "fx", "fy", "fz")          # a contact slot's warm-start entries (WARM)
 _NARROW_PHASE_STATUS = {-1: "the pair was refused (unsupported or malformed shape)",
                         -2: "EPA could not start (degenerate shape)",
@@ -133,6 +137,15 @@ def limit_softening(blk, context, h: float) -> tuple:
     return tuple(float(x) for x in blk.softening(context, h))
 
 
+def friction_values(blk, context, h: float) -> tuple:
+    """``(bounds, cfm)`` of a joint-friction block for the step ``h`` from the block's
+    ``context``: the impulse bounds ``h F`` of its rows (a tuple) and its cfm, as its own
+    time-stepping rows take them."""
+    n = len(_friction_coordinates(blk.tree, blk))
+    F = np.asarray(context.get_parameter("friction"), float)[:n]
+    return tuple(float(x) for x in h * F), float(blk.softening(context, h)[1])
+
+
 def describe_block(c) -> str:
     """How a reason names a constraint block: its kind, name and what it acts on (``joint
     limit 'lim' on joint 'knee'``, ``ball closure 'loop' between frames 'a' and 'b'``)."""
@@ -150,6 +163,20 @@ def describe_block(c) -> str:
     return f"constraint '{c.name}' ({type(c).__name__})"
 
 
+_ONE_DOF_BLOCKS = (JointLimitConstraint, JointFrictionConstraint)
+"""The blocks whose rows are one-dof kernel candidates (``joint_limit``, ``joint_friction``)."""
+
+
+def _friction_coordinates(tree, blk) -> list:
+    """The velocity coordinates of a joint-friction block's rows, in its row order (its
+    joints' in order, each joint's coordinates in order)."""
+    out = []
+    for name in blk.joints:
+        j = tree.get_joint(name)
+        out.extend(range(j.v_start, j.v_start + j.nv))
+    return out
+
+
 def unsupported_reason(tree, constraints, damping_scheme: str = "implicit") -> Optional[str]:
     """Why the compiled step cannot run this plant (None when it can): names the constraint
     block, joint or geometry pair (or the plant's ``damping_scheme``) it does not cover."""
@@ -161,16 +188,16 @@ def unsupported_reason(tree, constraints, damping_scheme: str = "implicit") -> O
         return (f"constraint '{soft[0].name}' has MuJoCo softening (solref/solimp), which the "
                 "compiled step does not have")
     contacts = [c for c in constraints if isinstance(c, PointContactConstraint)]
-    limits = [c for c in constraints if isinstance(c, JointLimitConstraint)]
+    limits = [c for c in constraints if isinstance(c, _ONE_DOF_BLOCKS)]
     others = [c for c in constraints
-              if not isinstance(c, (PointContactConstraint, JointLimitConstraint))]
+              if not isinstance(c, (PointContactConstraint,) + _ONE_DOF_BLOCKS)]
     if others:
         return (", ".join(describe_block(c) for c in others) + ": the compiled step takes "
-                "one PointContactConstraint block and JointLimitConstraint blocks, no other "
-                "constraint")
+                "one PointContactConstraint block and JointLimitConstraint and "
+                "JointFrictionConstraint blocks, no other constraint")
     if len(contacts) > 1 or not (contacts or limits):
         return ("the compiled step needs one PointContactConstraint block (with any joint "
-                "limits) or joint limits only, got "
+                "limits and joint friction) or joint limits and joint friction only, got "
                 + (", ".join(describe_block(c) for c in contacts) or "none"))
     for j in tree.joints:
         if j.nq and _joint_type(j) is None:
@@ -202,7 +229,8 @@ class CompiledContactStep:
     tree : RigidBodyTree
     constraints : PointContactConstraint or sequence of constraint blocks
         The plant's constraint blocks (at most one PointContactConstraint, any number of
-        JointLimitConstraint; :func:`unsupported_reason` accepts them).
+        JointLimitConstraint and JointFrictionConstraint; :func:`unsupported_reason`
+        accepts them).
     kernel : solvers.contact_step.ContactStepKernel
     h : float
     damping_h : ndarray, shape (nv,)
@@ -224,6 +252,7 @@ class CompiledContactStep:
         contacts = [c for c in blocks_in if isinstance(c, PointContactConstraint)]
         self.contact = contact = contacts[0] if contacts else None
         self.limits = [c for c in blocks_in if isinstance(c, JointLimitConstraint)]
+        self.frictions = [c for c in blocks_in if isinstance(c, JointFrictionConstraint)]
         self.h = float(h)
         nq, nv, N = tree.nq, tree.nv, len(tree.bodies)
         self.nq, self.nv, self.N = nq, nv, N
@@ -278,10 +307,27 @@ class CompiledContactStep:
             # where the block's (erp, cfm) go in dt (its candidates' doubles)
             rows = L.CANDIDATE_DOUBLES * np.arange(n0, len(cand_i))
             self.limit_soft.append((rows + _JLD.ERP, rows + _JLD.CFM))
+        # joint-friction coordinates: one slot each, after the limits' (keys: block, row)
+        self.friction_slots, self.friction_soft = [], []
+        for blk in self.frictions:
+            first, n0 = len(slot_cand), len(cand_i)
+            for i, vi in enumerate(_friction_coordinates(tree, blk)):
+                ci = np.zeros(L.CANDIDATE_INTS, int)
+                ci[common.KIND], ci[common.FIRST_CONTACT], ci[common.NUM_CONTACTS] = \
+                    _JF, len(slot_cand), 1
+                ci[_JFI.VELOCITY] = vi
+                slot_cand.append(len(cand_i))
+                cand_i.append(ci)
+                cand_d.append(np.zeros(L.CANDIDATE_DOUBLES))
+                keys.extend((blk.name, i, "friction", part) for part in _WARM_PARTS)
+            self.friction_slots.append((first, len(slot_cand)))
+            rows = L.CANDIDATE_DOUBLES * np.arange(n0, len(cand_i))
+            self.friction_soft.append((rows + _JFD.BOUND, rows + _JFD.CFM))
         self.warm_keys = tuple(keys)
-        self.slot_coordinate = np.array([-1] * self.num_pair_slots
-                                        + [int(ci[_JLI.COORDINATE])
-                                           for ci in cand_i[len(self.pairs):]], int)
+        self.slot_coordinate = np.array(
+            [-1] * self.num_pair_slots
+            + [int(ci[_JLI.COORDINATE]) if ci[common.KIND] == _JL else -1
+               for ci in cand_i[len(self.pairs):]], int)
         npairs, nc = len(cand_i), len(slot_cand)
         self.npairs, self.nc = npairs, nc
         # reach of the bodies carrying finite geometry (the speculative margin)
@@ -328,6 +374,9 @@ class CompiledContactStep:
             if ci[common.KIND] == _JL:      # the side's one column, with its sign
                 dm = np.zeros(nv, int)
                 dm[ci[_JLI.VELOCITY]] = ci[_JLI.SIGN]
+            elif ci[common.KIND] == _JF:    # the coordinate's one column
+                dm = np.zeros(nv, int)
+                dm[ci[_JFI.VELOCITY]] = 1
             else:
                 dm = mask[ci[common.BODY_B]] - mask[ci[common.BODY_A]]
             cols = np.flatnonzero(dm)
@@ -359,9 +408,12 @@ class CompiledContactStep:
         it[hd.DAMPING] = L.CANDIDATE_DOUBLES * npairs + len(reach_idx)
         self.it = np.ascontiguousarray(it, dtype=np.int32)
         self.dt = np.ascontiguousarray(dt, dtype=float)
-        # the limit blocks' default softening in dt (a context's own values: its scratch)
-        self.limit_default = tuple(limit_softening(blk, blk.create_default_context(), self.h)
-                                   for blk in self.limits)
+        # the limit blocks' default softening and the friction blocks' default bounds and
+        # cfm in dt (a context's own values: its scratch)
+        self.limit_default = tuple(
+            [limit_softening(blk, blk.create_default_context(), self.h) for blk in self.limits]
+            + [friction_values(blk, blk.create_default_context(), self.h)
+               for blk in self.frictions])
         self.write_limit_softening(self.dt, self.limit_default)
         dims = dict(nq=nq, nv=nv, nb=N, nc=nc)
         sec = L.OUTPUT.offsets(**dims)
@@ -386,17 +438,27 @@ class CompiledContactStep:
                 p = co[act][:, _CO.slice("impulse")]
                 out.append(np.concatenate([p[:, 0], p[:, 1:].ravel()]))
             else:
-                a, b = self.limit_slots[next(n for n, x in enumerate(self.limits) if x is blk)]
+                a, b = self.one_dof_slots(blk)
                 act = a + np.flatnonzero(co[a:b, _CO.ACTIVE])
                 out.append(co[act, _CO.IMPULSE].copy())
         return out
 
+    def one_dof_slots(self, blk) -> tuple:
+        """The contact slots ``[a, b)`` of a joint-limit or joint-friction block."""
+        for group, slots in ((self.limits, self.limit_slots),
+                             (self.frictions, self.friction_slots)):
+            for x, ab in zip(group, slots):
+                if x is blk:
+                    return ab
+        raise KeyError(blk.name)
+
     def write_limit_softening(self, dt: np.ndarray, values: Sequence) -> None:
-        """Write each limit block's ``(erp, cfm)`` (``values``, in :attr:`limits` order)
-        into its candidates' doubles of the table ``dt``."""
-        for (ie, ic), (erp, cfm) in zip(self.limit_soft, values):
-            dt[ie] = erp
-            dt[ic] = cfm
+        """Write each limit block's ``(erp, cfm)``, then each joint-friction block's
+        ``(bounds, cfm)`` (``values``, in :attr:`limits` then :attr:`frictions` order; a
+        friction block's bounds ``h F`` per row) into their candidates' doubles of ``dt``."""
+        for (ie, ic), (a, b) in zip(self.limit_soft + self.friction_soft, values):
+            dt[ie] = a
+            dt[ic] = b
 
     def narrow_phase_failure(self, pair: int, result: int) -> str:
         """The reason of a step whose narrow phase failed on candidate ``pair`` with
@@ -472,7 +534,7 @@ class CompiledContactStep:
         a = self.o_jall
         Jall = out[a:].reshape(nc, 3, nv)
         npc = self.num_pair_slots
-        if not self.limits:            # the contact block alone: its impulses as written
+        if not (self.limits or self.frictions):   # the contact block alone: as written
             a = self.o_imp
             impulses = [out[a:a + 3 * na]]
             n_points = na
@@ -547,6 +609,11 @@ class CompiledStep(StepMethod):
             (blk.spring, tuple(plant.parameter_index(f"{blk.name}.{n}")
                                for n in (("kp", "kd") if blk.spring else ("erp", "cfm"))))
             for blk in tables.limits)
+        self.friction_params = tuple(
+            (len(_friction_coordinates(blk.tree, blk)),
+             plant.parameter_index(f"{blk.name}.friction"),
+             plant.parameter_index(f"{blk.name}.cfm"))
+            for blk in tables.frictions)
 
     def step_scalars(self, context) -> tuple:
         """The layout's ``SCALARS`` of a step of the plant's ``context``: h, the contact
@@ -563,11 +630,15 @@ class CompiledStep(StepMethod):
                 self.bias_mode, self.plant.lcp_tolerance, PGS_SWEEP_TOL)
 
     def limit_values(self, context) -> tuple:
-        """Each joint-limit block's ``(erp, cfm)`` from the plant's ``context``."""
-        out = []
+        """Each joint-limit block's ``(erp, cfm)``, then each joint-friction block's
+        ``(bounds, cfm)`` (bounds ``h F`` per row) from the plant's ``context``."""
+        out, h = [], self.tables.h
         for spring, (i_a, i_b) in self.limit_params:
             a, b = float(context.get_parameter(i_a)[0]), float(context.get_parameter(i_b)[0])
-            out.append(softening_from_spring(a, b, self.tables.h) if spring else (a, b))
+            out.append(softening_from_spring(a, b, h) if spring else (a, b))
+        for n, i_f, i_c in self.friction_params:
+            F = np.asarray(context.get_parameter(i_f), float)[:n]
+            out.append((tuple(float(x) for x in h * F), float(context.get_parameter(i_c)[0])))
         return tuple(out)
 
     def _step_impl(self, context, inputs: StepInputs):
@@ -577,7 +648,7 @@ class CompiledStep(StepMethod):
         scratch = mem.get("compiled_step_scratch")
         if scratch is None:
             scratch = mem["compiled_step_scratch"] = tab.scratch()
-        if self.limit_params:
+        if self.limit_params or self.friction_params:
             scratch.set_limit_softening(self.limit_values(context))
         return tab.run(inputs.time, inputs.xd, inputs.tau,
                        self.dynamics(inputs.q, inputs.v), scalars, inputs.warm_start, scratch,
@@ -657,12 +728,17 @@ def _block_rows(step: CompiledContactStep, blk, co: np.ndarray, Jall: np.ndarray
     block's active sides)."""
     if blk is step.contact:
         return _rows(step, co, Jall, scalars)
-    i = next(n for n, b in enumerate(step.limits) if b is blk)
-    a, b = step.limit_slots[i]
+    a, b = step.one_dof_slots(blk)
     act = a + np.flatnonzero(co[a:b, _CO.ACTIVE])
     nv = step.nv
     if act.shape[0] == 0:
         return ConstraintRows.empty(nv)
+    if isinstance(blk, JointFrictionConstraint):     # every row, |p| <= h F
+        bound, cfm = limit_values[len(step.limits) + step.frictions.index(blk)]
+        bound = np.asarray(bound)
+        return ConstraintRows.make(Jall[act, 0, :].copy(), 0.0, BOUNDED, cfm=cfm, lo=-bound,
+                                   hi=bound)
+    i = step.limits.index(blk)
     J = Jall[act, 0, :].copy()
     phi = co[act, _CO.DISTANCE]
     erp, cfm = limit_values[i]

@@ -120,8 +120,9 @@ class CompiledStepProtocol:
         if stepper.limit_values(context) != tab.limit_default:
             raise MultibodyError(
                 f"plant '{self._plant.name}': the compiled whole run takes the joint limits' "
-                f"default softening ({', '.join(repr(b.name) for b in tab.limits)}); this "
-                "context changed their erp/cfm (or kp/kd) parameters")
+                "default softening and joint friction's default friction "
+                f"({', '.join(repr(b.name) for b in tab.limits + tab.frictions)}); this "
+                "context changed their erp/cfm (or kp/kd, friction) parameters")
         out = np.zeros(L.SCALARS.size)
         out[:] = stepper.step_scalars(context)
         return out

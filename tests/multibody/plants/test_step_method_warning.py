@@ -1,7 +1,7 @@
 """Leaving the compiled step is never silent (issue 20, section 5; issue 21): a
 TimeSteppingRigidBodySystem whose scene takes the pivoting (Lemke) step warns once per plant
-with a StepMethodWarning naming the plant and the culprit (the friction pyramid, a joint
-limit, a closure), and the first step that falls back because the kernel did not converge
+with a StepMethodWarning naming the plant and the culprit (the friction pyramid, a MuJoCo-
+softened joint limit, a closure), and the first step that falls back because the kernel did not converge
 warns once per plant with the time and the residual. Compiled scenes (box on the ground, a
 sphere pile) and ``contact_solver="lcp"`` do not warn."""
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 
 from _time_stepping_models import four_bar, free_boxes, free_spheres, pendulum
 from multibody.constraints import (BallConstraint, JointFrictionConstraint, JointLimitConstraint,
-                                   PointContactConstraint)
+                                   MuJoCoSoftening, PointContactConstraint)
 from multibody.errors import StepMethodWarning
 from multibody.plants import TimeSteppingRigidBodySystem
 
@@ -58,12 +58,12 @@ def test_friction_pyramid_warns_once_naming_the_plant_and_the_block():
     assert plant.get_output_port("step").eval(ctx).report.method == "dantzig"
 
 
-def test_joint_friction_warns_once_naming_the_joint():
+def test_mujoco_softened_limit_warns_once_naming_the_block():
     tree = pendulum(upper=0.3)
 
     def run():
         plant = TimeSteppingRigidBodySystem(tree, H, constraints=[
-            JointLimitConstraint(tree, name="stops"),
+            JointLimitConstraint(tree, name="stops", mujoco=MuJoCoSoftening()),
             JointFrictionConstraint(tree, ["hinge"], friction=0.01, name="rub")], name="arm")
         ctx = plant.create_default_context()
         plant.set_positions(ctx, [0.2])
@@ -74,16 +74,17 @@ def test_joint_friction_warns_once_naming_the_joint():
     assert len(caught) == 1
     msg = str(caught[0].message)
     assert "TimeSteppingRigidBodySystem 'arm'" in msg
-    assert "joint friction 'rub' on joint 'hinge'" in msg
-    assert plant.get_positions(ctx)[0] <= 0.3 + 1e-3       # the stop held
+    assert "constraint 'stops' has MuJoCo softening" in msg
+    assert plant.get_positions(ctx)[0] <= 0.33     # the soft stop held (free: ~0.35)
     # a second plant on the same tree warns again: the memory is per plant
     _, again = _caught(lambda: TimeSteppingRigidBodySystem(
-        tree, H, constraints=[JointFrictionConstraint(tree, ["hinge"], friction=0.01, name="rub")],
+        tree, H, constraints=[JointLimitConstraint(tree, name="stops", mujoco=MuJoCoSoftening())],
         name="arm"))
     assert len(again) == 1
-    # joint limits alone take the compiled step: no warning
+    # joint limits and joint friction take the compiled step: no warning
     (limits, _), none = _caught(lambda: (TimeSteppingRigidBodySystem(
-        tree, H, constraints=[JointLimitConstraint(tree, name="stops")], name="arm"), None))
+        tree, H, constraints=[JointLimitConstraint(tree, name="stops"), JointFrictionConstraint(
+            tree, ["hinge"], friction=0.01, name="rub")], name="arm"), None))
     assert none == [] and limits.step_method == "compiled_pgs"
 
 

@@ -281,7 +281,8 @@ def test_the_context_s_limit_softening_is_used():
 
 # ---------------------------------------------------------------- refusals
 def test_softenings_the_kernel_does_not_have_are_still_refused_by_name():
-    """MuJoCo-softened limits and joint friction keep the pivoting step, named."""
+    """MuJoCo-softened limits keep the pivoting step, named (limits with joint friction
+    take the compiled step)."""
     import warnings
 
     tree = _pendulum()
@@ -294,7 +295,6 @@ def test_softenings_the_kernel_does_not_have_are_still_refused_by_name():
             JointFrictionConstraint(tree, ["hinge"], friction=0.1, name="fric")])
     assert soft.step_method == "lcp"
     assert "mjlim" in soft.step_method_reason and "MuJoCo softening" in soft.step_method_reason
-    assert both.step_method == "lcp"
-    assert both.step_method_reason.startswith("joint friction 'fric' on joint 'hinge':")
+    assert both.step_method == "compiled_pgs"       # joint friction is compiled too
     limits = TimeSteppingRigidBodySystem(tree, H, constraints=[JointLimitConstraint(tree)])
     assert limits.step_method == "compiled_pgs" and limits.step_method_reason is None
