@@ -55,9 +55,16 @@ def test_systems_subpackages_need_no_import_of_their_own():
 @pytest.mark.parametrize("package, submodules", _packages_and_submodules(),
                          ids=lambda x: x if isinstance(x, str) else "")
 def test_every_public_submodule_is_an_attribute_and_in_dir(package, submodules):
-    _fresh(f"import importlib\n"
-           f"pkg = importlib.import_module({package!r})\n"
-           f"listed = dir(pkg)\n"
-           f"for name in {submodules!r}:\n"
-           f"    getattr(pkg, name)   # the module, or a public name that shadows it\n"
-           f"    assert name in listed, name + ' not in dir()'\n")
+    out = _fresh(f"import importlib, sys, types\n"
+                 f"pkg = importlib.import_module({package!r})\n"
+                 f"listed = dir(pkg)\n"
+                 f"for name in {submodules!r}:\n"
+                 f"    obj = getattr(pkg, name)\n"
+                 f"    assert name in listed, name + ' not in dir()'\n"
+                 f"    # the sub-module itself, or a public name that shadows it\n"
+                 f"    if isinstance(obj, types.ModuleType):\n"
+                 f"        assert obj is sys.modules[{package!r} + '.' + name], name\n"
+                 f"    else:\n"
+                 f"        assert obj.__name__ == name, (name, obj)\n"
+                 f"    print(name)\n")
+    assert out.split() == list(submodules)

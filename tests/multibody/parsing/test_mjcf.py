@@ -214,7 +214,18 @@ def test_include_cycles_and_missing_files(tmp_path):
 def test_errors_name_file_line_and_element(text, match):
     with pytest.raises(MJCFError, match=match) as info:
         parse_mjcf(text)
-    assert info.value.source == "<string>" and info.value.line is not None
+    assert info.value.source == "<string>" and info.value.line == 1
+    assert str(info.value).startswith("<string>, line 1: ")
+    # one element per line: the line named is the culprit's (the element, or for a body's
+    # own fault the <body> start tag)
+    lines = text.replace("><", ">\n<").split("\n")
+    with pytest.raises(MJCFError, match=match.removeprefix("line 1: ")) as info:
+        parse_mjcf("\n".join(lines))
+    culprit = lines[info.value.line - 1]
+    assert str(info.value).startswith(f"<string>, line {info.value.line}: ")
+    tag = culprit.split()[0].strip("<>/")
+    assert tag in str(info.value) or (tag == "robot" and "<robot>" in str(info.value)), \
+        (culprit, str(info.value))
 
 
 def test_unsupported_elements_warn_once_per_kind():

@@ -34,7 +34,9 @@ def test_solver_parameters_reach_the_blocks():
     np.testing.assert_allclose(lim.mujoco.element_solref["j"], [0.01, 1.2])
     np.testing.assert_allclose(lim.mujoco.element_solimp["j"], [0.8, 0.9, 0.01, 0.4, 3])
     assert "k" not in lim.mujoco.element_solref and set(lim.joints) == {"j", "k"}
-    assert mjcf_contact(model).mujoco.invweight["ball"] > 0
+    # MuJoCo's body_invweight0 of the ball (translational) for this model: 0.4148514426821282
+    assert mjcf_contact(model).mujoco.invweight["ball"] == pytest.approx(0.4148514426821282,
+                                                                       rel=1e-9)
     assert mjcf_contact(model, softening=None).mujoco is None
 
 

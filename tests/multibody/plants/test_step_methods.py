@@ -209,7 +209,14 @@ def test_reruns_from_copies_of_a_context_are_bitwise_and_the_record_is_typed(sol
         plant.advance(x, 60)
     assert np.array_equal(b.discrete_state, c.discrete_state)
     assert np.array_equal(b.discrete_state, fresh.discrete_state)
-    assert isinstance(b.get_memory()["warm_start"], ContactWarmStart)
+    # each rerun left its own record, the same (bitwise) for the same run
+    records = [x.get_memory()["warm_start"] for x in (b, c, fresh)]
+    assert all(isinstance(r, ContactWarmStart) and r.method == plant.step_method
+               for r in records)
+    assert records[0] is not records[1] and records[0] is not rec
+    for r in records[1:]:
+        assert list(r.keys) == list(records[0].keys)
+        np.testing.assert_array_equal(r.impulses, records[0].impulses)
 
 
 @needs_compiler
