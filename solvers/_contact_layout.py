@@ -212,6 +212,9 @@ CANDIDATE_KINDS = (
     CandidateKind("joint_friction", 2, "JF",
                   ints=(("velocity", 1),),
                   doubles=(("bound", 1), ("cfm", 1))),
+    CandidateKind("closure", 3, "CL",
+                  ints=(("num_rows", 1),),
+                  doubles=(("erp", 1), ("cfm", 1))),
 )
 """The candidate kinds. ``shape_pair``: two collision geometries, each a shape of the narrow
 phase (``shape_a``, ``shape_b``: the kind ids of ``solvers.collision.KIND_IDS``; their
@@ -238,6 +241,17 @@ block's (force units); both doubles are a context's values (written into its scr
 copy). In the block PGS it is a 1 x 1 block with Delassus ``(M^-1)_ii + cfm / h``, the
 impulse projected on ``[-bound, bound]``; its outputs: the impulse (distance zero).
 
+``closure``: up to three bilateral rows of a loop-closure block
+(``multibody.constraints`` ball, weld, distance, point-on-line; a weld's six rows are two
+candidates), one slot with ``num_rows`` rows. The plant evaluates the rows' position error
+``phi`` and Jacobian ``J`` each step and writes them into the input sections ``cphi`` and
+``cJ`` at the slot (rows past ``num_rows`` zero); always active, bias ``erp phi / h``, its
+``cfm`` the block's (both a context's values). In the block PGS it is an unprojected
+``num_rows x num_rows`` block ``G = J M^-1 J^T + cfm / h I`` solved exactly; its column
+list: the velocity columns of both bodies' ancestors; its outputs: the impulses of its rows
+(distance: the largest ``|phi|``), the warm start holding them (``normal``, then
+``friction[0:2]``).
+
 Every slot's impulse bounds of its first row are the work sections ``plo``, ``pup``
 (``0``, ``inf`` for a contact's normal and a limit; ``-+bound`` for joint friction); a
 slot's ``one`` (int work) is 1 when it is a 1 x 1 block (limit or friction)."""
@@ -247,6 +261,7 @@ SP_INTS, SP_DOUBLES = KIND["shape_pair"].int_record(), KIND["shape_pair"].double
 JL_INTS, JL_DOUBLES = KIND["joint_limit"].int_record(), KIND["joint_limit"].double_record()
 JF_INTS, JF_DOUBLES = (KIND["joint_friction"].int_record(),
                        KIND["joint_friction"].double_record())
+CL_INTS, CL_DOUBLES = KIND["closure"].int_record(), KIND["closure"].double_record()
 CANDIDATE_INTS = max(k.int_record().size for k in CANDIDATE_KINDS)
 CANDIDATE_DOUBLES = max(k.double_record().size for k in CANDIDATE_KINDS)
 
@@ -288,7 +303,7 @@ kernel compiles)."""
 INPUT = Sections("DBK_IN_SECTIONS", "const double", [
     ("scal", (SCALARS,)), ("q", ("nq",)), ("v", ("nv",)), ("tau", ("nv",)),
     ("H", ("nv", "nv")), ("c", ("nv",)), ("P", (POSE, "nb")), ("S", (6, "nv")),
-    ("warm", (WARM, "nc"))])
+    ("warm", (WARM, "nc")), ("cphi", (3, "nc")), ("cJ", (3, "nc", "nv"))])
 """The input buffer: scalars, ``q``, ``v``, ``tau``, ``H`` (row-major), ``c = C -
 tau_passive``, the poses ``P``, the world-axes motion columns ``S = [W; U]`` (6 x nv), the
 warm start."""
@@ -302,18 +317,20 @@ then their (t1, t2) pairs), the warm start out, per contact slot its outputs, it
 nv)."""
 WORK = Sections("DBK_WORK_SECTIONS", "double", [
     ("L", ("nv", "nv")), ("vfree", ("nv",)), ("vel", ("nv",)), ("Y", (3, "nc", "nv")),
-    ("G", (9, "nc")), ("bias", ("nc",)), ("cfmk", ("nc",)), ("plo", ("nc",)),
+    ("G", (9, "nc")), ("bias", (3, "nc")), ("cfmk", ("nc",)), ("plo", ("nc",)),
     ("pup", ("nc",)), ("tmp", ("nv",)), ("Mp", (9, "nc", "nc")),
     ("xp", (3, "nc")), ("dsl", (2, "nc")), ("psave", (3, "nc")), ("vtmp", ("nv",)),
     ("found", (FOUND, MAX_CONTACTS)), ("npwork", (NARROW_PHASE_WORK,))])
 """Work doubles of the C kernel (the numpy twin does not use them); ``cfmk`` the ``cfm / h``
-of each contact slot (the contact block's, or a joint limit's or joint friction's);
+of each contact slot (the contact block's, or a joint limit's, joint friction's or
+closure's); ``bias`` three per slot (a closure's rows; the others' first row only);
 ``plo``, ``pup`` the bounds of each slot's first impulse (:data:`CANDIDATE_KINDS`);
 ``found`` the points of one pair, ``npwork`` the narrow phase's work buffer (zeros at first: it initialises itself
 on first use)."""
 IWORK = Sections("DBK_IWORK_SECTIONS", "int", [
-    ("act", ("nc",)), ("idn", ("nc",)), ("idt", ("nc",)), ("one", ("nc",))])
-"""Work ints of the C kernel (``one``: the slot is a 1 x 1 block)."""
+    ("act", ("nc",)), ("idn", ("nc",)), ("idt", ("nc",)), ("one", ("nc",)), ("bil", ("nc",))])
+"""Work ints of the C kernel (``one``: the slot is a 1 x 1 block; ``bil``: a closure
+slot's number of bilateral rows, else 0)."""
 
 RECORDS = (HEADER, BLOCK, JOINT, FREE, COLUMN, ANCESTORS, CANDIDATE_COMMON, SCALARS, POSE,
            WARM, STATUS, CANDIDATE_OUT, FOUND)

@@ -22,6 +22,11 @@ static double lmax2(double a, double b, double c) {
    only for a joint limit's block) */
 static double block_residual(const double *pk, const double *w, const double *Gk, double mu,
                              int one, double lo, double up) {
+    if (one == 2) {                             /* a closure: bilateral, |w| per row */
+        double m = 0.0;
+        for (int r = 0; r < 3; ++r) if (fabs(w[r]) > m) m = fabs(w[r]);
+        return m;
+    }
     double gn = Gk[0], pn_ = pk[0] - w[0] / gn;
     if (one) {                                  /* a 1 x 1 block: projection on [lo, up] */
         pn_ = pn_ < lo ? lo : (pn_ > up ? up : pn_);
@@ -34,6 +39,36 @@ static double block_residual(const double *pk, const double *w, const double *Gk
     if (tt > lim) { double f = tt > 0 ? lim / tt : 0.0; a1 *= f; a2 *= f; }
     double rt = sqrt((pk[1] - a1) * (pk[1] - a1) + (pk[2] - a2) * (pk[2] - a2)) * g;
     return rn > rt ? rn : rt;
+}
+
+/* d = -G^-1 w for a closure's symmetric 3 x 3 block (Cholesky; a row whose pivot is not
+   above 1e-12 of the largest diagonal, a dependent or empty row, gets no impulse) */
+static void solve_sym3(const double *G, const double *w, double *d) {
+    double Lc[9] = {0}, y[3];
+    int live[3];
+    double dmax = 0.0;
+    for (int r = 0; r < 3; ++r) if (G[4 * r] > dmax) dmax = G[4 * r];
+    for (int r = 0; r < 3; ++r) {
+        double s = G[4 * r];
+        for (int c = 0; c < r; ++c) s -= Lc[3 * r + c] * Lc[3 * r + c];
+        live[r] = s > 1e-12 * dmax;
+        Lc[4 * r] = live[r] ? sqrt(s) : 0.0;
+        for (int i = r + 1; i < 3; ++i) {
+            double t = 0.5 * (G[3 * i + r] + G[3 * r + i]);
+            for (int c = 0; c < r; ++c) t -= Lc[3 * i + c] * Lc[3 * r + c];
+            Lc[3 * i + r] = live[r] ? t / Lc[4 * r] : 0.0;
+        }
+    }
+    for (int r = 0; r < 3; ++r) {
+        double t = -w[r];
+        for (int c = 0; c < r; ++c) t -= Lc[3 * r + c] * y[c];
+        y[r] = live[r] ? t / Lc[4 * r] : 0.0;
+    }
+    for (int r = 2; r >= 0; --r) {
+        double t = y[r];
+        for (int c = r + 1; c < 3; ++c) t -= Lc[3 * c + r] * d[c];
+        d[r] = live[r] ? t / Lc[4 * r] : 0.0;
+    }
 }
 
 /* the velocity blocks contact slot k touches (its candidate's): count, then block indices */
@@ -76,7 +111,7 @@ static void rebuild_vel(int na, const int *act, const int *it, const int *cands,
 static double residual(int na, const int *act, const int *it, const int *cands, int nv,
                        const double *co, const double *Jall, const double *G,
                        const double *bias, const double *vel, double mu, const double *cfmk,
-                       const double *plo, const double *pup, const int *one) {
+                       const double *plo, const double *pup, const int *one, const int *bil) {
     double res = 0.0;
     for (int j = 0; j < na; ++j) {
         const int k = act[j];
@@ -88,8 +123,8 @@ static double residual(int na, const int *act, const int *it, const int *cands, 
             for (int i = 0; i < ncol; ++i) { const int col = cc[COL_SIZE * i + COL_COLUMN]; s += Jk[r * nv + col] * vel[col]; }
             w[r] = s + cfmk[k] * pk[r];
         }
-        w[0] += bias[k];
-        double rb = block_residual(pk, w, Gk, mu, one[k], plo[k], pup[k]);
+        for (int r = 0; r < 3; ++r) w[r] += bias[3 * k + r];
+        double rb = block_residual(pk, w, Gk, mu, one[k] ? 1 : (bil[k] ? 2 : 0), plo[k], pup[k]);
         if (rb > res) res = rb;
     }
     return res;
@@ -104,7 +139,7 @@ static double residual(int na, const int *act, const int *it, const int *cands, 
 static int polish(int na, const int *act, const int *it, const int *cands, int nv,
                   double *co, const double *Jall, const double *Y, const double *bias,
                   const double *vfree, double mu, const double *cfmk, const double *plo,
-                  const double *pup, const int *one, double *M, double *x,
+                  const double *pup, const int *one, const int *bil, double *M, double *x,
                   double *dsl, int *idn, int *idt) {
     int nu = 0, j, l, r, s, i;
     for (j = 0; j < na; ++j) {
@@ -112,6 +147,12 @@ static int polish(int na, const int *act, const int *it, const int *cands, int n
         const double *pk = co + CO_SIZE * k + CO_IMPULSE;
         idn[j] = idt[j] = -1;
         dsl[2 * j] = dsl[2 * j + 1] = 0.0;
+        if (bil[k]) {             /* a closure: all its rows unknowns (idn, then idt) */
+            idn[j] = nu;
+            if (bil[k] > 1) idt[j] = nu + 1;
+            nu += bil[k];
+            continue;
+        }
         if (one[k]) {             /* one row: unknown strictly inside its bounds, else fixed */
             if (pk[0] > plo[k] && pk[0] < pup[k]) idn[j] = nu++;
             continue;
@@ -130,12 +171,12 @@ static int polish(int na, const int *act, const int *it, const int *cands, int n
         if (idn[j] < 0) continue;
         const int *ci = cands + CI * it[it[HDR_CONTACT_CANDIDATE] + k], *cc = it + ci[CI_COLUMNS], ncol = ci[CI_NUM_COLUMNS];
         const double *Jk = Jall + 3 * nv * k;
-        const int nr = idt[j] >= 0 ? 3 : 1;
+        const int nr = bil[k] ? bil[k] : (idt[j] >= 0 ? 3 : 1);
         for (r = 0; r < nr; ++r) {
             const int row = r == 0 ? idn[j] : idt[j] + r - 1;
             double s0 = 0.0;
             for (i = 0; i < ncol; ++i) { const int col = cc[COL_SIZE * i + COL_COLUMN]; s0 += Jk[r * nv + col] * vfree[col]; }
-            x[row] = -(s0 + (r == 0 ? bias[k] : 0.0));
+            x[row] = -(s0 + bias[3 * k + r]);
             for (l = 0; l < na; ++l) {
                 const int kl = act[l];
                 if (idn[l] < 0 && one[kl]) {       /* a one-row block fixed at a bound */
@@ -155,7 +196,9 @@ static int polish(int na, const int *act, const int *it, const int *cands, int n
                     for (i = 0; i < ncol; ++i) { const int col = cc[COL_SIZE * i + COL_COLUMN]; t += Jk[r * nv + col] * Yl[s * nv + col]; }
                     A[s] = t + ((l == j && r == s) ? cfmk[k] : 0.0);
                 }
-                if (idt[l] >= 0) {
+                if (bil[kl]) {                    /* a closure's rows */
+                    for (s = 0; s < bil[kl]; ++s) M[row * nu + idn[l] + s] += A[s];
+                } else if (idt[l] >= 0) {
                     M[row * nu + idn[l]] += A[0];
                     M[row * nu + idt[l]] += A[1];
                     M[row * nu + idt[l] + 1] += A[2];
@@ -192,6 +235,7 @@ static int polish(int na, const int *act, const int *it, const int *cands, int n
         if (idn[j] < 0) continue;
         double pn = x[idn[j]];
         const int k = act[j];
+        if (bil[k]) continue;                /* bilateral: any sign */
         if (one[k]) {
             const double lo = plo[k], up = pup[k];
             if (!(pn >= lo - 1e-9 * fabs(lo) && pn <= up + 1e-9 * fabs(up))) return 0;
@@ -206,6 +250,10 @@ static int polish(int na, const int *act, const int *it, const int *cands, int n
     for (j = 0; j < na; ++j) {
         const int k = act[j];
         double *pk = co + CO_SIZE * k + CO_IMPULSE;
+        if (bil[k]) {
+            for (r = 0; r < 3; ++r) pk[r] = r < bil[k] ? x[idn[j] + r] : 0.0;
+            continue;
+        }
         if (one[k]) {               /* the unknown clamped on its bounds, or kept fixed */
             if (idn[j] >= 0) {
                 const double pn = x[idn[j]];

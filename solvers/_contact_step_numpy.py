@@ -16,7 +16,7 @@ import numpy as np
 from . import collision_numpy
 from ._collision_source import MAX_CONTACTS
 from ._contact_layout import (ANCESTORS, BLOCK, CANDIDATE_DOUBLES, CANDIDATE_INTS, COLUMN,
-                              FOUND, FREE, HEADER, INPUT, JF_DOUBLES, JF_INTS, JL_DOUBLES,
+                              CL_DOUBLES, CL_INTS, FOUND, FREE, HEADER, INPUT, JF_DOUBLES, JF_INTS, JL_DOUBLES,
                               JL_INTS, JOINT,
                               JOINT_TYPES, KIND, OUTPUT, POSE, SP_DOUBLES, SP_INTS, STATUS,
                               WARM)
@@ -30,6 +30,7 @@ OMEGA = 1.4
 POLISH_EVERY = 50
 VECTOR_JOINT, FREE_JOINT = JOINT_TYPES.index("vector"), JOINT_TYPES.index("free")
 JOINT_LIMIT, JOINT_FRICTION = KIND["joint_limit"].code, KIND["joint_friction"].code
+CLOSURE = KIND["closure"].code
 
 
 def _quat_rot(q):
@@ -72,6 +73,35 @@ def _world_pose(Rb, pb, X) -> list:
     return out
 
 
+def _solve_sym3(G, w):
+    """``d = -G^-1 w`` for a closure's 3 x 3 block as the C kernel's ``solve_sym3`` (Cholesky;
+    a row whose pivot is not above 1e-12 of the largest diagonal gets no impulse)."""
+    L, y, d, live = np.zeros((3, 3)), np.zeros(3), np.zeros(3), [False] * 3
+    dmax = max(0.0, max(G[r, r] for r in range(3)))
+    for r in range(3):
+        s = G[r, r]
+        for c in range(r):
+            s -= L[r, c] * L[r, c]
+        live[r] = s > 1e-12 * dmax
+        L[r, r] = math.sqrt(s) if live[r] else 0.0
+        for i in range(r + 1, 3):
+            t = 0.5 * (G[i, r] + G[r, i])
+            for c in range(r):
+                t -= L[i, c] * L[r, c]
+            L[i, r] = t / L[r, r] if live[r] else 0.0
+    for r in range(3):
+        t = -w[r]
+        for c in range(r):
+            t -= L[r, c] * y[c]
+        y[r] = t / L[r, r] if live[r] else 0.0
+    for r in (2, 1, 0):
+        t = y[r]
+        for c in range(r + 1, 3):
+            t -= L[c, r] * d[c]
+        d[r] = t / L[r, r] if live[r] else 0.0
+    return d
+
+
 class _Problem:
     """The active contacts of one step: rows J (3, nv), Y = M^-1 J^T (3, nv), G (3, 3), bias,
     the touched velocity ranges, impulses p (3,), cfm / h, whether the slot is a one-row
@@ -81,7 +111,7 @@ class _Problem:
     def __init__(self, nv, mu):
         self.nv, self.mu = nv, mu
         self.J, self.Y, self.G, self.b, self.blk, self.p, self.k = [], [], [], [], [], [], []
-        self.cfm, self.one, self.lo, self.up = [], [], [], []
+        self.cfm, self.one, self.lo, self.up, self.bil = [], [], [], [], []
 
     def vel(self, vfree):
         v = vfree.copy()
@@ -91,13 +121,15 @@ class _Problem:
 
     def w(self, j, vel):
         w = self.J[j] @ vel + self.cfm[j] * self.p[j]
-        w[0] += self.b[j]
-        return w
+        return w + self.b[j]
 
     def residual(self, vel):
         res = 0.0
         for j in range(len(self.p)):
             w, p, G = self.w(j, vel), self.p[j], self.G[j]
+            if self.bil[j]:             # a closure: bilateral, |w| per row
+                res = max(res, float(np.max(np.abs(w))))
+                continue
             pn_ = p[0] - w[0] / G[0, 0]
             if self.one[j]:
                 res = max(res, abs(p[0] - min(max(pn_, self.lo[j]), self.up[j])) * G[0, 0])
@@ -117,6 +149,10 @@ class _Problem:
         na, mu, cfm = len(self.p), self.mu, self.cfm
         idn, idt, dsl, nu = [-1] * na, [-1] * na, np.zeros((na, 2)), 0
         for j, p in enumerate(self.p):
+            if self.bil[j]:             # a closure: all its rows unknowns
+                idn[j] = nu
+                nu += self.bil[j]
+                continue
             if self.one[j]:             # unknown strictly inside its bounds, else fixed
                 if self.lo[j] < p[0] < self.up[j]:
                     idn[j] = nu
@@ -137,9 +173,12 @@ class _Problem:
         for j in range(na):
             if idn[j] < 0:
                 continue
-            rows = [(0, idn[j])] + ([(1, idt[j]), (2, idt[j] + 1)] if idt[j] >= 0 else [])
+            if self.bil[j]:
+                rows = [(r, idn[j] + r) for r in range(self.bil[j])]
+            else:
+                rows = [(0, idn[j])] + ([(1, idt[j]), (2, idt[j] + 1)] if idt[j] >= 0 else [])
             for r, row in rows:
-                x[row] = -(self.J[j][r] @ vfree + (bias[j] if r == 0 else 0.0))
+                x[row] = -(self.J[j][r] @ vfree + bias[j][r])
                 for ll in range(na):
                     if idn[ll] < 0 and self.one[ll]:     # fixed at a bound
                         if self.p[ll][0] != 0.0 and (self.blk[j] & self.blk[ll]):
@@ -150,7 +189,9 @@ class _Problem:
                     A = self.J[j][r] @ self.Y[ll].T
                     if ll == j:
                         A[r] += cfm[j]
-                    if idt[ll] >= 0:
+                    if self.bil[ll]:
+                        M[row, idn[ll]:idn[ll] + self.bil[ll]] += A[:self.bil[ll]]
+                    elif idt[ll] >= 0:
                         M[row, idn[ll]] += A[0]
                         M[row, idt[ll]:idt[ll] + 2] += A[1:]
                     else:
@@ -163,6 +204,11 @@ class _Problem:
             return None
         out = []
         for j in range(na):
+            if self.bil[j]:
+                pj = np.zeros(3)
+                pj[:self.bil[j]] = sol[idn[j]:idn[j] + self.bil[j]]
+                out.append(pj)
+                continue
             if self.one[j]:
                 pn = self.p[j][0]
                 if idn[j] >= 0:
@@ -260,9 +306,13 @@ def contact_step(it: np.ndarray, dt: np.ndarray, inp: np.ndarray, out: np.ndarra
     found = np.zeros((MAX_CONTACTS, FOUND.size))
     contacts = []                               # (slot, candidate ints, point, normal, dist)
     limits = []                                 # (slot, candidate ints, doubles)
+    closures = []                               # (slot, candidate ints, doubles)
     for m in range(npairs):
         ci = it[oc + CANDIDATE_INTS * m:oc + CANDIDATE_INTS * (m + 1)]
         cd = cand_d[CANDIDATE_DOUBLES * m:CANDIDATE_DOUBLES * (m + 1)]
+        if ci[CC.KIND] == CLOSURE:
+            closures.append((ci[CC.FIRST_CONTACT], ci, cd))
+            continue
         if ci[CC.KIND] in (JOINT_LIMIT, JOINT_FRICTION):
             limits.append((ci[CC.FIRST_CONTACT], ci, cd))
             continue
@@ -324,15 +374,16 @@ def contact_step(it: np.ndarray, dt: np.ndarray, inp: np.ndarray, out: np.ndarra
         prob.J.append(J)
         prob.Y.append(Y)
         prob.G.append(G)
-        prob.b.append(bias)
+        prob.b.append(np.array([bias, 0.0, 0.0]))
         prob.blk.append(set(bl))
         prob.p.append(p)
         prob.k.append(kk)
         prob.cfm.append(cfm)
         prob.one.append(False)
+        prob.bil.append(0)
         prob.lo.append(0.0)
         prob.up.append(math.inf)
-        bias_l.append(bias)
+        bias_l.append(np.array([bias, 0.0, 0.0]))
     for kk, ci, cd in limits:      # joint-limit sides, joint friction (the C order: after pairs)
         fric = ci[CC.KIND] == JOINT_FRICTION
         if fric:
@@ -364,14 +415,51 @@ def contact_step(it: np.ndarray, dt: np.ndarray, inp: np.ndarray, out: np.ndarra
         prob.J.append(J)
         prob.Y.append(Y)
         prob.G.append(G)
-        prob.b.append(bias)
+        prob.b.append(np.array([bias, 0.0, 0.0]))
         prob.blk.append(set(bl))
         prob.p.append(np.array([min(max(warm[kk, WARM.NORMAL], lo), up), 0.0, 0.0]))
         prob.k.append(kk)
         prob.cfm.append(cfm_k)
         prob.one.append(True)
+        prob.bil.append(0)
         prob.lo.append(lo)
         prob.up.append(up)
+        bias_l.append(np.array([bias, 0.0, 0.0]))
+    cphi = sec["cphi"].reshape(max(nc, 0), 3)
+    cJ = sec["cJ"].reshape(max(nc, 0), 3, nv)
+    for kk, ci, cd in closures:    # closures' bilateral rows (the C order: after the others)
+        nr = ci[CL_INTS.NUM_ROWS]
+        o = co[kk]
+        o[CO.DISTANCE] = float(np.max(np.abs(cphi[kk, :nr]))) if nr else 0.0
+        o[CO.ACTIVE] = 1.0
+        J = np.zeros((3, nv))
+        J[:nr] = cJ[kk, :nr]
+        Jall[kk] = J
+        obl = ci[CC.COLUMNS] + COLUMN.size * ci[CC.NUM_COLUMNS]
+        bl = it[obl + 1:obl + 1 + it[obl]]
+        Y = np.array([solve(J[r], bl) for r in range(3)])
+        cfm_k = cd[CL_DOUBLES.CFM] / h
+        G = J @ Y.T
+        for r in range(3):
+            G[r, r] = G[r, r] + cfm_k if r < nr else 1.0
+        bias = np.zeros(3)
+        bias[:nr] = cd[CL_DOUBLES.ERP] * cphi[kk, :nr] / h
+        bscale = max(bscale, float(np.max(np.abs(J @ vfree + bias))))
+        p = np.zeros(3)
+        p[:nr] = np.concatenate([warm[kk, WARM.NORMAL:WARM.NORMAL + 1],
+                                 warm[kk, WARM.FRICTION:WARM.FRICTION + 2]])[:nr]
+        prob.J.append(J)
+        prob.Y.append(Y)
+        prob.G.append(G)
+        prob.b.append(bias)
+        prob.blk.append(set(bl))
+        prob.p.append(p)
+        prob.k.append(kk)
+        prob.cfm.append(cfm_k)
+        prob.one.append(False)
+        prob.bil.append(nr)
+        prob.lo.append(-math.inf)
+        prob.up.append(math.inf)
         bias_l.append(bias)
     # 5. PGS
     na = len(prob.p)
@@ -383,6 +471,12 @@ def contact_step(it: np.ndarray, dt: np.ndarray, inp: np.ndarray, out: np.ndarra
         for j in range(na):
             G, p, Y = prob.G[j], prob.p[j], prob.Y[j]
             w = prob.w(j, vel)
+            if prob.bil[j]:                     # a closure: its block solved exactly
+                d = _solve_sym3(G, w)
+                change = max(change, float(np.max(np.abs(d) * np.diag(G))))
+                prob.p[j] = p + d
+                vel = vel + Y.T @ d
+                continue
             pn = max(p[0] - om * w[0] / G[0, 0], prob.lo[j])
             pn = min(pn, prob.up[j])
             dpn = pn - p[0]
@@ -445,6 +539,8 @@ def contact_step(it: np.ndarray, dt: np.ndarray, inp: np.ndarray, out: np.ndarra
         o[ow + WARM.NORMAL] = p[0]
         o[ow + WARM.FRICTION:ow + WARM.FRICTION + 3] = \
             p[1] * o[CO.slice("t1")] + p[2] * o[CO.slice("t2")]
+        if prob.bil[j]:                         # a closure's rows 1, 2 as they are
+            o[ow + WARM.FRICTION:ow + WARM.FRICTION + 3] = (p[1], p[2], 0.0)
         wout[kk] = o[CO.slice("warm")]
         imp[j], imp[na + 2 * j], imp[na + 2 * j + 1] = p
     # 7-8. integration and the free joints' frames

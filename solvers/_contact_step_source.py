@@ -193,6 +193,52 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
     for (int m = 0; m < npairs; ++m) {
         const int *ci = cands + CI * m;
         const double *cd = cand_d + CD * m;
+        if (ci[CI_KIND] == KIND_CLOSURE) {
+            /* a loop closure's bilateral rows: J and phi from the input, always active,
+               bias erp phi / h, an unprojected block G = J M^-1 J^T + cfm / h I (rows past
+               num_rows: G's identity, zero J) */
+            const int nr = ci[CI_CL_NUM_ROWS], ncol = ci[CI_NUM_COLUMNS];
+            const int *cc = it + ci[CI_COLUMNS];
+            k = ci[CI_FIRST_CONTACT];
+            double *o = co + CO_SIZE * k;
+            double *Jk = Jall + 3 * nv * k, *Yk = Y + 3 * nv * k, *Gk = G + 9 * k;
+            double dmax = 0.0;
+            for (r = 0; r < nr; ++r) if (fabs(cphi[3 * k + r]) > dmax) dmax = fabs(cphi[3 * k + r]);
+            o[CO_DISTANCE] = dmax;
+            o[CO_ACTIVE] = 1.0;
+            act[na++] = k;
+            one[k] = 0;
+            bil[k] = nr;
+            memcpy(Jk, cJ + 3 * nv * k, 3 * nv * sizeof(double));
+            for (i = nr * nv; i < 3 * nv; ++i) Jk[i] = 0.0;
+            const int *bl = cc + COL_SIZE * ncol;
+            for (r = 0; r < 3; ++r) {
+                double *y = Yk + r * nv;
+                memcpy(y, Jk + r * nv, nv * sizeof(double));
+                for (j = 0; j < bl[0]; ++j)
+                    chol_solve_block(L, nv, blocks[BLK_SIZE * bl[1 + j] + BLK_START], blocks[BLK_SIZE * bl[1 + j] + BLK_LENGTH], y);
+            }
+            cfmk[k] = cd[CD_CL_CFM] / h;
+            plo[k] = -INFINITY;
+            pup[k] = INFINITY;
+            const double *wk = warm + WS_SIZE * k;
+            double *p0 = o + CO_IMPULSE;
+            for (r = 0; r < 3; ++r) {
+                for (i = 0; i < 3; ++i) {
+                    double s = 0.0;
+                    for (j = 0; j < ncol; ++j) { const int col = cc[COL_SIZE * j + COL_COLUMN]; s += Jk[r * nv + col] * Yk[i * nv + col]; }
+                    Gk[3 * r + i] = s;
+                }
+                if (r < nr) Gk[4 * r] += cfmk[k];
+                else Gk[4 * r] = 1.0;
+                bias[3 * k + r] = r < nr ? cd[CD_CL_ERP] * cphi[3 * k + r] / h : 0.0;
+                double jv = bias[3 * k + r];
+                for (j = 0; j < ncol; ++j) { const int col = cc[COL_SIZE * j + COL_COLUMN]; jv += Jk[r * nv + col] * vfree[col]; }
+                if (fabs(jv) > bscale) bscale = fabs(jv);
+                p0[r] = r >= nr ? 0.0 : (r == 0 ? wk[WS_NORMAL] : wk[WS_FRICTION + r - 1]);
+            }
+            continue;
+        }
         if (ci[CI_KIND] == KIND_JOINT_LIMIT || ci[CI_KIND] == KIND_JOINT_FRICTION) {
             /* a one-dof row: a joint limit's side (J = sign e_vi, phi = sign (q_i - bound),
                active within its margin + h |v_i|, p >= 0) or a joint's Coulomb friction
@@ -219,10 +265,12 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
             for (i = 0; i < 9; ++i) Gk[i] = 0.0;
             cfmk[k] = (fric ? cd[CD_JF_CFM] : cd[CD_JL_CFM]) / h;
             Gk[0] = sg * Yk[vi] + cfmk[k];
-            bias[k] = fric ? 0.0 : (phi > 0 ? phi / h : cd[CD_JL_ERP] * phi / h);
+            bias[3 * k] = fric ? 0.0 : (phi > 0 ? phi / h : cd[CD_JL_ERP] * phi / h);
+            bias[3 * k + 1] = bias[3 * k + 2] = 0.0;
+            bil[k] = 0;
             plo[k] = fric ? -cd[CD_JF_BOUND] : 0.0;
             pup[k] = fric ? cd[CD_JF_BOUND] : INFINITY;
-            const double jv0 = sg * vfree[vi] + bias[k];
+            const double jv0 = sg * vfree[vi] + bias[3 * k];
             if (fabs(jv0) > bscale) bscale = fabs(jv0);
             const double wn = warm[WS_SIZE * k + WS_NORMAL];
             o[CO_IMPULSE] = wn < plo[k] ? plo[k] : (wn > pup[k] ? pup[k] : wn);
@@ -319,12 +367,14 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
             plo[k] = 0.0;
             pup[k] = INFINITY;
             one[k] = 0;
-            bias[k] = (biasmode == 1 || dist > 0) ? dist / h : erp * dist / h;
+            bil[k] = 0;
+            bias[3 * k] = (biasmode == 1 || dist > 0) ? dist / h : erp * dist / h;
+            bias[3 * k + 1] = bias[3 * k + 2] = 0.0;
             /* scale of the acceptance: |J v_free + b| */
             double jv[3] = {0, 0, 0};
             for (r = 0; r < 3; ++r)
                 for (j = 0; j < ncol; ++j) { const int col = cc[COL_SIZE * j + COL_COLUMN]; jv[r] += Jk[r * nv + col] * vfree[col]; }
-            jv[0] += bias[k];
+            jv[0] += bias[3 * k];
             for (r = 0; r < 3; ++r) if (fabs(jv[r]) > bscale) bscale = fabs(jv[r]);
             /* warm start: last step's normal impulse and world friction impulse */
             const double *wk = warm + WS_SIZE * k, *wf = wk + WS_FRICTION;
@@ -361,7 +411,19 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
                 for (i = 0; i < ncol; ++i) { const int col = cc[COL_SIZE * i + COL_COLUMN]; s += Jk[r * nv + col] * vel[col]; }
                 w[r] = s + cfmk[k] * pk[r];
             }
-            w[0] += bias[k];
+            for (r = 0; r < 3; ++r) w[r] += bias[3 * k + r];
+            if (bil[k]) {              /* a closure: its unprojected block solved exactly */
+                double d[3];
+                solve_sym3(Gk, w, d);
+                double ch = 0.0;
+                for (r = 0; r < 3; ++r) {
+                    if (fabs(d[r]) * Gk[4 * r] > ch) ch = fabs(d[r]) * Gk[4 * r];
+                    pk[r] += d[r];
+                }
+                if (ch > change) change = ch;
+                if (ch != 0.0) add_y(it, cands, blocks, k, nv, Yk, d[0], d[1], d[2], vel);
+                continue;
+            }
             /* normal */
             const double om = iter < 2 ? 1.0 : OMEGA;   /* plain sweeps before the first polish */
             double pn = pk[0] - om * w[0] / Gk[0];
@@ -409,13 +471,13 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
             || iter - last_polish >= POLISH_EVERY) {
             last_polish = iter;
             for (j = 0; j < na; ++j) memcpy(psave + 3 * j, co + CO_SIZE * act[j] + CO_IMPULSE, 3 * sizeof(double));
-            const double r0 = residual(na, act, it, cands, nv, co, Jall, G, bias, vel, mu, cfmk, plo, pup, one);
-            if (polish(na, act, it, cands, nv, co, Jall, Y, bias, vfree, mu, cfmk, plo, pup, one,
+            const double r0 = residual(na, act, it, cands, nv, co, Jall, G, bias, vel, mu, cfmk, plo, pup, one, bil);
+            if (polish(na, act, it, cands, nv, co, Jall, Y, bias, vfree, mu, cfmk, plo, pup, one, bil,
                        Mp, xp, dsl, idn, idt)) {
                 /* exact on the right active set: done; else keep whichever point is better
                    (the polished one often is, and PGS continues from it) */
                 rebuild_vel(na, act, it, cands, blocks, nv, co, Y, vfree, vtmp);
-                const double r1 = residual(na, act, it, cands, nv, co, Jall, G, bias, vtmp, mu, cfmk, plo, pup, one);
+                const double r1 = residual(na, act, it, cands, nv, co, Jall, G, bias, vtmp, mu, cfmk, plo, pup, one, bil);
                 if (r1 <= ittol * bscale) { memcpy(vel, vtmp, nv * sizeof(double)); ++iter; break; }
                 if (r1 < r0) memcpy(vel, vtmp, nv * sizeof(double));
                 else {
@@ -452,12 +514,17 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
         o[CO_SLIP] = w[1];                  /* slip along t1, t2 at the new velocity */
         o[CO_SLIP + 1] = w[2];
         for (r = 0; r < 3; ++r) w[r] += cfmk[k] * pk[r];
-        w[0] += bias[k];
-        double rb = block_residual(pk, w, Gk, mu, one[k], plo[k], pup[k]);
+        for (r = 0; r < 3; ++r) w[r] += bias[3 * k + r];
+        double rb = block_residual(pk, w, Gk, mu, one[k] ? 1 : (bil[k] ? 2 : 0), plo[k], pup[k]);
         if (rb > res) res = rb;
         /* warm start for the next step: normal impulse, world friction impulse */
         for (i = 0; i < 3; ++i)
             o[CO_WARM + WS_FRICTION + i] = pk[1] * o[CO_T1 + i] + pk[2] * o[CO_T2 + i];
+        if (bil[k]) {                       /* a closure's rows 1, 2 as they are */
+            o[CO_WARM + WS_FRICTION] = pk[1];
+            o[CO_WARM + WS_FRICTION + 1] = pk[2];
+            o[CO_WARM + WS_FRICTION + 2] = 0.0;
+        }
         o[CO_WARM + WS_NORMAL] = pk[0];
         /* the block's impulses: normals first, then (t1, t2) per contact */
         imp[j] = pk[0];

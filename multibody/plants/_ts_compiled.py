@@ -6,8 +6,11 @@ with the default friction cone and no per-geometry margins, and any number of
 softening; each side of a limit is a ``joint_limit`` candidate of the kernel: one
 unilateral row, activated, biased and softened as the block's own time-stepping rows) and
 :class:`~multibody.constraints.JointFrictionConstraint` blocks (each velocity coordinate a
-``joint_friction`` candidate: one box row ``|p| <= h F`` with the block's cfm), and
-every joint integrates as
+``joint_friction`` candidate: one box row ``|p| <= h F`` with the block's cfm), and,
+without a contact block, loop closures (ball, weld, distance, point-on-line: ``closure``
+candidates of up to three bilateral rows whose ``phi`` and ``J`` one compiled function of
+``q`` gives each step, post-stabilized after the step as the pivoting step does;
+:mod:`._ts_closures`), and every joint integrates as
 ``q + h v`` or by the exponential map of a quaternion (ball, free), a step is two calls: the
 plant's compiled dynamics/kinematics function ``(q, v) -> (H, c, P, S)`` and the C kernel of
 :mod:`solvers.contact_step` (the narrow phase of every geometry pair: the same contact
@@ -27,7 +30,9 @@ the layout (``solvers.contact_step.layout``) gives it:
 * joints (``JOINT``, types ``JOINT_TYPES``), free joints (``FREE``);
 * candidates: the geometry pairs with a moving body, then the joint-limit sides (block by
   block, each block's sides in its site order: lower sides first), then the joint-friction
-  coordinates (block by block, in row order; bound ``h F`` and cfm in ``dt``); ``CANDIDATE_INTS`` ints
+  coordinates (block by block, in row order; bound ``h F`` and cfm in ``dt``), then the
+  closures (block by block, each block's rows three to a slot; erp and cfm in ``dt``; its
+  columns those of both bodies' ancestors); ``CANDIDATE_INTS`` ints
   each (the common fields, then the kind's: the two shape kinds; a side's coordinate,
   velocity and sign), and ``CANDIDATE_DOUBLES`` doubles in ``dt`` (the shapes' poses in
   their bodies' frames and parameters; a side's bound, margin, erp and cfm: the defaults of
@@ -47,11 +52,13 @@ import numpy as np
 from solvers.collision import KIND_IDS
 from solvers.contact_step import layout as L
 
-from ..constraints import (BOUNDED, FRICTION_BOX, UNILATERAL, ConstraintRows, ContactResults,
+from ..constraints import (BILATERAL, BOUNDED, FRICTION_BOX, UNILATERAL, ConstraintRows, ContactResults,
                            JointFrictionConstraint, JointLimitConstraint, PointContactConstraint,
                            PointContactResult, softening_from_spring)
 from ..geometry import Box, Capsule, Cylinder, Ellipsoid, Halfspace, Mesh, Sphere
 from ._time_stepping_solve import SolveReport
+from ._ts_closures import (CLOSURE_BLOCKS, ClosureTerms, closure_bodies, project_closures,
+                           write_closure_input)
 from ._step_method import StepFailure, StepInputs, StepMethod
 from .solutions import ContactWarmStart, StepSolution, StepStatus
 
@@ -74,6 +81,7 @@ _CO, _ST, _WS = L.CANDIDATE_OUT, L.STATUS, L.WARM
 _SP, _SPI, _SPD = L.KIND["shape_pair"].code, L.SP_INTS, L.SP_DOUBLES
 _JL, _JLI, _JLD = L.KIND["joint_limit"].code, L.JL_INTS, L.JL_DOUBLES
 _JF, _JFI, _JFD = L.KIND["joint_friction"].code, L.JF_INTS, L.JF_DOUBLES
+_CL, _CLI, _CLD = L.KIND["closure"].code, L.CL_INTS, L.CL_DOUBLES
 _WARM_PARTS = ("n", "fx", "fy", "fz")          # a contact slot's warm-start entries (WARM)
 _NARROW_PHASE_STATUS = {-1: "the pair was refused (unsupported or malformed shape)",
                         -2: "EPA could not start (degenerate shape)",
@@ -189,16 +197,23 @@ def unsupported_reason(tree, constraints, damping_scheme: str = "implicit") -> O
                 "compiled step does not have")
     contacts = [c for c in constraints if isinstance(c, PointContactConstraint)]
     limits = [c for c in constraints if isinstance(c, _ONE_DOF_BLOCKS)]
+    closures = [c for c in constraints if isinstance(c, CLOSURE_BLOCKS)]
     others = [c for c in constraints
-              if not isinstance(c, (PointContactConstraint,) + _ONE_DOF_BLOCKS)]
+              if not isinstance(c, (PointContactConstraint,) + _ONE_DOF_BLOCKS + CLOSURE_BLOCKS)]
     if others:
         return (", ".join(describe_block(c) for c in others) + ": the compiled step takes "
-                "one PointContactConstraint block and JointLimitConstraint and "
-                "JointFrictionConstraint blocks, no other constraint")
-    if len(contacts) > 1 or not (contacts or limits):
+                "one PointContactConstraint block, JointLimitConstraint and "
+                "JointFrictionConstraint blocks and closures (ball, weld, distance, "
+                "point-on-line), no other constraint")
+    if len(contacts) > 1 or not (contacts or limits or closures):
         return ("the compiled step needs one PointContactConstraint block (with any joint "
                 "limits and joint friction) or joint limits and joint friction only, got "
                 + (", ".join(describe_block(c) for c in contacts) or "none"))
+    if closures and contacts:
+        return (", ".join(describe_block(c) for c in closures) + " with contact "
+                f"'{contacts[0].name}': the compiled step takes closures without contacts (a "
+                "contact's friction rows can repeat a closure's, which its polish does not "
+                "solve; the pivoting step eliminates the closure rows)")
     for j in tree.joints:
         if j.nq and _joint_type(j) is None:
             return f"joint '{j.name}' ({j.type}) has nq != nv"
@@ -229,8 +244,8 @@ class CompiledContactStep:
     tree : RigidBodyTree
     constraints : PointContactConstraint or sequence of constraint blocks
         The plant's constraint blocks (at most one PointContactConstraint, any number of
-        JointLimitConstraint and JointFrictionConstraint; :func:`unsupported_reason`
-        accepts them).
+        JointLimitConstraint and JointFrictionConstraint, closures without a contact
+        block; :func:`unsupported_reason` accepts them).
     kernel : solvers.contact_step.ContactStepKernel
     h : float
     damping_h : ndarray, shape (nv,)
@@ -253,6 +268,8 @@ class CompiledContactStep:
         self.contact = contact = contacts[0] if contacts else None
         self.limits = [c for c in blocks_in if isinstance(c, JointLimitConstraint)]
         self.frictions = [c for c in blocks_in if isinstance(c, JointFrictionConstraint)]
+        self.closures = [c for c in blocks_in if isinstance(c, CLOSURE_BLOCKS)]
+        self.project = None       # the plant's integrate when it post-stabilizes closures
         self.h = float(h)
         nq, nv, N = tree.nq, tree.nv, len(tree.bodies)
         self.nq, self.nv, self.N = nq, nv, N
@@ -323,6 +340,31 @@ class CompiledContactStep:
             self.friction_slots.append((first, len(slot_cand)))
             rows = L.CANDIDATE_DOUBLES * np.arange(n0, len(cand_i))
             self.friction_soft.append((rows + _JFD.BOUND, rows + _JFD.CFM))
+        # closures: ceil(m / 3) slots of up to three rows each, after the frictions' (keys:
+        # block, slot); closure_slots: per block its (slot, first row, rows) in the stacked
+        # rows of closure_terms
+        self.closure_slots, self.closure_soft, r0 = [], [], 0
+        self.closure_terms = ClosureTerms(tree, self.closures) if self.closures else None
+        for blk, m in zip(self.closures, self.closure_terms.rows if self.closures else ()):
+            n0, mine = len(cand_i), []
+            ia, ib = closure_bodies(tree, blk)
+            for i, a in enumerate(range(0, m, 3)):
+                nr = min(3, m - a)
+                ci = np.zeros(L.CANDIDATE_INTS, int)
+                ci[common.KIND], ci[common.FIRST_CONTACT], ci[common.NUM_CONTACTS] = \
+                    _CL, len(slot_cand), 1
+                ci[common.BODY_A], ci[common.BODY_B], ci[_CLI.NUM_ROWS] = ia, ib, nr
+                mine.append((len(slot_cand), r0 + a, nr))
+                slot_cand.append(len(cand_i))
+                cand_i.append(ci)
+                cand_d.append(np.zeros(L.CANDIDATE_DOUBLES))
+                keys.extend((blk.name, i, "closure", part) for part in _WARM_PARTS)
+            r0 += m
+            self.closure_slots.append(mine)
+            rows = L.CANDIDATE_DOUBLES * np.arange(n0, len(cand_i))
+            self.closure_soft.append((rows + _CLD.ERP, rows + _CLD.CFM))
+        self.closure_rows = sum(m - len(sl) for m, sl in zip(
+            self.closure_terms.rows if self.closures else (), self.closure_slots))
         self.warm_keys = tuple(keys)
         self.slot_coordinate = np.array(
             [-1] * self.num_pair_slots
@@ -377,6 +419,8 @@ class CompiledContactStep:
             elif ci[common.KIND] == _JF:    # the coordinate's one column
                 dm = np.zeros(nv, int)
                 dm[ci[_JFI.VELOCITY]] = 1
+            elif ci[common.KIND] == _CL:    # both bodies' ancestor columns
+                dm = ((mask[ci[common.BODY_A]] != 0) | (mask[ci[common.BODY_B]] != 0)).astype(int)
             else:
                 dm = mask[ci[common.BODY_B]] - mask[ci[common.BODY_A]]
             cols = np.flatnonzero(dm)
@@ -413,7 +457,9 @@ class CompiledContactStep:
         self.limit_default = tuple(
             [limit_softening(blk, blk.create_default_context(), self.h) for blk in self.limits]
             + [friction_values(blk, blk.create_default_context(), self.h)
-               for blk in self.frictions])
+               for blk in self.frictions]
+            + [limit_softening(blk, blk.create_default_context(), self.h)
+               for blk in self.closures])
         self.write_limit_softening(self.dt, self.limit_default)
         dims = dict(nq=nq, nv=nv, nb=N, nc=nc)
         sec = L.OUTPUT.offsets(**dims)
@@ -437,6 +483,10 @@ class CompiledContactStep:
                 act = np.flatnonzero(co[:npc, _CO.ACTIVE])
                 p = co[act][:, _CO.slice("impulse")]
                 out.append(np.concatenate([p[:, 0], p[:, 1:].ravel()]))
+            elif isinstance(blk, CLOSURE_BLOCKS):
+                sl = self.closure_slots[self.closures.index(blk)]
+                out.append(np.concatenate([co[k, _CO.IMPULSE:_CO.IMPULSE + nr]
+                                           for k, _, nr in sl]))
             else:
                 a, b = self.one_dof_slots(blk)
                 act = a + np.flatnonzero(co[a:b, _CO.ACTIVE])
@@ -456,9 +506,17 @@ class CompiledContactStep:
         """Write each limit block's ``(erp, cfm)``, then each joint-friction block's
         ``(bounds, cfm)`` (``values``, in :attr:`limits` then :attr:`frictions` order; a
         friction block's bounds ``h F`` per row) into their candidates' doubles of ``dt``."""
-        for (ie, ic), (a, b) in zip(self.limit_soft + self.friction_soft, values):
+        for (ie, ic), (a, b) in zip(self.limit_soft + self.friction_soft + self.closure_soft,
+                                    values):
             dt[ie] = a
             dt[ic] = b
+
+    def rigid_rows(self, values: tuple) -> np.ndarray:
+        """Which stacked closure rows are rigid (no spring, ``cfm = 0`` in ``values``, the
+        :meth:`write_limit_softening` values), those the projection corrects."""
+        vals = values[len(self.limits) + len(self.frictions):]
+        return np.concatenate([np.full(m, (not blk.spring) and cfm == 0.0) for blk, m, (_, cfm)
+                               in zip(self.closures, self.closure_terms.rows, vals)])
 
     def narrow_phase_failure(self, pair: int, result: int) -> str:
         """The reason of a step whose narrow phase failed on candidate ``pair`` with
@@ -496,6 +554,11 @@ class CompiledContactStep:
         H, c, P, S = dyn
         sc.in_H[:], sc.in_c[:], sc.in_P[:] = H, c, P
         sc.in_S[:] = S if S.ndim == 2 else S.reshape(6, nv)     # (6,) when nv = 1
+        closure_phi = None
+        if self.closures:
+            closure_phi, cJ = self.closure_terms(xd[:nq])
+            write_closure_input([x for sl in self.closure_slots for x in sl], closure_phi, cJ,
+                                sc.in_cphi, sc.in_cJ)
         if warm is None:
             sc.in_w[:] = 0.0
         elif warm.keys is self.warm_keys:    # this plant's kernel wrote it: same entries
@@ -522,6 +585,10 @@ class CompiledContactStep:
                 f"the kernel did not converge: residual {residual:.3g} > tolerance "
                 f"{scalars[L.SCALARS.TOL]:.3g} after {sweeps} PGS sweeps and the polish, "
                 f"{na} active contacts")
+        if self.closures and self.project is not None:   # the pivoting step's projection
+            out[:nq] = project_closures(self.closure_terms, self.rigid_rows(sc.limit_values),
+                                        self.project, out[:nq],
+                                        H + np.diag(self.dt[self.it[L.HEADER.DAMPING]:]))
         if xd.shape[0] == nq + nv:         # no block states: the kernel's output is it
             xd_next = out[:nq + nv]
         else:
@@ -534,7 +601,7 @@ class CompiledContactStep:
         a = self.o_jall
         Jall = out[a:].reshape(nc, 3, nv)
         npc = self.num_pair_slots
-        if not (self.limits or self.frictions):   # the contact block alone: as written
+        if not (self.limits or self.frictions or self.closures):   # the contact block alone
             a = self.o_imp
             impulses = [out[a:a + 3 * na]]
             n_points = na
@@ -542,11 +609,11 @@ class CompiledContactStep:
             impulses, n_points = self.block_impulses(co), 0
             if npc:
                 n_points = int(np.count_nonzero(co[:npc, _CO.ACTIVE]))
-        rows = LazyRows([(lambda b=b: _block_rows(self, b, co, Jall, scalars,
-                                                       sc.limit_values))
+        rows = LazyRows([(lambda b=b, lv=sc.limit_values: _block_rows(self, b, co, Jall, scalars,
+                                                                       lv, closure_phi))
                          for b in self.blocks])
         geoms, h = self.geoms, self.h
-        m_rows = 3 * n_points + (na - n_points)
+        m_rows = 3 * n_points + (na - n_points) + self.closure_rows
 
         def make_contacts() -> ContactResults:
             res = []
@@ -609,6 +676,11 @@ class CompiledStep(StepMethod):
             (blk.spring, tuple(plant.parameter_index(f"{blk.name}.{n}")
                                for n in (("kp", "kd") if blk.spring else ("erp", "cfm"))))
             for blk in tables.limits)
+        tables.project = plant.integrate if plant.project_positions else None
+        self.closure_params = tuple(
+            (blk.spring, tuple(plant.parameter_index(f"{blk.name}.{n}")
+                               for n in (("kp", "kd") if blk.spring else ("erp", "cfm"))))
+            for blk in tables.closures)
         self.friction_params = tuple(
             (len(_friction_coordinates(blk.tree, blk)),
              plant.parameter_index(f"{blk.name}.friction"),
@@ -639,6 +711,9 @@ class CompiledStep(StepMethod):
         for n, i_f, i_c in self.friction_params:
             F = np.asarray(context.get_parameter(i_f), float)[:n]
             out.append((tuple(float(x) for x in h * F), float(context.get_parameter(i_c)[0])))
+        for spring, (i_a, i_b) in self.closure_params:
+            a, b = float(context.get_parameter(i_a)[0]), float(context.get_parameter(i_b)[0])
+            out.append(softening_from_spring(a, b, h) if spring else (a, b))
         return tuple(out)
 
     def _step_impl(self, context, inputs: StepInputs):
@@ -648,7 +723,7 @@ class CompiledStep(StepMethod):
         scratch = mem.get("compiled_step_scratch")
         if scratch is None:
             scratch = mem["compiled_step_scratch"] = tab.scratch()
-        if self.limit_params or self.friction_params:
+        if self.limit_params or self.friction_params or self.closure_params:
             scratch.set_limit_softening(self.limit_values(context))
         return tab.run(inputs.time, inputs.xd, inputs.tau,
                        self.dynamics(inputs.q, inputs.v), scalars, inputs.warm_start, scratch,
@@ -674,6 +749,8 @@ class Scratch:
         self.in_P = view["P"]
         self.in_S = view["S"].reshape(6, nv)
         self.in_w = view["warm"]
+        self.in_cphi = view["cphi"].reshape(nc, 3)
+        self.in_cJ = view["cJ"].reshape(nc, 3, nv)
         self.work = np.zeros(step.n_work)
         self.iwork = np.zeros(step.n_iwork, dtype=np.int32)
         self.n_out = step.n_out
@@ -723,11 +800,18 @@ class LazyRows(Sequence):
 
 
 def _block_rows(step: CompiledContactStep, blk, co: np.ndarray, Jall: np.ndarray,
-                scalars: tuple, limit_values: tuple):
+                scalars: tuple, limit_values: tuple, closure_phi=None):
     """The rows of constraint block ``blk`` in the step (the contact block's, or a limit
     block's active sides)."""
     if blk is step.contact:
         return _rows(step, co, Jall, scalars)
+    if isinstance(blk, CLOSURE_BLOCKS):              # every row, bilateral, erp phi / h
+        i = step.closures.index(blk)
+        erp, cfm = limit_values[len(step.limits) + len(step.frictions) + i]
+        J = np.concatenate([Jall[k, :nr, :] for k, _, nr in step.closure_slots[i]])
+        r0 = sum(step.closure_terms.rows[:i])
+        phi = closure_phi[r0:r0 + J.shape[0]].copy()
+        return ConstraintRows.make(J.copy(), erp * phi / step.h, BILATERAL, cfm=cfm, phi=phi)
     a, b = step.one_dof_slots(blk)
     act = a + np.flatnonzero(co[a:b, _CO.ACTIVE])
     nv = step.nv

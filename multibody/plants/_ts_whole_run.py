@@ -192,6 +192,9 @@ def whole_run_protocol(plant) -> CompiledStepProtocol:
     if not isinstance(stepper, CompiledStep):
         refusal = (f"plant '{plant.name}' takes the {plant.step_method!r} step, not the compiled "
                    f"kernel: {plant.step_method_reason or 'contact_solver=' + repr(plant.contact_solver)}")
+    elif stepper.tables.closures:
+        refusal = (f"plant '{plant.name}' has loop closures, whose rows the compiled whole run "
+                   "does not evaluate; it runs step by step")
     elif not stepper.tables.kernel.compiled:
         refusal = (f"plant '{plant.name}' steps with the numpy twin of the contact kernel (no "
                    "C compiler found); the compiled whole run needs a C compiler")

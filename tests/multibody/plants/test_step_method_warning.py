@@ -89,12 +89,23 @@ def test_mujoco_softened_limit_warns_once_naming_the_block():
 
 
 def test_closure_and_contact_together_name_the_closure():
+    # a closure alone takes the compiled step; with a contact block it is the culprit
+    from multibody.geometry import Halfspace, Sphere
     tree, q0 = four_bar()
+    X = np.eye(4)
+    X[2, 3] = -2.0
+    tree.add_collision_geometry("world", Halfspace(), pose=X, name="floor")
+    tree.add_collision_geometry("coupler", Sphere(0.05), name="knob")
     plant, caught = _caught(lambda: TimeSteppingRigidBodySystem(
-        tree, H, constraints=[BallConstraint(tree, "coupler_end", "rocker_end", name="loop")]))
-    assert len(caught) == 1
+        tree, H, constraints=[BallConstraint(tree, "coupler_end", "rocker_end", name="loop"),
+                              PointContactConstraint(tree, name="touch")]))
+    assert len(caught) == 1 and plant.step_method == "lcp"
     assert "ball closure 'loop' between frames 'coupler_end' and 'rocker_end'" in \
         str(caught[0].message)
+    alone, none = _caught(lambda: TimeSteppingRigidBodySystem(
+        tree, H, constraints=[BallConstraint(tree, "coupler_end", "rocker_end", name="loop")]))
+    assert alone.step_method in ("compiled_pgs", "numpy_pgs")
+    assert none == [] or alone.step_method == "numpy_pgs"     # no compiler: its own note
 
 
 def test_explicit_lcp_and_plants_without_constraints_do_not_warn():
