@@ -3,7 +3,7 @@
 
 Everything the C kernel (:mod:`solvers._contact_step_source`), its numpy twin
 (:mod:`solvers._contact_step_numpy`) and the table writer of the plant
-(``multibody.plants._ts_compiled``) agree on is described here, by name:
+(``multibody.plants._ts_tables``) agree on is described here, by name:
 
 * fixed-size records (:class:`Record`): the header of the int table, the per-step scalars,
   a candidate's ints and doubles, a contact's outputs, the status, the warm start of a

@@ -45,7 +45,7 @@ the disc).
 Data layout (int32 table ``it``, float64 table ``dt``, the input, output and work buffers):
 declared once, by name, in the private module :mod:`solvers._contact_layout`; the C source's
 enums and section macros are generated from it, the numpy twin and the plant's table writer
-(private module ``multibody.plants._ts_compiled``) index by the same names. The C code is
+(private module ``multibody.plants._ts_tables``) index by the same names. The C code is
 compiled once per machine with the system C compiler into the disk cache of
 :mod:`solvers.compiled`, and loaded through the same verified loader as every compiled
 library (a manifest with the sha256 of the library checked before loading, the cache key
