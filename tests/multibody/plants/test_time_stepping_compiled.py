@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from _compiled_step import final_state, without_compiler
 from _time_stepping_models import free_boxes, free_spheres
 from multibody import RigidBodyTree
 from multibody.constraints import PointContactConstraint
@@ -28,14 +29,6 @@ def _pair(tree, **kw):
                                        contact_solver="lcp")
     assert fast.step_method == "compiled_pgs" and slow.step_method == "lcp"
     return fast, slow
-
-
-def _run(plant, q, v, steps):
-    ctx = plant.create_default_context()
-    plant.set_positions(ctx, q)
-    plant.set_velocities(ctx, v)
-    plant.advance(ctx, steps)
-    return plant.get_positions(ctx), plant.get_velocities(ctx), ctx
 
 
 def _box_q(z=0.1, yaw=0.0):
@@ -83,26 +76,24 @@ def test_without_a_compiler_the_step_runs_in_numpy_and_agrees_with_c(monkeypatch
     v = np.zeros(12)
     v[3] = 0.3
     c_plant = TimeSteppingRigidBodySystem(tree, H, constraints=[PointContactConstraint(tree)])
-    qc, vc, _ = _run(c_plant, q, v, 120)
-    import solvers._compiled_build as build
-    import solvers.contact_step as cs
-    monkeypatch.setattr(build, "find_compiler", lambda compiler=None: None)
-    monkeypatch.setattr(cs, "_LOADED", {})
+    qc, vc, _ = final_state(c_plant, q, v, 120)
+    without_compiler(monkeypatch)
     s = TimeSteppingRigidBodySystem(tree, H, constraints=[PointContactConstraint(tree)])
     assert s.step_method == "numpy_pgs" and s.step_method_reason is None
-    qn, vn, ctx = _run(s, q, v, 120)
+    qn, vn, ctx = final_state(s, q, v, 120)
     np.testing.assert_allclose(qn, qc, atol=1e-12)
     np.testing.assert_allclose(vn, vc, atol=1e-11)
     assert qn[13] < 0.16 - 0.005 and s.get_output_port("step").eval(ctx).report.method == "pgs"
-    assert cs.load_kernel(numpy_fallback=False) is None
+    import solvers.contact_step as kernel
+    assert kernel.load_kernel(numpy_fallback=False) is None
 
 
 # ---------------------------------------------------------------- agreement
 def test_resting_box_matches_the_lcp_step_and_splits_its_weight():
     fast, slow = _pair(free_boxes(1, mass=1.5), mu=0.5, cfm=1e-6)
     q0 = _box_q()
-    qf, vf, cf = _run(fast, q0, np.zeros(6), 300)
-    qs, vs, cs = _run(slow, q0, np.zeros(6), 300)
+    qf, vf, cf = final_state(fast, q0, np.zeros(6), 300)
+    qs, vs, cs = final_state(slow, q0, np.zeros(6), 300)
     np.testing.assert_allclose(qf, qs, atol=1e-12)
     np.testing.assert_allclose(vf, vs, atol=1e-10)             # the PGS accepts 1e-10 m/s
     assert abs(qf[6] - 0.1) < 1e-7                  # the CFM's compliance: 18 nm, as Lemke
@@ -121,8 +112,8 @@ def test_resting_sphere_stack_drifts_as_little_as_the_lcp_step():
     q = np.zeros(21)
     for i in range(3):
         q[7 * i:7 * i + 7] = [1, 0, 0, 0, 0, 0, 0.05 + 0.1 * i]
-    qf, vf, _ = _run(fast, q, np.zeros(18), 1000)
-    qs, _, _ = _run(slow, q, np.zeros(18), 1000)
+    qf, vf, _ = final_state(fast, q, np.zeros(18), 1000)
+    qs, _, _ = final_state(slow, q, np.zeros(18), 1000)
     drift = qf - q
     assert np.max(np.abs(drift)) < 1e-9
     np.testing.assert_allclose(qf, qs, atol=1e-15)
@@ -137,8 +128,8 @@ def test_sliding_box_decelerates_by_mu_g_along_any_heading(heading_deg):
     d = np.array([np.cos(np.deg2rad(heading_deg)), np.sin(np.deg2rad(heading_deg)), 0.0])
     fast, slow = _pair(free_boxes(1), mu=mu)
     v = np.concatenate([np.zeros(3), v0 * d])
-    qf, vf, _ = _run(fast, _box_q(), v, n)
-    qs, vs, _ = _run(slow, _box_q(), v, n)
+    qf, vf, _ = final_state(fast, _box_q(), v, n)
+    qs, vs, _ = final_state(slow, _box_q(), v, n)
     vk = v0 - mu * G * H * np.arange(1, n + 1)
     np.testing.assert_allclose(vf[3:], vk[-1] * d, atol=1e-9)
     np.testing.assert_allclose(qf[4:6], H * vk.sum() * d[:2], atol=1e-9)
@@ -162,8 +153,8 @@ def test_sphere_pile_agrees_with_the_lcp_step():
     q = tree.neutral_configuration()
     for i, p in enumerate(pos):
         q[7 * i:7 * i + 7] = [1, 0, 0, 0, *p]
-    qf, vf, cf = _run(fast, q, np.zeros(tree.nv), 150)
-    qs, vs, _ = _run(slow, q, np.zeros(tree.nv), 150)
+    qf, vf, cf = final_state(fast, q, np.zeros(tree.nv), 150)
+    qs, vs, _ = final_state(slow, q, np.zeros(tree.nv), 150)
     np.testing.assert_allclose(qf, qs, atol=1e-7)
     np.testing.assert_allclose(vf, vs, atol=1e-6)
     assert qf[7 * 3 + 6] < pos[3][2] - 1e-3                   # the top sphere came down
@@ -179,8 +170,8 @@ def test_formulations_and_softening_match_the_lcp_step(kw):
     of the compiled step and that 4-direction cone differ, by design.)"""
     fast, slow = _pair(free_boxes(1), mu=0.3, **kw)
     v = np.array([0.0, 0.0, 0.0, 0.2, -0.1, -0.3])
-    qf, vf, _ = _run(fast, _box_q(z=0.105, yaw=0.3), v, 120)
-    qs, vs, _ = _run(slow, _box_q(z=0.105, yaw=0.3), v, 120)
+    qf, vf, _ = final_state(fast, _box_q(z=0.105, yaw=0.3), v, 120)
+    qs, vs, _ = final_state(slow, _box_q(z=0.105, yaw=0.3), v, 120)
     # the soft landing tilts the box by 1e-6 rad: the corners' slips then differ slightly
     # in direction, where disc and cone part (by 3e-8 m here)
     tol = 1e-7 if "kp" in kw else 1e-9
@@ -194,8 +185,8 @@ def test_spinning_tumbling_body_in_flight_matches_the_tree_integration():
     fast, slow = _pair(free_boxes(1), mu=0.5)
     q0 = _box_q(z=2.0)
     v0 = np.array([3.0, -1.0, 7.0, 0.5, 0.2, 1.0])
-    qf, vf, _ = _run(fast, q0, v0, 200)
-    qs, vs, _ = _run(slow, q0, v0, 200)
+    qf, vf, _ = final_state(fast, q0, v0, 200)
+    qs, vs, _ = final_state(slow, q0, v0, 200)
     np.testing.assert_allclose(qf, qs, atol=1e-13)
     np.testing.assert_allclose(vf, vs, atol=1e-12)
 
@@ -217,8 +208,8 @@ def test_pendulum_tip_on_the_ground_with_joint_damping():
     tree.add_collision_geometry("world", Halfspace(), pose=X, name="ground")
     fast, slow = _pair(tree, mu=0.8)
     q = np.array([0.6, 0.3])
-    qf, vf, cf = _run(fast, q, np.zeros(2), 400)
-    qs, vs, _ = _run(slow, q, np.zeros(2), 400)
+    qf, vf, cf = final_state(fast, q, np.zeros(2), 400)
+    qs, vs, _ = final_state(slow, q, np.zeros(2), 400)
     np.testing.assert_allclose(qf, qs, atol=1e-9)
     np.testing.assert_allclose(vf, vs, atol=1e-8)
     assert len(fast.get_output_port("contact_results").eval(cf)) == 1
@@ -280,8 +271,8 @@ def test_unconverged_pgs_falls_back_to_the_lcp_step():
                                        contact_solver="lcp")
     assert one.step_method == "compiled_pgs"
     v = np.array([0, 0, 2.0, 0.3, 0.0, -0.2])                 # spinning and landing
-    q1, v1, c1 = _run(one, _box_q(z=0.1005), v, 40)
-    qs, vs, _ = _run(slow, _box_q(z=0.1005), v, 40)
+    q1, v1, c1 = final_state(one, _box_q(z=0.1005), v, 40)
+    qs, vs, _ = final_state(slow, _box_q(z=0.1005), v, 40)
     assert one.get_output_port("step").eval(c1).report.method == "lemke"
     np.testing.assert_allclose(q1, qs, atol=1e-12)
     np.testing.assert_allclose(v1, vs, atol=1e-10)

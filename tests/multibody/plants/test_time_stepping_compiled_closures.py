@@ -13,6 +13,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _compiled_step import without_compiler
 from _time_stepping_models import four_bar
 
 from multibody import Free, Prismatic, Revolute, RigidBodyTree
@@ -127,14 +128,11 @@ def test_free_rod_held_by_a_three_row_ball_or_a_weld(kind):
 def test_the_numpy_twin_equals_the_c_kernel(monkeypatch):
     """The four-bar with the kernel's numpy twin: equal to the C kernel within 1e-9 at
     every step of 200."""
-    import solvers._compiled_build as build
-    import solvers.contact_step as cs
     tree, q0 = four_bar()
     J = _loop(tree)[0].kinematic_terms(q0, None)[1]
     v0 = 3.0 * np.linalg.svd(J)[2][-1]
     one, _ = _run(TimeSteppingRigidBodySystem(tree, H, constraints=_loop(tree)), q0, v0, 200)
-    monkeypatch.setattr(build, "find_compiler", lambda compiler=None: None)
-    monkeypatch.setattr(cs, "_LOADED", {})
+    without_compiler(monkeypatch)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         n_plant = TimeSteppingRigidBodySystem(tree, H, constraints=_loop(tree))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from _compiled_step import trajectory, without_compiler
 from multibody import Free, Revolute, RigidBodyTree
 from multibody.constraints import (JointFrictionConstraint, JointLimitConstraint,
                                    MuJoCoSoftening, PointContactConstraint)
@@ -41,25 +42,13 @@ def _pair(tree, blocks):
     return fast, slow
 
 
-def _trajectory(plant, q, v, steps):
-    """``[q; v]`` after each step (steps x (nq + nv)), the last context."""
-    ctx = plant.create_default_context()
-    plant.set_positions(ctx, q)
-    plant.set_velocities(ctx, v)
-    out = []
-    for _ in range(steps):
-        plant.advance(ctx, 1)
-        out.append(np.concatenate([plant.get_positions(ctx), plant.get_velocities(ctx)]))
-    return np.array(out), ctx
-
-
 # ---------------------------------------------------------------- the pendulum
 def test_pendulum_rests_on_its_limit_with_the_gravity_torque():
     """At rest on the upper limit 0.4 rad the limit's row holds the link: its impulse is
     h M g ARM cos(0.4), tau_constraint = -M g ARM cos(0.4), q stays at the limit."""
     fast, slow = _pair(_pendulum(), lambda t: [JointLimitConstraint(t, name="lim")])
     for plant in (fast, slow):
-        traj, ctx = _trajectory(plant, [0.4], [0.0], 200)
+        traj, ctx = trajectory(plant, [0.4], [0.0], 200)
         np.testing.assert_allclose(traj[:, 0], 0.4, atol=1e-12, rtol=0)
         np.testing.assert_allclose(traj[:, 1], 0.0, atol=1e-12, rtol=0)
         sol = plant.get_output_port("step").eval(ctx)
@@ -80,8 +69,8 @@ def test_spring_softened_limit_rests_where_its_spring_holds_the_link():
     q = 0.4
     for _ in range(50):                     # kp (q - 0.4) - M g ARM cos q = 0
         q -= (kp * (q - 0.4) - M * G * ARM * np.cos(q)) / (kp + M * G * ARM * np.sin(q))
-    tf, _ = _trajectory(fast, [0.4], [0.0], 3000)
-    ts, _ = _trajectory(slow, [0.4], [0.0], 3000)
+    tf, _ = trajectory(fast, [0.4], [0.0], 3000)
+    ts, _ = trajectory(slow, [0.4], [0.0], 3000)
     assert tf[-1, 0] == pytest.approx(q, abs=1e-9)
     np.testing.assert_allclose(tf, ts, atol=1e-7, rtol=0)
 
@@ -94,8 +83,8 @@ def test_pendulum_hitting_its_limits_agrees_with_the_pivoting_step(softening):
     impulse) and held (q never passes the hard limit by more than the speculative step)."""
     fast, slow = _pair(_pendulum(), lambda t: [JointLimitConstraint(t, name="lim",
                                                                     **softening)])
-    tf, cf = _trajectory(fast, [-0.2], [3.0], 800)
-    ts, _ = _trajectory(slow, [-0.2], [3.0], 800)
+    tf, cf = trajectory(fast, [-0.2], [3.0], 800)
+    ts, _ = trajectory(slow, [-0.2], [3.0], 800)
     np.testing.assert_allclose(tf, ts, atol=1e-7, rtol=0)
     assert tf[:, 0].max() > 0.399                 # it reached the upper limit
     if not softening:
@@ -109,8 +98,8 @@ def test_limit_block_first_contact_block_second_keeps_the_block_order():
     fast, slow = _pair(tree, lambda t: [JointLimitConstraint(t, name="lim"),
                                         PointContactConstraint(t, mu=0.0, name="touch")])
     q0, v0 = _chain_start(tree)
-    _, cf = _trajectory(fast, q0, v0, 320)
-    _, cs = _trajectory(slow, q0, v0, 320)
+    _, cf = trajectory(fast, q0, v0, 320)
+    _, cs = trajectory(slow, q0, v0, 320)
     a, b = (p.get_output_port("step").eval(c) for p, c in ((fast, cf), (slow, cs)))
     assert len(a.rows) == len(b.rows) == 2
     assert a.impulses[0].size > 0 and np.any(a.impulses[0] > 0)
@@ -240,24 +229,21 @@ def test_reruns_are_bitwise_and_the_numpy_twin_equals_the_c_kernel(monkeypatch):
     steps = 120                                   # limits and contacts
     c_plant = TimeSteppingRigidBodySystem(tree, H, constraints=blocks(tree))
     assert c_plant.step_method == "compiled_pgs"
-    one, _ = _trajectory(c_plant, q0, v0, steps)
-    two, _ = _trajectory(c_plant, q0, v0, steps)
+    one, _ = trajectory(c_plant, q0, v0, steps)
+    two, _ = trajectory(c_plant, q0, v0, steps)
     np.testing.assert_array_equal(one, two)
-    import solvers._compiled_build as build
-    import solvers.contact_step as cs
     pend = _pendulum()
     c_pend = TimeSteppingRigidBodySystem(pend, H, constraints=[JointLimitConstraint(pend)])
-    p_one, _ = _trajectory(c_pend, [-0.2], [3.0], 800)
-    monkeypatch.setattr(build, "find_compiler", lambda compiler=None: None)
-    monkeypatch.setattr(cs, "_LOADED", {})
+    p_one, _ = trajectory(c_pend, [-0.2], [3.0], 800)
+    without_compiler(monkeypatch)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         n_plant = TimeSteppingRigidBodySystem(tree, H, constraints=blocks(tree))
         assert n_plant.step_method == "numpy_pgs"
-        twin, ctx = _trajectory(n_plant, q0, v0, steps)
+        twin, ctx = trajectory(n_plant, q0, v0, steps)
         n_pend = TimeSteppingRigidBodySystem(pend, H, constraints=[JointLimitConstraint(pend)])
         assert n_pend.step_method == "numpy_pgs"
-        p_twin, _ = _trajectory(n_pend, [-0.2], [3.0], 800)
+        p_twin, _ = trajectory(n_pend, [-0.2], [3.0], 800)
     np.testing.assert_allclose(p_twin, p_one, atol=1e-12, rtol=0)
     np.testing.assert_allclose(twin, one, atol=1e-9, rtol=0)
     assert n_plant.get_output_port("step").eval(ctx).status.active_contacts > 0

@@ -13,6 +13,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _compiled_step import trajectory, without_compiler
 
 from multibody import Prismatic, Revolute, RigidBodyTree
 from multibody.constraints import JointFrictionConstraint, JointLimitConstraint
@@ -55,19 +56,6 @@ def _pair(tree, blocks):
     return fast, slow
 
 
-def _trajectory(plant, q, v, steps, friction=None):
-    ctx = plant.create_default_context()
-    if friction is not None:
-        ctx.set_parameter(plant.parameter_index("rub.friction"), friction)
-    plant.set_positions(ctx, q)
-    plant.set_velocities(ctx, v)
-    out = []
-    for _ in range(steps):
-        plant.advance(ctx, 1)
-        out.append(np.concatenate([plant.get_positions(ctx), plant.get_velocities(ctx)]))
-    return np.array(out), ctx
-
-
 @pytest.mark.parametrize("theta", [0.2, 0.39, 0.41, 0.6])
 def test_block_on_a_slope_is_held_by_joint_friction_until_the_slope_exceeds_it(theta):
     """Below 0.4 rad the block stays (its row carries the impulse -h m g sin(theta), inside
@@ -79,7 +67,7 @@ def test_block_on_a_slope_is_held_by_joint_friction_until_the_slope_exceeds_it(t
     n = 300
     runs = []
     for plant in (fast, slow):
-        traj, ctx = _trajectory(plant, [0.0], [0.0], n)
+        traj, ctx = trajectory(plant, [0.0], [0.0], n)
         sol = plant.get_output_port("step").eval(ctx)
         a = G * np.sin(theta) - F / M
         if a < 0:
@@ -104,7 +92,7 @@ def test_the_context_s_friction_is_used():
     fast, slow = _pair(_slope(0.3),
                        lambda t: [JointFrictionConstraint(t, ["slide"], friction=F, name="rub")])
     for plant in (fast, slow):
-        traj, _ = _trajectory(plant, [0.0], [0.0], 100, friction=[F / 2])
+        traj, _ = trajectory(plant, [0.0], [0.0], 100, parameters={"rub.friction": [F / 2]})
         assert traj[-1, 1] == pytest.approx(100 * H * (G * np.sin(0.3) - F / 2 / M), rel=1e-9)
 
 
@@ -124,11 +112,11 @@ def test_double_pendulum_with_joint_friction_and_limits_agrees_with_the_pivoting
     fast, slow = _pair(_pendulum(), _friction_and_limits)
     q0, v0 = [0.1, -0.2], [4.0, -3.0]
     n = 1500
-    one, ctx = _trajectory(fast, q0, v0, n)
-    two, _ = _trajectory(slow, q0, v0, n)
+    one, ctx = trajectory(fast, q0, v0, n)
+    two, _ = trajectory(slow, q0, v0, n)
     np.testing.assert_allclose(one, two, atol=1e-7, rtol=0)
     # rerun: bitwise
-    again, _ = _trajectory(fast, q0, v0, n)
+    again, _ = trajectory(fast, q0, v0, n)
     np.testing.assert_array_equal(one, again)
     sol = fast.get_output_port("step").eval(ctx)
     assert sol.status.method == "compiled_pgs"
@@ -151,17 +139,14 @@ def test_double_pendulum_with_joint_friction_and_limits_agrees_with_the_pivoting
 def test_the_numpy_twin_equals_the_c_kernel(monkeypatch):
     """The kernel's numpy twin on the double pendulum with friction and limits: equal to
     the C kernel within 1e-9 (PGS sweep tolerance 1e-10 relative) at every step."""
-    import solvers._compiled_build as build
-    import solvers.contact_step as cs
     tree = _pendulum()
     q0, v0 = [0.1, -0.2], [4.0, -3.0]
     c_plant = TimeSteppingRigidBodySystem(tree, H, constraints=_friction_and_limits(tree))
-    one, _ = _trajectory(c_plant, q0, v0, 600)
-    monkeypatch.setattr(build, "find_compiler", lambda compiler=None: None)
-    monkeypatch.setattr(cs, "_LOADED", {})
+    one, _ = trajectory(c_plant, q0, v0, 600)
+    without_compiler(monkeypatch)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         n_plant = TimeSteppingRigidBodySystem(tree, H, constraints=_friction_and_limits(tree))
         assert n_plant.step_method == "numpy_pgs"
-        twin, _ = _trajectory(n_plant, q0, v0, 600)
+        twin, _ = trajectory(n_plant, q0, v0, 600)
     np.testing.assert_allclose(twin, one, atol=1e-9, rtol=0)

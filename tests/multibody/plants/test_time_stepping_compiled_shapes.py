@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from _compiled_step import final_state, without_compiler
 from _time_stepping_models import box_inertia
 from multibody import Free, RigidBodyTree
 from multibody.constraints import PointContactConstraint
@@ -83,20 +84,12 @@ def _plants(tree, **kw):
     return fast, slow
 
 
-def _run(plant, q, v, steps):
-    ctx = plant.create_default_context()
-    plant.set_positions(ctx, q)
-    plant.set_velocities(ctx, v)
-    plant.advance(ctx, steps)
-    return plant.get_positions(ctx), plant.get_velocities(ctx), ctx
-
-
 def _agree(tree, q, v, steps, tol=1e-7, **kw):
     """Run both methods; they agree within ``tol``; returns the compiled plant, its final
     context and state."""
     fast, slow = _plants(tree, **kw)
-    qf, vf, cf = _run(fast, q, v, steps)
-    qs, vs, _ = _run(slow, q, v, steps)
+    qf, vf, cf = final_state(fast, q, v, steps)
+    qs, vs, _ = final_state(slow, q, v, steps)
     np.testing.assert_allclose(qf, qs, atol=tol, rtol=0)
     np.testing.assert_allclose(vf, vs, atol=tol, rtol=0)
     status = fast.get_output_port("step").eval(cf).status
@@ -239,7 +232,7 @@ def test_five_boxes_and_a_ball_roll_down_a_slope_on_the_compiled_step():
         methods.append(fast.get_output_port("step").eval(ctx).status.method)
     assert methods == ["compiled_pgs"] * 300          # no fallback (none in 2000 steps either)
     q1, v1 = fast.get_positions(ctx), fast.get_velocities(ctx)
-    q2, v2, _ = _run(fast, q, v, 300)
+    q2, v2, _ = final_state(fast, q, v, 300)
     assert np.array_equal(q1, q2) and np.array_equal(v1, v2)
     assert np.all(np.isfinite(q1)) and np.all(q1[6::7] > 0.09)
     assert q1[4 + 7 * 5] > q[4 + 7 * 5] + 0.05                 # the ball rolled downhill
@@ -260,14 +253,11 @@ def test_numpy_twin_agrees_with_the_c_kernel_on_every_pair_family(monkeypatch):
     v = np.zeros(tree.nv)
     v[6 + 3] = 0.3
     c_plant = TimeSteppingRigidBodySystem(tree, H, constraints=[PointContactConstraint(tree)])
-    qc, vc, _ = _run(c_plant, q, v, 60)
-    import solvers._compiled_build as build
-    import solvers.contact_step as cs
-    monkeypatch.setattr(build, "find_compiler", lambda compiler=None: None)
-    monkeypatch.setattr(cs, "_LOADED", {})
+    qc, vc, _ = final_state(c_plant, q, v, 60)
+    without_compiler(monkeypatch)
     n_plant = TimeSteppingRigidBodySystem(tree, H, constraints=[PointContactConstraint(tree)])
     assert n_plant.step_method == "numpy_pgs"
-    qn, vn, ctx = _run(n_plant, q, v, 60)
+    qn, vn, ctx = final_state(n_plant, q, v, 60)
     np.testing.assert_allclose(qn, qc, atol=1e-12, rtol=0)
     np.testing.assert_allclose(vn, vc, atol=1e-12, rtol=0)
     assert n_plant.get_output_port("step").eval(ctx).status.active_contacts >= 12
