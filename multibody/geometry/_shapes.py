@@ -48,6 +48,16 @@ def _vec3(shape: str, name: str, value: Sequence[float]) -> np.ndarray:
     return arr
 
 
+def _positive_vec3(shape: str, name: str, labels: tuple, value: Sequence[float]) -> np.ndarray:
+    """Three finite, positive numbers (read-only array), each named ``f"{name} {label}"`` in
+    the error (``Box: size lx must be positive and finite, got 0``)."""
+    arr = _vec3(shape, name, value)
+    for label, x in zip(labels, arr):
+        _positive(shape, f"{name} {label}", x)
+    arr.setflags(write=False)
+    return arr
+
+
 class Shape:
     """Base class of the geometric shapes (shape-frame description only).
 
@@ -144,11 +154,7 @@ class Box(Shape):
     is_convex = True
 
     def __init__(self, size: Sequence[float]) -> None:
-        arr = _vec3("Box", "size", size)
-        for name, value in zip(("lx", "ly", "lz"), arr):
-            _positive("Box", f"size {name}", value)
-        self.size = arr
-        self.size.setflags(write=False)
+        arr = self.size = _positive_vec3("Box", "size", ("lx", "ly", "lz"), size)
         self.half = arr / 2.0
         self.half.setflags(write=False)
         self._half_tuple = tuple(float(x) for x in self.half)
@@ -299,11 +305,7 @@ class Ellipsoid(Shape):
     is_convex = True
 
     def __init__(self, radii: Sequence[float]) -> None:
-        arr = _vec3("Ellipsoid", "radii", radii)
-        for name, value in zip(("a", "b", "c"), arr):
-            _positive("Ellipsoid", f"radius {name}", value)
-        self.radii = arr
-        self.radii.setflags(write=False)
+        arr = self.radii = _positive_vec3("Ellipsoid", "radius", ("a", "b", "c"), radii)
         self._r = tuple(float(x) for x in arr)
         self.bounding_radius = float(arr.max())
 
