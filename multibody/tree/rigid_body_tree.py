@@ -326,8 +326,7 @@ class RigidBodyTree(AlgorithmsMixin):
     def _load(cls, kind: str, path_or_string, **options) -> "RigidBodyTree":
         loader = _FILE_LOADERS.get(kind)
         if loader is None:
-            raise TreeError(f"no {kind.upper()} loader is registered: import multibody.parsing "
-                            "first")
+            raise TreeError(f"no {kind.upper()} loader is registered: import multibody.parsing")
         return loader(path_or_string, **options)
 
     @classmethod
@@ -482,10 +481,8 @@ class RigidBodyTree(AlgorithmsMixin):
                           "there and forward dynamics will fail", RuntimeWarning, stacklevel=3)
 
     def _refuse_singular(self, *args) -> None:
-        """Raise :class:`SingularMassMatrixError` when the tree has joints that move no mass
-        or inertia (found at :meth:`finalize`) and the arguments are numeric: forward
-        dynamics has no solution there (ABA would return inf or NaN). Symbolic arguments
-        pass (the expression is the user's to evaluate)."""
+        """:class:`SingularMassMatrixError` for numeric arguments when joints move no mass or
+        inertia (found at :meth:`finalize`: ABA would return inf or NaN); symbolic ones pass."""
         self.finalize()
         if self._singular_joints and not any(ops.is_symbolic(a) for a in args):
             raise SingularMassMatrixError(
