@@ -157,7 +157,8 @@ def test_world_writable_cache_directory_is_set_aside_with_a_warning(planted, tmp
 def test_group_writable_cache_directory_is_set_aside(planted, tmp_path):
     d, lib, marker = planted
     d.chmod(0o770)
-    run_set_aside(tmp_path, d, marker, "is writable by its group (mode 0770)")
+    out = run_set_aside(tmp_path, d, marker, "is writable by its group (mode 0770)")
+    assert out["built"], "the function is compiled again in the private fallback cache"
 
 
 @needs_cc
@@ -206,7 +207,8 @@ def test_cache_directory_owned_by_another_user_is_not_used(planted, tmp_path):
     d.chmod(0o755)
     for p in [d, *d.iterdir()]:
         os.chown(p, 65534, 65534)
-    run_set_aside(tmp_path, d, marker, f"{d} is owned by uid 65534")
+    out = run_set_aside(tmp_path, d, marker, f"{d} is owned by uid 65534")
+    assert out["built"], "the function is compiled again in the private fallback cache"
 
 
 # ---------------------------------------------------------------- creation
