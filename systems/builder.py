@@ -17,14 +17,29 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Tuple, Union
 
-import networkx as nx
-
 from .diagram import Diagram
 from .errors import AlgebraicLoopError, DiagramBuildError, PortSizeError
 from .ports import InputPort, OutputPort
 from .system import System
 
 __all__ = ["DiagramBuilder"]
+
+
+def _not_a_system(obj) -> str:
+    """The message for ``add_system(obj)`` with ``obj`` not a System: what was given, what is
+    expected and, where the object holds a block (``obj.tree``, ``obj.system``) or is a System
+    class rather than an instance, what to pass instead."""
+    kind = type(obj)
+    msg = (f"DiagramBuilder.add_system expects a System (a LeafSystem block or a Diagram), got "
+           f"{kind.__module__}.{kind.__qualname__} {obj!r:.60}")
+    if isinstance(obj, type) and issubclass(obj, System):
+        return msg + f"; that is the class: pass an instance, {obj.__name__}(...)"
+    for attr in ("tree", "system", "plant"):
+        inner = getattr(obj, attr, None)
+        if isinstance(inner, System):
+            return msg + (f"; its .{attr} ({type(inner).__name__} '{inner.name}') is a block: "
+                          f"add_system(obj.{attr})")
+    return msg
 
 
 class DiagramBuilder:
@@ -51,7 +66,7 @@ class DiagramBuilder:
         """Add ``system`` (returned, for chaining). Default names are made unique (``gain_1``)."""
         self._check_open()
         if not isinstance(system, System):
-            raise TypeError(f"add_system expects a System, got {type(system).__name__}")
+            raise TypeError(_not_a_system(system))
         if system.in_builder is self:
             raise DiagramBuildError(f"system '{system.name}' is already in this builder "
                                     f"({self._label()}): a system can be added to one diagram "
@@ -230,6 +245,7 @@ class DiagramBuilder:
 
     # ------------------------------------------------------------------ build
     def _find_algebraic_loop(self) -> Optional[List[str]]:
+        import networkx as nx  # here, not at the top: `import systems` stays light
         g = nx.DiGraph()
         for s in self._systems:
             for (i, j) in s.feedthrough_pairs():
