@@ -94,7 +94,8 @@ from ..leaf_system import LeafSystem
 from ..system import System
 from ..errors import NonFiniteOutputError
 from ._simulator_events import (EventStatus, NonFiniteStateError, SimulationError,
-                                SimulatorStatus, _EventDispatch, _merge_tol)
+                                SimulatorStatus, StateLocator, monitor_verdict)
+from .event_schedule import EventSchedule
 from .integrators import (INTEGRATOR_NAMES, SCIPY_METHODS, TABLEAUS, Stepper, StepSizeError,
                           check_integrator_name, make_stepper)
 
@@ -102,7 +103,7 @@ __all__ = ["Simulator", "SimulatorStatus", "EventStatus", "SimulationError", "No
            "NonFiniteOutputError"]
 
 
-class Simulator(_EventDispatch):
+class Simulator:
     """Advance a System (leaf or diagram) and its context through time.
 
     Parameters
@@ -196,10 +197,9 @@ class Simulator(_EventDispatch):
         self._monitor: Optional[Callable] = None
         self._rate = 0.0
         self._progress: Optional[bool] = None
-        self._check_outputs = not allow_non_finite_outputs
         self._initialized = False
         self._stepper: Optional[Stepper] = None
-        self._collect_events()
+        self._events = EventSchedule(system, context, check_outputs=not allow_non_finite_outputs)
         self._setup_fast_path()
         self._reset_statistics()
 
@@ -251,11 +251,11 @@ class Simulator(_EventDispatch):
     def set_allow_non_finite_outputs(self, allow: bool) -> None:
         """Whether publishes may read (and logs record) NaN or infinite outputs; when not
         (the default) such a read raises :class:`~systems.errors.NonFiniteOutputError`."""
-        self._check_outputs = not bool(allow)
+        self._events.check_outputs = not bool(allow)
 
     def get_allow_non_finite_outputs(self) -> bool:
         """See :meth:`set_allow_non_finite_outputs`."""
-        return not self._check_outputs
+        return not self._events.check_outputs
 
     def set_progress(self, enabled: Optional[bool]) -> None:
         """Progress bar on stderr: True, False, or None (default: only on a terminal)."""
@@ -263,7 +263,7 @@ class Simulator(_EventDispatch):
 
     def get_num_steps_taken(self) -> int:
         """Simulator steps taken since construction or the last :meth:`reset_statistics`."""
-        return self._stats["steps"]
+        return self._events.stats["steps"]
 
     def get_statistics(self) -> dict:
         """Counters since construction or :meth:`reset_statistics`.
@@ -273,7 +273,7 @@ class Simulator(_EventDispatch):
         ``rejected_steps`` (error-control rejections of the built-in RK schemes; scipy's
         solvers do not report theirs, so 0 for them) and ``integrator_restarts``.
         """
-        out = dict(self._stats)
+        out = dict(self._events.stats)
         out["derivative_evaluations"] = self._nfev[0]
         out["rejected_steps"] = self._rejected_before + (
             self._stepper.num_rejected if self._stepper is not None else 0)
@@ -309,23 +309,18 @@ class Simulator(_EventDispatch):
         t0 = ctx.time
         if not isinstance(t0, float) or not math.isfinite(t0):
             raise ValueError(f"Simulator.initialize: context time must be a finite float, got {t0!r}")
-        init_events = [] if suppress_initialization_events else self._init_events
-        unres = [(e, c) for e, c in init_events if e.kind == "unrestricted"]
-        disc = [(e, c) for e, c in init_events if e.kind == "discrete"]
-        self._apply_updates(t0, unres, disc, "initialization")
-        for te in self._timed:
-            te.start(t0)
-        self._t_event = min((te.t_next for te in self._timed), default=math.inf)
-        self._pending = []
+        events = self._events
+        events.run_initialization_updates(t0, suppress_initialization_events)
+        events.start(t0)
         self._restart_stepper()
-        self._g_prev = self._guards() if self._witnesses else []
-        self._initial_publishes(t0, [(e, c) for e, c in init_events if e.kind == "publish"])
+        events.refresh_guards()
+        events.run_initial_publishes(t0, suppress_initialization_events)
         self._initialized = True
         self._t_known = t0
         self._wall_start, self._sim_start = _time.perf_counter(), t0
         self._init_status = SimulatorStatus("reached_boundary_time", t0, t0)
         if self._monitor is not None:
-            verdict = self._check_monitor(t0)
+            verdict = monitor_verdict(self._monitor, ctx, t0, self._system.name)
             if verdict is not None:
                 self._init_status = SimulatorStatus("reached_termination", t0, t0, verdict)
         return self._init_status
@@ -369,13 +364,16 @@ class Simulator(_EventDispatch):
         bar = ProgressLine(t_final, "simulating", start=t_start, enabled=self._progress,
                            delay=1.0, interval=0.1, note_format="t={:.4g} s")
         status_reason, message = "reached_boundary_time", ""
-        stats = self._stats
+        events = self._events
+        stats = events.stats
+        witnesses = bool(events.witnesses)
+        per_step_pub = bool(events.per_step_publish)
         try:
             while True:  # Drake's AdvanceTo: step, then stop once the time reached t_final
                 t = ctx.time
-                if self._pending or self._any_per_step_update:
+                if events.pending or events.any_per_step_update:
                     self._start_of_step(t)
-                t_event = self._t_event
+                t_event = events.next_time
                 boundary = t_event if t_event < t_final else t_final
                 hits: Tuple = ()
                 if self._stepper is None or boundary - t <= 4.0 * np.spacing(max(1.0, abs(t))):
@@ -383,21 +381,22 @@ class Simulator(_EventDispatch):
                     self._set_time(t1)
                     if self._stepper is not None:  # a step below time resolution: no integration
                         self._stepper.reset(t1, self._stepper.x)
-                    elif self._witnesses:
+                    elif witnesses:
                         t1, hits = self._witness_time_only(t, t1)
                 else:
                     t1, hits = self._integrate_step(boundary)
                 stats["steps"] += 1
-                due = self._due(t1) if t_event <= t1 + _merge_tol(t1) else ()
-                if due or hits or self._per_step_pub:
-                    self._end_of_step(t1, due, hits)
+                # one comparison when no periodic event is due (merge tolerance inlined)
+                due = events.due(t1) if t_event <= t1 + 1e-12 * max(1.0, abs(t1)) else ()
+                if due or hits or per_step_pub:
+                    events.run_end_of_step(t1, due, hits)
                 if self._rate > 0.0:
                     ahead = wall0 + (t1 - t_start) / self._rate - _time.perf_counter()
                     if ahead > 0:
                         _time.sleep(ahead)
                 bar.update(t1)
                 if self._monitor is not None:
-                    verdict = self._check_monitor(t1)
+                    verdict = monitor_verdict(self._monitor, ctx, t1, self._system.name)
                     if verdict is not None:
                         status_reason, message = "reached_termination", verdict
                         break
@@ -442,8 +441,9 @@ class Simulator(_EventDispatch):
         self._context = context
         self._stepper = None
         self._initialized = False
-        self._pending = []
-        self._collect_events()
+        old = self._events
+        self._events = EventSchedule(self._system, context, check_outputs=old.check_outputs)
+        self._events.stats = old.stats  # the counters run on (reset_statistics zeroes them)
         self._setup_fast_path()
 
     def get_actual_realtime_rate(self) -> float:
@@ -464,10 +464,10 @@ class Simulator(_EventDispatch):
         self._loader = self._context.state_loader()
         self._slots = self._loader.slots
         self._nx = self._loader.size
+        self._faults = StateLocator(self._system, self._slots)
 
     def _reset_statistics(self) -> None:
-        self._stats = {"steps": 0, "discrete_updates": 0, "unrestricted_updates": 0,
-                       "publishes": 0, "witness_triggers": 0, "integrator_restarts": 0}
+        self._events.reset_statistics()
         self._nfev = [0]
         self._wall_start = _time.perf_counter() if getattr(self, "_initialized", False) else None
         self._sim_start = self._context.time
@@ -491,7 +491,7 @@ class Simulator(_EventDispatch):
         slots = self._slots
         load_readonly = self._loader.readonly_loader()
         nfev = self._nfev
-        report = self._report_nonfinite_derivative
+        locator = self._faults
         isfinite = math.isfinite
         array, concatenate = np.array, np.concatenate
         system = self._system
@@ -519,7 +519,7 @@ class Simulator(_EventDispatch):
                 xdot = concatenate([ev(c) for ev, c in evals])
             if not isfinite(sum(xdot.tolist()) if small else xdot.sum()) and \
                     not np.all(np.isfinite(xdot)):
-                report(t, x, xdot)
+                locator.report_derivative(root, t, xdot)
             return xdot
 
         return f
@@ -541,10 +541,10 @@ class Simulator(_EventDispatch):
                 self._integrator_name, f, fixed_step=self._fixed_step, max_step=self._max_step,
                 rtol=self._accuracy, atol=self._atol, map_v=map_v, partition=partition)
         else:
-            self._stats["integrator_restarts"] += 1
+            self._events.stats["integrator_restarts"] += 1
         x = self._context.continuous_state
         self._stepper.reset(self._context.time, np.array(x, dtype=float))
-        self._check_finite_state(self._context.time, self._stepper.x, None)
+        self._faults.check_state(self._context.time, self._stepper.x, None)
 
     def _sync_stepper(self) -> None:
         """Pick up changes the caller made to the context between ``advance_to`` calls.
@@ -557,13 +557,10 @@ class Simulator(_EventDispatch):
         ctx = self._context
         st = self._stepper
         if ctx.time != self._t_known:
-            self._pending = []  # they were due at the old time
-            for te in self._timed:
-                te.start(ctx.time)
-            self._t_event = min((te.t_next for te in self._timed), default=math.inf)
+            self._events.start(ctx.time)  # the pending updates were due at the old time
         if st is not None:
             self._restart_stepper()
-        self._g_prev = self._guards() if self._witnesses else []
+        self._events.refresh_guards()
 
     # ================================================================== integration
     def _integrate_step(self, boundary: float):
@@ -572,16 +569,16 @@ class Simulator(_EventDispatch):
         try:
             st.step(boundary)
             t1, x1 = st.t, st.x
-            self._check_finite_state(t1, x1, t0)
+            self._faults.check_state(t1, x1, t0)
             self._load(t1, x1)
             hits: Tuple = ()
-            if self._witnesses:
-                g1 = self._guards()
-                g0 = self._g_prev
-                if any(w.triggers(a, b) for (w, _), a, b in zip(self._witnesses, g0, g1)):
-                    t1, hits = self._isolate(t0, t1, g0, g1)
+            events = self._events
+            if events.witnesses:
+                g1 = events.guards()
+                if events.any_triggered(events.guard_values, g1):
+                    t1, hits = self._isolate(t0, t1, g1)
                 else:
-                    self._g_prev = g1
+                    events.guard_values = g1
         except StepSizeError as exc:
             self._load(t0, x0)
             raise SimulationError(f"simulating '{self._system.name}': {exc}") from exc
@@ -589,6 +586,46 @@ class Simulator(_EventDispatch):
             self._load(t0, x0)  # the context keeps the last accepted state
             raise
         return t1, hits
+
+    # ================================================================== events
+    def _start_of_step(self, t: float) -> None:
+        """The pending and per-step updates at ``t``; restart the integrator and
+        re-evaluate the witness guards when any ran."""
+        events = self._events
+        if events.run_start_of_step(t):
+            if self._nx:
+                self._restart_stepper()
+            if events.witnesses:
+                events.guard_values = events.guards()
+
+    def _witness_time_only(self, t0: float, t1: float):
+        """Witnesses of a system without continuous state: the guards can only change with
+        time (and the held discrete and abstract state), so a crossing in [t0, t1] is
+        isolated by bisection on time alone; returns the stop time and the triggers."""
+        events = self._events
+        g0, g1 = events.guard_values, events.guards()
+        if not events.any_triggered(g0, g1):
+            events.guard_values = g1
+            return t1, ()
+        b, gb = events.isolate(t0, t1, g1, self._witness_tol, self._set_time)
+        self._set_time(b)
+        events.guard_values = gb
+        return b, events.triggered(g0, gb)
+
+    def _isolate(self, t0, t1, g1):
+        """Bisect [t0, t1] down to ``witness_tolerance`` on the integrator's dense output;
+        return the stop time just after the first crossing and the witnesses that
+        triggered."""
+        st, events = self._stepper, self._events
+        g0 = events.guard_values
+        b, gb = events.isolate(t0, t1, g1, self._witness_tol,
+                               lambda m: self._load(m, st.state_at(m)))
+        xb = st.state_at(b)
+        self._faults.check_state(b, xb, t0)
+        self._load(b, xb)
+        self._restart_stepper()  # the step ends at b, not where the integrator went
+        events.guard_values = gb
+        return b, events.triggered(g0, gb)
 
 
 # Kept for introspection and documentation.
