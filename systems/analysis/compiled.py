@@ -50,12 +50,13 @@ import numpy as np
 from solvers import ops
 from solvers.compiled import CompiledFunction
 from ..errors import PortValueError, SymbolicEvaluationError
+from ._compiled_reuse import program_for
 from ._compiled_whole_run import BatchResult, WholeRunSimulator, simulate_batch
 from ._published_values import SourceMap, raise_non_finite_read
 from ._simulator_events import NonFiniteStateError, SimulationError
 from ..events import PeriodicEvent, PerStepEvent, WitnessFunction
 from ..primitives.logging import VectorLogSink
-from ..symbolic import converted_input_ports, CasadiSystem, to_casadi
+from ..symbolic import converted_input_ports, CasadiSystem
 from ..system import System
 from .integrators import TABLEAUS
 
@@ -139,9 +140,15 @@ class CompiledSimulator:
         self._check_outputs = not allow_non_finite_outputs
         self._sinks: List[Tuple[VectorLogSink, PeriodicEvent | PerStepEvent]] = []
         self._check_events()
-        self._cs = to_casadi(system)
-        self._probe = self._make_probe()
-        self._cache: Dict[tuple, object] = {}
+        # The conversion and every function built from it are shared by the simulators of
+        # diagrams of the same structure (systems.analysis._compiled_reuse).
+        program = program_for(system)
+        self._cs = program.bind(system)
+        if not program.probe_built:
+            program.probe, program.probe_built = self._make_probe(), True
+        self._probe = program.probe
+        self._cache: Dict[object, object] = program.functions
+        self._tol_key = (self._rtol, self._atol, self._max_step)
         self._steps = 0
         self._initialized = False
         self._next_update: Optional[int] = None
@@ -318,7 +325,7 @@ class CompiledSimulator:
     def _integrate_cvodes(self, t0, t1, x, xd, u, p):
         times = self._output_times(t0, t1)
         taus = times - t0
-        key = ("cvodes", np.round(taus, 12).tobytes())
+        key = ("cvodes", self._tol_key, np.round(taus, 12).tobytes())
         F = self._cache.get(key)
         if F is None:
             s = self._cs.symbols
@@ -381,7 +388,8 @@ class CompiledSimulator:
 
     def _fixed_loop(self) -> CompiledFunction:
         """CHUNK fixed steps in one compiled call (an MX wrapper keeps mapaccum a C loop)."""
-        loop = self._cache.get("fixed")
+        key = ("fixed", self._integrator, self._backend)
+        loop = self._cache.get(key)
         if loop is None:
             step = _rk_step(self._cs, TABLEAUS[self._integrator])
             acc = step.mapaccum("rk_loop", _CHUNK, 1)  # x accumulated; t and h per step
@@ -390,7 +398,7 @@ class CompiledSimulator:
             xd, u, p = ca.MX.sym("xd", cs.nxd), ca.MX.sym("u", cs.nu), ca.MX.sym("p", cs.np)
             xs = acc(x, ts, hs, ca.repmat(xd, 1, _CHUNK), ca.repmat(u, 1, _CHUNK), ca.repmat(p, 1, _CHUNK))
             fun = ca.Function(ops.function_name(self._system.name, self._integrator, "loop"), [x, ts, hs, xd, u, p], [xs])
-            loop = self._cache["fixed"] = CompiledFunction(fun, backend=self._backend)
+            loop = self._cache[key] = CompiledFunction(fun, backend=self._backend)
         return loop
 
     def _integrate_fixed(self, t0, t1, x, xd, u, p):
