@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -101,6 +102,59 @@ class HumanModel:
         q[root.q_start + 4: root.q_start + 7] = p
         return q
 
+    def scaled(self, segment_scales: dict, *, marker_offsets: Any = None,
+               mass: float | None = None) -> "HumanModel":
+        """The model with its segments scaled (as :func:`multibody.motion.fit_segment_scales` does).
+
+        Segment ``n``'s dimensions are multiplied by ``s_n = segment_scales.get(n, 1)``
+        (isotropic: a box's three sides, a capsule's length and radius). Every point fixed on
+        the segment (joint anchors, markers, the centre of mass) moves with it: in the body
+        frame ``x -> s_n x``. Masses follow the shapes' volumes times the densities,
+        ``m_n -> s_n^3 m_n``, and the inertias the shapes, ``I_n -> s_n^5 I_n``
+        (:meth:`~multibody.parsing.skeleton.Skeleton.scaled`); with ``mass`` the densities
+        are then multiplied by one factor so that the total mass is ``mass``.
+
+        Parameters
+        ----------
+        segment_scales : dict
+            ``{segment: factor > 0}``; segments not named keep their size.
+        marker_offsets : (M, 3) array_like, optional
+            Marker positions in the scaled body frames (m), in :attr:`markers` order
+            (default: each marker's offset times its segment's scale).
+        mass : float, optional
+            Total mass of the scaled model (kg); default: what the densities give.
+
+        Returns
+        -------
+        HumanModel
+            Same joints and coordinates (``q`` of this model is valid for it), same root.
+
+        Raises
+        ------
+        SkeletonError
+            An unknown segment or a non-positive scale (names the segment).
+        ValueError
+            ``marker_offsets`` of the wrong shape or not finite; a non-positive ``mass``.
+        """
+        per = {n: float(v) for n, v in dict(segment_scales).items()}
+        sk = self.skeleton.scaled(1.0, 1.0, per)
+        if mass is not None:
+            if not (np.isfinite(mass) and mass > 0):
+                raise ValueError(f"HumanModel.scaled: mass must be a positive number, got "
+                                 f"{mass!r}")
+            sk = sk.scaled(1.0, float(mass) / sk.total_mass)
+        if marker_offsets is None:
+            markers = [(n, b, per.get(b, 1.0) * np.asarray(p, float))
+                       for n, b, p in self.markers]
+        else:
+            o = np.asarray(marker_offsets, float)
+            if o.shape != (len(self.markers), 3) or not np.all(np.isfinite(o)):
+                raise ValueError(f"HumanModel.scaled: marker_offsets must be finite with shape "
+                                 f"({len(self.markers)}, 3) (one row per marker), got shape "
+                                 f"{o.shape}")
+            markers = [(n, b, o[i].copy()) for i, (n, b, _) in enumerate(self.markers)]
+        return _assemble(sk, self.tree.get_joint("floating_base").child, markers=markers)
+
     def segment_table(self) -> str:
         """The segment table as text (name, shape, mass, inertia diagonal)."""
         rows = [f"{'segment':10s} {'shape':8s} {'mass kg':>8s}  {'Ixx':>9s} {'Iyy':>9s} "
@@ -182,11 +236,20 @@ def human_model(skeleton_path: str | os.PathLike, markers_path: str | os.PathLik
     k = 1.0 if mass is None else float(mass) / (sk.total_mass * s ** 3)
     if s != 1.0 or k != 1.0:
         sk = sk.scaled(s, k)
+    placements = None if markers_path is None else read_marker_set(markers_path)
+    return _assemble(sk, root, placements=placements, source=str(markers_path))
+
+
+def _assemble(sk: Skeleton, root: str | None, *, placements=None, source: str = "",
+              markers: list | None = None) -> HumanModel:
+    """The model of a (scaled) skeleton with its markers: from ``placements`` (fractions of the
+    half extents, converted once the tree has placed the segment centres) or ``markers``
+    ``(name, body, offset)`` already in the body frames."""
     tree, info = skeleton_tree(sk, root, name="human")
     tree.finalize()
-    markers = []
-    if markers_path is not None:
-        markers = marker_offsets(read_marker_set(markers_path), sk, source=str(markers_path))
+    if placements is not None:
+        markers = marker_offsets(placements, sk, source=source)
+    markers = list(markers or [])
     arm = [j.name for j in tree.joints
            if j.parent != "world" and any(w in j.child for w in _ARM_WORDS)]
     feet = {}
