@@ -1,25 +1,31 @@
-"""The rigid-body tree as a System: :class:`RigidBodyPlant`.
+""":class:`RigidBodyPlant`: the tree block with options and the plants' state access.
 
-State x = [q; v] (``num_q = nq``, ``num_v = nv``), input ``generalized_force`` tau (nv),
-outputs ``state`` (nq + nv) and ``generalized_acceleration`` (nv). The time derivatives are
+A :class:`~multibody.tree.RigidBodyTree` is itself a System block (input
+``generalized_force``, output ``state``; :mod:`multibody.tree.tree_system`), and
+``builder.add_system(tree)`` is the plain way to simulate a bare tree. ``RigidBodyPlant(tree)``
+is kept as that block with options: the same state x = [q; v] (``num_q = nq``,
+``num_v = nv``), input ``generalized_force`` tau (nv) and output ``state`` (nq + nv), plus the
+output ``generalized_acceleration`` (nv), ``include_passive_forces``, its own ``backend`` and
+name, and the state access of every plant (``get_positions``, ``set_positions``, ...). The
+time derivatives are
 
     qdot = N(q) v,    vdot = ABA(q, v, tau + tau_passive(q, v)),
 
-with tau_passive the joint damping and spring forces (Featherstone 2008, ch. 7, for ABA).
-Both are one CasADi function of (q, v, tau), built once and evaluated through the compiled
-path of :mod:`solvers.compiled` for numbers, or called on symbols for the symbolic
-conversion (linearization, trajectory optimization).
+with tau_passive the joint damping and spring forces (Featherstone 2008, ch. 7, for ABA),
+from the same CasADi function as the tree block
+(:func:`multibody.tree.tree_system.block_dynamics`), so both give bitwise the same numbers,
+evaluated through :mod:`solvers.compiled` for numbers or called on symbols for the symbolic
+conversion (linearization, trajectory optimization, compiled simulation).
 """
 from __future__ import annotations
 
 from typing import Optional
 
-import casadi as ca
 import numpy as np
 
 from solvers import ops
 from solvers.compiled import CompiledFunction
-from ..tree import RigidBodyTree
+from ..tree import RigidBodyTree, block_dynamics
 from .base import RigidBodySystemBase
 
 __all__ = ["RigidBodyPlant"]
@@ -28,7 +34,8 @@ __all__ = ["RigidBodyPlant"]
 class RigidBodyPlant(RigidBodySystemBase):
     """A :class:`~multibody.tree.RigidBodyTree` as a continuous-time System (no actuator,
     sensor or constraint blocks: the generalized force comes in on one port; see
-    :class:`RigidBodySystem` for blocks and constraints).
+    :class:`RigidBodySystem` for blocks and constraints). The tree is itself this block
+    without the options (``builder.add_system(tree)``); both evaluate the same function.
 
     Parameters
     ----------
@@ -69,11 +76,7 @@ class RigidBodyPlant(RigidBodySystemBase):
                                  prerequisites=["continuous_state"])
         self.declare_output_port("generalized_acceleration", nv,
                                  lambda c: self.eval_time_derivatives(c)[nq:], feedthrough=True)
-        q, v, tau = ca.SX.sym("q", nq), ca.SX.sym("v", nv), ca.SX.sym("tau", nv)
-        total = tau + tree.joint_passive_forces(q, v) if include_passive_forces else tau
-        xdot = ca.vertcat(tree.qdot(q, v), tree.forward_dynamics(q, v, total))
-        self._f = ca.Function(ops.function_name(self.name, "dynamics"), [q, v, tau], [xdot], ["q", "v", "tau"], ["xdot"])
-        self._qdot = ca.Function(ops.function_name(self.name, "qdot"), [q, v], [tree.qdot(q, v)], ["q", "v"], ["qdot"])
+        self._f, self._qdot = block_dynamics(tree, include_passive_forces, self.name)
         self._f_num = CompiledFunction(self._f, backend=backend)
         self._qdot_num = CompiledFunction(self._qdot, backend=backend)
 

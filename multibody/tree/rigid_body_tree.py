@@ -1,5 +1,7 @@
 """``RigidBodyTree``: bodies, joints, frames and geometry of a kinematic tree, and its
-kinematics/dynamics algorithms (the methods live in :mod:`multibody.tree._algorithms`).
+kinematics/dynamics algorithms (the methods live in :mod:`multibody.tree._algorithms`). A tree
+is also a System block (:mod:`multibody.tree.tree_system`): input ``generalized_force`` (nv),
+output ``state`` (nq + nv), declared when the topology is frozen.
 
 Building
 --------
@@ -11,9 +13,8 @@ Building
 >>> tree.nq, tree.nv
 (1, 1)
 
-Ordering: after :meth:`RigidBodyTree.finalize` (called lazily by every algorithm), joints are
-ordered depth-first from the world (children in the order their joints were added), bodies
-are world first then the child of each joint in that order, and each joint knows its
+Ordering (fixed by :meth:`RigidBodyTree.finalize`): joints depth-first from the world (children
+in the order added), bodies world first then the child of each joint; each joint knows its
 ``q_start``/``v_start``.
 
 Algorithms (numpy in, numpy out; CasADi SX/MX in, expression out)
@@ -33,7 +34,6 @@ one call and return ``(N, nv)`` / ``(N, nv, nv)`` (see :mod:`multibody.tree._alg
 from __future__ import annotations
 
 import os
-
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,6 +44,7 @@ from solvers import ops
 from . import spatial
 from ._joint_base import Joint
 from ._algorithms import AlgorithmsMixin
+from .tree_system import TreeSystem
 from ..errors import BodyError, FrameError, JointError, SingularMassMatrixError, TreeError
 
 __all__ = ["RigidBodyTree", "Body", "Frame", "GeometryInstance", "register_file_loader"]
@@ -111,13 +112,14 @@ def _check_pose(T: Any, what: str) -> np.ndarray:
     return T.copy()
 
 
-class RigidBodyTree(AlgorithmsMixin):
-    """A kinematic tree of rigid bodies rooted at the fixed body ``world``.
+class RigidBodyTree(AlgorithmsMixin, TreeSystem):
+    """A kinematic tree of rigid bodies rooted at the fixed body ``world``, and a System block
+    (:class:`~multibody.tree.tree_system.TreeSystem`: ``generalized_force`` in, ``state`` out).
 
     Parameters
     ----------
     name : str
-        Name used in error messages.
+        Name used in error messages, and the block's name ('.' replaced by '_').
     gravity : (3,) array_like
         Gravitational acceleration in the world frame (default (0, 0, -9.81)).
     backend : {"auto", "c", "casadi"}
@@ -135,7 +137,7 @@ class RigidBodyTree(AlgorithmsMixin):
         if backend not in ("auto", "c", "casadi"):
             raise ValueError(f"tree '{name}': backend must be 'auto', 'c' or 'casadi', "
                              f"got {backend!r}")
-        self.name = name
+        super().__init__(name)
         g = np.asarray(gravity, dtype=float).ravel()
         if g.shape != (3,) or not np.all(np.isfinite(g)):
             raise ValueError(f"tree '{name}': gravity must be a finite 3-vector")
@@ -156,6 +158,7 @@ class RigidBodyTree(AlgorithmsMixin):
         self._joint_order: list[Joint] = []
         self._body_order: list[Body] = []
         self._functions = None  # multibody.tree._functions.FunctionCache, built lazily
+        self._block_functions = None  # the block's dynamics (tree_system), built lazily
 
     @property
     def gravity(self) -> np.ndarray:
@@ -168,7 +171,7 @@ class RigidBodyTree(AlgorithmsMixin):
         if g.shape != (3,) or not np.all(np.isfinite(g)):
             raise ValueError(f"tree '{self.name}': gravity must be a finite 3-vector")
         self._gravity = g
-        self._functions = None
+        self._functions = self._block_functions = None
 
     def joint_coordinates(self, joints: Any = None, *, one_dof: bool = False,
                           who: str = "") -> tuple[list[Joint], np.ndarray, np.ndarray]:
@@ -227,7 +230,7 @@ class RigidBodyTree(AlgorithmsMixin):
             raise JointError(f"tree '{self.name}': armature of joint '{joint}' must be finite, "
                              f">= 0 and of size nv = {j.nv}, got {armature!r}")
         j.armature = a
-        self._functions = None
+        self._functions = self._block_functions = None
 
     # ------------------------------------------------------------------ building
     def add_body(self, name: str, mass: float, com: Any = (0.0, 0.0, 0.0),
@@ -331,15 +334,14 @@ class RigidBodyTree(AlgorithmsMixin):
 
     @classmethod
     def from_urdf(cls, path_or_string: str, floating_base: bool = False) -> "RigidBodyTree":
-        """Parse a URDF file or string with the registered URDF loader
+        """Parse a URDF file or string with the registered loader
         (:func:`multibody.parsing.parse_urdf`, registered when :mod:`multibody` is imported;
         the tree layer does not import the parsers, which sit above it).
 
         Raises
         ------
         TreeError
-            When no URDF loader is registered.
-        """
+            When no URDF loader is registered."""
         return cls._load("urdf", path_or_string, floating_base=floating_base)
 
     @classmethod
@@ -351,16 +353,15 @@ class RigidBodyTree(AlgorithmsMixin):
         path_or_string : str or path-like
             A ``.sdf`` file, or the XML text itself.
         floating_base : bool or None
-            None (default): as the file says (a model not welded to the world by a fixed
-            joint gets a free joint, as in Drake and Gazebo); True or False forces it.
+            None (default): as the file says (a model not welded to the world gets a free
+            joint, as in Drake and Gazebo); True or False forces it.
 
         Raises
         ------
         SDFError
             A malformed document (file, line, element and what was expected).
         TreeError
-            When no SDFormat loader is registered.
-        """
+            When no SDFormat loader is registered."""
         return cls._load("sdf", path_or_string, floating_base=floating_base)
 
     @classmethod
@@ -372,8 +373,7 @@ class RigidBodyTree(AlgorithmsMixin):
         MJCFError
             A malformed document (file, line, element and what was expected).
         TreeError
-            When no MJCF loader is registered.
-        """
+            When no MJCF loader is registered."""
         return cls._load("mjcf", path_or_string)
 
     @classmethod
@@ -385,8 +385,7 @@ class RigidBodyTree(AlgorithmsMixin):
         Raises
         ------
         TreeError
-            An extension that names none of these formats.
-        """
+            An extension that names none of these formats."""
         ext = os.path.splitext(os.fspath(path))[1].lower()
         kind = {".urdf": "urdf", ".sdf": "sdf", ".xml": "mjcf", ".mjcf": "mjcf"}.get(ext)
         if kind is None:
@@ -412,7 +411,8 @@ class RigidBodyTree(AlgorithmsMixin):
         """Check the topology, order joints depth-first from the world and freeze it.
 
         Called explicitly, or implicitly by the first algorithm call (``nq``, ``mass_matrix``,
-        ...) and by every plant or constraint built on the tree. Afterwards
+        ...), by every plant or constraint built on the tree and by the first use of the tree
+        as a System (its ports, a context); it declares the block's state and ports. Afterwards
         :meth:`add_body` and :meth:`add_joint` raise :class:`TreeError`; frames and
         collision/visual geometry may still be added.
 
@@ -462,6 +462,7 @@ class RigidBodyTree(AlgorithmsMixin):
         self._parent_index = [-1] + [self._bodies[j.parent].index for j in order]
         self._finalized = True
         self._warn_singular_joints()
+        self._declare_block()
         return self
 
     def _warn_singular_joints(self) -> None:
