@@ -39,6 +39,7 @@ import casadi as ca
 import numpy as np
 
 from ..diagram import Diagram
+from ..errors import SymbolicEvaluationError
 from ..leaf_system import LeafSystem
 from ..ports import InputPort, OutputPort
 from ..symbolic import CasadiSystem, to_casadi
@@ -68,10 +69,14 @@ class Program:
         output grid, ...).
     keep : list
         Objects compared by identity in the key, kept alive with the entry.
+    error : str or None
+        The conversion's :class:`~systems.errors.SymbolicEvaluationError` message when the
+        structure does not convert (then ``cs`` is None).
     """
 
-    def __init__(self, cs: CasadiSystem, keep: list) -> None:
+    def __init__(self, cs: Optional[CasadiSystem], keep: list, error: Optional[str] = None) -> None:
         self.cs = cs
+        self.error = error
         self.functions: Dict[Any, Any] = {}
         self.keep = keep
         self.probe: Optional[ca.Function] = None
@@ -207,19 +212,27 @@ def program_for(system: System) -> Program:
     try:
         key, keep = structure_key(system)
     except RecursionError:  # a chain of objects too deep to compare: convert, do not store
-        return Program(to_casadi(system), [])
+        return Program(to_casadi(system), [])  # pragma: no cover
     with _lock:
         prog = _programs.get(key)
         if prog is not None:
             _programs.move_to_end(key)
             _stats["hits"] += 1
-            return prog
-    prog = Program(to_casadi(system), keep)
+    if prog is not None:
+        if prog.error is not None:
+            raise SymbolicEvaluationError(prog.error)
+        return prog
+    try:
+        prog = Program(to_casadi(system), keep)
+    except SymbolicEvaluationError as exc:  # the verdict is kept too: no retry per construction
+        prog = Program(None, keep, error=str(exc))
     with _lock:
         _stats["misses"] += 1
         _programs[key] = prog
         while len(_programs) > MAX_PROGRAMS:
             _programs.popitem(last=False)
+    if prog.error is not None:
+        raise SymbolicEvaluationError(prog.error)
     return prog
 
 

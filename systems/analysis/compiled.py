@@ -98,9 +98,12 @@ class CompiledSimulator:
     integrator : str
         One of :data:`COMPILED_INTEGRATORS`.
     accuracy : float
-        CVODES relative tolerance (absolute tolerance ``accuracy * 1e-2``).
+        CVODES relative tolerance.
     max_step : float
-        Fixed step size of the Runge-Kutta schemes; CVODES' largest step.
+        Fixed step size of the Runge-Kutta schemes; CVODES' largest step (``inf``: no
+        limit, CVODES only).
+    atol : float, optional
+        CVODES absolute tolerance (default ``accuracy * 1e-2``).
     output_period : float, optional
         Spacing of per-step log samples (default ``max_step``).
     backend : str
@@ -123,17 +126,19 @@ class CompiledSimulator:
 
     def __init__(self, system: System, context=None, *, integrator: str = "cvodes",
                  accuracy: float = 1e-6, max_step: float = 0.1, output_period: Optional[float] = None,
-                 backend: str = "auto", allow_non_finite_outputs: bool = False, **unused):
+                 backend: str = "auto", allow_non_finite_outputs: bool = False,
+                 atol: Optional[float] = None, **unused):
         if integrator not in COMPILED_INTEGRATORS:
             raise ValueError(f"compiled simulation: unknown integrator {integrator!r}; valid choices: "
                              f"{', '.join(COMPILED_INTEGRATORS)}")
-        if not (max_step > 0 and math.isfinite(max_step)):
-            raise ValueError(f"compiled simulation: max_step must be > 0, got {max_step}")
+        if not (max_step > 0 and (math.isfinite(max_step) or integrator == "cvodes")):
+            raise ValueError(f"compiled simulation: max_step must be > 0 (and finite for "
+                             f"integrator '{integrator}'), got {max_step}")
         self._system = system
         self._context = context if context is not None else system.create_default_context()
         self._integrator = integrator
         self._rtol = float(accuracy)
-        self._atol = float(accuracy) * 1e-2
+        self._atol = float(accuracy) * 1e-2 if atol is None else float(atol)
         self._max_step = float(max_step)
         self._output_period = float(output_period or max_step)
         self._backend = backend
@@ -334,7 +339,8 @@ class CompiledSimulator:
             ode = self._cs.f(t_start + tau, s["x"], s["xd"], s["u"], s["p"])
             # A NaN in the right-hand side stops CVODES at once (one line from CasADi instead of
             # a warning per retried step); _diagnose_failure then names the state.
-            opts = {"abstol": self._atol, "reltol": self._rtol, "max_step_size": self._max_step,
+            opts = {"abstol": self._atol, "reltol": self._rtol,
+                    "max_step_size": self._max_step if math.isfinite(self._max_step) else 0.0,
                     "regularity_check": True, "show_eval_warnings": False,
                     "disable_internal_warnings": True}
             integ = ca.integrator("cvodes_segment", "cvodes", {"x": s["x"], "p": params, "t": tau, "ode": ode},

@@ -122,10 +122,19 @@ class Simulator:
     fixed_step : bool
         Use ``runge_kutta2`` / ``runge_kutta3`` with fixed steps (``explicit_euler``,
         ``semi_explicit_euler`` and ``runge_kutta4`` always are).
-    compiled : bool
+    compiled : bool or "auto"
         ``False`` (default) evaluates the systems' Python callbacks. ``True`` returns a
         :class:`~systems.analysis.compiled.CompiledSimulator` instead (the whole diagram as
         CasADi functions; its own integrators, see that class), given the other arguments.
+        ``"auto"`` returns the compiled simulator when the whole diagram runs compiled (an
+        error-controlled integrator becomes CVODES with the same tolerances, a fixed-step
+        scheme its compiled twin; a time-stepping plant a whole run in C) and this class
+        otherwise, after one ``CompiledFallbackWarning`` naming the block. Not the default:
+        measured in ``benchmarks/bench_compiled_simulator.py``, the first run of a new
+        diagram structure pays its conversion and compilation (several times an
+        interpreted run of a small diagram), trajectories differ from the interpreted ones
+        within the integration tolerance, and the monitor, realtime rate and per-step logs
+        are the interpreted Simulator's (docs/architecture.md, "Compiled by choice").
     atol : float, optional
     witness_tolerance : float
         Width of the time interval a witness crossing is isolated to (s).
@@ -149,11 +158,22 @@ class Simulator:
     3.0
     """
 
-    def __new__(cls, system=None, context=None, *, compiled: bool = False, **kwargs):
+    def __new__(cls, system=None, context=None, *, compiled: bool | str = False, **kwargs):
         # The plug for the compiled mode: Simulator(..., compiled=True) hands the system to
         # CompiledSimulator (systems.analysis.compiled), which refuses, naming the block,
         # systems it cannot run (witness functions, publishes other than log sinks, ...).
-        if compiled:
+        # compiled="auto" maps the options and falls back to this class with one
+        # CompiledFallbackWarning naming the block (systems.analysis._compiled_auto).
+        if isinstance(compiled, str):
+            if compiled != "auto":
+                raise ValueError(f"Simulator: compiled must be True, False or 'auto', got "
+                                 f"{compiled!r}")
+            if cls is Simulator and isinstance(system, System):
+                from ._compiled_auto import auto_compiled
+                sim = auto_compiled(system, context, kwargs)
+                if sim is not None:
+                    return sim
+        elif compiled:
             from .compiled import CompiledSimulator
             return CompiledSimulator(system, context, **kwargs)
         return super().__new__(cls)
