@@ -124,6 +124,27 @@ def lowest_layer_imports(root: pathlib.Path, packages: Iterable[str] = PACKAGES,
     return bad
 
 
+BELOW_MULTIBODY = ("dynablocks", "solvers", "systems")
+"""The layers below ``multibody`` (and ``actuators``, ``sensors``): they import none of those."""
+
+HEAVY_SYSTEMS = ("systems.analysis", "systems.controllers", "systems.primitives",
+                 "systems.trajectory_optimization", "systems.symbolic", "systems.drawing")
+"""What ``import multibody.tree`` must not load: the tree builds on the System base only."""
+
+
+def upward_imports(root: pathlib.Path, lower: Iterable[str] = BELOW_MULTIBODY,
+                   upper: Iterable[str] = ("multibody", "actuators", "sensors")) -> List[str]:
+    """Imports (function-level ones included) of an ``upper`` package from a module of a
+    ``lower`` one: ``systems`` sits below ``multibody``, never the other way round."""
+    bad = []
+    for m, p in module_files(root, tuple(lower)).items():
+        for base, nm, line in _imports(m, p):
+            if base.split(".")[0] in tuple(upper):
+                bad.append(f"{p.relative_to(root)}:{line}: '{m.split('.')[0]}' (a lower layer) "
+                           f"imports '{base}'")
+    return bad
+
+
 def _is_private(segment: str) -> bool:
     return segment.startswith("_") and not segment.startswith("__")
 

@@ -1,9 +1,11 @@
 """The layering rules of ARCHITECTURE.md, checked on the source: ``dynablocks`` (the project's
-root errors) is the lowest layer and imports no other package; the multibody core does not
-import systems; no import circles; no private module or name imported across packages; no
-example importing a private module; no module reading or writing another module's private
-attributes. Each static check is also run on a small synthetic tree that breaks it, so a check
-that can no longer fail is caught too."""
+root errors) is the lowest layer and imports no other package; ``systems`` (with ``solvers``)
+sits below ``multibody``: it never imports ``multibody``, ``actuators`` or ``sensors``, while
+``multibody.tree`` builds on the System base (a ``RigidBodyTree`` is a System block) and
+``import multibody.tree`` loads no more of ``systems`` than that base; no import circles; no
+private module or name imported across packages; no example importing a private module; no
+module reading or writing another module's private attributes. Each static check is also run
+on a small synthetic tree that breaks it, so a check that can no longer fail is caught too."""
 import pathlib
 import subprocess
 import sys
@@ -16,13 +18,26 @@ import _layering as L
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 
-def test_multibody_core_does_not_import_systems():
-    code = ("import sys, multibody, multibody.geometry, multibody.parsing, multibody.models, "
-            "solvers.lcp, solvers.compiled\n"
+def test_systems_sits_below_multibody():
+    assert L.upward_imports(ROOT) == []
+    code = ("import sys, systems, systems.analysis, systems.primitives, systems.controllers, "
+            "systems.symbolic, solvers.lcp, solvers.compiled\n"
+            "bad = sorted(m for m in sys.modules if m.split('.')[0] in "
+            "('multibody', 'actuators', 'sensors'))\n"
+            "print(bad)\n"
+            "sys.exit(1 if bad else 0)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stdout + out.stderr
+
+
+def test_multibody_tree_loads_only_the_system_base():
+    code = ("import sys, multibody, multibody.geometry, multibody.parsing, multibody.models\n"
             "t = multibody.RigidBodyTree.from_urdf(str(multibody.model_path('acrobot')))\n"
             "t.mass_matrix([0.1, 0.2])\n"
-            "bad = sorted(m for m in sys.modules if m == 'systems' or m.startswith('systems.'))\n"
+            f"bad = sorted(m for m in sys.modules if m.startswith({L.HEAVY_SYSTEMS!r}) "
+            "or m.split('.')[0] in ('networkx', 'scipy'))\n"
             "print(bad)\n"
+            "assert 'systems.leaf_system' in sys.modules  # the tree is a System\n"
             "sys.exit(1 if bad else 0)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert out.returncode == 0, out.stdout + out.stderr
@@ -83,6 +98,16 @@ def test_checker_finds_the_lowest_layer_importing_a_package(tmp_path):
     })
     bad = L.lowest_layer_imports(root, ("dynablocks", "systems"))
     assert bad == ["dynablocks/errors.py:4: the lowest layer 'dynablocks' imports 'systems.errors'"]
+
+
+def test_checker_finds_systems_importing_multibody(tmp_path):
+    root = _tree(tmp_path, {
+        "systems/__init__.py": "",
+        "systems/sim.py": "def f():\n    from multibody.tree import RigidBodyTree\n",
+        "multibody/__init__.py": "", "multibody/tree/__init__.py": "from systems import sim\n",
+    })
+    bad = L.upward_imports(root, ("systems",), ("multibody",))
+    assert bad == ["systems/sim.py:2: 'systems' (a lower layer) imports 'multibody.tree'"]
 
 
 def test_checker_finds_a_private_import_across_packages(tmp_path):

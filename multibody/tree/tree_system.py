@@ -4,8 +4,8 @@ System). Input: generalized forces (tau). Output: generalized state (q, v)").
 
 A tree is built incrementally (``add_body``, ``add_joint``), so its sizes are known only when
 its topology is frozen by :meth:`~multibody.tree.RigidBodyTree.finalize`. The block's
-declarations are made then, and anything that asks for them first (a port, a context, the
-state size, the builder's ``connect`` and ``build``) freezes the topology:
+declarations are made then, and anything that asks for them first (``add_system``, a port, a
+context, the state size) freezes the topology:
 
 * continuous state ``x = [q; v]`` (``num_q = nq``, ``num_v = nv``), by default the neutral
   configuration and zero velocity;
@@ -123,6 +123,18 @@ class TreeSystem(LeafSystem):
     @output_ports.setter
     def output_ports(self, ports: list) -> None:
         self._output_ports = ports
+
+    @property
+    def in_builder(self):
+        """The :class:`~systems.DiagramBuilder` holding this block, or None; being added to
+        one freezes the topology (so the ports have their final sizes)."""
+        return self._in_builder
+
+    @in_builder.setter
+    def in_builder(self, builder) -> None:
+        if builder is not None:
+            self._freeze()
+        self._in_builder = builder
 
     def _declare_block(self) -> None:
         """Declare the state, ports and defaults from the frozen topology (once)."""
