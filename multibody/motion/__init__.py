@@ -14,6 +14,7 @@ and absolute work); :func:`marker_set_arrays`, the one check of a marker list ag
 """
 from __future__ import annotations
 
+from .consistent_motion import ConsistentMotion, ConsistentMotionResult
 from .contact_inverse_dynamics import (ContactInverseDynamics, ContactInverseDynamicsResult,
                                        Floor, estimate_floor)
 from .energetics import JointWork, joint_powers, joint_work
@@ -28,3 +29,4 @@ __all__ = ["MarkerFitter", "MarkerFitResult", "marker_set_arrays", "JointTraject
            "Floor", "estimate_floor", "JointWork", "joint_powers", "joint_work",
            "MotionError", "MarkerSetError", "MarkerFitError", "TrajectoryError",
            "ContactError", "MarkerFitWarning", "ContactWarning"]
+__all__ += ["ConsistentMotion", "ConsistentMotionResult"]

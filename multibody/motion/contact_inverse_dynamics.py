@@ -400,7 +400,7 @@ class ContactInverseDynamics:
         return np.maximum(np.asarray(sol["x"]).ravel(), 0.0)
 
     # ------------------------------------------------------------------ a trial
-    def solve(self, trajectory, *, progress: Optional[bool] = None
+    def solve(self, trajectory, *, progress: Optional[bool] = None, active: Any = None
               ) -> ContactInverseDynamicsResult:
         """Solve every frame of a :class:`~multibody.motion.JointTrajectory`.
 
@@ -410,6 +410,9 @@ class ContactInverseDynamics:
             ``t``, ``q``, ``v``, ``vdot`` (from :func:`~multibody.motion.smooth_trajectory`).
         progress : bool, optional
             Show a progress bar (default: when stderr is a terminal).
+        active : (T, P) array_like of bool, optional
+            Points allowed to push at each frame (default: :meth:`active_points`, the
+            height and speed thresholds).
 
         Returns
         -------
@@ -418,8 +421,8 @@ class ContactInverseDynamics:
         Raises
         ------
         ContactError
-            A trajectory whose sizes do not match the tree, or a non-finite sample (the
-            frame is named).
+            A trajectory whose sizes do not match the tree, a non-finite sample (the
+            frame is named), or ``active`` of the wrong shape.
         """
         t, Q, V, A = trajectory.t, trajectory.q, trajectory.v, trajectory.vdot
         T = len(t)
@@ -434,6 +437,11 @@ class ContactInverseDynamics:
                                    f"is not finite at frame {int(np.argmax(bad))} (t = "
                                    f"{float(t[int(np.argmax(bad))]):g} s)")
         Pn = len(self.points)
+        if active is not None:
+            active = np.asarray(active, bool)
+            if active.shape != (T, Pn):
+                raise ContactError(f"ContactInverseDynamics on tree '{self.tree.name}': active "
+                                   f"must have shape (T, P) = ({T}, {Pn}), got {active.shape}")
         tau = np.zeros((T, self.tree.nv))
         res = np.zeros((T, 6))
         F = np.zeros((T, Pn, 3))
@@ -441,7 +449,7 @@ class ContactInverseDynamics:
         bar = ProgressLine(T, "inverse dynamics", enabled=progress, delay=0.5,
                            note_format=f"{{:.0f}}/{T} frames")
         for k in range(T):
-            act[k] = self.active_points(Q[k], V[k])
+            act[k] = self.active_points(Q[k], V[k]) if active is None else active[k]
             tau[k], F[k], res[k] = self.solve_frame(Q[k], V[k], A[k], act[k])
             bar.update(k + 1)
         bar.close()

@@ -1,0 +1,530 @@
+"""Dynamically consistent motion from marker data: one trajectory optimisation over the whole
+trial that trades marker error against the residual wrench on the root.
+
+The motion of a tree with a free root joint is a B-spline ``y(t)`` of its coordinates
+(:class:`~multibody.motion.spline_motion.UniformBSpline`, control points ``C``; ``q, v,
+vdot`` from :func:`~multibody.motion.spline_motion.spline_state`), evaluated at the ``T``
+frames of the capture. Contact points ``c_j`` on the feet push with forces in a linearised
+friction cone, ``f_jk = D^T beta_jk``, ``beta_jk >= 0`` (the cone edges of
+:meth:`ContactInverseDynamics.cone_edges`). The joint torques are free (fully actuated
+joints), so only the root rows of the equations of motion matter; their mismatch is the
+residual wrench on the root,
+
+.. math::
+
+    w_k = \\big[\\mathrm{ID}(q_k, v_k, \\dot v_k) - \\textstyle\\sum_j J_j(q_k)^T f_{jk}
+    \\big]_{root} \\qquad ([\\text{torque}; \\text{force}] \\text{ in the root frame}),
+
+and the joint rows give the torques ``tau_J``. The problem is
+
+.. math::
+
+    \\min_{C,\\,\\beta \\ge 0} \\; \\frac{1}{N \\sigma_m^2} \\sum_{k,i} \\lVert p_i(q_k) -
+    m_{ik} \\rVert^2 + \\frac{1}{T} \\sum_k \\Big( \\frac{\\lVert w_k^F \\rVert^2}{\\sigma_F^2}
+    + \\frac{\\lVert w_k^M \\rVert^2}{\\sigma_M^2} + \\sum_j \\frac{f^n_{jk}
+    \\lVert v^t_{jk} \\rVert^2}{W \\sigma_v^2} + \\rho \\lVert \\beta_k \\rVert^2 / W^2
+    + \\frac{\\lambda^2}{\\bar M \\sigma_m^2} \\lVert q_{k,J} - q^0_{k,J} \\rVert^2 \\Big)
+
+subject to the **smoothed contact model** ``f^n_jk <= F_max s(phi_j(q_k))``: the normal force
+``f^n = n . f`` of a point at height ``phi`` above the floor is bounded by a smooth step
+``s`` (C1 cubic) that is 1 up to ``h_0`` and 0 from ``h_1`` on, a relaxed complementarity
+``phi f^n = 0`` (a point pushes only where it touches the floor, within the band the marker
+data can resolve); a point that pushes and slides pays ``f^n |v^t|^2`` (``v^t`` its speed
+along the floor). Joint limits bound the control points (so the whole spline). The sums run
+over the ``N`` visible marker samples (``m_ik`` measured, ``p_i`` modelled) and the ``T``
+frames; ``W`` is the body weight, ``q^0`` the warm start, ``lambda`` a weak prior (m/rad)
+on the joint coordinates.
+
+The NLP is built with CasADi (one symbolic function per frame, mapped over the frames, exact
+first and second derivatives) and solved by IPOPT. Points far from the floor in the warm
+start (higher than ``candidate_height`` or faster than ``candidate_speed``) get no force
+variable. The warm start is the spline fitted to the per-frame marker fit and the forces of
+:class:`ContactInverseDynamics` on it. The result is checked independently:
+:class:`ContactInverseDynamics` is solved on the optimised motion (its own forces, same
+cones, the points the contact model lets push) and its residual is the one reported.
+
+Why not :class:`~systems.trajectory_optimization.DirectCollocation`: those classes transcribe
+a ``System`` ``xdot = f(x, u)`` through its forward dynamics, which here would mean a
+96-state system whose inputs include the contact forces and the root residual, the
+articulated-body algorithm inside every constraint, and no place for a marker cost on
+occluded data. The inverse-dynamics form needs only the six root rows of one RNEA per frame.
+
+References
+----------
+M. Posa, C. Cantu, R. Tedrake, "A direct method for trajectory optimization of rigid bodies
+through contact", IJRR 33(1), 2014 (contact forces as decision variables, relaxed
+complementarity). K. Werling et al., "AddBiomechanics: automating model scaling, inverse
+kinematics, and inverse dynamics from human motion data through sequential optimization",
+PLoS ONE, 2023 (dynamic consistency against markers). A. Waechter, L. T. Biegler, "On the
+implementation of an interior-point filter line-search algorithm", Math. Prog. 106, 2006.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Optional, Sequence
+
+import casadi as ca
+import numpy as np
+from scipy.optimize import nnls
+
+from solvers.progress import ProgressLine
+from .contact_inverse_dynamics import (ContactInverseDynamics, ContactInverseDynamicsResult,
+                                       Floor, estimate_floor)
+from .errors import ContactError, MarkerSetError, TrajectoryError
+from .marker_set import marker_set_arrays
+from .smoothing import JointTrajectory
+from .spline_motion import VQDOT_JOINT_TYPES, UniformBSpline, spline_state
+
+__all__ = ["ConsistentMotion", "ConsistentMotionResult"]
+
+
+@dataclass
+class ConsistentMotionResult:
+    """Result of :meth:`ConsistentMotion.solve` (T frames, M markers, P contact points).
+
+    Attributes
+    ----------
+    trajectory : JointTrajectory
+        The optimised motion at the capture's times: ``q``, and ``v``, ``vdot`` exact
+        derivatives of the spline (use these, not a re-filtered ``q``).
+    tau : (T, nv) ndarray
+        Generalized forces with the optimiser's contact forces: the residual root wrench in
+        the root rows, the joint torques elsewhere.
+    residual : (T, 6) ndarray
+        The optimiser's residual root wrench ``[torque (N m); force (N)]``, root frame.
+    contact_forces : (T, P, 3) ndarray
+        The optimiser's world contact forces (N).
+    marker_errors : (T, M) ndarray
+        Distances (m) between modelled and measured markers; NaN where occluded.
+    marker_rms_before : float
+        RMS marker distance of the warm start (m).
+    inverse_dynamics : ContactInverseDynamicsResult
+        The check: :class:`ContactInverseDynamics` solved on ``trajectory`` (its own forces).
+    inverse_dynamics_before : ContactInverseDynamicsResult
+        The same on the warm start.
+    floor : Floor
+    status : str
+        IPOPT's return status.
+    success : bool
+    iterations : int
+    seconds : float
+        Wall time of the solve (building the NLP included).
+    """
+
+    trajectory: JointTrajectory
+    tau: np.ndarray
+    residual: np.ndarray
+    contact_forces: np.ndarray
+    marker_errors: np.ndarray
+    marker_rms_before: float
+    inverse_dynamics: ContactInverseDynamicsResult
+    inverse_dynamics_before: ContactInverseDynamicsResult
+    floor: Floor
+    status: str
+    success: bool
+    iterations: int
+    seconds: float
+
+    @property
+    def marker_rms(self) -> float:
+        """RMS marker distance over all visible samples (m)."""
+        e = self.marker_errors[np.isfinite(self.marker_errors)]
+        return float(np.sqrt(np.mean(e ** 2))) if e.size else float("nan")
+
+    @property
+    def residual_force_rms(self) -> float:
+        """RMS residual root force (N) of the independent check (``inverse_dynamics``)."""
+        return self.inverse_dynamics.residual_force_rms
+
+    @property
+    def residual_force_rms_before(self) -> float:
+        """RMS residual root force (N) of the warm start (``inverse_dynamics_before``)."""
+        return self.inverse_dynamics_before.residual_force_rms
+
+    @property
+    def joint_torques(self) -> np.ndarray:
+        """Joint torques (T, nj) of the check (``inverse_dynamics.joint_torques``)."""
+        return self.inverse_dynamics.joint_torques
+
+
+class _Progress(ca.Callback):
+    """IPOPT iteration callback that draws a :class:`ProgressLine`."""
+
+    def __init__(self, nx: int, ng: int, bar: ProgressLine) -> None:
+        ca.Callback.__init__(self)
+        self.nx, self.ng, self.bar, self.count = nx, ng, bar, 0
+        self.construct("consistent_motion_progress", {})
+
+    def get_n_in(self):
+        return ca.nlpsol_n_out()
+
+    def get_n_out(self):
+        return 1
+
+    def get_name_in(self, i):
+        return ca.nlpsol_out(i)
+
+    def get_name_out(self, i):
+        return "ret"
+
+    def get_sparsity_in(self, i):
+        n = ca.nlpsol_out(i)
+        if n == "f":
+            return ca.Sparsity.scalar()
+        if n in ("x", "lam_x"):
+            return ca.Sparsity.dense(self.nx)
+        if n in ("g", "lam_g"):
+            return ca.Sparsity.dense(self.ng)
+        return ca.Sparsity(0, 0)
+
+    def eval(self, arg):
+        self.count += 1
+        self.bar.update(self.count, f"iteration {self.count}, objective {float(arg[1]):.4g}")
+        return [0]
+
+
+def _smooth_step(x):
+    xc = ca.fmin(ca.fmax(x, 0), 1)
+    return 1 - 3 * xc ** 2 + 2 * xc ** 3
+
+
+class ConsistentMotion:
+    """Trajectory optimisation of a marker-captured motion for dynamic consistency (module
+    docstring).
+
+    Parameters
+    ----------
+    tree : RigidBodyTree
+        Root joint: a free joint from the world; other joints ball, free or ``v = qdot``.
+    markers : sequence of (name, body, offset)
+        The marker set (e.g. a calibrated :class:`MarkerFitter`'s ``marker_names``,
+        ``marker_bodies``, ``marker_offsets`` zipped).
+    contact_points : dict
+        ``{body: [(3,) point in the body frame, ...]}`` (the feet).
+    floor : Floor, optional
+        Default: fitted to the warm start's contact points at rest (:func:`estimate_floor`).
+    friction, edges : float, int
+        Coulomb coefficient and edges of the linearised cone.
+    marker_weights : (M,) array_like, optional
+    knot_interval : float
+        Spacing of the spline knots (s).
+    marker_scale, residual_force_scale, residual_torque_scale, slip_speed_scale : float
+        ``sigma_m`` (m), ``sigma_F`` (N), ``sigma_M`` (N m), ``sigma_v`` (m/s).
+    force_weight : float
+        ``rho``, the regularisation of the cone coefficients.
+    prior_weight : float
+        ``lambda`` (m/rad), the pull of the joint coordinates to the warm start.
+    contact_band : (float, float)
+        ``h_0 < h_1`` (m) of the smoothed contact model.
+    max_force : float, optional
+        ``F_max`` per point (N; default twice the body weight).
+    candidate_height, candidate_speed : float
+        Points higher (m) or faster (m/s) than this in the warm start get no force.
+    max_iterations : int
+    tolerance : float
+        IPOPT's ``tol``.
+    hessian : {"exact", "limited-memory"}
+
+    Raises
+    ------
+    ContactError
+        What :class:`ContactInverseDynamics` refuses (no free root, unknown bodies, bad
+        friction), a bad contact band or scale.
+    MarkerSetError
+        Markers that do not fit the tree, or bad marker weights.
+    """
+
+    def __init__(self, tree, markers: Sequence, contact_points: dict, *,
+                 floor: Optional[Floor] = None, friction: float = 0.8, edges: int = 4,
+                 marker_weights: Any = None, knot_interval: float = 1 / 30,
+                 marker_scale: float = 0.01, residual_force_scale: float = 0.5,
+                 residual_torque_scale: float = 2.0, slip_speed_scale: float = 0.1,
+                 force_weight: float = 1e-3, prior_weight: float = 0.01,
+                 contact_band: tuple = (0.02, 0.04), max_force: Optional[float] = None,
+                 candidate_height: float = 0.08, candidate_speed: float = 1.0,
+                 max_iterations: int = 100, tolerance: float = 1e-6,
+                 hessian: str = "exact") -> None:
+        who = f"ConsistentMotion on tree '{tree.name}'"
+        self.tree = tree.finalize()
+        h0, h1 = (float(x) for x in contact_band)
+        self.cid = ContactInverseDynamics(tree, contact_points, floor=floor, friction=friction,
+                                          edges=edges, height_threshold=h1,
+                                          speed_threshold=float(candidate_speed))
+        self.floor = floor
+        self.marker_names, self.marker_bodies, self.marker_offsets = \
+            marker_set_arrays(tree, markers, who)
+        M = len(self.marker_names)
+        w = np.ones(M) if marker_weights is None else np.asarray(marker_weights, float).ravel()
+        if w.shape != (M,) or not np.all(np.isfinite(w)) or np.any(w < 0):
+            raise MarkerSetError(f"{who}: marker_weights must be {M} finite numbers >= 0, got "
+                                 f"{marker_weights!r}")
+        self.marker_weights = w
+        scales = {"knot_interval": knot_interval, "marker_scale": marker_scale,
+                  "residual_force_scale": residual_force_scale,
+                  "residual_torque_scale": residual_torque_scale,
+                  "slip_speed_scale": slip_speed_scale, "candidate_height": candidate_height,
+                  "candidate_speed": candidate_speed}
+        for name, val in scales.items():
+            if not (np.isfinite(val) and val > 0):
+                raise ContactError(f"{who}: {name} must be finite and > 0, got {val!r}")
+        for name, val in (("force_weight", force_weight), ("prior_weight", prior_weight)):
+            if not (np.isfinite(val) and val >= 0):
+                raise ContactError(f"{who}: {name} must be finite and >= 0, got {val!r}")
+        if not (0 <= h0 < h1):
+            raise ContactError(f"{who}: contact_band must be 0 <= h0 < h1 (m), got "
+                               f"{contact_band!r}")
+        if hessian not in ("exact", "limited-memory"):
+            raise ContactError(f"{who}: hessian must be 'exact' or 'limited-memory', got "
+                               f"{hessian!r}")
+        self.knot_interval = float(knot_interval)
+        self.sigma = (float(marker_scale), float(residual_force_scale),
+                      float(residual_torque_scale), float(slip_speed_scale))
+        self.force_weight, self.prior_weight = float(force_weight), float(prior_weight)
+        self.contact_band = (h0, h1)
+        self.weight = self.tree.total_mass() * float(np.linalg.norm(self.tree.gravity))
+        self.max_force = 2.0 * self.weight if max_force is None else float(max_force)
+        self.candidate_height, self.candidate_speed = float(candidate_height), float(candidate_speed)
+        self.max_iterations, self.tolerance, self.hessian = int(max_iterations), float(tolerance), hessian
+        self._who = who
+        self._joint_q = np.array([j.q_start + c for j in self.tree.joints
+                                  if j.type in VQDOT_JOINT_TYPES for c in range(j.nq)], int)
+        self._state = self._state_function()
+
+    # ------------------------------------------------------------------ functions
+    def _state_function(self) -> ca.Function:
+        nq = self.tree.nq
+        y, yd, ydd = (ca.SX.sym(n, nq) for n in ("y", "yd", "ydd"))
+        q, v, a = spline_state(self.tree, y, yd, ydd)
+        return ca.Function("spline_state", [y, yd, ydd], [q, v, a])
+
+    def _frame_function(self, floor: Floor, T: int, mbar: float) -> ca.Function:
+        """Per-frame cost, contact constraints and diagnostics (module docstring)."""
+        tree, cid = self.tree, self.cid
+        nq, nv = tree.nq, tree.nv
+        P, E, M = len(cid.points), cid.edges, len(self.marker_names)
+        y, yd, ydd = (ca.SX.sym(n, nq) for n in ("y", "yd", "ydd"))
+        beta = ca.SX.sym("beta", P * E)
+        meas, mw, qref = ca.SX.sym("m", 3 * M), ca.SX.sym("mw", M), ca.SX.sym("qref", nq)
+        q, v, a = spline_state(tree, y, yd, ydd)
+        tau_id = tree.inverse_dynamics(q, v, a)
+        D = ca.DM(cid.cone_edges())                    # (E, 3)
+        n = ca.DM(floor.normal)
+        poses = {}
+
+        def pose(body):
+            if body not in poses:
+                poses[body] = tree.body_pose(body, q)
+            return poses[body]
+
+        gen = ca.SX.zeros(nv)
+        forces, phi, slip, fn = [], [], [], []
+        for j, (body, p) in enumerate(zip(cid.point_bodies, cid.points)):
+            Tb = pose(body)
+            x = Tb[0:3, 3] + Tb[0:3, 0:3] @ ca.DM(p)
+            J = tree.jacobian(body, q, ca.DM(p), "world")[3:6, :]
+            f = D.T @ beta[j * E:(j + 1) * E]
+            gen += J.T @ f
+            vel = J @ v
+            vt = vel - n * ca.dot(n, vel)
+            forces.append(f)
+            phi.append(ca.dot(n, x - ca.DM(floor.point)))
+            slip.append(ca.dot(vt, vt))
+            fn.append(ca.dot(n, f))
+        tau = tau_id - gen
+        rv = cid.root_v
+        res = tau[int(rv[0]):int(rv[-1]) + 1]
+        X = []
+        for body, o in zip(self.marker_bodies, self.marker_offsets):
+            Tb = pose(body)
+            X.append(Tb[0:3, 3] + Tb[0:3, 0:3] @ ca.DM(o))
+        X = ca.vertcat(*X)
+        e = ca.reshape(X - meas, 3, M)
+        phi, slip, fn = ca.vertcat(*phi), ca.vertcat(*slip), ca.vertcat(*fn)
+        sm, sF, sM, sv = self.sigma
+        W = self.weight
+        jq = self._joint_q
+        dq = q[jq] - qref[jq] if jq.size else ca.SX(0)
+        s = y[0:4]
+        cost = (ca.sum2(ca.sum1(e ** 2) * mw.T)
+                + (ca.sumsqr(res[3:6]) / sF ** 2 + ca.sumsqr(res[0:3]) / sM ** 2
+                   + ca.dot(fn, slip) / (W * sv ** 2) + self.force_weight * ca.sumsqr(beta) / W ** 2
+                   + (self.prior_weight / sm) ** 2 / mbar * ca.sumsqr(dq)
+                   + (ca.dot(s, s) - 1) ** 2) / T)
+        h0, h1 = self.contact_band
+        g = fn - self.max_force * _smooth_step((phi - h0) / (h1 - h0))
+        ins = [y, yd, ydd, beta, meas, mw, qref]
+        names = ["y", "yd", "ydd", "beta", "m", "mw", "qref"]
+        return ca.Function("consistent_frame", ins, [cost, g, q, v, a, tau, ca.vertcat(*forces),
+                                                     X, phi],
+                           names, ["cost", "g", "q", "v", "vdot", "tau", "f", "x", "phi"])
+
+    # ------------------------------------------------------------------ helpers
+    def _check(self, t, positions, q_init):
+        tree, who = self.tree, self._who
+        t = np.asarray(t, float).ravel()
+        X = np.asarray(positions, float)
+        Q = np.asarray(q_init, float)
+        M = len(self.marker_names)
+        T = t.size
+        if T < 4 or not np.all(np.isfinite(t)) or np.any(np.diff(t) <= 0):
+            raise TrajectoryError(f"{who}: t must hold at least 4 finite, strictly increasing "
+                                  f"times, got {T}")
+        if X.shape != (T, M, 3):
+            raise MarkerSetError(f"{who}: positions must have shape (T, M, 3) = ({T}, {M}, 3) "
+                                 f"(markers in the order {self.marker_names[:3]}...), got "
+                                 f"{X.shape}")
+        if Q.shape != (T, tree.nq):
+            raise TrajectoryError(f"{who}: q_init must have shape (T, nq) = ({T}, {tree.nq}), "
+                                  f"got {Q.shape}")
+        bad = ~np.all(np.isfinite(Q), axis=1)
+        if bad.any():
+            raise TrajectoryError(f"{who}: q_init is not finite at frame {int(np.argmax(bad))}")
+        return t, X, Q
+
+    def _evaluate(self, spline, t, C):
+        Y, Yd, Ydd = (spline.basis(t, d) @ C for d in (0, 1, 2))
+        q, v, a = self._state.map(len(t))(Y.T, Yd.T, Ydd.T)
+        return JointTrajectory(t.copy(), np.asarray(q).T, np.asarray(v).T, np.asarray(a).T)
+
+    def _floor(self, traj):
+        if self.floor is not None:
+            return self.floor
+        P, S = [], []
+        for q, v in zip(traj.q, traj.v):
+            p, _, pd = self.cid.contact_kinematics(q, v)
+            P.append(p)
+            S.append(np.linalg.norm(pd, axis=1))
+        try:
+            return estimate_floor(np.array(P), np.array(S))
+        except ContactError:
+            return Floor(np.array([0.0, 0.0, 1.0]), np.array([0.0, 0.0, float(np.min(P))]))
+
+    def _bounds(self, K):
+        lo, hi = (np.asarray(x, float) for x in self.tree.position_limits())
+        lb = np.full(self.tree.nq, -np.inf)
+        ub = np.full(self.tree.nq, np.inf)
+        jq = self._joint_q
+        lb[jq], ub[jq] = lo[jq], hi[jq]
+        return np.tile(lb, K), np.tile(ub, K)
+
+    # ------------------------------------------------------------------ solve
+    def solve(self, t: Any, positions: Any, q_init: Any, *,
+              progress: Optional[bool] = None) -> ConsistentMotionResult:
+        """Optimise the motion over the whole trial.
+
+        Parameters
+        ----------
+        t : (T,) array_like
+            Frame times (s), strictly increasing.
+        positions : (T, M, 3) array_like
+            Measured markers (m, world), in the order of ``markers``; NaN where occluded.
+        q_init : (T, nq) array_like
+            Warm start, e.g. :meth:`MarkerFitter.fit`'s ``q``.
+        progress : bool, optional
+            Show IPOPT's iterations on a progress line (default: when stderr is a terminal).
+
+        Returns
+        -------
+        ConsistentMotionResult
+
+        Raises
+        ------
+        TrajectoryError
+            Times not increasing, ``q_init`` of the wrong shape or not finite.
+        MarkerSetError
+            ``positions`` of the wrong shape.
+        """
+        t, X, Q = self._check(t, positions, q_init)
+        start = time.perf_counter()
+        tree, cid = self.tree, self.cid
+        T, M, nq = t.size, len(self.marker_names), tree.nq
+        P, E = len(cid.points), cid.edges
+        # warm start: the spline through the per-frame fit, quaternions sign-continuous
+        Q = Q.copy()
+        for j in tree.joints:
+            if j.type in ("ball", "free"):
+                for k in range(1, T):
+                    if Q[k, j.q_start:j.q_start + 4] @ Q[k - 1, j.q_start:j.q_start + 4] < 0:
+                        Q[k, j.q_start:j.q_start + 4] *= -1
+        spline = UniformBSpline(t[0], t[-1], self.knot_interval)
+        K = spline.size
+        lbc, ubc = self._bounds(K)
+        C0 = np.clip(spline.fit(t, Q).ravel(), lbc, ubc).reshape(K, nq)
+        warm = self._evaluate(spline, t, C0)
+        floor = self._floor(warm)
+        cid.floor = floor
+        before = cid.solve(warm, progress=False)
+        # candidates and cone coefficients of the warm start
+        D = cid.cone_edges()
+        cand = np.zeros((T, P), bool)
+        beta0 = np.zeros((T, P, E))
+        for k in range(T):
+            p, _, pd = cid.contact_kinematics(warm.q[k], warm.v[k])
+            cand[k] = (floor.height(p) < self.candidate_height) & \
+                (np.linalg.norm(pd, axis=1) < self.candidate_speed)
+            for j in np.flatnonzero(before.contact_forces[k].any(axis=1)):
+                beta0[k, j] = nnls(D.T, before.contact_forces[k, j])[0]
+        cand |= before.active
+        # data
+        vis = np.all(np.isfinite(X), axis=2)                       # (T, M)
+        nvis = max(int(vis.sum()), 1)
+        mw = (vis * self.marker_weights[None, :]) / (nvis * self.sigma[0] ** 2)
+        meas = np.where(vis[..., None], X, 0.0).reshape(T, 3 * M)
+        frame = self._frame_function(floor, T, nvis / T)
+        fmap = frame.map(T)
+        # NLP
+        Cs = ca.MX.sym("C", nq, K)
+        Bs = ca.MX.sym("beta", P * E, T)
+        Y, Yd, Ydd = (ca.mtimes(Cs, ca.DM(spline.basis(t, d).T)) for d in (0, 1, 2))
+        out = fmap(Y, Yd, Ydd, Bs, ca.DM(meas.T), ca.DM(mw.T), ca.DM(warm.q.T))
+        f = ca.sum2(out[0])
+        g = ca.vec(out[1])
+        x = ca.vertcat(ca.vec(Cs), ca.vec(Bs))
+        x0 = np.r_[C0.ravel(), beta0.reshape(T, P * E).ravel()]
+        lbx = np.r_[lbc, np.zeros(T * P * E)]
+        ubx = np.r_[ubc, np.where(np.repeat(cand, E, axis=1), np.inf, 0.0).ravel()]
+        bar = ProgressLine(self.max_iterations, "consistent motion", enabled=progress, delay=0.5)
+        cb = _Progress(x.numel(), g.numel(), bar)
+        opts = {"ipopt": {"max_iter": self.max_iterations, "tol": self.tolerance,
+                          "print_level": 0, "hessian_approximation": self.hessian,
+                          "mu_strategy": "adaptive", "acceptable_tol": 1e-4,
+                          "acceptable_iter": 5},
+                "print_time": False, "iteration_callback": cb}
+        solver = ca.nlpsol("consistent_motion", "ipopt", {"x": x, "f": f, "g": g}, opts)
+        sol = solver(x0=x0, lbx=lbx, ubx=ubx, lbg=-np.inf, ubg=0.0)
+        bar.close()
+        stats = solver.stats()
+        xs = np.asarray(sol["x"]).ravel()
+        C = xs[:nq * K].reshape(K, nq)
+        beta = xs[nq * K:].reshape(T, P * E).T
+        traj = self._evaluate(spline, t, C)
+        Y, Yd, Ydd = (spline.basis(t, d) @ C for d in (0, 1, 2))
+        o = fmap(Y.T, Yd.T, Ydd.T, beta, meas.T, mw.T, warm.q.T)
+        tau = np.asarray(o[5]).T
+        forces = np.asarray(o[6]).T.reshape(T, P, 3)
+        Xm = np.asarray(o[7]).T.reshape(T, M, 3)
+        phi = np.asarray(o[8]).T
+        err = np.where(vis, np.linalg.norm(Xm - np.where(vis[..., None], X, 0.0), axis=2), np.nan)
+        e0 = self._marker_errors(warm.q, X, vis)
+        allowed = cand & (phi < self.contact_band[1])
+        check = cid.solve(traj, progress=False, active=allowed)
+        rv = cid.root_v
+        return ConsistentMotionResult(
+            traj, tau, tau[:, rv], forces, err, float(np.sqrt(np.nanmean(e0 ** 2))), check,
+            before, floor, str(stats.get("return_status", "")), bool(stats.get("success", False)),
+            int(stats.get("iter_count", cb.count)), time.perf_counter() - start)
+
+    def _marker_errors(self, Q, X, vis):
+        fun = self._marker_function()
+        Xm = np.asarray(fun.map(len(Q))(Q.T)).T.reshape(X.shape)
+        return np.where(vis, np.linalg.norm(Xm - np.where(vis[..., None], X, 0.0), axis=2),
+                        np.nan)
+
+    def _marker_function(self) -> ca.Function:
+        q = ca.SX.sym("q", self.tree.nq)
+        X = []
+        for body, o in zip(self.marker_bodies, self.marker_offsets):
+            Tb = self.tree.body_pose(body, q)
+            X.append(Tb[0:3, 3] + Tb[0:3, 0:3] @ ca.DM(o))
+        return ca.Function("markers", [q], [ca.vertcat(*X)])
