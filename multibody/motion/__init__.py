@@ -22,11 +22,13 @@ from .errors import (ContactError, ContactWarning, MarkerFitError, MarkerFitWarn
                      MotionError, TrajectoryError)
 from .marker_fit import MarkerFitResult, MarkerFitter
 from .marker_set import marker_set_arrays
+from .scaling import ScalingError, ScalingResult, bone_lengths, fit_segment_scales
 from .smoothing import JointTrajectory, smooth_trajectory
 
 __all__ = ["MarkerFitter", "MarkerFitResult", "marker_set_arrays", "JointTrajectory",
            "smooth_trajectory", "ContactInverseDynamics", "ContactInverseDynamicsResult",
            "Floor", "estimate_floor", "JointWork", "joint_powers", "joint_work",
            "MotionError", "MarkerSetError", "MarkerFitError", "TrajectoryError",
-           "ContactError", "MarkerFitWarning", "ContactWarning"]
+           "ContactError", "MarkerFitWarning", "ContactWarning",
+           "fit_segment_scales", "ScalingResult", "ScalingError", "bone_lengths"]
 __all__ += ["ConsistentMotion", "ConsistentMotionResult"]
