@@ -29,6 +29,7 @@ Context, and a simulator's counters in the simulator, so reruns are bitwise iden
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import threading
 import types
@@ -247,3 +248,17 @@ def clear_programs() -> None:
     """Forget every stored conversion (the next simulator of any diagram converts again)."""
     with _lock:
         _programs.clear()
+
+
+@contextlib.contextmanager
+def empty_table():
+    """Run the block with an empty table (cold starts), restoring the stored entries after."""
+    with _lock:
+        saved = OrderedDict(_programs)
+        _programs.clear()
+    try:
+        yield
+    finally:
+        with _lock:
+            _programs.clear()
+            _programs.update(saved)
