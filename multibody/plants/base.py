@@ -1,7 +1,12 @@
 """``RigidBodySystemBase``: what every rigid-body plant shares.
 
-A plant is a tree plus actuator, sensor and constraint blocks, made one
-:class:`~systems.LeafSystem`. The base owns everything but the solve:
+A plant is the tree block (:class:`~multibody.tree.RigidBodyTree`, itself a System) plus
+lists of actuator, sensor and constraint-force blocks, made one :class:`~systems.LeafSystem`
+(Drake's 2016 design note). By default its inputs are its actuators' inputs (one port per
+actuator with a command, named after it: :meth:`actuator_input_port`) and its outputs its
+sensors' outputs (:meth:`sensor_output_port`); the state, accelerations and contact results
+stay available as outputs one can ask for, and the applied-force inputs are optional. The
+base owns everything but the solve:
 
 * the blocks and their checks (built on this tree, unique names, sizes that fit, constraint
   kinds this plant can solve);
@@ -176,6 +181,45 @@ class RigidBodySystemBase(LeafSystem):
                 t = ops.transpose(J) @ w[6 * k:6 * k + 6]
                 tau = t if tau is None else tau + t
         return tau
+
+    def actuator_input_port(self, actuator):
+        """The plant's input port carrying ``actuator``'s ``command`` (an actuator block of
+        this plant, or its name).
+
+        Raises
+        ------
+        ValueError
+            ``actuator`` is not one of this plant's actuators, or has no command input
+            (e.g. joint friction); the message lists the actuators.
+        """
+        for a, port in zip(self.actuators, getattr(self, "command_ports", ())):
+            if a is actuator or a.name == actuator:
+                if port is None:
+                    raise ValueError(f"{self.label}: actuator '{a.name}' has no command input")
+                return port
+        raise ValueError(f"{self.label} has no actuator {getattr(actuator, 'name', actuator)!r}; "
+                         f"its actuators are {[a.name for a in self.actuators]}")
+
+    def sensor_output_port(self, sensor, port: Optional[str] = None):
+        """The plant's output port carrying ``sensor``'s output ``port`` (default: its only
+        output); ``sensor`` is a sensor block of this plant or its name.
+
+        Raises
+        ------
+        ValueError
+            ``sensor`` is not one of this plant's sensors, or ``port`` is not one of its
+            outputs (the message lists what there is).
+        """
+        ports = getattr(self, "sensor_ports", {})
+        for pname, (s, p) in ports.items():
+            if (s is sensor or s.name == sensor) and (port is None or p.name == port):
+                if port is None and len(s.output_ports) > 1:
+                    raise ValueError(f"{self.label}: sensor '{s.name}' has outputs "
+                                     f"{[q.name for q in s.output_ports]}; name one")
+                return self.get_output_port(pname)
+        raise ValueError(f"{self.label} has no sensor output {getattr(sensor, 'name', sensor)!r}"
+                         f"{'' if port is None else f' port {port!r}'}; its sensor outputs are "
+                         f"{sorted(ports)}")
 
     # ------------------------------------------------------------------ blocks
     def block_context(self, blk, context, x=None):
