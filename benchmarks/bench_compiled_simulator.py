@@ -48,8 +48,8 @@ for _p in (HERE, os.path.join(HERE, "..", "examples")):
 
 from _cli import script_parser  # noqa: E402
 from systems.analysis import Simulator  # noqa: E402
-from systems.analysis import _compiled_reuse as reuse  # noqa: E402
-from systems.analysis._compiled_auto import CompiledFallbackWarning  # noqa: E402
+from systems.analysis import CompiledFallbackWarning  # noqa: E402
+from systems.analysis import compiled as reuse  # noqa: E402  (empty_table, reuse_statistics)
 from systems.primitives import VectorLogSink  # noqa: E402
 
 T_END = 10.0

@@ -11,11 +11,12 @@ is_stabilizable, is_detectable, EquilibriumError, monte_carlo, sweep, sample_see
 MonteCarloResult, SweepResult, NotPicklableError (Monte Carlo runs and parameter sweeps),
 BatchedDynamics, batched_time_derivatives, BatchShapeError (time derivatives on N states),
 WholeRunSimulator, simulate_batch, BatchResult (whole runs of a time-stepping diagram in C,
-one world or many), PortSelection (which ports ``linearize`` uses).
+one world or many), PortSelection (which ports ``linearize`` uses), CompiledFallbackWarning
+(``Simulator(..., compiled="auto")`` runs a diagram interpreted and names the block).
 """
 from .integrators import INTEGRATOR_NAMES, ButcherTableau, StepSizeError
-from .compiled import (COMPILED_INTEGRATORS, BatchResult, CompiledSimulator, WholeRunSimulator,
-                       simulate_batch)
+from .compiled import (COMPILED_INTEGRATORS, BatchResult, CompiledFallbackWarning,
+                       CompiledSimulator, WholeRunSimulator, simulate_batch)
 from .linearize import (EquilibriumError, PortSelection, controllability_matrix, first_order_taylor_approximation,
                         is_controllable, is_detectable, is_observable, is_stabilizable,
                         linearize, observability_matrix)
@@ -34,4 +35,5 @@ __all__ = [
     "monte_carlo", "sweep", "sample_seeds", "MonteCarloResult", "SweepResult",
     "NotPicklableError", "BatchedDynamics", "BatchShapeError", "batched_time_derivatives",
     "WholeRunSimulator", "simulate_batch", "BatchResult", "PortSelection",
+    "CompiledFallbackWarning",
 ]

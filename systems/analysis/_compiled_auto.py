@@ -35,6 +35,7 @@ from typing import Any, Optional
 
 from solvers.errors import CompilerNotFound
 from ..errors import SymbolicEvaluationError
+from ._compiled_reuse import CompiledFallbackWarning
 from .compiled import CompiledSimulator
 from .integrators import INTEGRATOR_NAMES
 
@@ -42,11 +43,6 @@ __all__ = ["CompiledFallbackWarning", "auto_compiled", "compiled_options"]
 
 _FIXED_ALWAYS = ("explicit_euler", "runge_kutta4")
 _FIXED_OPTIONAL = ("runge_kutta2", "runge_kutta3")
-
-
-class CompiledFallbackWarning(UserWarning):
-    """``compiled="auto"`` runs a diagram interpreted; the message names the block or option
-    that keeps it out of compiled code."""
 
 
 def compiled_options(kwargs: dict) -> tuple[Optional[dict], str]:

@@ -57,6 +57,11 @@ _programs: "OrderedDict[tuple, Program]" = OrderedDict()
 _stats = {"hits": 0, "misses": 0}
 
 
+class CompiledFallbackWarning(UserWarning):
+    """``Simulator(..., compiled="auto")`` runs a diagram interpreted; the message names the
+    block or option that keeps it out of compiled code."""
+
+
 class Program:
     """A diagram structure's CasADi conversion and the functions built from it.
 

@@ -219,6 +219,10 @@ class WholeRunSimulator:
     get_mutable_context = get_context
 
     def get_system(self):
+        """The system simulated."""
+        return self._system
+
+    def get_system(self):
         """The simulated system."""
         return self._system
 

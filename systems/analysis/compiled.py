@@ -50,7 +50,8 @@ import numpy as np
 from solvers import ops
 from solvers.compiled import CompiledFunction
 from ..errors import PortValueError, SymbolicEvaluationError
-from ._compiled_reuse import program_for
+from ._compiled_reuse import (CompiledFallbackWarning, clear_programs, empty_table, program_for,
+                              reuse_statistics)
 from ._compiled_whole_run import BatchResult, WholeRunSimulator, simulate_batch
 from ._published_values import SourceMap, raise_non_finite_read
 from ._simulator_events import NonFiniteStateError, SimulationError
@@ -61,7 +62,8 @@ from ..system import System
 from .integrators import TABLEAUS
 
 __all__ = ["CompiledSimulator", "COMPILED_INTEGRATORS", "WholeRunSimulator", "simulate_batch",
-           "BatchResult"]
+           "BatchResult", "CompiledFallbackWarning", "reuse_statistics", "clear_programs",
+           "empty_table"]
 
 COMPILED_INTEGRATORS = ("cvodes", "explicit_euler", "runge_kutta2", "runge_kutta3", "runge_kutta4")
 _EPS = 1e-12
@@ -202,6 +204,15 @@ class CompiledSimulator:
         return self._context
 
     get_mutable_context = get_context
+
+    def get_system(self):
+        """The system simulated."""
+        return self._system
+
+    @property
+    def integrator(self) -> str:
+        """Name of the integrator."""
+        return self._integrator
 
     def get_num_steps_taken(self) -> int:
         """Integration calls (CVODES segments) or fixed steps taken."""
