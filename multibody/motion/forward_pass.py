@@ -1,0 +1,481 @@
+"""The forward pass: a fitted motion re-simulated from its inverse-dynamics torques.
+
+After marker fitting and inverse dynamics, the HDM paper (Liu, Cooper and Ballard, Fig. 3c)
+drives the body forward with the computed joint torques plus a tracking controller and judges
+the result by how well the simulated body follows the capture. :class:`ForwardPass` does the
+same in a :class:`~multibody.plants.TimeSteppingRigidBodySystem`:
+
+* the tree gets a floor (a :class:`~multibody.geometry.Halfspace` on the fitted
+  :class:`~multibody.motion.Floor`) and a small sphere at every foot contact point (the
+  floor is lowered by the sphere radius, so a sphere touches it when its centre -- the
+  contact point of the inverse dynamics -- is on the fitted plane); Coulomb friction ``mu``;
+  the joint limits of the tree (:class:`~multibody.constraints.JointLimitConstraint`);
+* one :class:`~actuators.GeneralizedForceActuator` on the joints below the root. **The root
+  (pelvis) is not actuated**: no force or torque acts on it but gravity, the joints and the
+  ground, so the body walks on its own feet (``ForwardPass.actuated_velocity_indices``
+  excludes the root's six velocities; nothing is connected to the plant's applied-force
+  inputs);
+* a joint-space tracking controller (:class:`JointTrackingController`) with the
+  inverse-dynamics torques as feedforward and an implicit PD:
+
+  .. math::
+
+      \\tau_j = \\tau_{ID}(t) + K_p\\,(q_d(t + h) - q_{n+1}) + K_d\\,(\\dot q_d(t + h) - v_{n+1}),
+
+  taken at the end of the step (``q_{n+1} = q_n + h v_{n+1}``): the controller outputs
+  ``u(t) - K_p q_n`` with ``u = tau_ID + K_p q_d(t + h) + K_d v_d(t + h)`` and the
+  velocity terms ``(K_d + h K_p) v_{n+1}`` are the plant's implicit joint damping, so stiff
+  gains stay stable at any step. The gains are scaled per coordinate by the diagonal of the
+  mass matrix at a reference configuration: ``K_p = omega^2 M_ii``, ``K_d = 2 zeta omega
+  M_ii`` (a natural frequency ``omega`` for every joint).
+
+The references ``u`` are a numeric parameter of the controller (linear interpolation between
+the capture frames, written on CasADi symbols as hat functions), so a whole run compiles
+once and runs in C (``Simulator(diagram, compiled=True)``), and many runs with different
+references (:meth:`ForwardPass.run_batch`, the noise study) share one compiled call.
+
+References
+----------
+C. K. Liu? no -- D. Liu? The HDM paper: L. Cooper, D. Ballard, "Realtime, physics-based marker
+following", MIG 2012 and J. Liu, L. Cooper, D. Ballard, "A human dynamic model for motion
+analysis" (the noise study and the forward pass of Fig. 3). MuJoCo's implicit position
+actuators (the implicit PD).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Mapping, Optional, Sequence
+
+import numpy as np
+
+import casadi as ca
+
+from actuators import GeneralizedForceActuator
+from multibody.constraints import JointLimitConstraint, PointContactConstraint
+from multibody.geometry import Halfspace, Sphere
+from multibody.plants import TimeSteppingRigidBodySystem
+from solvers import ops
+from systems import DiagramBuilder, LeafSystem
+from systems.analysis import Simulator, simulate_batch
+from systems.primitives import LogVectorOutput
+
+from .contact_inverse_dynamics import Floor
+from .errors import MotionError
+
+__all__ = ["ForwardPass", "ForwardPassResult", "JointTrackingController"]
+
+
+def _hat_interp(times: np.ndarray, table, t, n: int):
+    """Linear interpolation of the rows of ``table`` (K, n) at ``t`` (clamped to the knots):
+    ``np.interp`` on numbers, a sum of hat functions on CasADi symbols (``table`` may be
+    symbolic, flattened row-major)."""
+    if not ops.is_symbolic(t) and not ops.is_symbolic(table):
+        tab = np.asarray(table, float).reshape(len(times), n)
+        tc = min(max(float(t), times[0]), times[-1])
+        k = int(np.clip(np.searchsorted(times, tc, side="right") - 1, 0, len(times) - 2))
+        s = (tc - times[k]) / (times[k + 1] - times[k])
+        return (1.0 - s) * tab[k] + s * tab[k + 1]
+    tab = table if ops.is_symbolic(table) else ca.DM(np.asarray(table, float).ravel())
+    tc = ca.fmin(ca.fmax(t, float(times[0])), float(times[-1]))
+    out = ca.SX.zeros(n, 1)
+    K = len(times)
+    for k in range(K):
+        lo = times[k - 1] if k > 0 else times[0] - 1.0
+        hi = times[k + 1] if k < K - 1 else times[-1] + 1.0
+        w = ca.fmax(0.0, ca.fmin((tc - lo) / (times[k] - lo), (hi - tc) / (hi - times[k])))
+        out = out + w * tab[k * n:(k + 1) * n]
+    return out
+
+
+class JointTrackingController(LeafSystem):
+    """Joint-space tracking with feedforward: ``command = u(t) - K_p q_j`` (module
+    docstring); ``u`` (K frames x n joint coordinates, row-major) is the numeric parameter
+    ``"u"``, interpolated linearly in time between ``times`` (held outside).
+
+    Input ``state`` (nq + nv), output ``command`` (n). Symbolic-capable (CasADi), so a
+    diagram with it runs in compiled code.
+
+    Parameters
+    ----------
+    nx : int
+        Size of the state input (nq + nv).
+    q_indices : (n,) array_like of int
+        The joint coordinates in the state.
+    kp : (n,) array_like
+        Stiffness per coordinate (N m / rad).
+    times : (K,) array_like
+        Frame times (s), increasing.
+    u0 : (K, n) array_like
+        The initial table.
+    """
+
+    def __init__(self, nx: int, q_indices, kp, times, u0, balance=None,
+                 balance_ref0=None, name: str = "tracking") -> None:
+        super().__init__(name)
+        self.q_indices = np.asarray(q_indices, int)
+        self.kp = np.asarray(kp, float)
+        self.times = np.asarray(times, float)
+        self.n = len(self.q_indices)
+        self.balance = balance
+        self._state = self.declare_input_port("state", nx)
+        self.declare_numeric_parameter("u", np.asarray(u0, float).ravel())
+        if balance is not None:
+            self.n_ref = balance.size1_in(2)
+            self.declare_numeric_parameter("balance_ref", np.asarray(balance_ref0, float).ravel())
+        self.declare_output_port("command", self.n, self._calc, feedthrough=True,
+                                 prerequisites=("time", "parameters"))
+
+    def _calc(self, context):
+        x = self._state.eval(context)
+        u = _hat_interp(self.times, context.get_parameter(0), context.time, self.n)
+        symbolic = ops.is_symbolic(x) or ops.is_symbolic(u)
+        if symbolic:
+            xv = ops.vector(x)
+            out = u - ca.DM(self.kp) * xv[self.q_indices.tolist()]
+        else:
+            xv = np.asarray(x, float)
+            out = u - self.kp * xv[self.q_indices]
+        if self.balance is None:
+            return out
+        ref = _hat_interp(self.times, context.get_parameter(1), context.time, self.n_ref)
+        nq = self.balance.size1_in(0)
+        extra = self.balance(xv[:nq], xv[nq:], ref)
+        return out + extra if symbolic else out + np.asarray(extra, float).ravel()
+
+
+def _balance_function(tree, legs, kx, dx, kr, dr) -> ca.Function:
+    """``(q, v, ref) -> tau`` (n joint commands): the pelvis pose feedback carried by the
+    stance legs (module docstring). ``legs``: ``[(foot body, command indices of its leg's
+    joints, velocity indices of those joints)]``; ``ref`` = ``[p (3), R (9, row-major),
+    v (3), omega (3), stance weight per leg]`` of the pelvis in world axes."""
+    root = tree.joints[0]
+    pelvis = root.child
+    q = ca.SX.sym("q", tree.nq)
+    v = ca.SX.sym("v", tree.nv)
+    ref = ca.SX.sym("ref", 18 + len(legs))
+    T = tree.body_pose(pelvis, q)
+    R, p = T[:3, :3], T[:3, 3]
+    Jp = tree.jacobian(pelvis, q)
+    rv = list(range(root.v_start, root.v_start + 6))
+    tw = ca.mtimes(Jp, v)                                  # [omega; v] world axes
+    Rd = ca.reshape(ref[3:12], 3, 3).T
+    E = ca.mtimes(Rd, R.T)
+    phi = 0.5 * ca.vertcat(E[2, 1] - E[1, 2], E[0, 2] - E[2, 0], E[1, 0] - E[0, 1])
+    W = ca.vertcat(kr * phi + dr * (ref[15:18] - tw[:3]),
+                   kx * (ref[0:3] - p) + dx * (ref[12:15] - tw[3:6]))
+    n = max(max(c) for _, c, _ in legs) + 1
+    tau = ca.SX.zeros(n, 1)
+    G = ca.mtimes(Jp[:, rv].T, W)                          # root generalized force wanted
+    for k, (foot, cmd, vi) in enumerate(legs):
+        Jf = tree.jacobian(foot, q)
+        lam = ca.solve(Jf[:, rv].T, G)                     # foot wrench giving it
+        tau_leg = -ca.mtimes(Jf[:, list(vi)].T, lam) * ref[18 + k]
+        for i, c in enumerate(cmd):
+            tau[c] += tau_leg[i]
+    return ca.Function("balance", [q, v, ref], [tau], ["q", "v", "ref"], ["tau"])
+
+
+@dataclass
+class ForwardPassResult:
+    """One forward pass (:meth:`ForwardPass.run`).
+
+    Attributes
+    ----------
+    t : (K,) ndarray
+        The reference frames' times (s).
+    q : (K, nq) ndarray
+        Simulated configurations at ``t`` (the tree's order).
+    v : (K, nv) ndarray
+        Simulated velocities at ``t``.
+    joint_angle_rms_deg : float
+        RMS over frames and joint coordinates (root excluded) of ``q - q_ref`` (degrees).
+    joint_angle_error : (K, nv - 6) ndarray
+        Per frame and joint coordinate ``difference(q_ref, q)`` (rad), root excluded.
+    wall_seconds : float
+        Wall time of the simulation (built and compiled beforehand).
+    realtime_factor : float
+        Simulated time over ``wall_seconds``.
+    fallback_steps : list
+        ``(time, reason)`` of steps the compiled loop handed to Python.
+    """
+
+    t: np.ndarray
+    q: np.ndarray
+    v: np.ndarray
+    joint_angle_rms_deg: float
+    joint_angle_error: np.ndarray
+    wall_seconds: float
+    realtime_factor: float
+    fallback_steps: list = field(default_factory=list)
+
+
+class ForwardPass:
+    """Re-simulate a motion on the floor from its inverse-dynamics torques (module docstring).
+
+    Parameters
+    ----------
+    tree : RigidBodyTree
+        The body; its first joint (``tree.joints[0]``) is the unactuated root when it is a
+        ``free`` joint (else every joint is actuated). **Taken over**: the forward pass adds
+        the floor and the contact spheres to it and sets its joints' damping to the PD's
+        implicit ``K_d + h K_p``; build a tree for it alone (e.g. a second
+        ``human_model(...)``), not the one of the marker fit or the inverse dynamics.
+    times : (K,) array_like
+        The frames of the references (s), increasing; the run goes from ``times[0]`` to
+        ``times[-1]``.
+    contact_points : dict, optional
+        ``{body: [(3,) points in the body frame]}`` (e.g. ``HumanModel.foot_contact_points``);
+        needs ``floor``.
+    floor : Floor, optional
+    time_step : float, optional
+        h (s); default a quarter of the frame interval.
+    omega, zeta : float
+        Natural frequency (rad/s) and damping ratio of the joint PD.
+    mu : float
+        Friction coefficient of the feet on the floor.
+    sphere_radius : float
+        Radius of the contact spheres (m).
+    joint_limits : bool
+        Add the tree's joint limits as constraints.
+    reference_q : (nq,) array_like, optional
+        Configuration of the gains' mass-matrix diagonal (default the neutral one).
+    compiled : bool
+        Run the whole simulation in C (``Simulator(diagram, compiled=True)``); else the
+        interpreted Simulator.
+
+    Raises
+    ------
+    MotionError
+        Fewer than two frames, times not increasing, contact points without a floor, a
+        contact point on an unknown body.
+    """
+
+    def __init__(self, tree, times, contact_points: Optional[Mapping] = None,
+                 floor: Optional[Floor] = None, *, time_step: Optional[float] = None,
+                 omega: float = 40.0, zeta: float = 1.0, min_stiffness: float = 300.0,
+                 mu: float = 1.0, lcp_tolerance: float = 1e-5, pgs_max_sweeps: int = 1000,
+                 sphere_radius: float = 0.01, joint_limits: bool = True,
+                 reference_q=None, balance: bool = True, balance_omega: float = 8.0,
+                 compiled: bool = True) -> None:
+        self.times = np.asarray(times, float).ravel()
+        if self.times.size < 2 or np.any(np.diff(self.times) <= 0):
+            raise MotionError(f"ForwardPass: times must hold at least two increasing frames, "
+                              f"got {self.times.size} frames")
+        if contact_points and floor is None:
+            raise MotionError("ForwardPass: contact_points need a floor (Floor)")
+        dt = float(np.min(np.diff(self.times)))
+        self.time_step = float(time_step) if time_step else dt / 4.0
+        self.tree = fwd = tree
+        self._contact_points = dict(contact_points or {})
+        self._floor = floor
+        if any(g.name == "forward_floor" for g in tree.bodies[0].collision_geometries):
+            raise MotionError(f"ForwardPass: tree '{tree.name}' already serves a forward pass "
+                              "(it has the geometry 'forward_floor'); build a new tree")
+        root = fwd.joints[0]
+        self.floating = root.type == "free"
+        joints = [j for j in (fwd.joints[1:] if self.floating else fwd.joints) if j.nv > 0]
+        for j in joints:
+            if j.nq != j.nv:
+                raise MotionError(f"ForwardPass: joint '{j.name}' ({j.type}) has nq != nv; the "
+                                  "tracking controller takes joints below the root with nq == nv")
+        self.joint_names = [j.name for j in joints]
+        self.q_indices = np.concatenate([np.arange(j.q_start, j.q_start + j.nq) for j in joints])
+        self.actuated_velocity_indices = np.concatenate(
+            [np.arange(j.v_start, j.v_start + j.nv) for j in joints])
+        q_ref = fwd.neutral_configuration() if reference_q is None else np.asarray(reference_q, float)
+        Mdiag = np.diag(np.asarray(fwd.mass_matrix(q_ref), float))[self.actuated_velocity_indices]
+        self.kp = omega ** 2 * Mdiag + float(min_stiffness)
+        self.kd = 2.0 * zeta * np.sqrt(self.kp * Mdiag)
+        for j in joints:                        # implicit (K_d + h K_p) v_{n+1}
+            sl = slice(j.v_start, j.v_start + j.nv)
+            pos = np.searchsorted(self.actuated_velocity_indices, np.arange(sl.start, sl.stop))
+            j.damping = np.asarray(j.damping, float) * 0 + self.kd[pos] + self.time_step * self.kp[pos]
+        constraints = []
+        if contact_points:
+            n = np.asarray(floor.normal, float)
+            n = n / np.linalg.norm(n)
+            pose = np.eye(4)
+            z = n
+            x = np.cross([0.0, 1.0, 0.0], z)
+            x = x / np.linalg.norm(x) if np.linalg.norm(x) > 1e-9 else np.array([1.0, 0, 0])
+            pose[:3, :3] = np.c_[x, np.cross(z, x), z]
+            pose[:3, 3] = np.asarray(floor.point, float) - sphere_radius * n
+            fwd.add_collision_geometry("world", Halfspace(), pose, name="forward_floor")
+            pairs = []
+            for body, pts in contact_points.items():
+                try:
+                    fwd.get_body(body)
+                except Exception:               # noqa: BLE001 - named below
+                    raise MotionError(f"ForwardPass: contact point body '{body}' is not in "
+                                      f"tree '{tree.name}'") from None
+                for i, p in enumerate(pts):
+                    T = np.eye(4)
+                    T[:3, 3] = np.asarray(p, float)
+                    g = fwd.add_collision_geometry(body, Sphere(sphere_radius), T,
+                                                   name=f"{body}_forward_contact_{i}")
+                    pairs.append(("forward_floor", g.name))
+            constraints.append(PointContactConstraint(fwd, mu=mu, pairs=pairs, name="feet"))
+        if joint_limits and any(np.any(np.isfinite(j.lower)) or np.any(np.isfinite(j.upper))
+                                for j in joints):
+            constraints.append(JointLimitConstraint(fwd, [j.name for j in joints
+                                                          if np.any(np.isfinite(j.lower))
+                                                          or np.any(np.isfinite(j.upper))],
+                                                    name="limits"))
+        act = GeneralizedForceActuator(fwd, self.joint_names, name="joints")
+        self.plant = TimeSteppingRigidBodySystem(fwd, self.time_step, actuators=[act],
+                                                 constraints=constraints, name="forward_pass",
+                                                 lcp_tolerance=lcp_tolerance,
+                                                 pgs_max_sweeps=pgs_max_sweeps)
+        self.legs = self._legs(contact_points) if (balance and self.floating
+                                                   and contact_points) else []
+        bal = None
+        if self.legs:
+            m = float(fwd.total_mass())
+            wb = float(balance_omega)
+            kx, dx = m * wb ** 2, 2.0 * m * wb
+            Ir = 0.1 * m                        # about the pelvis: ~ m (0.3 m)^2
+            bal = _balance_function(fwd, self.legs, kx, dx, Ir * wb ** 2, 2.0 * Ir * wb)
+        K = len(self.times)
+        self.controller = JointTrackingController(
+            fwd.nq + fwd.nv, self.q_indices, self.kp, self.times,
+            np.zeros((K, len(self.q_indices))), bal, np.zeros((K, 18 + len(self.legs))))
+        b = DiagramBuilder("forward_pass")
+        b.add_system(self.plant)
+        b.add_system(self.controller)
+        b.connect(self.plant.get_output_port("state"), self.controller.get_input_port("state"))
+        b.connect(self.controller.get_output_port("command"), self.plant.get_input_port("joints"))
+        self.logger = LogVectorOutput(self.plant.get_output_port("state"), b, dt)
+        self.diagram = b.build()
+        self.compiled = bool(compiled)
+        self._sim = None
+
+    def _legs(self, contact_points) -> list:
+        """``[(foot body, command indices, velocity indices)]`` per side: the contact body
+        nearest the root on each side (names up to the first '-' or '_': 'r', 'l'), the
+        joints from the root to it."""
+        tree = self.tree
+        parent = {j.child: j for j in tree.joints}
+
+        def chain(body):
+            out = []
+            while body in parent and parent[body] is not tree.joints[0]:
+                out.insert(0, parent[body])
+                body = parent[body].parent
+            return out
+        sides = {}
+        for b in contact_points:
+            side = b.split("-")[0].split("_")[0]
+            if side not in sides or len(chain(b)) < len(chain(sides[side])):
+                sides[side] = b
+        legs = []
+        pos = {int(v): i for i, v in enumerate(self.actuated_velocity_indices)}
+        for side in sorted(sides):
+            js = chain(sides[side])
+            vi = [v for j in js for v in range(j.v_start, j.v_start + j.nv)]
+            legs.append((sides[side], [pos[v] for v in vi], vi))
+        return legs
+
+    def stance_weights(self, q) -> np.ndarray:
+        """Default share of each leg in the pelvis feedback (K, legs): ``exp(-h / 1 cm)``
+        of its lowest contact point's height ``h`` above the floor, normalised."""
+        q = np.asarray(q, float)
+        H = np.zeros((len(q), len(self.legs)))
+        for k, (foot, _, _) in enumerate(self.legs):
+            pts = [(b, p) for b, ps in self._contact_points.items() for p in ps
+                   if b == foot or b.startswith(foot.split("-")[0].split("_")[0])]
+            for i, qi in enumerate(q):
+                hs = []
+                for b, p in pts:
+                    T = np.asarray(self.tree.body_pose(b, qi), float)
+                    hs.append(self._floor.height(T[:3, :3] @ np.asarray(p) + T[:3, 3]))
+                H[i, k] = min(hs)
+        w = np.exp(-(H - H.min(axis=1, keepdims=True)) / 0.01)
+        return w / w.sum(axis=1, keepdims=True)
+
+    def balance_reference(self, q, v, stance=None) -> np.ndarray:
+        """The pelvis table (K, 18 + legs): position, rotation (row-major), world linear and
+        angular velocity of the reference, and the legs' stance weights (``stance`` (K,
+        legs), default :meth:`stance_weights`)."""
+        q, v = np.asarray(q, float), np.asarray(v, float)
+        pel = self.tree.joints[0].child
+        rows = []
+        for qi, vi in zip(q, v):
+            T = np.asarray(self.tree.body_pose(pel, qi), float)
+            tw = np.asarray(self.tree.jacobian(pel, qi), float) @ vi
+            rows.append(np.r_[T[:3, 3], T[:3, :3].ravel(), tw[3:], tw[:3]])
+        w = self.stance_weights(q) if stance is None else np.asarray(stance, float)
+        return np.c_[np.array(rows), w]
+
+    # ------------------------------------------------------------------ references
+    def feedforward(self, q, v, tau) -> np.ndarray:
+        """The controller's table ``u`` (K, n): ``tau_j + K_p q_d(t + h) + K_d v_d(t + h)``
+        from the references ``q`` (K, nq), ``v`` (K, nv), ``tau`` (K, nv) (tree order; the
+        root's entries of ``tau`` are ignored), ``q_d`` and ``v_d`` interpolated linearly."""
+        q, v, tau = (np.asarray(a, float) for a in (q, v, tau))
+        K = len(self.times)
+        if q.shape != (K, self.tree.nq) or v.shape != (K, self.tree.nv) or tau.shape != v.shape:
+            raise MotionError(f"ForwardPass: references must be q ({K}, {self.tree.nq}), v and "
+                              f"tau ({K}, {self.tree.nv}); got {q.shape}, {v.shape}, {tau.shape}")
+        qi, vi = self.q_indices, self.actuated_velocity_indices
+        ts = np.minimum(self.times + self.time_step, self.times[-1])
+        qd = np.array([np.interp(ts, self.times, q[:, i]) for i in qi]).T
+        vd = np.array([np.interp(ts, self.times, v[:, i]) for i in vi]).T
+        return tau[:, vi] + self.kp * qd + self.kd * vd
+
+    def _context(self, q, v, tau, stance=None):
+        ctx = self.diagram.create_default_context()
+        self.plant.set_positions(ctx, np.asarray(q, float)[0])
+        self.plant.set_velocities(ctx, np.asarray(v, float)[0])
+        cctx = self.controller.get_my_context_from_root(ctx)
+        cctx.set_parameter(0, self.feedforward(q, v, tau).ravel())
+        if self.legs:
+            cctx.set_parameter(1, self.balance_reference(q, v, stance).ravel())
+        ctx.set_time(float(self.times[0]))
+        return ctx
+
+    def _result(self, log_t, log_x, q_ref, wall, fallback) -> ForwardPassResult:
+        nq = self.tree.nq
+        idx = [int(np.argmin(np.abs(log_t - t))) for t in self.times]
+        Q, V = log_x[:nq, idx].T, log_x[nq:, idx].T
+        d = np.array([self.tree.difference(a, b) for a, b in zip(q_ref, Q)])
+        d = d[:, 6:] if self.floating else d
+        span = float(self.times[-1] - self.times[0])
+        return ForwardPassResult(self.times.copy(), Q, V,
+                                 float(np.degrees(np.sqrt(np.mean(d ** 2)))), d, wall,
+                                 span / max(wall, 1e-12), list(fallback))
+
+    # ------------------------------------------------------------------ runs
+    def run(self, q, v, tau) -> ForwardPassResult:
+        """Simulate from ``(q[0], v[0])`` at ``times[0]`` to ``times[-1]`` driven by the
+        references ``q`` (K, nq), ``v`` (K, nv) and inverse-dynamics torques ``tau`` (K, nv)
+        (tree order, the frames of ``times``).
+
+        Returns
+        -------
+        ForwardPassResult
+        """
+        ctx = self._context(q, v, tau)
+        sim = Simulator(self.diagram, ctx, compiled=self.compiled)
+        sim.initialize()
+        w0 = time.perf_counter()
+        sim.advance_to(float(self.times[-1]) + 1e-9)
+        wall = time.perf_counter() - w0
+        log = self.logger.find_log(ctx)
+        fb = getattr(sim, "fallback_steps", [])
+        return self._result(log.sample_times(), log.data(), np.asarray(q, float), wall, fb)
+
+    def run_batch(self, references: Sequence) -> list:
+        """Several forward passes in one compiled call (``simulate_batch``):
+        ``references`` a sequence of ``(q, v, tau)`` as :meth:`run` takes. Returns a list of
+        :class:`ForwardPassResult` (``wall_seconds`` the batch's wall time over the runs)."""
+        ctxs = [self._context(*r) for r in references]
+        w0 = time.perf_counter()
+        res = simulate_batch(self.diagram, ctxs, float(self.times[-1]) + 1e-9)
+        wall = (time.perf_counter() - w0) / max(len(ctxs), 1)
+        out = []
+        for ctx, r, fb in zip(ctxs, references, getattr(res, "fallback_steps", [[]] * len(ctxs))):
+            log = self.logger.find_log(ctx)
+            out.append(self._result(log.sample_times(), log.data(), np.asarray(r[0], float),
+                                    wall, fb if isinstance(fb, list) else []))
+        return out
