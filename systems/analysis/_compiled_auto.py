@@ -69,16 +69,20 @@ def compiled_options(kwargs: dict) -> tuple[Optional[dict], str]:
     return out, ""
 
 
-def auto_compiled(system, context, kwargs: dict):
+def auto_compiled(system, context, kwargs: dict, interpreted: type):
     """A compiled simulator of ``system`` for ``Simulator(system, context, compiled="auto",
-    **kwargs)``, or None after a :class:`CompiledFallbackWarning` (module docstring)."""
+    **kwargs)``, or None after a :class:`CompiledFallbackWarning` (module docstring).
+    ``interpreted`` is the Simulator class the compiled one switches to when asked for a
+    monitor, a realtime rate or a progress bar (``InterpretedFallback``)."""
     options, reason = compiled_options(kwargs)
     name = getattr(system, "name", "?")
     if options is None:
         _note(name, reason)
         return None
     try:
-        return CompiledSimulator(system, context, **options)
+        sim = CompiledSimulator(system, context, **options)
+        sim._fallback = (interpreted, dict(kwargs))
+        return sim
     except (SymbolicEvaluationError, CompilerNotFound) as exc:
         _note(name, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
         return None

@@ -33,6 +33,7 @@ import contextlib
 import hashlib
 import threading
 import types
+import warnings
 from collections import OrderedDict
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -60,6 +61,62 @@ _stats = {"hits": 0, "misses": 0}
 class CompiledFallbackWarning(UserWarning):
     """``Simulator(..., compiled="auto")`` runs a diagram interpreted; the message names the
     block or option that keeps it out of compiled code."""
+
+
+class InterpretedFallback:
+    """The interpreted Simulator's methods that compiled code does not offer (a monitor, a
+    realtime rate, a progress bar, pending events alone).
+
+    Under ``Simulator(..., compiled="auto")`` a call switches the simulator, in place, to the
+    interpreted :class:`~systems.analysis.Simulator` on the same context (from its current
+    time and state, logs kept) with one :class:`CompiledFallbackWarning`, and then does what
+    was asked; under ``compiled=True`` it raises ``TypeError`` naming the method.
+    """
+
+    _fallback: Optional[tuple] = None  # (interpreted class, its keyword arguments)
+
+    def _to_interpreted(self, what: str) -> None:
+        name = getattr(getattr(self, "_system", None), "name", "?")
+        if self._fallback is None:
+            raise TypeError(f"{type(self).__name__} of '{name}': {what} needs the interpreted "
+                            f"Simulator (compiled=False, or compiled='auto' to switch)")
+        cls, kwargs = self._fallback
+        warnings.warn(f"Simulator(compiled='auto'): '{name}' switches to the interpreted "
+                      f"Simulator: {what} needs it", CompiledFallbackWarning, stacklevel=3)
+        system, context = self._system, self._context
+        self.__dict__.clear()
+        self.__class__ = cls
+        cls.__init__(self, system, context, **kwargs)
+
+    def set_monitor(self, callback) -> None:
+        """See :meth:`systems.analysis.Simulator.set_monitor` (class docstring)."""
+        if callback is not None:
+            self._to_interpreted("set_monitor")
+            self.set_monitor(callback)
+
+    def clear_monitor(self) -> None:
+        """No monitor is set on compiled code: nothing to do."""
+
+    def set_target_realtime_rate(self, rate: float) -> None:
+        """See :meth:`systems.analysis.Simulator.set_target_realtime_rate`; 0 is a no-op."""
+        if rate != 0:
+            self._to_interpreted("set_target_realtime_rate")
+            self.set_target_realtime_rate(rate)
+
+    def get_target_realtime_rate(self) -> float:
+        """0: compiled runs go as fast as they can."""
+        return 0.0
+
+    def set_progress(self, enabled) -> None:
+        """See :meth:`systems.analysis.Simulator.set_progress`; False and None are no-ops."""
+        if enabled:
+            self._to_interpreted("set_progress")
+            self.set_progress(enabled)
+
+    def advance_pending_events(self):
+        """See :meth:`systems.analysis.Simulator.advance_pending_events`."""
+        self._to_interpreted("advance_pending_events")
+        return self.advance_pending_events()
 
 
 class Program:

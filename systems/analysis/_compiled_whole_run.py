@@ -43,6 +43,7 @@ from ..events import PeriodicEvent, PerStepEvent
 from ..primitives.logging import VectorLogSink
 from ..symbolic import converted_input_ports
 from ._compiled_driver import STATUS_TEXT, Driver
+from ._compiled_reuse import InterpretedFallback
 from ._simulator_events import NonFiniteStateError, SimulationError
 
 __all__ = ["WholeRunSimulator", "compiled_step_leaf", "BatchResult", "simulate_batch"]
@@ -71,7 +72,7 @@ def _merge_tol(t: float) -> float:
     return 1e-12 * max(1.0, abs(t))
 
 
-class WholeRunSimulator:
+class WholeRunSimulator(InterpretedFallback):
     """Simulate a diagram with a time-stepping plant entirely in compiled code (module
     docstring); what ``Simulator(diagram, compiled=True)`` returns for such a diagram.
 

@@ -50,8 +50,8 @@ import numpy as np
 from solvers import ops
 from solvers.compiled import CompiledFunction
 from ..errors import PortValueError, SymbolicEvaluationError
-from ._compiled_reuse import (CompiledFallbackWarning, clear_programs, empty_table, program_for,
-                              reuse_statistics)
+from ._compiled_reuse import (CompiledFallbackWarning, InterpretedFallback, clear_programs,
+                              empty_table, program_for, reuse_statistics)
 from ._compiled_whole_run import BatchResult, WholeRunSimulator, simulate_batch
 from ._published_values import SourceMap, raise_non_finite_read
 from ._simulator_events import NonFiniteStateError, SimulationError
@@ -89,8 +89,12 @@ def _rk_step(cs: CasadiSystem, tableau) -> ca.Function:
     return ca.Function("rk_step", [x, t, h, xd, u, p], [x_next], ["x", "t", "h", "xd", "u", "p"], ["x_next"])
 
 
-class CompiledSimulator:
+class CompiledSimulator(InterpretedFallback):
     """Simulate a symbolic-capable system at compiled speed (see the module docstring).
+
+    The interpreted Simulator's monitor, realtime rate and progress bar are not offered
+    (:class:`~systems.analysis._compiled_reuse.InterpretedFallback`: ``TypeError`` naming the
+    method, or, under ``compiled="auto"``, a switch to the interpreted Simulator).
 
     Parameters
     ----------

@@ -170,7 +170,7 @@ class Simulator:
                                  f"{compiled!r}")
             if cls is Simulator and isinstance(system, System):
                 from ._compiled_auto import auto_compiled
-                sim = auto_compiled(system, context, kwargs)
+                sim = auto_compiled(system, context, kwargs, cls)
                 if sim is not None:
                     return sim
         elif compiled:

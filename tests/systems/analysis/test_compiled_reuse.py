@@ -224,3 +224,22 @@ def test_a_structure_that_does_not_convert_is_tried_once():
 def test_unknown_compiled_value_is_refused():
     with pytest.raises(ValueError, match="'auto'.*'fast'"):
         Simulator(Decay(), compiled="fast")
+
+
+def test_auto_switches_to_the_interpreted_simulator_for_a_monitor():
+    d, _ = msd_pid(log=False)
+    ctx = d.create_default_context()
+    sim = Simulator(d, ctx, compiled="auto", accuracy=1e-9)
+    assert isinstance(sim, CompiledSimulator)
+    sim.advance_to(1.0)  # compiled up to t = 1
+    seen = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        sim.set_monitor(lambda c: seen.append(c.time))
+    assert type(sim) is Simulator and "set_monitor needs it" in str(caught[0].message)
+    sim.advance_to(4.0)  # interpreted from t = 1, monitor called every step
+    assert seen[0] == 1.0 and len(seen) > 10 and seen[-1] == 4.0  # initialize at t = 1, then steps
+    np.testing.assert_allclose(ctx.continuous_state, exact(4.0), atol=1e-7)
+    plain = Simulator(d, compiled=True)
+    with pytest.raises(TypeError, match="set_monitor needs the interpreted Simulator"):
+        plain.set_monitor(lambda c: None)
