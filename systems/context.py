@@ -16,10 +16,17 @@ invalidates exactly the cached outputs whose *prerequisites* include what change
 everything downstream of them through direct-feedthrough ports (push invalidation over a
 dependency table built once per root context).
 
-This module is longer than most (about 640 lines) on purpose: the contexts, their
-invalidation tables and the integrators' fast loader (:class:`StateLoader`) all read and
-write the contexts' private storage, and keeping them in one module is what lets no other
-module touch it.
+Input values
+------------
+A leaf context resolves, once (again after any input is fixed), each of its inputs to the
+leaf output computing it through connections, exported diagram inputs and outputs; reading
+the input is then one cache lookup. Fixed values, inputs exported from the root and open
+inputs take the general path.
+
+The contexts, their invalidation tables and the integrators' fast loader (built by
+:meth:`Context.state_loader`) all read and write the contexts' private storage, which is
+why they share this module; the value helpers and the loader's public wrapper live in
+``systems._context_values`` and ``systems._state_loader``.
 """
 from __future__ import annotations
 
@@ -28,6 +35,10 @@ from typing import Any, Callable, Iterable, List, Sequence, Tuple, Union
 import numpy as np
 
 from solvers import ops
+from ._context_values import concat as _concat
+from ._context_values import copy_abstract as _copy_abstract
+from ._context_values import store as _store
+from ._state_loader import StateLoader
 from .errors import InputNotConnectedError, PortValueError, SystemCallbackError
 from .ports import normalize_vector
 
@@ -38,39 +49,6 @@ __all__ = ["Context", "LeafContext", "DiagramContext", "PREREQUISITES"]
 PREREQUISITES = ("time", "continuous_state", "discrete_state", "abstract_state", "parameters")
 
 _INVALID = object()
-
-
-def _store(value, n: int, what: str):
-    """Copy a state-like value of size ``n`` into storage (read-only numpy or CasADi column).
-    A value that is already stored somewhere (a read-only float64 vector of size ``n``, which
-    no one can change) is shared rather than copied."""
-    if type(value) is np.ndarray and not value.flags.writeable and value.dtype == np.float64 \
-            and value.shape == (n,) and value.base is None:
-        return value
-    vec = normalize_vector(value, n, what)
-    if isinstance(vec, np.ndarray):
-        if not np.all(np.isfinite(vec)):
-            bad = int(np.flatnonzero(~np.isfinite(vec))[0])
-            raise PortValueError(f"{what}: element {bad} is {vec[bad]}; values must be finite")
-        vec = vec.copy()
-        vec.flags.writeable = False
-    return vec
-
-
-def _concat(parts: Sequence):
-    if not parts:
-        return _EMPTY
-    if len(parts) == 1:
-        return parts[0]
-    if any(ops.is_symbolic(p) for p in parts):
-        return ops.vertcat(*parts)
-    out = np.concatenate(parts)
-    out.flags.writeable = False
-    return out
-
-
-_EMPTY = np.zeros(0)
-_EMPTY.flags.writeable = False
 
 
 class Context:
@@ -190,7 +168,35 @@ class Context:
         if self._parent is not None:
             raise ValueError(f"state_loader: the context of '{self.system.name}' is not a root "
                              "context; ask the root (the one create_default_context returned)")
-        return StateLoader(self)
+        slots, k = [], 0
+        for leaf in self.leaf_contexts():
+            m = leaf._xc.shape[0]
+            if m:
+                slots.append((leaf, k, k + m))
+                k += m
+        if self._tables is None:
+            self._tables = _build_tables(self)
+        seen, cells = set(), []
+        for key in ["time"] + [(id(leaf), "continuous_state") for leaf, _, _ in slots]:
+            for cache, i in self._tables.get(key, ()):
+                if (id(cache), i) not in seen:
+                    seen.add((id(cache), i))
+                    cells.append((cache, i))
+        root, leaves, cells, invalid = self, tuple(slots), tuple(cells), _INVALID
+        time_cells = tuple(self._tables.get("time", ()))
+
+        def load_readonly(t, x):
+            root._time = t
+            for leaf, a, b in leaves:
+                leaf._xc = x[a:b]
+            for cache, i in cells:
+                cache[i] = invalid
+
+        def set_time(t):
+            root._time = t
+            for cache, i in time_cells:
+                cache[i] = invalid
+        return StateLoader(slots, k, load_readonly, set_time)
 
     # subclasses implement: continuous_state, discrete_state, abstract_state, parameters,
     # set_* methods, eval_output, _copy_values_from, _invalidate, _invalidate_all
@@ -199,7 +205,7 @@ class Context:
 class LeafContext(Context):
     """Context of a :class:`~systems.LeafSystem`."""
 
-    __slots__ = ("_xc", "_xd", "_xa", "_p", "_cache", "_inv", "_memory")
+    __slots__ = ("_xc", "_xd", "_xa", "_p", "_cache", "_inv", "_memory", "_src")
 
     def __init__(self, system):
         super().__init__(system)
@@ -213,6 +219,21 @@ class LeafContext(Context):
         self._cache = [_INVALID] * len(system.output_ports)
         self._memory: dict = {}
         self._inv = None  # kind -> list of (cache list, index), set by the root
+        self._src = None  # per input: (leaf context, output index) feeding it, or None
+
+    def eval_input(self, index: int):
+        """Value of input port ``index``: its fixed value, else the value feeding it in the
+        enclosing diagram (raises :class:`InputNotConnectedError` when there is none)."""
+        src = self._src
+        if src is None:
+            src = self._src = [None if i in self._fixed else _resolve_upstream(self, i, True)
+                               for i in range(len(self.system.input_ports))]
+        s = src[index]
+        if s is None:  # fixed, exported from the root or open: the general path
+            return Context.eval_input(self, index)
+        leaf, j = s
+        value = leaf._cache[j]
+        return value if value is not _INVALID else leaf.eval_output(j)
 
     def _what(self, thing: str) -> str:
         return f"{thing} of system '{self.system.name}'"
@@ -306,8 +327,10 @@ class LeafContext(Context):
                 raise SystemCallbackError(
                     f"output port '{port.name}' of system '{self.system.name}': calc raised "
                     f"{type(exc).__name__}: {exc}") from exc
-            if port.size is not None:
-                value = normalize_vector(value, port.size,
+            size = port.size
+            if size is not None and (type(value) is not np.ndarray or value.shape != (size,)
+                                     or value.dtype != np.float64):
+                value = normalize_vector(value, size,
                                          f"output port '{port.name}' of system '{self.system.name}'")
             self._cache[index] = value
         return value
@@ -324,6 +347,7 @@ class LeafContext(Context):
         self._xc, self._xd = x, xd
         self._p = list(parameters)
         self._fixed = dict(inputs)
+        self._src = None
 
     def get_memory(self) -> dict:
         """This context's per-run memory of its system: a dict the system may keep between
@@ -355,8 +379,8 @@ class LeafContext(Context):
             cache[i] = _INVALID
 
     def _invalidate_all(self) -> None:
-        for leaf in self.leaf_contexts():
-            leaf._cache[:] = [_INVALID] * len(leaf._cache)
+        self._cache[:] = [_INVALID] * len(self._cache)
+        self._src = None
 
     def _copy_values_from(self, other: "LeafContext") -> None:
         self._xc = other._xc
@@ -379,6 +403,8 @@ class DiagramContext(Context):
             sub._parent = self
             sub._sub_index = k
         self._leaves = [leaf for sub in subcontexts for leaf in sub.leaf_contexts()]
+        for leaf in self._leaves:
+            leaf._src = None
 
     def set_root(self, root: Context) -> None:
         """Make ``root`` the root of this context and of all its subcontexts (done once by
@@ -484,6 +510,7 @@ class DiagramContext(Context):
     def _invalidate_all(self) -> None:
         for leaf in self._leaves:
             leaf._cache[:] = [_INVALID] * len(leaf._cache)
+            leaf._src = None
 
     def _copy_values_from(self, other: "DiagramContext") -> None:
         for mine, theirs in zip(self._subs, other._subs):
@@ -513,6 +540,7 @@ def _build_tables(root: Context) -> dict:
             src = _resolve_upstream(leaf, i)
             if src is None:
                 continue
+            src = (id(src[0]), src[1])
             for (ii, k) in pairs:
                 if ii == i:
                     downstream.setdefault(src, []).append((id(leaf), k))
@@ -544,8 +572,9 @@ def _build_tables(root: Context) -> dict:
     return tables
 
 
-def _resolve_upstream(leaf: LeafContext, index: int):
-    """The (id(leaf context), output index) feeding a leaf input, or None (root input / open)."""
+def _resolve_upstream(leaf: LeafContext, index: int, stop_at_fixed: bool = False):
+    """The (leaf context, output index) feeding a leaf input, or None (root input / open;
+    with ``stop_at_fixed``, also an input exported from a diagram input fixed on the way)."""
     ctx: Context = leaf
     i = index
     while True:
@@ -559,83 +588,10 @@ def _resolve_upstream(leaf: LeafContext, index: int):
             while isinstance(sub, DiagramContext):
                 sa, sb = sub.system.output_sources[j]
                 sub, j = sub._subs[sa], sb
-            return (id(sub), j)
+            return (sub, j)
         if kind == "in":
             ctx, i = parent, a
+            if stop_at_fixed and i in ctx._fixed:
+                return None
             continue
         return None
-
-
-class StateLoader:
-    """Loads time and continuous state into a root context without per-leaf copies.
-
-    The Simulator evaluates time derivatives many thousand times per simulated second; this
-    is the Context's own fast path for that: ``load(t, x)`` copies ``x`` once (read-only),
-    sets the root time, points every leaf's continuous state at its slice, and clears exactly
-    the cached outputs that depend on time or continuous state (from the context's
-    invalidation tables). ``set_time(t)`` changes only the time. Neither checks finiteness
-    (the Simulator checks states itself); use :meth:`Context.set_time` and
-    :meth:`Context.set_continuous_state` everywhere else.
-
-    Attributes
-    ----------
-    size : int
-        Length of ``x`` (the diagram's continuous state).
-    slots : list of (LeafContext, int, int)
-        Each leaf with continuous state and its ``[start, stop)`` in ``x``.
-    """
-
-    __slots__ = ("_root", "slots", "size", "_cells", "_time_cells")
-
-    def __init__(self, root: Context):
-        self._root = root
-        self.slots = []
-        k = 0
-        for leaf in root.leaf_contexts():
-            m = leaf._xc.shape[0]
-            if m:
-                self.slots.append((leaf, k, k + m))
-                k += m
-        self.size = k
-        if root._tables is None:
-            root._tables = _build_tables(root)
-        tables = root._tables
-        seen, cells = set(), []
-        keys = ["time"] + [(id(leaf), "continuous_state") for leaf, _, _ in self.slots]
-        for key in keys:
-            for cache, i in tables.get(key, ()):
-                if (id(cache), i) not in seen:
-                    seen.add((id(cache), i))
-                    cells.append((cache, i))
-        self._cells = cells
-        self._time_cells = list(tables.get("time", ()))
-
-    def load(self, t: float, x: np.ndarray) -> None:
-        """Set time ``t`` and continuous state ``x`` (shape (size,), copied once, read-only)."""
-        x = np.array(x, dtype=float)
-        x.setflags(write=False)
-        self._root._time = t
-        for leaf, a, b in self.slots:
-            leaf._xc = x[a:b]
-        for cache, i in self._cells:
-            cache[i] = _INVALID
-
-    def readonly_loader(self) -> Callable[[float, np.ndarray], None]:
-        """A function ``load(t, x)`` doing what :meth:`load` does for an ``x`` the caller
-        already owns and made read-only (no copy; everything it touches bound as locals, for
-        the integrators' inner loop)."""
-        root, slots, cells, invalid = self._root, tuple(self.slots), tuple(self._cells), _INVALID
-
-        def load(t, x):
-            root._time = t
-            for leaf, a, b in slots:
-                leaf._xc = x[a:b]
-            for cache, i in cells:
-                cache[i] = invalid
-        return load
-
-    def set_time(self, t: float) -> None:
-        """Set only the time (clears the outputs that depend on time)."""
-        self._root._time = t
-        for cache, i in self._time_cells:
-            cache[i] = _INVALID

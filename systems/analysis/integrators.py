@@ -34,6 +34,11 @@ Error control (the RK schemes with an embedded estimate): the error of a step is
 and the next step is ``h * min(5, max(0.2, 0.9 * norm**(-1 / (p_hat + 1))))`` with
 ``p_hat`` the order of the embedded solution (Hairer, Norsett and Wanner, *Solving ODEs
 I*, 1993, section II.4).
+
+Small states (at most :data:`SMALL_STATE` entries) are stepped on Python floats: the stages
+and the solution are the same sums, term by term and in the same order, as the numpy
+expressions (so the same numbers), without a numpy call per term; each stage's state is
+handed to ``f`` as a fresh read-only array (``f`` may keep it).
 """
 from __future__ import annotations
 
@@ -139,6 +144,42 @@ INTEGRATOR_NAMES = ("explicit_euler", "semi_explicit_euler", "runge_kutta2", "ru
 #: A step that ends within this fraction of the limit is stretched to land on it.
 _STRETCH = 0.01
 
+#: States up to this size are stepped on Python floats (fewer numpy calls per step).
+SMALL_STATE = 16
+
+
+def _lincomb(x, cs, ks) -> list:
+    """``x + c0 k0 + c1 k1 + ...`` elementwise on lists, summed left to right as the numpy
+    expression ``x + c0 * k0 + c1 * k1 + ...`` is (``x`` None: start from ``c0 k0``)."""
+    m = len(cs)
+    if x is None:
+        c0, k0 = cs[0], ks[0]
+        out = [c0 * p for p in k0]
+        cs, ks, m = cs[1:], ks[1:], m - 1
+        if m == 0:
+            return out
+        x = out
+    if m == 1:
+        c0, k0 = cs[0], ks[0]
+        return [a + c0 * p for a, p in zip(x, k0)]
+    if m == 2:
+        (c0, c1), (k0, k1) = cs, ks
+        return [a + c0 * p + c1 * q for a, p, q in zip(x, k0, k1)]
+    if m == 3:
+        (c0, c1, c2), (k0, k1, k2) = cs, ks
+        return [a + c0 * p + c1 * q + c2 * r for a, p, q, r in zip(x, k0, k1, k2)]
+    out = list(x)
+    for c, k in zip(cs, ks):
+        out = [a + c * p for a, p in zip(out, k)]
+    return out
+
+
+def _frozen(values: list) -> np.ndarray:
+    """A fresh read-only float64 array of ``values``."""
+    arr = np.array(values, dtype=float)
+    arr.flags.writeable = False
+    return arr
+
 
 def check_integrator_name(name: str) -> str:
     """Return ``name`` if it is a known integrator, else raise ValueError listing the choices."""
@@ -225,6 +266,9 @@ class RungeKuttaStepper(Stepper):
         self._k0: Optional[np.ndarray] = None      # f(t, x), when known
         self._k0_prev: Optional[np.ndarray] = None  # f(t_prev, x_prev)
         self._h: Optional[float] = None           # next error-controlled step
+        # error weights without the zero ones, for the float path
+        self._e_terms = None if self._e is None else tuple((i, e) for i, e in enumerate(self._e)
+                                                           if e != 0.0)
 
     def reset(self, t, x) -> None:
         super().reset(t, x)
@@ -259,6 +303,18 @@ class RungeKuttaStepper(Stepper):
     def step(self, t_limit: float) -> None:
         t, x = self.t, self.x
         k0 = self._k0 if self._k0 is not None else self.f(t, x)
+        if x.shape[0] <= SMALL_STATE:
+            if type(k0) is not list:
+                k0 = np.asarray(k0, dtype=float).tolist()
+            if not self.error_controlled:
+                h, t_new = self._fixed_h(t, t_limit, self.max_step)
+                ks, xi = self._stages_list(t, x.tolist(), h, k0, self._n_sol)
+                x_new, k_new = _frozen(_lincomb(x.tolist(), *self._weighted(h, self._b, ks))), None
+            else:
+                t_new, x_new, k_new = self._controlled_step_list(t, x, k0, t_limit)
+            self.t_prev, self.x_prev, self._k0_prev = t, x, k0
+            self.t, self.x, self._k0 = t_new, x_new, k_new
+            return
         if not self.error_controlled:
             h, t_new = self._fixed_h(t, t_limit, self.max_step)
             x_new = self._solution(t, x, h, k0)
@@ -302,6 +358,74 @@ class RungeKuttaStepper(Stepper):
                 raise StepSizeError(f"{tb.name}: step size {self._h:.3g} s fell below the "
                                     f"resolution of time at t={t!r} (error norm {norm:.3g})")
 
+    # -------------------------------------------------------------- the float path
+    @staticmethod
+    def _weighted(h: float, weights, ks):
+        """The nonzero ``h * w_i`` and their stages."""
+        cs, kk = [], []
+        for w, k in zip(weights, ks):
+            if w != 0.0:
+                cs.append(h * w)
+                kk.append(k)
+        return cs, kk
+
+    def _stages_list(self, t: float, x: list, h: float, k0: list, n: int):
+        """The stages on lists (as :meth:`_stages`); returns them and the last stage's
+        state as a read-only array (``x`` itself, as an array, when ``n == 1``)."""
+        ks = [k0]
+        c, a, f = self._c, self._a, self.f
+        xi = None
+        for i in range(1, n):
+            xi = _frozen(_lincomb(x, *self._weighted(h, a[i], ks)))
+            k = f(t + c[i] * h, xi)
+            ks.append(k.tolist() if type(k) is np.ndarray else np.asarray(k, dtype=float).tolist())
+        return ks, xi
+
+    def _controlled_step_list(self, t, x, k0, t_limit):
+        """:meth:`_controlled_step` on Python floats (same stages, same error norm)."""
+        if self._h is None:
+            self._h = self._initial_step(t, x, np.array(k0))
+        h_min = 16.0 * np.spacing(max(1.0, abs(t)))
+        tb = self.tableau
+        xl = x.tolist()
+        n = len(xl)
+        atol, rtol, sqrt = self.atol, self.rtol, math.sqrt
+        while True:
+            h = min(self._h, self.max_step)
+            remaining = t_limit - t
+            if remaining <= h * (1.0 + _STRETCH):
+                h, t_new = remaining, t_limit
+            else:
+                t_new = t + h
+            ks, xi = self._stages_list(t, xl, h, k0, tb.num_stages)
+            if tb.fsal:   # the last stage is evaluated at x_new itself
+                x_new, k_last = xi, ks[-1]
+                xnl = x_new.tolist()
+            else:
+                xnl, k_last = _lincomb(xl, *self._weighted(h, self._b, ks)), None
+                x_new = _frozen(xnl)
+            err = _lincomb(None, [h * e for _, e in self._e_terms],
+                           [ks[i] for i, _ in self._e_terms])
+            acc = 0.0
+            for e, p, q in zip(err, xl, xnl):
+                p, q = abs(p), abs(q)
+                v = e / (atol + rtol * (p if p > q else q))
+                acc += v * v
+            norm = sqrt(acc / n)
+            if norm <= 1.0:
+                factor = 5.0 if norm == 0.0 else min(5.0, 0.9 * norm ** self._exponent)
+                proposal, self._h = self._h, h * factor
+                if t_new == t_limit and factor >= 1.0:
+                    # A step shortened to land on a limit does not shrink the next one.
+                    self._h = max(self._h, proposal)
+                return t_new, x_new, k_last
+            self.num_rejected += 1
+            factor = 0.2 if not math.isfinite(norm) else max(0.2, 0.9 * norm ** self._exponent)
+            self._h = h * factor
+            if self._h < h_min:
+                raise StepSizeError(f"{tb.name}: step size {self._h:.3g} s fell below the "
+                                    f"resolution of time at t={t!r} (error norm {norm:.3g})")
+
     def _initial_step(self, t, x, k0) -> float:
         """Starting step size (Hairer, Norsett and Wanner 1993, section II.4)."""
         scale = self.atol + self.rtol * np.abs(x)
@@ -323,7 +447,8 @@ class RungeKuttaStepper(Stepper):
         if tau == self.t_prev:
             return self.x_prev
         k0 = self._k0_prev if self._k0_prev is not None else self.f(self.t_prev, self.x_prev)
-        return self._solution(self.t_prev, self.x_prev, tau - self.t_prev, k0)
+        return self._solution(self.t_prev, self.x_prev, tau - self.t_prev,
+                              np.asarray(k0, dtype=float))
 
 
 class SemiExplicitEulerStepper(Stepper):

@@ -89,12 +89,11 @@ from typing import Any, Callable, Optional, Tuple
 import numpy as np
 
 from solvers.progress import ProgressLine
-from ..diagram import Diagram
-from ..leaf_system import LeafSystem
 from ..system import System
 from ..errors import NonFiniteOutputError
 from ._simulator_events import (EventStatus, NonFiniteStateError, SimulationError,
                                 SimulatorStatus, StateLocator, monitor_verdict)
+from ._derivatives import derivative_function
 from .event_schedule import EventSchedule
 from .integrators import (INTEGRATOR_NAMES, SCIPY_METHODS, TABLEAUS, Stepper, StepSizeError,
                           check_integrator_name, make_stepper)
@@ -507,42 +506,8 @@ class Simulator:
         and calls ``system.eval_time_derivatives``; a non-finite derivative raises
         :class:`NonFiniteStateError` naming the system and the index.
         """
-        root = self._context
-        slots = self._slots
-        load_readonly = self._loader.readonly_loader()
-        nfev = self._nfev
-        locator = self._faults
-        isfinite = math.isfinite
-        array, concatenate = np.array, np.concatenate
-        system = self._system
-        generic = type(system).eval_time_derivatives in (Diagram.eval_time_derivatives,
-                                                          LeafSystem.eval_time_derivatives)
-        if generic and slots:
-            # Each leaf with continuous state, directly (what Diagram.eval_time_derivatives does).
-            evals = [(leaf.system.eval_time_derivatives, leaf) for leaf, _, _ in slots]
-        else:
-            evals = [(lambda c, _s=system: _s.eval_time_derivatives(c), root)]
-        single = evals[0] if len(evals) == 1 else None
-
-        ndarray, float64 = np.ndarray, np.float64
-
-        small = self._nx <= 32   # summing a short list in Python beats numpy's reduction
-
-        def f(t, x):
-            x = x.copy() if type(x) is ndarray and x.dtype == float64 else array(x, dtype=float)
-            x.setflags(write=False)
-            load_readonly(t, x)
-            nfev[0] += 1
-            if single is not None:
-                xdot = single[0](single[1])
-            else:
-                xdot = concatenate([ev(c) for ev, c in evals])
-            if not isfinite(sum(xdot.tolist()) if small else xdot.sum()) and \
-                    not np.all(np.isfinite(xdot)):
-                locator.report_derivative(root, t, xdot)
-            return xdot
-
-        return f
+        return derivative_function(self._system, self._context, self._loader, self._nfev,
+                                   self._faults)
 
     def _restart_stepper(self) -> None:
         if self._nx == 0:

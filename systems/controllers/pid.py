@@ -9,6 +9,9 @@ from ..leaf_system import LeafSystem
 
 __all__ = ["PidController"]
 
+#: Up to this many positions, numeric evaluations add Python floats (the same sums).
+_SMALL = 16
+
 
 def _gains(value, name: str) -> np.ndarray:
     arr = np.atleast_1d(np.asarray(value, dtype=float)).ravel()
@@ -46,6 +49,7 @@ class PidController(LeafSystem):
             raise ValueError(f"PidController: gains kp, ki, kd have sizes {sizes}; give scalars "
                              f"or vectors of one size")
         self.kp, self.ki, self.kd = (np.full(n, g[0]) if g.shape[0] == 1 else g for g in gains)
+        self._gain_list = list(zip(self.kp.tolist(), self.ki.tolist(), self.kd.tolist()))
         self.num_positions = n
         self.declare_continuous_state(n)
         self._x = self.declare_input_port("estimated_state", 2 * n)
@@ -73,11 +77,23 @@ class PidController(LeafSystem):
 
     def _control(self, context):
         n = self.num_positions
+        z = context.continuous_state
         if not self._feeds:
-            return self.ki * context.continuous_state
-        e = self._xd.eval(context) - self._x.eval(context)   # [x_d - x; xdot_d - xdot]
-        return self.kp * e[0:n] + self.ki * context.continuous_state + self.kd * e[n:2 * n]
+            return self.ki * z
+        xd, x = self._xd.eval(context), self._x.eval(context)
+        if n <= _SMALL and type(z) is np.ndarray and type(x) is np.ndarray and \
+                type(xd) is np.ndarray:
+            # numeric and small: the same sums on Python floats (no numpy call per term)
+            xdl, xl, zl = xd.tolist(), x.tolist(), z.tolist()
+            return np.array([p * (xdl[j] - xl[j]) + i * zl[j] + d * (xdl[n + j] - xl[n + j])
+                             for j, (p, i, d) in enumerate(self._gain_list)])
+        e = xd - x   # [x_d - x; xdot_d - xdot]
+        return self.kp * e[0:n] + self.ki * z + self.kd * e[n:2 * n]
 
     def time_derivatives(self, context):
         n = self.num_positions
-        return self._xd.eval(context)[0:n] - self._x.eval(context)[0:n]
+        xd, x = self._xd.eval(context), self._x.eval(context)
+        if n <= _SMALL and type(x) is np.ndarray and type(xd) is np.ndarray:
+            xdl, xl = xd.tolist(), x.tolist()
+            return np.array([xdl[j] - xl[j] for j in range(n)])
+        return xd[0:n] - x[0:n]

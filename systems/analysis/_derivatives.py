@@ -1,0 +1,128 @@
+"""The interpreted Simulator's derivative function ``f(t, x) -> xdot`` (private).
+
+One closure per simulator, built once: it loads ``(t, x)`` through the context's
+:class:`~systems._state_loader.StateLoader` (no per-leaf copy, exactly the dependent cached
+outputs cleared) and calls each leaf's ``time_derivatives`` directly (what
+``Diagram.eval_time_derivatives`` and ``LeafSystem.eval_time_derivatives`` do, without
+their per-call bookkeeping), writing the parts into one array. The checks are those of
+``LeafSystem.eval_time_derivatives`` (size; an exception becomes
+:class:`~systems.errors.SystemCallbackError` naming the system) plus the finiteness of the
+result (:class:`~systems.errors.NonFiniteStateError` naming the leaf, the index and the
+time).
+"""
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import numpy as np
+
+from ..diagram import Diagram
+from ..errors import InputNotConnectedError, PortValueError, SystemCallbackError
+from ..leaf_system import LeafSystem
+from ..ports import normalize_vector
+
+__all__ = ["derivative_function"]
+
+_PASS = (PortValueError, SystemCallbackError, InputNotConnectedError, NotImplementedError)
+
+
+def _callback_error(system, exc: Exception) -> SystemCallbackError:
+    return SystemCallbackError(f"system '{system.name}': time_derivatives raised "
+                               f"{type(exc).__name__}: {exc}")
+
+
+def derivative_function(system, root, loader, nfev: list, locator) -> Callable:
+    """``f(t, x) -> xdot`` (shapes (nx,)) of ``system`` over its root context ``root``.
+
+    Parameters
+    ----------
+    system : System
+    root : Context
+    loader : StateLoader
+        ``root.state_loader()``.
+    nfev : list of one int
+        Counter of evaluations, incremented in place.
+    locator : StateLocator
+        Names the leaf of a non-finite derivative.
+
+    Notes
+    -----
+    ``x`` is copied once (read-only) and shared by the leaves as views, unless it is
+    already a read-only float64 array owning its data (which nobody can change: the
+    integrators hand their stages over that way).
+    """
+    slots = loader.slots
+    load = loader.readonly_loader()
+    nx = loader.size
+    isfinite, array, empty = math.isfinite, np.array, np.empty
+    ndarray, float64 = np.ndarray, np.dtype(np.float64)
+    small = nx <= 32   # summing a short list in Python beats numpy's reduction
+    direct = bool(slots) and type(system).eval_time_derivatives in (
+        Diagram.eval_time_derivatives, LeafSystem.eval_time_derivatives) and all(
+        type(leaf.system).eval_time_derivatives is LeafSystem.eval_time_derivatives
+        for leaf, _, _ in slots)
+
+    def own(x):
+        if type(x) is ndarray and x.dtype is float64 and x.base is None and \
+                not x.flags.writeable:
+            return x
+        x = array(x, dtype=float)
+        x.flags.writeable = False
+        return x
+
+    def check(t, xdot):
+        if not isfinite(sum(xdot.tolist()) if small else xdot.sum()) and \
+                not np.all(np.isfinite(xdot)):
+            locator.report_derivative(root, t, xdot)
+
+    if not direct:
+        def f(t, x):
+            x = own(x)
+            load(t, x)
+            nfev[0] += 1
+            xdot = system.eval_time_derivatives(root)
+            check(t, xdot)
+            return xdot
+        return f
+
+    calls = tuple((leaf.system.time_derivatives, leaf, a, b, leaf.system,
+                   f"time derivatives of system '{leaf.system.name}'") for leaf, a, b in slots)
+
+    if len(calls) == 1:
+        td, c, _, n, leaf_system, what = calls[0]
+
+        def f(t, x):
+            x = own(x)
+            load(t, x)
+            nfev[0] += 1
+            try:
+                xdot = td(c)
+            except _PASS:
+                raise
+            except Exception as exc:
+                raise _callback_error(leaf_system, exc) from exc
+            if type(xdot) is not ndarray or xdot.dtype is not float64 or xdot.shape != (n,):
+                xdot = normalize_vector(xdot, n, what)
+            check(t, xdot)
+            return xdot
+        return f
+
+    def f(t, x):
+        x = own(x)
+        load(t, x)
+        nfev[0] += 1
+        xdot = empty(nx)
+        for td, c, a, b, leaf_system, what in calls:
+            try:
+                part = td(c)
+            except _PASS:
+                raise
+            except Exception as exc:
+                raise _callback_error(leaf_system, exc) from exc
+            if type(part) is not ndarray or part.dtype is not float64 or part.shape != (b - a,):
+                part = normalize_vector(part, b - a, what)
+            xdot[a:b] = part
+        check(t, xdot)
+        return xdot
+    return f
