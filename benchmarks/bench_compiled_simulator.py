@@ -240,7 +240,7 @@ def compare_runs(a: dict, b: dict) -> dict:
                 state = max(state, float(np.max(np.abs(ra[k] - rb[k]))))
         for name, (ta, ya) in ra["logs"].items():
             tb, yb = rb["logs"][name]
-            ia, ib = np.nonzero(np.abs(ta[:, None] - tb[None, :]) <= 1e-9 * max(1.0, T_END))
+            ia, ib = np.nonzero(np.abs(ta[:, None] - tb[None, :]) <= 1e-12 * max(1.0, T_END))
             if ia.size:
                 scale = max(1.0, float(np.max(np.abs(ya))))
                 logged = max(logged, float(np.max(np.abs(ya[:, ia] - yb[:, ib]))) / scale)
