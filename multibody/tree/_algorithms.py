@@ -257,13 +257,34 @@ class AlgorithmsMixin:
             calls[name]()
         return fc.entries[key].fun
 
-    def compile(self, names: Any = None, flags: Any = None) -> None:
+    def compile(self, names: Any = None, flags: Any = None, wait: bool = True) -> None:
         """Compile the already built numeric functions to C now (all, or those whose key or
-        method name is in ``names``); ``flags``: compiler flags such as ``("-O1",)``.
-        Does nothing for ``backend="casadi"``."""
-        for key, e in self._fcache().entries.items():
-            if names is None or key in names or (isinstance(key, tuple) and key[0] in names):
-                e.evaluator.compile(flags)
+        method name is in ``names``), several at once on the machine's cores.
+
+        Parameters
+        ----------
+        names : iterable of str, optional
+            Function keys or method names (default: all built ones).
+        flags : sequence of str, optional
+            Compiler flags such as ``("-O1",)`` (default: by code length).
+        wait : bool
+            True: return once the optimised libraries serve calls. False: long functions
+            are first compiled quickly in parallel parts (seconds) and return then; their
+            optimised libraries replace them from a background thread when ready.
+
+        Does nothing for ``backend="casadi"``.
+        """
+        todo = [e.evaluator for key, e in self._fcache().entries.items()
+                if names is None or key in names or (isinstance(key, tuple) and key[0] in names)]
+        if len(todo) <= 1:
+            for ev in todo:
+                ev.compile(flags, wait)
+            return
+        import os
+        from concurrent.futures import ThreadPoolExecutor
+        with ThreadPoolExecutor(max_workers=max(1, min(len(todo), os.cpu_count() or 1))) as pool:
+            for f in [pool.submit(ev.compile, flags, wait) for ev in todo]:
+                f.result()
 
     # ------------------------------------------------------------------ kinematics
     def body_pose(self, body: str, q: Any):

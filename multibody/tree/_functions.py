@@ -5,8 +5,11 @@ tree (and per frame arguments) with ``SX`` symbols into a ``casadi.Function``. A
 goes through :class:`_Numeric`: CasADi's virtual machine for the first ``compile_after``
 calls of a function (backend "auto"), then the compiled C code of
 ``solvers.compiled.CompiledFunction`` (compiled in a background thread, the VM serving
-calls until the library is ready; ``tree.compile()`` waits for it); backend "c" compiles at the first call and "casadi"
-never does. A symbolic call (SX/MX arguments) calls the ``casadi.Function`` symbolically.
+calls until the library is ready; ``tree.compile()`` waits for it); backend "c" compiles at
+the first call and "casadi" never does. A long function is compiled in two stages
+(``staged`` of ``CompiledFunction``): a quick library in parallel parts within seconds, then
+the optimised one in the background, which replaces it; ``tree.compile(wait=False)`` returns
+after the first stage. A symbolic call (SX/MX arguments) calls the ``casadi.Function`` symbolically.
 
 Batched calls (arguments with a leading batch axis, ``(N, n)``) go through
 :class:`_Batched`: CasADi's ``Function.map`` over N copies of the function, evaluated on the
@@ -37,10 +40,11 @@ BATCH_THREAD_MIN: int = 512
 """Smallest batch split over threads: starting the threads costs tens of microseconds."""
 
 
-COMPILE_FLAGS: tuple[str, ...] = ("-O1",)
-"""Compiler flags for the tree's functions: on the long straight-line code of dynamics
-algorithms ``-O1`` runs as fast as ``-O2`` (measured 22.5 vs 21.5 us for a 40-DOF ABA) and
-compiles about a third faster."""
+COMPILE_FLAGS: tuple[str, ...] | None = None
+"""Compiler flags for the tree's functions; None: chosen by the length of the generated
+code (``solvers.compiled.auto_flags``: ``-O2`` for short functions, ``-Og`` for the long
+straight-line code of a large tree's dynamics, which runs as fast as at ``-O1`` and compiles
+about 1.5x faster; ``benchmarks/bench_cold_compile.py``)."""
 
 
 def _compiled_class():
@@ -120,9 +124,10 @@ class _Numeric:
         if self.entry is not None:
             self.entry.numeric = cf
 
-    def compile(self, flags: Any = None) -> None:
+    def compile(self, flags: Any = None, wait: bool = True) -> None:
         """Switch to the compiled path now, waiting for a background compilation if one is
-        running (backend "auto"/"c"); ``flags``: compiler flags."""
+        running (backend "auto"/"c"); ``flags``: compiler flags; ``wait``: return only once
+        the optimised library serves calls (else possibly a quick one, see the module doc)."""
         if self.backend == "casadi":
             return
         cls = _compiled_class()
@@ -132,9 +137,13 @@ class _Numeric:
             self._thread.join()
         if self.compiled is not None:
             if self.compiled.backend is None:
+                if wait:
+                    self.compiled.staged = False
                 self.compiled.build()
+            if wait:
+                self.compiled.wait_optimized()
             return
-        self._install(cls(self.fun, backend="auto",
+        self._install(cls(self.fun, backend="auto", staged=not wait,
                           flags=COMPILE_FLAGS if flags is None else tuple(flags)).build())
 
     def __call__(self, *args: Any):
@@ -171,6 +180,7 @@ class _Batched:
         self.fun = fun
         self.evaluator = evaluator
         self.base = None  # the function to map: compiled external, or fun on the VM
+        self.base_path = None  # the library it was loaded from
         self.maps: dict[tuple[int, int], tuple] = {}
         self.lock = threading.Lock()
         self.out_sp = [fun.sparsity_out(i) for i in range(fun.n_out())]
@@ -186,8 +196,10 @@ class _Batched:
                 self.out_pos.append((r * cols + c).astype(np.intp))
 
     def _base(self) -> ca.Function:
-        if self.base is not None:
+        cf = self.evaluator.compiled
+        if self.base is not None and (cf is None or cf.library_path == self.base_path):
             return self.base
+        self.maps.clear()  # first use, or an optimised library replaced a quick one
         ev = self.evaluator
         if ev.backend != "casadi":
             ev.compile()
@@ -204,13 +216,14 @@ class _Batched:
                               f"machine: its function was not found in {path.name}",
                               CompilationWarning, stacklevel=4)
         self.base = base
+        self.base_path = path
         return base
 
     def _buffer(self, n: int, threads: int):
         key = (n, threads)
+        base = self._base()  # clears the maps when the library changed
         m = self.maps.get(key)
         if m is None:
-            base = self._base()
             fm = base.map(n, "thread", threads) if threads > 1 else base.map(n)
             m = self.maps[key] = fm.buffer()
             if len(self.maps) > 16:  # keep a few batch sizes
