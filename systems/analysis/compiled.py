@@ -54,7 +54,8 @@ from ._compiled_reuse import (CompiledFallbackWarning, InterpretedFallback, clea
                               empty_table, program_for, reuse_statistics)
 from ._compiled_whole_run import BatchResult, WholeRunSimulator, simulate_batch
 from ._published_values import SourceMap, raise_non_finite_read
-from ._simulator_events import NonFiniteStateError, SimulationError
+from ._simulator_events import NonFiniteStateError, SimulationError, SimulatorStatus
+from .event_schedule import EventSchedule
 from ..events import PeriodicEvent, PerStepEvent, WitnessFunction
 from ..primitives.logging import VectorLogSink
 from ..symbolic import converted_input_ports, CasadiSystem
@@ -160,11 +161,19 @@ class CompiledSimulator(InterpretedFallback):
         self._probe = program.probe
         self._cache: Dict[object, object] = program.functions
         self._tol_key = (self._rtol, self._atol, self._max_step)
-        self._steps = 0
         self._initialized = False
-        self._next_update: Optional[int] = None
+        self._new_schedule()
 
     # ------------------------------------------------------------------ setup
+    def _new_schedule(self) -> None:
+        """The event schedule (systems.analysis.event_schedule), shared in kind with the
+        interpreted Simulator: the periodic updates' next occurrences (all of one period and
+        offset, run together by one CasADi function) and the statistics."""
+        self._schedule = EventSchedule(self._system, self._context,
+                                       check_outputs=self._check_outputs)
+        self._updates = [te for te in self._schedule.timed if te.event.kind == "discrete"]
+        self._started = False
+
     def _check_events(self) -> None:
         for ev in self._system.events():
             leaf = ev.system
@@ -220,7 +229,16 @@ class CompiledSimulator(InterpretedFallback):
 
     def get_num_steps_taken(self) -> int:
         """Integration calls (CVODES segments) or fixed steps taken."""
-        return self._steps
+        return self._schedule.stats["steps"]
+
+    def get_statistics(self) -> dict:
+        """The event schedule's counters (``steps``: CVODES segments or fixed steps,
+        ``discrete_updates``; the interpreted Simulator's other counters stay 0)."""
+        return dict(self._schedule.stats)
+
+    def reset_statistics(self) -> None:
+        """Zero the counters."""
+        self._schedule.reset_statistics()
 
     def reset_context(self, context) -> None:
         """Simulate from ``context`` next (a context of the same system); compiled code is kept."""
@@ -229,8 +247,7 @@ class CompiledSimulator(InterpretedFallback):
                              f"'{self._system.name}'")
         self._context = context
         self._initialized = False
-        self._next_update = None
-        self._steps = 0
+        self._new_schedule()
 
     def initialize(self) -> None:
         """Build (and compile) the integration code, and record the initial log samples."""
@@ -240,8 +257,9 @@ class CompiledSimulator(InterpretedFallback):
         self._record(np.array([t]), x.reshape(-1, 1), xd, u, p)
         self._initialized = True
 
-    def advance_to(self, t_final: float) -> None:
-        """Integrate to ``t_final``, applying discrete updates and recording logs on the way."""
+    def advance_to(self, t_final: float) -> SimulatorStatus:
+        """Integrate to ``t_final``, applying discrete updates and recording logs on the way;
+        returns a ``"reached_boundary_time"`` :class:`~systems.analysis.SimulatorStatus`."""
         if isinstance(t_final, bool) or not isinstance(t_final, (int, float, np.number)) \
                 or not math.isfinite(t_final):
             raise ValueError(f"CompiledSimulator.advance_to: final time must be a finite number, "
@@ -251,19 +269,22 @@ class CompiledSimulator(InterpretedFallback):
         t, x, xd, u, p = self._cs.from_context(self._context)
         if t_final < t:
             raise ValueError(f"advance_to({t_final}) is earlier than the current time {t}")
-        period, offset = self._cs.update_period, self._cs.update_offset
-        if period is not None and self._next_update is None:
-            self._next_update = max(0, math.ceil((t - offset) / period - 1e-9))
+        updates, stats = self._updates, self._schedule.stats
+        if not self._started:  # the updates due at or after the first time (then pending)
+            self._schedule.start(t)
+            self._started = True
         eps = _EPS * max(1.0, abs(t_final))
         while t < t_final - eps:
             # Start of a step (Drake's order): the update due at t, pending since the previous
             # step ended at t; the publishes at t (log samples) saw the pre-update state.
-            if period is not None and offset + self._next_update * period <= t + eps:
+            if updates and updates[0].t_next <= t + eps:
                 xd_new = np.asarray(self._cs.update(t, x, xd, u, p).full(), float).ravel()
                 self._check_finite(t, t, x, xd_new, "discrete update")
                 xd = xd_new
-                self._next_update += 1
-            t_next = t_final if period is None else min(t_final, offset + self._next_update * period)
+                for te in updates:
+                    te.advance()
+                stats["discrete_updates"] += 1
+            t_next = min(t_final, updates[0].t_next) if updates else t_final
             times, xs = self._integrate(t, t_next, x, xd, u, p)
             if xs.shape[1] and not np.all(np.isfinite(xs)):
                 self._report_nonfinite(t, x, times, xs, xd, u, p)
@@ -271,6 +292,7 @@ class CompiledSimulator(InterpretedFallback):
             self._record(times, xs, xd, u, p)
             t = t_next
         self._write_back(t_final, x, xd)
+        return SimulatorStatus("reached_boundary_time", float(t_final), float(t_final))
 
     def _locate(self, index: int, discrete: bool):
         """The leaf system owning entry ``index`` of the flat (discrete) state."""
@@ -374,7 +396,7 @@ class CompiledSimulator(InterpretedFallback):
             xf = fun(*args)[0]
         except RuntimeError as exc:
             self._diagnose_failure(t0, t1, x, xd, u, p, exc)
-        self._steps += 1
+        self._schedule.stats["steps"] += 1
         return times, np.asarray(xf, float).reshape(self._cs.nx, -1)
 
     def _diagnose_failure(self, t0, t1, x0, xd, u, p, exc) -> None:
@@ -442,7 +464,7 @@ class CompiledSimulator(InterpretedFallback):
             chunk = np.asarray(loop(x, ts_p[k:k + _CHUNK], hs_p[k:k + _CHUNK], xd, u, p), float)
             out[:, k:k + _CHUNK] = chunk.reshape(self._cs.nx, _CHUNK)
             x = out[:, k + _CHUNK - 1]
-        self._steps += n
+        self._schedule.stats["steps"] += n
         times = ts + hs
         times[-1] = t1  # land exactly on the segment end (an event or output time)
         return times, out[:, :n]
