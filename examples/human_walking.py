@@ -60,6 +60,8 @@ from _plotting import pyplot, save_figure
 from _viewer import add_viewer_arguments, viewer_options
 from _cli import script_parser
 from _synthetic_walk import walk_configurations
+from _human_experiments import (build_forward_pass, forward_pass, noise_protocol,
+                                plot_noise_protocol)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(os.path.dirname(HERE), "tests", "data")
@@ -332,6 +334,13 @@ def main(argv=None) -> dict:
     ap.add_argument("--no-experiments", action="store_true",
                     help="skip the three HDM experiments (noise, arm swing, reduced markers)")
     ap.add_argument("--no-plot", action="store_true", help="skip the plots")
+    ap.add_argument("--no-forward-pass", action="store_true",
+                    help="skip the forward pass (simulation of the walk from its torques)")
+    ap.add_argument("--noise-repetitions", type=int, default=0,
+                    help="draws per noise level of the paper's noise protocol on the forward "
+                         "pass (the paper: 20; 0 skips it)")
+    ap.add_argument("--time-step", type=float, default=0.0,
+                    help="time step of the forward pass (s; default a quarter frame)")
     add_viewer_arguments(ap, "the fitted walk")
     args = ap.parse_args(argv)
     viewer_options(args, contact_force_scale=0.0)        # exits when viser is missing
@@ -390,7 +399,28 @@ def main(argv=None) -> dict:
               "work_per_joint_j": {j: w[2] for j, w in work.per_joint().items()},
               "paper": PAPER}
 
-    # 6. experiments
+    # 6. the forward pass: the walk simulated from its torques, the pelvis not actuated
+    fwd = None
+
+    def new_model():
+        return human_model(skeleton, marker_set)
+    if not args.no_forward_pass:
+        fp = build_forward_pass(new_model, traj, floor, time_step=args.time_step or None)
+        fwd, report["forward_pass"] = forward_pass(fp, traj, res, fitter, X)
+        np.savez(os.path.join(args.out, "forward.npz"), t=fwd.t,
+                 q=model.configuration_to_urdf_order(fwd.q),
+                 v=model.velocity_to_urdf_order(fwd.v))
+        if args.noise_repetitions > 0:
+            print(f"noise protocol: {len(NOISE_MM)} levels x {args.noise_repetitions} draws, "
+                  "each refitted, inverse dynamics, forward pass")
+
+            def analyse(Q):
+                tr, rs, _, _ = inverse_dynamics(model, t, Q, args.cutoff, floor)
+                return tr, rs
+            report["noise_study_protocol"] = noise_protocol(
+                fitter, traj, res, floor, fp, analyse, args.noise_repetitions, NOISE_MM)
+
+    # 7. experiments
     locked_work = None
     if not args.no_experiments:
         print("(a) noise study")
@@ -445,14 +475,23 @@ def main(argv=None) -> dict:
             plot_noise(plt, args.out, report["noise_study"])
             if report.get("reduced_marker_angle_rms_deg") is not None:
                 plot_reduced(plt, args.out, tree, fit.q, fit_r.q)
+        if report.get("noise_study_protocol"):
+            plot_noise_protocol(plt, os.path.join(args.out, "walking_noise_protocol.png"),
+                                report["noise_study_protocol"])
     if args.viewer or args.html:          # the fitted walk, ground forces and markers
         vis = Visualizer(tree, live=args.viewer, contact_force_scale=0.001, markers=list(
             zip(names, fitter.marker_bodies, fitter.marker_offsets)))
         walk = vis.record_trajectory(t, traj.q, res.point_bodies, cid.points,
                                      res.contact_forces)
         report["html"] = show_run(vis, walk, html=args.html, replay=args.viewer)
+        if fwd is not None and args.html:             # the forward pass, recorded too
+            vis_f = Visualizer(tree, live=False, markers=list(
+                zip(names, fitter.marker_bodies, fitter.marker_offsets)))
+            rec = vis_f.record_trajectory(fwd.t, fwd.q)
+            report["forward_html"] = show_run(vis_f, rec, html=os.path.splitext(args.html)[0]
+                                              + "_forward.html")
     return {"report": report, "fit": fit, "inverse_dynamics": res, "trajectory": traj,
-            "model": model}
+            "model": model, "forward_pass": fwd}
 
 
 if __name__ == "__main__":

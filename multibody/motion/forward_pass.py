@@ -253,10 +253,11 @@ class ForwardPass:
 
     def __init__(self, tree, times, contact_points: Optional[Mapping] = None,
                  floor: Optional[Floor] = None, *, time_step: Optional[float] = None,
-                 omega: float = 40.0, zeta: float = 1.0, min_stiffness: float = 300.0,
-                 mu: float = 1.0, lcp_tolerance: float = 1e-5, pgs_max_sweeps: int = 1000,
+                 omega: float = 40.0, zeta: float = 1.0, min_stiffness: float = 3000.0,
+                 mu: float = 1.0, lcp_tolerance: float = 1e-4, pgs_max_sweeps: int = 1000,
                  sphere_radius: float = 0.01, joint_limits: bool = True,
-                 reference_q=None, balance: bool = True, balance_omega: float = 8.0,
+                 reference_q=None, balance: bool = True, balance_omega: float = 3.0,
+                 rotation_inertia: Optional[float] = None,
                  compiled: bool = True) -> None:
         self.times = np.asarray(times, float).ravel()
         if self.times.size < 2 or np.any(np.diff(self.times) <= 0):
@@ -334,7 +335,7 @@ class ForwardPass:
             m = float(fwd.total_mass())
             wb = float(balance_omega)
             kx, dx = m * wb ** 2, 2.0 * m * wb
-            Ir = 0.1 * m                        # about the pelvis: ~ m (0.3 m)^2
+            Ir = float(rotation_inertia) if rotation_inertia else 0.1 * m
             bal = _balance_function(fwd, self.legs, kx, dx, Ir * wb ** 2, 2.0 * Ir * wb)
         K = len(self.times)
         self.controller = JointTrackingController(
@@ -474,8 +475,9 @@ class ForwardPass:
         res = simulate_batch(self.diagram, ctxs, float(self.times[-1]) + 1e-9)
         wall = (time.perf_counter() - w0) / max(len(ctxs), 1)
         out = []
-        for ctx, r, fb in zip(ctxs, references, getattr(res, "fallback_steps", [[]] * len(ctxs))):
+        for i, (ctx, r) in enumerate(zip(res.contexts, references)):
             log = self.logger.find_log(ctx)
+            fb = [(t, why) for w, t, why in res.fallback_steps if w == i]
             out.append(self._result(log.sample_times(), log.data(), np.asarray(r[0], float),
-                                    wall, fb if isinstance(fb, list) else []))
+                                    wall, fb))
         return out
