@@ -58,7 +58,8 @@ from .errors import MotionError
 from .marker_fit import MarkerFitter
 from .marker_set import marker_set_arrays
 
-__all__ = ["ScalingError", "ScalingResult", "fit_segment_scales", "bone_lengths"]
+__all__ = ["ScalingError", "ScalingResult", "fit_segment_scales", "bone_lengths",
+           "scaled_marker_kinematics"]
 
 
 class ScalingError(MotionError):
@@ -166,12 +167,34 @@ def _skew(w):
                       ca.horzcat(-w[1], w[0], 0))
 
 
-def _marker_function(tree, bodies: list, offsets0: np.ndarray, segments: list) -> ca.Function:
-    """``(q, s, d) -> (p (3M,), J_v (3M, nv), J_s (3M, S), J_d (3M, 3M))``.
+def scaled_marker_kinematics(tree, markers: Sequence, segments: Sequence[str]) -> ca.Function:
+    """Marker positions of a tree with scaled segments, and their exact derivatives.
 
-    The tangent derivative ``J_v`` is taken through a first-order motion ``xi`` of every
-    joint in its child frame, ``X_J(q) (1 + [S(q) xi]^)``, at ``xi = 0`` (the tree's
-    ``integrate`` moves ``q`` the same way to first order)."""
+    Marker ``i`` (offset ``o_i^0`` on body ``b_i``) is at ``p_i = X_{W,b_i}(q, s) (s_{b_i}
+    o_i^0 + d_i)``; a joint's origin translation in its parent body ``P`` is multiplied by
+    ``s_P`` (bodies not in ``segments`` keep scale 1). The tangent derivative ``J_v`` is taken
+    through a first-order motion ``xi`` of every joint in its child frame,
+    ``X_J(q) (1 + [S(q) xi]^)`` at ``xi = 0``, ``S`` the joint's motion subspace (the tree's
+    ``integrate`` moves ``q`` the same way to first order).
+
+    Parameters
+    ----------
+    tree : RigidBodyTree
+    markers : sequence of (name, body, offset)
+        Nominal markers (:func:`~multibody.motion.marker_set_arrays`).
+    segments : sequence of str
+        The scaled bodies, in the order of ``s``.
+
+    Returns
+    -------
+    casadi.Function
+        ``(q (nq,), s (S,), d (3M,)) -> (p (3M,), J_v (3M, nv), J_s (3M, S), J_d (3M, 3M))``.
+    """
+    _, bodies, offsets0 = marker_set_arrays(tree, markers, "scaled_marker_kinematics")
+    unknown = [n for n in segments if n not in {b.name for b in tree.bodies}]
+    if unknown:
+        raise ScalingError(f"scaled_marker_kinematics: {unknown} are not bodies of tree "
+                           f"'{tree.name}'")
     nq, nv, M = tree.nq, tree.nv, len(bodies)
     q, xi = ca.SX.sym("q", nq), ca.SX.sym("xi", nv)
     s, d = ca.SX.sym("s", len(segments)), ca.SX.sym("d", 3 * M)
@@ -378,12 +401,12 @@ def _default_frames(vis_count: np.ndarray, min_markers: int, n: int) -> np.ndarr
 
 def fit_segment_scales(model, positions: Any, frames: Optional[Sequence[int]] = None, *,
                        fit_scales: bool = True, fit_offsets: bool = True,
-                       segments: Optional[Sequence[str]] = None, scale_prior: float = 1e-3,
+                       segments: Optional[Sequence[str]] = None, scale_prior: float = 0.05,
                        offset_prior: float = 0.05, pose_prior: float = 1e-3,
                        scale_bounds: tuple = (0.5, 2.0), marker_weights: Any = None,
                        mass: Optional[float] = None, max_frames: int = 30,
                        min_markers: int = 6, max_iterations: int = 100,
-                       tolerance: float = 1e-10, cost_tolerance: float = 1e-12
+                       tolerance: float = 1e-10, cost_tolerance: float = 1e-6
                        ) -> ScalingResult:
     """Fit segment scales, marker offsets and frame poses to a capture (module docstring).
 
@@ -489,7 +512,7 @@ def fit_segment_scales(model, positions: Any, frames: Optional[Sequence[int]] = 
     start = MarkerFitter(tree, model.markers, preferred_q=q_ref,
                          prior_weight=max(pose_prior, 1e-3), marker_weights=w,
                          min_markers=min_markers).fit(Xf, progress=False)
-    fun = CompiledFunction(_marker_function(tree, bodies, offsets0, fitted))
+    fun = CompiledFunction(scaled_marker_kinematics(tree, model.markers, fitted))
     prob = _Problem(tree, fun, Xf, w, q_ref, pose_prior, scale_prior, offset_prior,
                     len(fitted), fit_scales, fit_offsets, (lo_s, hi_s))
     Q = start.q.copy()
