@@ -14,7 +14,8 @@ arguments (it picks CVODES at the same tolerances), warm and *cold* (an empty
 structure table for each run: conversion and integrator built again); Drake's Simulator (RK3,
 same accuracy, its Simulator built per run) where ``pydrake`` imports. Construction alone
 (``Simulator(diagram, compiled=True, ...)`` on a converted structure, context given) is
-reported in microseconds.
+reported in microseconds; ``--cold-c`` adds one fixed-step run whose loop is compiled to C
+with an empty disk cache (the cold start of a compiled fixed-step scheme).
 
 Rounds are interleaved (every row once per round, the order rotated), times are medians,
 BLAS is pinned to one thread. ``--examples`` adds the survey of ``compiled="auto"`` on the
@@ -22,7 +23,8 @@ examples: the mode it picks (or the fallback note), the first (cold) run's wall 
 the interpreted run's, and the largest difference of final states and of log samples taken
 at the same times (relative to the logged values' scale).
 
-Run: ``.venv/bin/python benchmarks/bench_compiled_simulator.py [--rounds 15] [--examples]``
+Run: ``.venv/bin/python benchmarks/bench_compiled_simulator.py [--rounds 15] [--examples]
+[--cold-c]``
 """
 from __future__ import annotations
 
@@ -176,6 +178,26 @@ def construction_us(scene: dict, rounds: int) -> float:
     return 1e6 * statistics.median(times)
 
 
+def cold_fixed_step_seconds(scene: dict) -> float:
+    """Wall seconds of one ``compiled="auto"`` fixed-step RK3 run (h = 1e-3) with an empty
+    structure table and an empty disk cache (a private temporary ``DYNABLOCKS_CACHE_DIR``):
+    the C compilation of the unrolled loop included."""
+    saved = os.environ.get("DYNABLOCKS_CACHE_DIR")
+    with tempfile.TemporaryDirectory() as cache, reuse.empty_table():
+        os.chmod(cache, 0o700)
+        os.environ["DYNABLOCKS_CACHE_DIR"] = cache
+        try:
+            t0 = time.perf_counter()
+            Simulator(scene["diagram"], scene["context"](), compiled="auto",
+                      integrator="runge_kutta3", fixed_step=True, max_step=1e-3).advance_to(T_END)
+            return time.perf_counter() - t0
+        finally:
+            if saved is None:
+                os.environ.pop("DYNABLOCKS_CACHE_DIR", None)
+            else:
+                os.environ["DYNABLOCKS_CACHE_DIR"] = saved
+
+
 def time_interleaved(rows: Dict[str, Callable], rounds: int) -> Dict[str, List[float]]:
     """Each row once per round, the order rotated by one per round; returns the times."""
     names = list(rows)
@@ -267,6 +289,8 @@ def main(argv=None) -> dict:
     parser = script_parser(__doc__)
     parser.add_argument("--rounds", type=int, default=15, help="interleaved rounds (medians)")
     parser.add_argument("--examples", action="store_true", help="add the examples survey")
+    parser.add_argument("--cold-c", action="store_true",
+                        help="add one fixed-step run compiled to C with an empty disk cache")
     parser.add_argument("--scenes", default="msd,acrobot", help="comma-separated: msd, acrobot")
     args = parser.parse_args(argv)
     result: dict = {"scenes": {}, "examples": []}
@@ -292,9 +316,13 @@ def main(argv=None) -> dict:
             print(f"{n:42s} {1e3 * med:11.3f} {vs} {diff:17.2e}")
             table[n] = {"seconds": med, "vs_drake": med / drake if drake else None}
         print(f"construction alone, compiled=True on a converted structure: {us:.1f} us")
+        cold_c = cold_fixed_step_seconds(scene) if args.cold_c else None
+        if cold_c is not None:
+            print(f'compiled="auto" fixed-step RK3 h=1e-3, empty disk cache (C compiled), one '
+                  f"run: {cold_c:.2f} s")
         if not drake:
             print("(pydrake not installed: no Drake row)")
-        result["scenes"][key] = {"rows": table, "construction_us": us}
+        result["scenes"][key] = {"rows": table, "construction_us": us, "cold_c_seconds": cold_c}
     if args.examples:
         rows = survey(list(EXAMPLES))
         print('\ncompiled="auto" on the examples (first run: cold, structure table cleared)')
