@@ -1,7 +1,10 @@
-"""Rigid-body plants: a tree with actuator, sensor and constraint blocks as one System.
+"""Rigid-body plants: the tree block with actuator, sensor and constraint blocks as one System
+(a :class:`~multibody.tree.RigidBodyTree` is itself a System block: ``builder.add_system(tree)``).
 
 Lives here: :class:`RigidBodySystemBase` (blocks, actuation, block contexts, sensor outputs,
-state access: everything but the solve), :class:`RigidBodyPlant` (continuous, no constraints: ``vdot`` by ABA),
+state access: everything but the solve; by default the inputs are the actuators' commands
+and the outputs the sensors' outputs), :class:`RigidBodyPlant` (the tree block with options:
+continuous, no constraints, ``vdot`` by ABA, bitwise the tree's own dynamics),
 :class:`RigidBodySystem` (continuous: accelerations and constraint forces solved together,
 contact events by witness functions) and :class:`TimeSteppingRigidBodySystem` (discrete:
 next velocities and impulses solved together; each step taken by a :class:`StepMethod`,
