@@ -14,7 +14,7 @@ scales, marker offsets and poses on ``--frames`` frames spread over the trial
 4. the scaled model with its calibrated offsets.
 
 Run: ``python benchmarks/check_scaling_hdm.py [--data DIR] [--frames 30] [--step 4]
-[--out DIR]`` (``--out`` writes ``scaling.json`` and ``scaled_model.urdf``).
+[--symmetric] [--out DIR]`` (``--out`` writes ``scaling.json`` and ``scaled_model.urdf``).
 """
 from __future__ import annotations
 
@@ -37,6 +37,7 @@ def main(argv=None) -> dict:
     ap.add_argument("--step", type=int, default=4, help="evaluate every N-th frame")
     ap.add_argument("--scale-prior", type=float, default=None, help="lambda_s (m)")
     ap.add_argument("--offset-prior", type=float, default=None, help="lambda_d")
+    ap.add_argument("--symmetric", action="store_true", help="one scale per right/left pair")
     ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
     model = human_model(os.path.join(args.data, "cooper-skeleton.txt"),
@@ -53,6 +54,7 @@ def main(argv=None) -> dict:
 
     opts = {k: v for k, v in (("scale_prior", args.scale_prior),
                               ("offset_prior", args.offset_prior)) if v is not None}
+    opts["symmetric"] = args.symmetric
     t0 = time.perf_counter()
     res = fit_segment_scales(model, X, max_frames=args.frames, **opts)
     t_fit = time.perf_counter() - t0

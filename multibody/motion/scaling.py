@@ -167,7 +167,7 @@ def _skew(w):
                       ca.horzcat(-w[1], w[0], 0))
 
 
-def scaled_marker_kinematics(tree, markers: Sequence, segments: Sequence[str]) -> ca.Function:
+def scaled_marker_kinematics(tree, markers: Sequence, segments: Sequence) -> ca.Function:
     """Marker positions of a tree with scaled segments, and their exact derivatives.
 
     Marker ``i`` (offset ``o_i^0`` on body ``b_i``) is at ``p_i = X_{W,b_i}(q, s) (s_{b_i}
@@ -182,8 +182,8 @@ def scaled_marker_kinematics(tree, markers: Sequence, segments: Sequence[str]) -
     tree : RigidBodyTree
     markers : sequence of (name, body, offset)
         Nominal markers (:func:`~multibody.motion.marker_set_arrays`).
-    segments : sequence of str
-        The scaled bodies, in the order of ``s``.
+    segments : sequence of str or of tuples of str
+        The scaled bodies, in the order of ``s``; a tuple's bodies share one scale.
 
     Returns
     -------
@@ -191,14 +191,14 @@ def scaled_marker_kinematics(tree, markers: Sequence, segments: Sequence[str]) -
         ``(q (nq,), s (S,), d (3M,)) -> (p (3M,), J_v (3M, nv), J_s (3M, S), J_d (3M, 3M))``.
     """
     _, bodies, offsets0 = marker_set_arrays(tree, markers, "scaled_marker_kinematics")
-    unknown = [n for n in segments if n not in {b.name for b in tree.bodies}]
+    col = {n: k for k, e in enumerate(segments) for n in ((e,) if isinstance(e, str) else e)}
+    unknown = [n for n in col if n not in {b.name for b in tree.bodies}]
     if unknown:
         raise ScalingError(f"scaled_marker_kinematics: {unknown} are not bodies of tree "
                            f"'{tree.name}'")
     nq, nv, M = tree.nq, tree.nv, len(bodies)
     q, xi = ca.SX.sym("q", nq), ca.SX.sym("xi", nv)
     s, d = ca.SX.sym("s", len(segments)), ca.SX.sym("d", 3 * M)
-    col = {n: k for k, n in enumerate(segments)}
     by_child = {j.child: j for j in tree.joints}
     poses = {"world": ca.SX.eye(4)}
 
@@ -337,7 +337,8 @@ class _Problem:
                         changed = True
             if s_idx.size:
                 sv, st = p[self.pcols[s_idx]], dp[s_idx]
-                out = ((sv <= self.lo_s + 1e-12) & (st < 0)) | ((sv >= self.hi_s - 1e-12) & (st > 0))
+                out = (((sv <= self.lo_s + 1e-12) & (st < 0))
+                       | ((sv >= self.hi_s - 1e-12) & (st > 0)))
                 if out.any() and free_p[s_idx[out]].any():
                     free_p[s_idx[out]] = False
                     changed = True
@@ -392,6 +393,22 @@ class _Problem:
         return Qn, pn
 
 
+def _pairs(names: list) -> list:
+    """Right/left pairs (``r...``/``l...``) as tuples sharing a scale; the others alone."""
+    out, done = [], set()
+    for n in names:
+        if n in done:
+            continue
+        twin = ({"r": "l", "l": "r"}.get(n[:1], "") + n[1:]) if n[:1] in "rl" else None
+        if twin and twin != n and twin in names:
+            out.append((n, twin))
+            done.update((n, twin))
+        else:
+            out.append(n)
+            done.add(n)
+    return out
+
+
 def _default_frames(vis_count: np.ndarray, min_markers: int, n: int) -> np.ndarray:
     ok = np.flatnonzero(vis_count >= min_markers)
     if ok.size <= n:
@@ -401,7 +418,8 @@ def _default_frames(vis_count: np.ndarray, min_markers: int, n: int) -> np.ndarr
 
 def fit_segment_scales(model, positions: Any, frames: Optional[Sequence[int]] = None, *,
                        fit_scales: bool = True, fit_offsets: bool = True,
-                       segments: Optional[Sequence[str]] = None, scale_prior: float = 0.05,
+                       segments: Optional[Sequence[str]] = None, symmetric: bool = False,
+                       scale_prior: float = 0.05,
                        offset_prior: float = 0.05, pose_prior: float = 1e-3,
                        scale_bounds: tuple = (0.5, 2.0), marker_weights: Any = None,
                        mass: Optional[float] = None, max_frames: int = 30,
@@ -426,6 +444,9 @@ def fit_segment_scales(model, positions: Any, frames: Optional[Sequence[int]] = 
     segments : sequence of str, optional
         Segments to scale (default all); those without a marker on or below them are left
         out and take their parent's scale.
+    symmetric : bool
+        One scale for each right/left pair of segments (names differing only in a leading
+        ``r``/``l``, such as ``ru-leg`` and ``lu-leg``).
     scale_prior : float
         ``lambda_s`` (m per unit of scale, >= 0).
     offset_prior : float
@@ -506,17 +527,18 @@ def fit_segment_scales(model, positions: Any, frames: Optional[Sequence[int]] = 
                            f"markers, at least {min_markers} needed")
     Xf = X[frames]
     fitted = _observed_segments(tree, bodies, chosen) if fit_scales else []
+    groups = _pairs(fitted) if symmetric else list(fitted)
     q_ref = model.reference_configuration()
 
     # start: each frame fitted alone on the nominal model
     start = MarkerFitter(tree, model.markers, preferred_q=q_ref,
                          prior_weight=max(pose_prior, 1e-3), marker_weights=w,
                          min_markers=min_markers).fit(Xf, progress=False)
-    fun = CompiledFunction(scaled_marker_kinematics(tree, model.markers, fitted))
+    fun = CompiledFunction(scaled_marker_kinematics(tree, model.markers, groups))
     prob = _Problem(tree, fun, Xf, w, q_ref, pose_prior, scale_prior, offset_prior,
-                    len(fitted), fit_scales, fit_offsets, (lo_s, hi_s))
+                    len(groups), fit_scales, fit_offsets, (lo_s, hi_s))
     Q = start.q.copy()
-    p = np.concatenate([np.ones(len(fitted)), np.zeros(3 * M)])
+    p = np.concatenate([np.ones(len(groups)), np.zeros(3 * M)])
     cost, *lin = prob.evaluate(Q, p)
     history = [cost]
     mu, nu, converged, it = 1e-6, 2.0, False, 0
@@ -543,8 +565,8 @@ def fit_segment_scales(model, positions: Any, frames: Optional[Sequence[int]] = 
                 converged = size < tolerance
                 break
     # the result: scales of every segment, the scaled model with the calibrated offsets
-    s, d = p[:len(fitted)], p[len(fitted):].reshape(M, 3)
-    scale = dict(zip(fitted, (float(v) for v in s)))
+    s, d = p[:len(groups)], p[len(groups):].reshape(M, 3)
+    scale = {n: float(v) for g, v in zip(groups, s) for n in ((g,) if isinstance(g, str) else g)}
     parent = {j.child: j.parent for j in tree.joints}
     for n in all_segments:
         b = n
@@ -553,7 +575,7 @@ def fit_segment_scales(model, positions: Any, frames: Optional[Sequence[int]] = 
         scale.setdefault(n, scale.get(b, 1.0))
     offsets = np.array([scale[b] * o for b, o in zip(bodies, offsets0)]) + d
     scaled = model.scaled(scale, marker_offsets=offsets, mass=mass)
-    P = np.array([np.asarray(fun(q, s, p[len(fitted):])[0]).reshape(M, 3) for q in Q])
+    P = np.array([np.asarray(fun(q, s, p[len(groups):])[0]).reshape(M, 3) for q in Q])
     errs = np.linalg.norm(P - Xf, axis=2)
     e = errs[np.isfinite(errs)]
     return ScalingResult(segment_scale={n: scale[n] for n in all_segments}, model=scaled,

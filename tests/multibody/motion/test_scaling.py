@@ -178,6 +178,16 @@ def test_offsets_only_and_inherited_scales(nominal, subject):
     assert part.segment_scale["torso"] == part.segment_scale["pelvis"]
 
 
+def test_symmetric_pairs_share_a_scale(nominal):
+    """``symmetric=True``: r-thigh and l-thigh get one scale; a subject with equal thighs is
+    recovered within 1 mm."""
+    subject = nominal.scaled({**TRUE_SCALE, "l-thigh": TRUE_SCALE["r-thigh"]})
+    X = capture(subject, random_poses(subject, 30, seed=6))
+    res = fit_segment_scales(nominal, X, symmetric=True, scale_prior=1e-3)
+    assert res.segment_scale["r-thigh"] == res.segment_scale["l-thigh"]
+    assert_bones_within(res.model.tree, subject.tree, 1e-3)
+
+
 def test_exact_derivatives_against_finite_differences(nominal):
     """J_v (through the tree's integrate), J_s and J_d against central differences."""
     tree = nominal.tree
