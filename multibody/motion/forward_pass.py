@@ -241,8 +241,8 @@ class ForwardPass:
     reference_q : (nq,) array_like, optional
         Configuration of the gains' mass-matrix diagonal (default the neutral one).
     compiled : bool
-        Run the whole simulation in C (``Simulator(diagram, compiled=True)``); else the
-        interpreted Simulator.
+        Run the whole simulation in C (``Simulator(diagram, compiled=True)``) where the
+        plant takes the compiled step; else the interpreted Simulator.
 
     Raises
     ------
@@ -348,7 +348,9 @@ class ForwardPass:
         b.connect(self.controller.get_output_port("command"), self.plant.get_input_port("joints"))
         self.logger = LogVectorOutput(self.plant.get_output_port("state"), b, dt)
         self.diagram = b.build()
-        self.compiled = bool(compiled)
+        self.compiled = bool(compiled) and self.plant.step_method == "compiled_pgs"
+        """Whether runs are whole runs in C (the plant takes the compiled step; without any
+        contact or limit it takes the interpreted one, and so do the runs)."""
         self._sim = None
 
     def _legs(self, contact_points) -> list:
@@ -470,6 +472,8 @@ class ForwardPass:
         """Several forward passes in one compiled call (``simulate_batch``):
         ``references`` a sequence of ``(q, v, tau)`` as :meth:`run` takes. Returns a list of
         :class:`ForwardPassResult` (``wall_seconds`` the batch's wall time over the runs)."""
+        if not self.compiled:
+            return [self.run(*r) for r in references]
         ctxs = [self._context(*r) for r in references]
         w0 = time.perf_counter()
         res = simulate_batch(self.diagram, ctxs, float(self.times[-1]) + 1e-9)
