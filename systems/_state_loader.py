@@ -47,9 +47,12 @@ class StateLoader:
         self.set_time = set_time
 
     def load(self, t: float, x: np.ndarray) -> None:
-        """Set time ``t`` and continuous state ``x`` (shape (size,), copied once, read-only)."""
-        x = np.array(x, dtype=float)
-        x.setflags(write=False)
+        """Set time ``t`` and continuous state ``x`` (shape (size,), copied once, read-only;
+        a read-only float64 array owning its data, which nobody can change, is shared)."""
+        if type(x) is not np.ndarray or x.dtype != np.float64 or x.base is not None or \
+                x.flags.writeable:
+            x = np.array(x, dtype=float)
+            x.setflags(write=False)
         self._load_readonly(t, x)
 
     def readonly_loader(self) -> Callable[[float, np.ndarray], None]:

@@ -205,7 +205,7 @@ class Context:
 class LeafContext(Context):
     """Context of a :class:`~systems.LeafSystem`."""
 
-    __slots__ = ("_xc", "_xd", "_xa", "_p", "_cache", "_inv", "_memory", "_src")
+    __slots__ = ("_xc", "_xd", "_xa", "_p", "_cache", "_inv", "_memory", "_src", "_pidx")
 
     def __init__(self, system):
         super().__init__(system)
@@ -214,8 +214,11 @@ class LeafContext(Context):
         self._xd = _store(system.default_discrete_state(), system.num_discrete_states(),
                           self._what("discrete state"))
         self._xa = [_copy_abstract(v) for v in system.default_abstract_state()]
+        names = system.parameter_names()
         self._p = [_store(v, len(v), self._what(f"parameter '{n}'"))
-                   for n, v in zip(system.parameter_names(), system.default_parameters())]
+                   for n, v in zip(names, system.default_parameters())]
+        # name or index -> index, for get_parameter (anything else: the system's checked lookup)
+        self._pidx = {**{n: i for i, n in enumerate(names)}, **{i: i for i in range(len(names))}}
         self._cache = [_INVALID] * len(system.output_ports)
         self._memory: dict = {}
         self._inv = None  # kind -> list of (cache list, index), set by the root
@@ -292,7 +295,8 @@ class LeafContext(Context):
 
     def get_parameter(self, name_or_index: Union[str, int]):
         """One numeric parameter vector, by name or declaration index."""
-        return self._p[self.system.parameter_index(name_or_index)]
+        i = self._pidx.get(name_or_index)
+        return self._p[self.system.parameter_index(name_or_index) if i is None else i]
 
     def set_parameter(self, name_or_index: Union[str, int], value) -> None:
         """Set one numeric parameter vector (size checked)."""

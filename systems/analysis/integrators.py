@@ -168,10 +168,18 @@ def _lincomb(x, cs, ks) -> list:
     if m == 3:
         (c0, c1, c2), (k0, k1, k2) = cs, ks
         return [a + c0 * p + c1 * q + c2 * r for a, p, q, r in zip(x, k0, k1, k2)]
+    if m == 4:
+        (c0, c1, c2, c3), (k0, k1, k2, k3) = cs, ks
+        return [a + c0 * p + c1 * q + c2 * r + c3 * u for a, p, q, r, u in zip(x, k0, k1, k2, k3)]
     out = list(x)
     for c, k in zip(cs, ks):
         out = [a + c * p for a, p in zip(out, k)]
     return out
+
+
+def _weighted(h: float, nonzero, ks):
+    """``[h * w_j]`` and ``[k_j]`` over the nonzero weights ``(j, w_j)``."""
+    return [h * w for _, w in nonzero], [ks[j] for j, _ in nonzero]
 
 
 def _frozen(values: list) -> np.ndarray:
@@ -266,9 +274,12 @@ class RungeKuttaStepper(Stepper):
         self._k0: Optional[np.ndarray] = None      # f(t, x), when known
         self._k0_prev: Optional[np.ndarray] = None  # f(t_prev, x_prev)
         self._h: Optional[float] = None           # next error-controlled step
-        # error weights without the zero ones, for the float path
-        self._e_terms = None if self._e is None else tuple((i, e) for i, e in enumerate(self._e)
-                                                           if e != 0.0)
+        # the nonzero coefficients (index, value) of each stage row, the solution and the
+        # error, for the float path
+        self._a_nz = tuple(tuple((j, v) for j, v in enumerate(row) if v != 0.0) for row in tb.a)
+        self._b_nz = tuple((j, v) for j, v in enumerate(tb.b) if v != 0.0)
+        self._e_nz = None if self._e is None else tuple((j, v) for j, v in enumerate(self._e)
+                                                        if v != 0.0)
 
     def reset(self, t, x) -> None:
         super().reset(t, x)
@@ -309,7 +320,7 @@ class RungeKuttaStepper(Stepper):
             if not self.error_controlled:
                 h, t_new = self._fixed_h(t, t_limit, self.max_step)
                 ks, xi = self._stages_list(t, x.tolist(), h, k0, self._n_sol)
-                x_new, k_new = _frozen(_lincomb(x.tolist(), *self._weighted(h, self._b, ks))), None
+                x_new, k_new = _frozen(_lincomb(x.tolist(), *_weighted(h, self._b_nz, ks))), None
             else:
                 t_new, x_new, k_new = self._controlled_step_list(t, x, k0, t_limit)
             self.t_prev, self.x_prev, self._k0_prev = t, x, k0
@@ -359,33 +370,25 @@ class RungeKuttaStepper(Stepper):
                                     f"resolution of time at t={t!r} (error norm {norm:.3g})")
 
     # -------------------------------------------------------------- the float path
-    @staticmethod
-    def _weighted(h: float, weights, ks):
-        """The nonzero ``h * w_i`` and their stages."""
-        cs, kk = [], []
-        for w, k in zip(weights, ks):
-            if w != 0.0:
-                cs.append(h * w)
-                kk.append(k)
-        return cs, kk
-
     def _stages_list(self, t: float, x: list, h: float, k0: list, n: int):
         """The stages on lists (as :meth:`_stages`); returns them and the last stage's
-        state as a read-only array (``x`` itself, as an array, when ``n == 1``)."""
+        state as a read-only array (None when ``n == 1``)."""
         ks = [k0]
-        c, a, f = self._c, self._a, self.f
+        c, a_nz, f, array, ndarray = self._c, self._a_nz, self.f, np.array, np.ndarray
         xi = None
         for i in range(1, n):
-            xi = _frozen(_lincomb(x, *self._weighted(h, a[i], ks)))
+            nz = a_nz[i]
+            xi = array(_lincomb(x, [h * v for _, v in nz], [ks[j] for j, _ in nz]), dtype=float)
+            xi.flags.writeable = False
             k = f(t + c[i] * h, xi)
-            ks.append(k.tolist() if type(k) is np.ndarray else np.asarray(k, dtype=float).tolist())
+            ks.append(k.tolist() if type(k) is ndarray else np.asarray(k, dtype=float).tolist())
         return ks, xi
 
     def _controlled_step_list(self, t, x, k0, t_limit):
         """:meth:`_controlled_step` on Python floats (same stages, same error norm)."""
         if self._h is None:
             self._h = self._initial_step(t, x, np.array(k0))
-        h_min = 16.0 * np.spacing(max(1.0, abs(t)))
+        h_min = 16.0 * math.ulp(max(1.0, abs(t)))
         tb = self.tableau
         xl = x.tolist()
         n = len(xl)
@@ -402,10 +405,9 @@ class RungeKuttaStepper(Stepper):
                 x_new, k_last = xi, ks[-1]
                 xnl = x_new.tolist()
             else:
-                xnl, k_last = _lincomb(xl, *self._weighted(h, self._b, ks)), None
+                xnl, k_last = _lincomb(xl, *_weighted(h, self._b_nz, ks)), None
                 x_new = _frozen(xnl)
-            err = _lincomb(None, [h * e for _, e in self._e_terms],
-                           [ks[i] for i, _ in self._e_terms])
+            err = _lincomb(None, *_weighted(h, self._e_nz, ks))
             acc = 0.0
             for e, p, q in zip(err, xl, xnl):
                 p, q = abs(p), abs(q)

@@ -383,6 +383,7 @@ class Simulator:
         bar = ProgressLine(t_final, "simulating", start=t_start, enabled=self._progress,
                            delay=1.0, interval=0.1, note_format="t={:.4g} s")
         status_reason, message = "reached_boundary_time", ""
+        ulp = math.ulp
         events = self._events
         stats = events.stats
         witnesses = bool(events.witnesses)
@@ -395,7 +396,8 @@ class Simulator:
                 t_event = events.next_time
                 boundary = t_event if t_event < t_final else t_final
                 hits: Tuple = ()
-                if self._stepper is None or boundary - t <= 4.0 * np.spacing(max(1.0, abs(t))):
+                if self._stepper is None or boundary - t <= 4.0 * ulp(t if t > 1.0 else (
+                        -t if t < -1.0 else 1.0)):
                     t1 = boundary
                     self._set_time(t1)
                     if self._stepper is not None:  # a step below time resolution: no integration
@@ -413,7 +415,8 @@ class Simulator:
                     ahead = wall0 + (t1 - t_start) / self._rate - _time.perf_counter()
                     if ahead > 0:
                         _time.sleep(ahead)
-                bar.update(t1)
+                if bar.enabled:
+                    bar.update(t1)
                 if self._monitor is not None:
                     verdict = monitor_verdict(self._monitor, ctx, t1, self._system.name)
                     if verdict is not None:
