@@ -81,7 +81,7 @@ def auto_compiled(system, context, kwargs: dict, interpreted: type):
         return None
     try:
         sim = CompiledSimulator(system, context, **options)
-        sim._fallback = (interpreted, dict(kwargs))
+        sim.switch_when_asked(interpreted, kwargs)
         return sim
     except (SymbolicEvaluationError, CompilerNotFound) as exc:
         _note(name, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)

@@ -75,6 +75,11 @@ class InterpretedFallback:
 
     _fallback: Optional[tuple] = None  # (interpreted class, its keyword arguments)
 
+    def switch_when_asked(self, interpreted: type, kwargs: dict) -> None:
+        """Switch to ``interpreted(system, context, **kwargs)`` when asked for its API (what
+        ``compiled="auto"`` sets) instead of raising."""
+        self._fallback = (interpreted, dict(kwargs))
+
     def _to_interpreted(self, what: str) -> None:
         name = getattr(getattr(self, "_system", None), "name", "?")
         if self._fallback is None:
