@@ -8,7 +8,9 @@ Levenberg-Marquardt with exact Jacobians, warm start, joint limits, occlusions),
 friction cones and a minimised residual wrench on the root, one small QP per frame;
 :func:`estimate_floor` fits the ground plane) and :func:`joint_work` (joint powers, positive
 and absolute work); :func:`marker_set_arrays`, the one check of a marker list against a tree
-(also used by :class:`sensors.MarkerSensor`). May import :mod:`multibody.tree`,
+(also used by :class:`sensors.MarkerSensor`); :func:`fit_segment_scales` (segment scales,
+marker offsets and frame poses fitted together; the scaled model with masses from the shapes,
+exportable as URDF). May import :mod:`multibody.tree`,
 :mod:`multibody.parsing`, :mod:`multibody.models`, :mod:`solvers`, casadi and scipy; not
 :mod:`sensors` or :mod:`systems` (``sensors`` imports this package).
 """
