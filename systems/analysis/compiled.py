@@ -22,6 +22,19 @@ periodic ones. Systems with witness functions, unrestricted updates or other pub
 callbacks need the interpreted :class:`~systems.analysis.Simulator`; the constructor names
 the block that stands in the way.
 
+Building one is cheap after the first of a diagram structure: the conversion and every
+function built from it (CVODES integrators per tolerance and output grid, compiled loops,
+the log probe) are kept per structure -- classes, wiring, events and the constants a leaf
+bakes into its expressions, compared by content -- in a small per-thread table
+(``systems.analysis._compiled_reuse``; :func:`reuse_statistics`, :func:`clear_programs`,
+:func:`empty_table`), so ``Simulator(diagram, compiled=True)`` in a Monte Carlo loop converts
+once; a changed attribute or wiring converts again. Per-run values stay in the Context. The
+periodic updates' schedule and the counters are an
+:class:`~systems.analysis.event_schedule.EventSchedule`, as in the interpreted Simulator.
+``Simulator(system, compiled="auto")`` picks this class where the diagram allows and the
+interpreted Simulator otherwise (``systems.analysis._compiled_auto``, with one
+:class:`CompiledFallbackWarning` naming the block).
+
 A diagram holding a time-stepping plant whose step runs in a C kernel (a leaf offering
 ``compiled_step_protocol()``, such as :class:`multibody.plants.TimeSteppingRigidBodySystem`)
 is simulated instead by :class:`WholeRunSimulator` (``systems.analysis._compiled_whole_run``):
