@@ -198,3 +198,18 @@ def test_a_used_tree_pickles_and_deep_copies():
         c.set_continuous_state([0.3, -0.2, 0.1, 0.4])
         other.get_input_port().fix_value(c, [0.5, -0.5])
         np.testing.assert_array_equal(other.eval_time_derivatives(c), xdot)
+
+
+def test_tree_names_do_not_shadow_the_system_api():
+    from multibody.tree import TreeSystem
+    from systems import LeafSystem
+    tree = _acrobot()
+    tree.create_default_context()
+    system_api = set(dir(LeafSystem))
+    tree_classes = [c for c in type(tree).__mro__ if c not in TreeSystem.__mro__]
+    defined = {n for c in tree_classes for n in vars(c)} - {"__init__", "__module__", "__doc__",
+                                                            "__repr__", "__dict__", "__weakref__",
+                                                            "__annotations__", "__firstlineno__",
+                                                            "__static_attributes__", "__qualname__"}
+    assert defined & system_api == set()
+    assert set(vars(tree)) & system_api == set()       # no instance attribute hides a method
