@@ -152,13 +152,12 @@ class RigidBodyTree(AlgorithmsMixin, TreeSystem):
         self._singular_joints: tuple = ()
         self._reset()
 
-    # ------------------------------------------------------------------ state
     def _reset(self) -> None:
         self._finalized = False
         self._joint_order: list[Joint] = []
         self._body_order: list[Body] = []
-        self._functions = None  # multibody.tree._functions.FunctionCache, built lazily
-        self._block_functions = None  # the block's dynamics (tree_system), built lazily
+        # built lazily: the algorithms' FunctionCache (_functions), the block's dynamics
+        self._functions = self._block_functions = None
 
     @property
     def gravity(self) -> np.ndarray:
