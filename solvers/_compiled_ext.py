@@ -252,6 +252,17 @@ def caller_type(cache_dir: Path, compiler: Sequence[str]) -> type | None:
         return _STATE["type"]
 
 
+def prepare_caller_type(cache_dir: Path, compiler: Sequence[str]) -> None:
+    """Start building the extension in a background thread (once per process), so that an
+    empty cache compiles it alongside the first function rather than after it."""
+    if os.environ.get("DYNABLOCKS_NO_FASTCALL") or "type" in _STATE or "thread" in _STATE:
+        return
+    import threading
+    t = _STATE["thread"] = threading.Thread(target=caller_type, args=(cache_dir, compiler),
+                                            daemon=True, name="build fastcall extension")
+    t.start()
+
+
 def _build_caller_type(cache_dir: Path, compiler: Sequence[str]) -> type | None:
     from solvers import _compiled_build as build
     py_inc = sysconfig.get_paths().get("include", "")

@@ -30,7 +30,7 @@ PART_STATEMENTS = 1500
 rate per statement (measured on the humanoid's functions); longer parts cost more per
 statement, shorter ones add load/store traffic at the part boundaries."""
 
-MIN_SPLIT_STATEMENTS = 3000
+MIN_SPLIT_STATEMENTS = 5000
 """Functions with fewer statements are compiled as CasADi generated them."""
 
 _HIDDEN = ("#ifndef DBK_HIDDEN\n#if defined(__GNUC__) && !defined(_WIN32)\n"

@@ -378,6 +378,9 @@ class CompiledFunction:
         parts = split.split_source(source, _build.c_function_name(self.function) + "_p")
         if parts is None:
             return None
+        if all(sp.is_dense() for sp in self.sparsities_in + self.sparsities_out):
+            from solvers._compiled_ext import prepare_caller_type
+            prepare_caller_type(cache_dir, compiler)  # alongside, not after, this build
         main, units = split.translation_units(parts, split.units_for(len(parts.parts)))
         flags = split.QUICK_FLAGS
         key = _build.cache_key(main + "\0".join(units), compiler, flags + ("split",))

@@ -15,6 +15,7 @@ shared by all N rows. For a tree with ``nq = 1``, ``q`` of shape ``(N, 1)`` is a
 """
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import casadi as ca
@@ -258,30 +259,13 @@ class AlgorithmsMixin:
         return fc.entries[key].fun
 
     def compile(self, names: Any = None, flags: Any = None, wait: bool = True) -> None:
-        """Compile the already built numeric functions to C now (all, or those whose key or
-        method name is in ``names``), several at once on the machine's cores.
-
-        Parameters
-        ----------
-        names : iterable of str, optional
-            Function keys or method names (default: all built ones).
-        flags : sequence of str, optional
-            Compiler flags such as ``("-O1",)`` (default: by code length).
-        wait : bool
-            True: return once the optimised libraries serve calls. False: long functions
-            are first compiled quickly in parallel parts (seconds) and return then; their
-            optimised libraries replace them from a background thread when ready.
-
-        Does nothing for ``backend="casadi"``.
-        """
+        """Compile the built numeric functions (all, or those whose key or method name is in
+        ``names``) to C now, several at once; ``flags``: e.g. ``("-O1",)`` (default: by code
+        length); ``wait=False``: return once quick libraries serve (module doc of
+        :mod:`multibody.tree._functions`). Nothing for ``backend="casadi"``."""
+        from concurrent.futures import ThreadPoolExecutor
         todo = [e.evaluator for key, e in self._fcache().entries.items()
                 if names is None or key in names or (isinstance(key, tuple) and key[0] in names)]
-        if len(todo) <= 1:
-            for ev in todo:
-                ev.compile(flags, wait)
-            return
-        import os
-        from concurrent.futures import ThreadPoolExecutor
         with ThreadPoolExecutor(max_workers=max(1, min(len(todo), os.cpu_count() or 1))) as pool:
             for f in [pool.submit(ev.compile, flags, wait) for ev in todo]:
                 f.result()
