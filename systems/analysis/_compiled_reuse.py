@@ -213,9 +213,8 @@ class _Fingerprint:
             return ("array", v.dtype.str, v.shape, data)
         if isinstance(v, np.generic):
             return ("scalar", v.dtype.str, v.tobytes())
-        if isinstance(v, System):
-            k = self.systems.get(id(v))
-            return ("system", k) if k is not None else self.opaque(v)
+        if isinstance(v, System) and id(v) in self.systems:  # a leaf of this diagram
+            return ("system", self.systems[id(v)])
         if isinstance(v, (InputPort, OutputPort)):
             return self.port(v)
         if t is ca.DM:
