@@ -1,6 +1,7 @@
 """Cold and warm compile times of a tree's dynamics functions, and their call times.
 
-For a 7-DOF arm, a 12-DOF chain, the 40-DOF humanoid (tests/models.py) and the 48-DOF human
+For a 7-DOF arm (tests/models.py), the 12-DOF quadruped (``multibody.model_path
+("quadruped")``), the 40-DOF humanoid (tests/models.py) and the 48-DOF human
 model (``multibody.models.human_model`` on ``/work/shared/data/hdm/cooper-skeleton.txt``,
 skipped when the file is absent), each measurement runs in a fresh Python process:
 
@@ -54,8 +55,10 @@ FUNS = ("forward_dynamics", "inverse_dynamics", "mass_matrix")
 def make():
     if model == "arm7":
         return M.arm7(backend="auto", compile_after=10**9)
-    if model == "chain12":
-        return M.rbdl_chain(12, backend="auto", compile_after=10**9)
+    if model == "quadruped12":
+        import multibody
+        return multibody.RigidBodyTree.from_urdf(str(multibody.model_path("quadruped")),
+                                                 backend="auto", compile_after=10**9)
     if model == "humanoid40":
         return M.humanoid(40, backend="auto", compile_after=10**9)
     from multibody.models import human_model
@@ -179,8 +182,8 @@ def breakdown() -> None:
 def main(argv: list[str] | None = None) -> list[dict]:
     p = script_parser(__doc__)
     p.add_argument("--runs", type=int, default=3, help="processes per cell (medians)")
-    p.add_argument("--models", default="arm7,chain12,humanoid40,human48",
-                   help="comma-separated subset of arm7, chain12, humanoid40, human48")
+    p.add_argument("--models", default="arm7,quadruped12,humanoid40,human48",
+                   help="comma-separated subset of arm7, quadruped12, humanoid40, human48")
     p.add_argument("--breakdown", action="store_true",
                    help="also print where the 40-DOF humanoid's compile time goes")
     args = p.parse_args(argv)

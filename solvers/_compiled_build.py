@@ -291,6 +291,7 @@ class Runtime:
 
     path: Path
     call: ctypes._CFuncPtr  # zero-argument, returns int (0 on success)
+    batch: ctypes._CFuncPtr  # (n, in pointers, in strides, out pointers, out strides) -> int
     in_buf: np.ndarray      # (sum of input nnz,)
     out_buf: np.ndarray     # (sum of output nnz,)
 
@@ -524,6 +525,9 @@ def _init_runtime(path: Path, lib: ctypes.CDLL, n_in_total: int, n_out_total: in
         call = lib.dynablocks_rt_call
         call.argtypes = []
         call.restype = ctypes.c_int
+        batch = lib.dynablocks_rt_batch
+        batch.argtypes = [ctypes.c_longlong] + [ctypes.c_void_p] * 4
+        batch.restype = ctypes.c_int
     except (OSError, AttributeError) as exc:
         raise CompileError(f"loading {path} failed: {exc}") from exc
-    return Runtime(path=path, call=call, in_buf=bufs[0], out_buf=bufs[1])
+    return Runtime(path=path, call=call, batch=batch, in_buf=bufs[0], out_buf=bufs[1])

@@ -17,7 +17,7 @@ from solvers._compiled_cache import CompileError
 
 __all__: list[str] = []  # private module
 
-RUNTIME_VERSION = 2
+RUNTIME_VERSION = 3
 """Bumped whenever the generated runtime or the compile command changes."""
 
 _FUN_PREFIX = "dbfun_"
@@ -65,6 +65,8 @@ static casadi_real** dynablocks_rt_res = 0;
 static casadi_int* dynablocks_rt_iw = 0;
 static casadi_real* dynablocks_rt_w = 0;
 static int dynablocks_rt_mem = -1;
+static const casadi_real** dynablocks_rt_barg = 0;
+static casadi_real** dynablocks_rt_bres = 0;
 
 CASADI_SYMBOL_EXPORT int dynablocks_rt_version(void) {{ return {RUNTIME_VERSION}; }}
 CASADI_SYMBOL_EXPORT casadi_real* dynablocks_rt_in(void) {{ return dynablocks_rt_in_buf; }}
@@ -80,7 +82,10 @@ CASADI_SYMBOL_EXPORT int dynablocks_rt_init(void) {{
   dynablocks_rt_res = (casadi_real**) calloc(sz_res + 1, sizeof(casadi_real*));
   dynablocks_rt_iw = (casadi_int*) calloc(sz_iw + 1, sizeof(casadi_int));
   dynablocks_rt_w = (casadi_real*) calloc(sz_w + 1, sizeof(casadi_real));
-  if (!dynablocks_rt_arg || !dynablocks_rt_res || !dynablocks_rt_iw || !dynablocks_rt_w) return 2;
+  dynablocks_rt_barg = (const casadi_real**) calloc(sz_arg + 1, sizeof(casadi_real*));
+  dynablocks_rt_bres = (casadi_real**) calloc(sz_res + 1, sizeof(casadi_real*));
+  if (!dynablocks_rt_arg || !dynablocks_rt_res || !dynablocks_rt_iw || !dynablocks_rt_w
+      || !dynablocks_rt_barg || !dynablocks_rt_bres) return 2;
 {set_arg}
 {set_res}
   {cname}_incref();
@@ -91,6 +96,24 @@ CASADI_SYMBOL_EXPORT int dynablocks_rt_init(void) {{
 CASADI_SYMBOL_EXPORT int dynablocks_rt_call(void) {{
   return {cname}(dynablocks_rt_arg, dynablocks_rt_res, dynablocks_rt_iw, dynablocks_rt_w,
                  dynablocks_rt_mem);
+}}
+
+/* n evaluations: input i of evaluation k at in[i] + k * in_stride[i] (stride 0: shared),
+   output i at out[i] + k * out_stride[i]; stops at the first nonzero return code. */
+CASADI_SYMBOL_EXPORT int dynablocks_rt_batch(long long n, const casadi_real* const* in,
+                                             const long long* in_stride,
+                                             casadi_real* const* out,
+                                             const long long* out_stride) {{
+  long long k;
+  int i, ret;
+  for (k = 0; k < n; ++k) {{
+    for (i = 0; i < {n_in}; ++i) dynablocks_rt_barg[i] = in[i] + k * in_stride[i];
+    for (i = 0; i < {n_out}; ++i) dynablocks_rt_bres[i] = out[i] + k * out_stride[i];
+    ret = {cname}(dynablocks_rt_barg, dynablocks_rt_bres, dynablocks_rt_iw, dynablocks_rt_w,
+                  dynablocks_rt_mem);
+    if (ret) return ret;
+  }}
+  return 0;
 }}
 """
 

@@ -222,6 +222,7 @@ class CompiledFunction:
         self.library_path: Path | None = None
         self.c_name: str | None = None
         self._fastcall = False
+        self._batch: Any = None
         self.staged = bool(staged)
         self.optimized = False
         self._final_thread: Any = None
@@ -276,6 +277,63 @@ class CompiledFunction:
             if o is not None:
                 self._copy_out(i, o, v)
         return out
+
+    def call_batch(self, n: int, args: Sequence[np.ndarray], outs: Sequence[np.ndarray]
+                   ) -> bool:
+        """Evaluate ``n`` argument sets in one loop of the compiled library (no Python or
+        CasADi per evaluation).
+
+        Parameters
+        ----------
+        n : int
+            Number of evaluations.
+        args : sequence of ndarray
+            Per input, a C-contiguous float64 array of shape ``(n, nnz)`` (one row of the
+            input's nonzeros per evaluation, column-major within a matrix input) or
+            ``(nnz,)`` (shared by all evaluations).
+        outs : sequence of ndarray
+            Per output, a C-contiguous float64 array of shape ``(n, nnz)``, written.
+
+        Returns
+        -------
+        bool
+            False when no compiled library is in use (backend ``"casadi"`` or not built):
+            nothing was evaluated and the caller evaluates another way.
+
+        Raises
+        ------
+        ValueError
+            An array of another shape, type or layout (named).
+        RuntimeError
+            When an evaluation returns an error code.
+        """
+        batch = self._batch
+        if batch is None:
+            return False
+        if len(args) != self.n_in or len(outs) != self.n_out:
+            raise ValueError(f"call_batch of function '{self.name}' expects {self.n_in} input "
+                             f"and {self.n_out} output arrays, got {len(args)} and {len(outs)}")
+        in_p, in_s, out_p, out_s = [], [], [], []
+        for kind, arrs, nnzs, names, ptrs, strides in (
+                ("input", args, self.nnz_in, self.name_in, in_p, in_s),
+                ("output", outs, self.nnz_out, self.name_out, out_p, out_s)):
+            for a, nnz, nm in zip(arrs, nnzs, names):
+                ok = (isinstance(a, np.ndarray) and a.dtype == np.float64
+                      and a.flags.c_contiguous and (a.shape == (n, nnz) or
+                                                    (kind == "input" and a.shape == (nnz,))))
+                if not ok or (kind == "output" and not a.flags.writeable):
+                    got = getattr(a, "shape", type(a).__name__)
+                    raise ValueError(f"{kind} '{nm}' of call_batch of function '{self.name}' "
+                                     f"needs a C-contiguous float64 array of shape ({n}, {nnz})"
+                                     f"{' or (%d,)' % nnz if kind == 'input' else ''}, got {got}")
+                ptrs.append(a.ctypes.data)
+                strides.append(nnz if a.ndim == 2 else 0)
+        P, L = ctypes.c_void_p, ctypes.c_longlong
+        ret = batch(n, (P * max(1, len(in_p)))(*in_p), (L * max(1, len(in_s)))(*in_s),
+                    (P * max(1, len(out_p)))(*out_p), (L * max(1, len(out_s)))(*out_s))
+        if ret != 0:
+            self._fail(ret)
+        return True
 
     def _copy_out(self, i: int, o: np.ndarray, v: np.ndarray) -> None:
         if not isinstance(o, np.ndarray) or o.shape != v.shape:
@@ -444,6 +502,7 @@ class CompiledFunction:
 
     def _setup_c(self, rt: _build.Runtime, compiler: list[str]) -> None:
         self.library_path = rt.path
+        self._batch = rt.batch
         self.c_name = _build.c_function_name(self.function)
         self._install(rt.in_buf, rt.out_buf, rt.call, "c")
         if all(sp.is_dense() for sp in self.sparsities_in + self.sparsities_out) and self.n_out > 0:

@@ -219,6 +219,17 @@ class _Batched:
         self.base_path = path
         return base
 
+    def _loop(self, args: list, raw: list, n: int) -> bool:
+        """Serial batch in the compiled library's own loop (``CompiledFunction.call_batch``:
+        no CasADi ``map`` per evaluation); False when there is no compiled library."""
+        ev = self.evaluator
+        if ev.backend == "casadi":
+            return False
+        if self.base is None:
+            self._base()  # compiles (once), as the map path does
+        cf = ev.compiled
+        return cf is not None and cf.call_batch(n, args, raw)
+
     def _buffer(self, n: int, threads: int):
         key = (n, threads)
         base = self._base()  # clears the maps when the library changed
@@ -235,13 +246,15 @@ class _Batched:
         # one buffer per batch size holds raw pointers to the arrays: calls from several
         # threads take turns (interleaved set_arg/eval corrupted memory)
         with self.lock:
-            fbuf, feval = self._buffer(n, max(1, min(int(threads), n)))
-            for i, a in enumerate(args):
-                fbuf.set_arg(i, memoryview(a))
-            for i, r in enumerate(raw):
-                fbuf.set_res(i, memoryview(r))
-            feval()
-            ret = fbuf.ret()
+            ret = 0
+            if threads > 1 or not self._loop(args, raw, n):
+                fbuf, feval = self._buffer(n, max(1, min(int(threads), n)))
+                for i, a in enumerate(args):
+                    fbuf.set_arg(i, memoryview(a))
+                for i, r in enumerate(raw):
+                    fbuf.set_res(i, memoryview(r))
+                feval()
+                ret = fbuf.ret()
         if ret != 0:
             raise RuntimeError(f"batched evaluation of '{self.fun.name()}' failed "
                                f"(return code {ret})")
