@@ -4,7 +4,11 @@ Compares the interpreted Simulator (error-controlled RK3), compiled simulation (
 compiled fixed-step RK3 loop) and, where installed, Drake's AcrobotPlant + LQR with Drake's
 default RK3 integrator at the same accuracy. Each row: median wall time of repeated
 ``advance_to(10)`` runs from a fresh context (building and compiling excluded and reported
-apart), the ratio to Drake's, and the final-state error against a tight reference.
+apart), taken in interleaved rounds (one run of every row per round, so a change of the
+machine's load affects all rows alike), the ratio to Drake's (of the medians, and the median
+of the per-round ratios), and the final-state error against a tight reference. BLAS runs on
+one thread. Below the table: where the interpreted run's time goes (the blocks' own
+callbacks, timed alone, against the rest: framework, integrator, event loop).
 
 Run: ``python benchmarks/bench_acrobot_lqr.py [--repeats 7] [--accuracy 1e-6]``
 """
@@ -13,14 +17,20 @@ from __future__ import annotations
 import importlib.util
 import os
 import statistics
+import sys
 import time
 import warnings
 
-import numpy as np
-from scipy.integrate import solve_ivp
-import sys  # noqa: E402
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import numpy as np  # noqa: E402
+from scipy.integrate import solve_ivp  # noqa: E402
+
 sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
+sys.path.append(os.path.dirname(os.path.abspath(__file__)))
 from _cli import script_parser  # noqa: E402
+from _callback_time import callback_time  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 T_FINAL, PERTURBATION = 10.0, 0.05
@@ -40,17 +50,22 @@ def _x0():
     return [np.pi + PERTURBATION, -PERTURBATION, 0.0, 0.0]
 
 
-def _time(run, repeats):
-    times = []
+def _time_rounds(makers: dict, repeats: int) -> dict:
+    """``{name: (times, last final state)}``: ``repeats`` rounds, each timing one run of
+    every row in turn (setup, e.g. context and simulator creation, excluded)."""
+    out = {name: ([], None) for name in makers}
     for _ in range(repeats):
-        setup = run()
-        t0 = time.perf_counter()
-        final = setup()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), final
+        for name, run in makers.items():
+            go = run()
+            t0 = time.perf_counter()
+            final = go()
+            out[name] = (out[name][0] + [time.perf_counter() - t0], final)
+    return out
 
 
-def dynablocks_rows(ex, accuracy, repeats):
+def dynablocks_makers(ex, accuracy):
+    """The rows' run makers, the reference final state, the compiled build time and the
+    interpreted run's callback breakdown."""
     from systems.analysis import Simulator
     from systems.analysis.compiled import CompiledSimulator
     from systems.symbolic import to_casadi
@@ -63,7 +78,6 @@ def dynablocks_rows(ex, accuracy, repeats):
     ref = solve_ivp(lambda t, x: np.asarray(cs.f(t, x, [], [], p), float).ravel(), (0, T_FINAL),
                     _x0(), method="DOP853",
                     rtol=1e-13, atol=1e-13).y[:, -1]
-    rows = []
 
     def make(kind, **kw):
         sims = {}
@@ -94,20 +108,26 @@ def dynablocks_rows(ex, accuracy, repeats):
         ("dynablocks compiled CVODES", "compiled", dict(integrator="cvodes", accuracy=accuracy)),
         ("dynablocks compiled RK3 h=1e-3", "compiled", dict(integrator="runge_kutta3", max_step=1e-3)),
     ]
-    for name, kind, kw in configs:
-        med, final = _time(make(kind, **kw), repeats)
-        rows.append((name, med, float(np.max(np.abs(final - ref)))))
-    return rows, ref, build_rk3
+    makers = {name: make(kind, **kw) for name, kind, kw in configs}
+
+    def context_at():
+        ctx = diagram.create_default_context()
+        ctx.set_continuous_state(_x0())
+        return ctx
+
+    breakdown = callback_time(diagram, lambda: make("interpreted", **configs[0][2])()(), context_at)
+    return makers, ref, build_rk3, breakdown
 
 
-def drake_rows(accuracy, repeats, ref):
+def drake_maker(accuracy):
+    """Drake's run maker, or None without pydrake."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             from pydrake.all import DiagramBuilder, LinearQuadraticRegulator, Simulator
             from pydrake.examples import AcrobotPlant
     except ImportError:
-        return []
+        return None
     builder = DiagramBuilder()
     plant = builder.AddSystem(AcrobotPlant())
     pctx = plant.CreateDefaultContext()
@@ -129,9 +149,7 @@ def drake_rows(accuracy, repeats, ref):
             sim.AdvanceTo(T_FINAL)
             return np.array(ctx.get_continuous_state_vector().CopyToVector())
         return go
-
-    med, final = _time(run, repeats)
-    return [("Drake AcrobotPlant + LQR, RK3", med, float(np.max(np.abs(final - ref))))]
+    return run
 
 
 def main(argv=None):
@@ -142,16 +160,32 @@ def main(argv=None):
                         help="integrator accuracy of the error-controlled rows")
     args = parser.parse_args(argv)
     ex = _load_example()
-    rows, ref, build_time = dynablocks_rows(ex, args.accuracy, args.repeats)
-    drake = drake_rows(args.accuracy, args.repeats, ref)
-    base = drake[0][1] if drake else None
-    print(f"Acrobot + LQR, {T_FINAL:g} s, accuracy {args.accuracy:g}, median of {args.repeats} runs")
-    print(f"{'simulator':38s} {'ms/run':>10s} {'vs Drake':>9s} {'final err':>10s}")
-    for name, med, err in rows + drake:
+    makers, ref, build_time, (cb_time, nfev, per) = dynablocks_makers(ex, args.accuracy)
+    drake = drake_maker(args.accuracy)
+    drake_name = "Drake AcrobotPlant + LQR, RK3"
+    if drake is not None:
+        makers[drake_name] = drake
+    for run in makers.values():   # warm up (imports, caches)
+        run()()
+    timed = _time_rounds(makers, args.repeats)
+    base = statistics.median(timed[drake_name][0]) if drake else None
+    print(f"Acrobot + LQR, {T_FINAL:g} s, accuracy {args.accuracy:g}, median of {args.repeats} "
+          f"interleaved rounds")
+    print(f"{'simulator':38s} {'ms/run':>10s} {'vs Drake':>9s} {'paired':>7s} {'final err':>10s}")
+    for name, (times, final) in timed.items():
+        med = statistics.median(times)
         ratio = f"{med / base:8.2f}x" if base else "      n/a"
-        print(f"{name:38s} {med * 1e3:10.3f} {ratio} {err:10.1e}")
-    if not drake:
+        paired = (f"{statistics.median(t / d for t, d in zip(times, timed[drake_name][0])):6.2f}x"
+                  if base else "    n/a")
+        print(f"{name:38s} {med * 1e3:10.3f} {ratio} {paired} "
+              f"{float(np.max(np.abs(final - ref))):10.1e}")
+    if drake is None:
         print("(Drake not installed: pip install drake for the reference row)")
+    interp = statistics.median(timed["dynablocks interpreted RK3"][0])
+    print(f"where the interpreted run's time goes: {nfev} derivative evaluations; the blocks' "
+          f"own callbacks {cb_time * 1e3:.2f} ms "
+          f"({', '.join(f'{k} {n} x {dt * 1e6:.2f} us' for k, (n, dt) in per.items())}); "
+          f"the rest (framework, integrator, event loop) {(interp - cb_time) * 1e3:.2f} ms")
     print(f"build + compile of the compiled RK3 loop: {build_time:.2f} s (once; cached on disk)")
 
 

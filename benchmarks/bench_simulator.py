@@ -21,8 +21,10 @@ Plant m x'' + c x' + k x = u with m = 1, c = 0.5, k = 2; PidController(kp=10, ki
 
 Each time is the median of ``--repeats`` runs, taken round-robin over the rows (diagram
 construction excluded; Simulator and context creation included); ``--cpu-time`` uses
-process CPU time, steadier on a shared machine. Final states are compared with the matrix-exponential
-solution. Run: ``.venv/bin/python benchmarks/bench_simulator.py`` (a few seconds).
+process CPU time, steadier on a shared machine. BLAS runs on one thread. Final states are
+compared with the matrix-exponential solution. Below the table: where the interpreted runs'
+time goes (the blocks' own callbacks, timed alone, against the rest: framework, integrator,
+event loop). Run: ``.venv/bin/python benchmarks/bench_simulator.py`` (a few seconds).
 """
 from __future__ import annotations
 
@@ -32,14 +34,17 @@ import sys
 import time
 from typing import Callable, Dict, List, Optional, Tuple
 
-import numpy as np
-from scipy.integrate import solve_ivp
-from scipy.linalg import expm
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 
-from systems import DiagramBuilder
-from systems.analysis import Simulator
-from systems.controllers import PidController
-from systems.primitives import ConstantVectorSource, LinearSystem, LogVectorOutput
+import numpy as np  # noqa: E402
+from scipy.integrate import solve_ivp  # noqa: E402
+from scipy.linalg import expm  # noqa: E402
+
+from systems import DiagramBuilder  # noqa: E402
+from systems.analysis import Simulator  # noqa: E402
+from systems.controllers import PidController  # noqa: E402
+from systems.primitives import ConstantVectorSource, LinearSystem, LogVectorOutput  # noqa: E402
 
 M, C, K = 1.0, 0.5, 2.0
 
@@ -48,6 +53,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
                                 "examples"))
 from mass_spring_damper_pid import MassSpringDamper  # noqa: E402
 from _cli import script_parser  # noqa: E402
+sys.path.append(os.path.dirname(os.path.abspath(__file__)))
+from _callback_time import callback_time  # noqa: E402
 KP, KI, KD = 10.0, 5.0, 2.0
 T_END = 10.0
 RTOL, ATOL = 1e-6, 1e-9
@@ -248,6 +255,13 @@ def main(argv=None) -> List[dict]:
     if drake is None:
         print("(pydrake not installed: Drake row skipped)")
     print(f"exact final state [p, v, z] = {np.array2string(exact, precision=9)}")
+    for name, integrator in (("Simulator RK45", "RK45"), ("Simulator runge_kutta3", "runge_kutta3")):
+        cb, nfev, per = callback_time(plain, lambda: run_simulator(plain, integrator),
+                                      plain.create_default_context)
+        total = next(r["seconds"] for r in rows if r["name"] == name)
+        print(f"where '{name}' spends its time: {nfev} derivative evaluations; the blocks' own "
+              f"callbacks {cb * 1e3:.2f} ms ({', '.join(f'{k} {n} x {dt * 1e6:.2f} us' for k, (n, dt) in per.items())}); "
+              f"the rest (framework, integrator, event loop) {(total - cb) * 1e3:.2f} ms")
     return rows
 
 

@@ -407,9 +407,8 @@ class RungeKuttaStepper(Stepper):
             else:
                 xnl, k_last = _lincomb(xl, *_weighted(h, self._b_nz, ks)), None
                 x_new = _frozen(xnl)
-            err = _lincomb(None, *_weighted(h, self._e_nz, ks))
             acc = 0.0
-            for e, p, q in zip(err, xl, xnl):
+            for e, p, q in zip(_lincomb(None, *_weighted(h, self._e_nz, ks)), xl, xnl):
                 p, q = abs(p), abs(q)
                 v = e / (atol + rtol * (p if p > q else q))
                 acc += v * v

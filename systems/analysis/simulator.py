@@ -488,6 +488,7 @@ class Simulator:
         self._slots = self._loader.slots
         self._nx = self._loader.size
         self._faults = StateLocator(self._system, self._slots)
+        self._first_slot = self._slots[0][0] if self._slots else None
 
     def _reset_statistics(self) -> None:
         self._events.reset_statistics()
@@ -559,7 +560,8 @@ class Simulator:
             st.step(boundary)
             t1, x1 = st.t, st.x
             self._faults.check_state(t1, x1, t0)
-            self._load(t1, x1)
+            if self._context.time != t1 or self._first_slot.continuous_state.base is not x1:
+                self._load(t1, x1)  # (else the last stage was evaluated at (t1, x1) itself)
             hits: Tuple = ()
             events = self._events
             if events.witnesses:

@@ -84,6 +84,11 @@ class PidController(LeafSystem):
         if n <= _SMALL and type(z) is np.ndarray and type(x) is np.ndarray and \
                 type(xd) is np.ndarray:
             # numeric and small: the same sums on Python floats (no numpy call per term)
+            if n == 1:
+                (p, i, d), = self._gain_list
+                a, b = xd.tolist()
+                c, e = x.tolist()
+                return np.array([p * (a - c) + i * z.item(0) + d * (b - e)])
             xdl, xl, zl = xd.tolist(), x.tolist(), z.tolist()
             return np.array([p * (xdl[j] - xl[j]) + i * zl[j] + d * (xdl[n + j] - xl[n + j])
                              for j, (p, i, d) in enumerate(self._gain_list)])
@@ -93,7 +98,6 @@ class PidController(LeafSystem):
     def time_derivatives(self, context):
         n = self.num_positions
         xd, x = self._xd.eval(context), self._x.eval(context)
-        if n <= _SMALL and type(x) is np.ndarray and type(xd) is np.ndarray:
-            xdl, xl = xd.tolist(), x.tolist()
-            return np.array([xdl[j] - xl[j] for j in range(n)])
+        if n == 1 and type(x) is np.ndarray and type(xd) is np.ndarray:
+            return np.array([xd.item(0) - x.item(0)])
         return xd[0:n] - x[0:n]
