@@ -15,7 +15,8 @@ structure table for each run: conversion and integrator built again); Drake's Si
 same accuracy, its Simulator built per run) where ``pydrake`` imports. Construction alone
 (``Simulator(diagram, compiled=True, ...)`` on a converted structure, context given) is
 reported in microseconds; ``--cold-c`` adds one fixed-step run whose loop is compiled to C
-with an empty disk cache (the cold start of a compiled fixed-step scheme).
+with an empty disk cache (the cold start of a compiled fixed-step scheme); ``--cpu-time``
+times the rows with process CPU time (steadier on a shared machine).
 
 Rounds are interleaved (every row once per round, the order rotated), times are medians,
 BLAS is pinned to one thread. ``--examples`` adds the survey of ``compiled="auto"`` on the
@@ -23,7 +24,7 @@ examples: the mode it picks (or the fallback note), the first (cold) run's wall 
 the interpreted run's, and the largest difference of final states and of log samples taken
 at the same times (relative to the logged values' scale).
 
-Run: ``.venv/bin/python benchmarks/bench_compiled_simulator.py [--rounds 15] [--examples]
+Run: ``.venv/bin/python benchmarks/bench_compiled_simulator.py [--rounds 21] [--examples]
 [--cold-c]``
 """
 from __future__ import annotations
@@ -70,6 +71,8 @@ EXAMPLES = {
     "sliding_box": ["--duration", "0.25"],
     "urdf_swing": ["--duration", "1.5"],
     "four_bar_time_stepping": ["--duration", "0.5"],
+    "contact_spheres_boxes": ["--duration", "0.6"],
+    "quadruped_standing": ["--duration", "0.6"],
 }
 
 
@@ -198,15 +201,16 @@ def cold_fixed_step_seconds(scene: dict) -> float:
                 os.environ["DYNABLOCKS_CACHE_DIR"] = saved
 
 
-def time_interleaved(rows: Dict[str, Callable], rounds: int) -> Dict[str, List[float]]:
+def time_interleaved(rows: Dict[str, Callable], rounds: int,
+                     clock=time.perf_counter) -> Dict[str, List[float]]:
     """Each row once per round, the order rotated by one per round; returns the times."""
     names = list(rows)
     out: Dict[str, List[float]] = {n: [] for n in names}
     for r in range(rounds):
         for n in names[r % len(names):] + names[:r % len(names)]:
-            t0 = time.perf_counter()
+            t0 = clock()
             rows[n]()
-            out[n].append(time.perf_counter() - t0)
+            out[n].append(clock() - t0)
     return out
 
 
@@ -287,8 +291,11 @@ def survey(names: List[str]) -> List[dict]:
 def main(argv=None) -> dict:
     """Print the tables; returns ``{"scenes": {...}, "examples": [...]}``."""
     parser = script_parser(__doc__)
-    parser.add_argument("--rounds", type=int, default=15, help="interleaved rounds (medians)")
+    parser.add_argument("--rounds", type=int, default=21, help="interleaved rounds (medians)")
     parser.add_argument("--examples", action="store_true", help="add the examples survey")
+    parser.add_argument("--cpu-time", action="store_true",
+                        help="time the scene rows with process CPU time (steadier on a shared "
+                             "machine: time-slicing with other processes is not counted)")
     parser.add_argument("--cold-c", action="store_true",
                         help="add one fixed-step run compiled to C with an empty disk cache")
     parser.add_argument("--scenes", default="msd,acrobot", help="comma-separated: msd, acrobot")
@@ -301,26 +308,36 @@ def main(argv=None) -> dict:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             finals = {n: np.asarray(fn()) for n, fn in rows.items()}  # warm up
-            times = time_interleaved(rows, args.rounds)
+            times = time_interleaved(rows, args.rounds,
+                                     time.process_time if args.cpu_time else time.perf_counter)
         us = construction_us(scene, args.rounds)
         drake = statistics.median(times["Drake Simulator RK3"]) if scene["drake"] else None
         ref = finals["interpreted RK3"]
         print(f"\n{scene['name']}, {T_END:g} s, rtol {RTOL:g}: median of {args.rounds} "
-              f"interleaved rounds, construction included (BLAS on one thread)")
-        print(f"{'row':42s} {'median [ms]':>11s} {'vs Drake':>8s} {'|x - interpreted|':>17s}")
+              f"interleaved rounds ({'CPU' if args.cpu_time else 'wall'} time), construction "
+              f"included (BLAS on one thread)")
+        print(f"{'row':42s} {'median [ms]':>11s} {'vs Drake':>8s} {'paired':>7s} "
+              f"{'|x - interpreted|':>17s}")
         table = {}
         for n, ts in times.items():
             med = statistics.median(ts)
             vs = f"{med / drake:8.2f}" if drake else "     n/a"
+            paired = statistics.median(a / b for a, b in zip(ts, times["Drake Simulator RK3"])) \
+                if drake else None
+            pv = f"{paired:7.2f}" if drake else "    n/a"
             diff = float(np.max(np.abs(finals[n][:ref.size] - ref))) if finals[n].size >= ref.size else float("nan")
-            print(f"{n:42s} {1e3 * med:11.3f} {vs} {diff:17.2e}")
-            table[n] = {"seconds": med, "vs_drake": med / drake if drake else None}
+            print(f"{n:42s} {1e3 * med:11.3f} {vs} {pv} {diff:17.2e}")
+            table[n] = {"seconds": med, "vs_drake": med / drake if drake else None,
+                        "paired_vs_drake": paired}
         print(f"construction alone, compiled=True on a converted structure: {us:.1f} us")
         cold_c = cold_fixed_step_seconds(scene) if args.cold_c else None
         if cold_c is not None:
             print(f'compiled="auto" fixed-step RK3 h=1e-3, empty disk cache (C compiled), one '
                   f"run: {cold_c:.2f} s")
-        if not drake:
+        if drake:
+            print("vs Drake: ratio of the medians; paired: median over rounds of the ratio "
+                  "to Drake's run in the same round")
+        else:
             print("(pydrake not installed: no Drake row)")
         result["scenes"][key] = {"rows": table, "construction_us": us, "cold_c_seconds": cold_c}
     if args.examples:

@@ -278,7 +278,8 @@ def program_for(system: System) -> Program:
     """
     try:
         key, keep = structure_key(system)
-    except RecursionError:  # a chain of objects too deep to compare: convert, do not store
+    except Exception:  # noqa: BLE001 - an object that cannot be compared (too deep a chain,
+        # an attribute raising on access): convert, do not store
         return Program(to_casadi(system), [])  # pragma: no cover
     with _lock:
         prog = _programs.get(key)
