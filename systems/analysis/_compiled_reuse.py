@@ -264,6 +264,7 @@ def structure_key(system: System) -> Tuple[tuple, list]:
     events = tuple(fp.value(vars(ev)) if hasattr(ev, "__dict__") else fp.opaque(ev)
                    for ev in system.events())
     key = (threading.get_ident(), fp.system(system), events)
+    hash(key)  # every part is hashable by construction; checked here, where it is caught
     return key, fp.keep
 
 
