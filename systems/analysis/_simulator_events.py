@@ -1,5 +1,6 @@
-"""Private parts of the Simulator: the status types, the errors, the monitor's verdict and
-the fault reports (non-finite states and derivatives, located in the leaf that owns them).
+"""Private parts of the Simulator: the status types, the errors, the check of its options,
+the monitor's verdict and the fault reports (non-finite states and derivatives, located in
+the leaf that owns them).
 
 The events themselves (what is pending, the witness state, the statistics) live in one
 object, :class:`~systems.analysis.event_schedule.EventSchedule`. See
@@ -8,15 +9,17 @@ object, :class:`~systems.analysis.event_schedule.EventSchedule`. See
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 from typing import Callable, Optional, Sequence
 
 import numpy as np
 
 from ..errors import NonFiniteStateError, SimulationError
+from .integrators import INTEGRATOR_NAMES, SCIPY_METHODS
 
 __all__ = ["SimulationError", "NonFiniteStateError", "EventStatus", "SimulatorStatus",
-           "monitor_verdict", "StateLocator"]
+           "monitor_verdict", "StateLocator", "check_options"]
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,32 @@ class SimulatorStatus:
     def succeeded(self) -> bool:
         """True when the requested time was reached."""
         return self.reason == "reached_boundary_time"
+
+
+def check_options(integrator: str, accuracy, atol, max_step, fixed_step: bool,
+                  witness_tolerance):
+    """The Simulator's numeric options checked: ``(accuracy, atol, max_step,
+    witness_tolerance)`` as floats (``atol`` defaults to ``1e-3 * accuracy``), or a
+    ValueError naming the option and what it must be."""
+    for name, value in (("accuracy", accuracy), ("max_step", max_step),
+                        ("witness_tolerance", witness_tolerance)):
+        if not (isinstance(value, numbers.Real) and not isinstance(value, bool) and value > 0
+                and not math.isnan(value)):
+            raise ValueError(f"Simulator: {name} must be a number > 0, got {value!r}")
+    fixed = integrator in ("explicit_euler", "semi_explicit_euler", "runge_kutta4") or fixed_step
+    if fixed and not math.isfinite(max_step):
+        raise ValueError(f"Simulator: integrator '{integrator}' takes fixed steps of size "
+                         f"max_step, which must be finite (got {max_step!r})")
+    if fixed_step and integrator in SCIPY_METHODS:
+        raise ValueError(f"Simulator: integrator '{integrator}' (scipy) is always "
+                         f"error-controlled; fixed_step=True applies to "
+                         f"{', '.join(INTEGRATOR_NAMES[:5])}")
+    accuracy = float(accuracy)
+    atol = 1e-3 * accuracy if atol is None else float(atol)
+    for what, val in (("accuracy", accuracy), ("atol", atol)):
+        if not (math.isfinite(val) and val > 0):
+            raise ValueError(f"Simulator: {what} must be finite and > 0, got {val!r}")
+    return accuracy, atol, float(max_step), float(witness_tolerance)
 
 
 def monitor_verdict(monitor: Callable, context, t: float, system_name: str) -> Optional[str]:

@@ -361,6 +361,24 @@ class EventSchedule:
         return b, gb
 
 
+    def isolate_on_time(self, t0: float, t1: float, tolerance: float,
+                        set_time: Callable[[float], None]) -> Tuple[float, tuple]:
+        """The witnesses of a system without continuous state, over a step from ``t0`` to
+        ``t1`` (the context at ``t1``): the guards change with time only (and the held
+        discrete and abstract state), so a crossing is isolated by bisection on time alone
+        (``set_time(tau)`` moves the context). Returns the stop time (``t1`` without a
+        crossing) and the ``(witness, context)`` pairs that triggered; updates
+        :attr:`guard_values` and leaves the context at the stop time."""
+        g0, g1 = self.guard_values, self.guards()
+        if not self.any_triggered(g0, g1):
+            self.guard_values = g1
+            return t1, ()
+        b, gb = self.isolate(t0, t1, g1, tolerance, set_time)
+        set_time(b)
+        self.guard_values = gb
+        return b, self.triggered(g0, gb)
+
+
 def check_finite_update(v: np.ndarray, system, what: str, t: float) -> None:
     """Refuse a non-finite updated state (:class:`~systems.errors.NonFiniteStateError`
     naming ``what``, the entry, the system and the time)."""

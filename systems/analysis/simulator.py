@@ -74,10 +74,11 @@ and logs recorded so far stay readable.
 
 Notes
 -----
-The derivative function loads (t, x) into the context through a fast path (one read-only
-copy of x shared by the leaves as views, and a precomputed list of the cached outputs to
-invalidate) instead of the checked setters; accepted states are checked for finiteness
-once per step.
+The events, what is pending, the witness guards and the counters are one
+:class:`~systems.analysis.event_schedule.EventSchedule` the simulator owns. The derivative
+function loads (t, x) into the context through a fast path (x shared read-only by the
+leaves as views, exactly the dependent cached outputs cleared) and calls the leaves'
+``time_derivatives`` directly; accepted states are checked for finiteness once per step.
 """
 from __future__ import annotations
 
@@ -92,10 +93,10 @@ from solvers.progress import ProgressLine
 from ..system import System
 from ..errors import NonFiniteOutputError
 from ._simulator_events import (EventStatus, NonFiniteStateError, SimulationError,
-                                SimulatorStatus, StateLocator, monitor_verdict)
+                                SimulatorStatus, StateLocator, check_options, monitor_verdict)
 from ._derivatives import derivative_function
 from .event_schedule import EventSchedule
-from .integrators import (INTEGRATOR_NAMES, SCIPY_METHODS, TABLEAUS, Stepper, StepSizeError,
+from .integrators import (INTEGRATOR_NAMES, TABLEAUS, Stepper, StepSizeError,
                           check_integrator_name, make_stepper)
 
 __all__ = ["Simulator", "SimulatorStatus", "EventStatus", "SimulationError", "NonFiniteStateError",
@@ -192,28 +193,10 @@ class Simulator:
                              f"'{system.name}' (it belongs to '{context.system.name}')")
         self._context = context
         self._integrator_name = check_integrator_name(integrator)
-        for name, value in (("accuracy", accuracy), ("max_step", max_step),
-                            ("witness_tolerance", witness_tolerance)):
-            if not (isinstance(value, numbers.Real) and not isinstance(value, bool) and value > 0
-                    and not math.isnan(value)):
-                raise ValueError(f"Simulator: {name} must be a number > 0, got {value!r}")
-        fixed = integrator in ("explicit_euler", "semi_explicit_euler", "runge_kutta4") or fixed_step
-        if fixed and not math.isfinite(max_step):
-            raise ValueError(f"Simulator: integrator '{integrator}' takes fixed steps of size "
-                             f"max_step, which must be finite (got {max_step!r})")
-        if fixed_step and integrator in SCIPY_METHODS:
-            raise ValueError(f"Simulator: integrator '{integrator}' (scipy) is always "
-                             f"error-controlled; fixed_step=True applies to "
-                             f"{', '.join(INTEGRATOR_NAMES[:5])}")
         self._compiled = False  # compiled=True is dispatched by __new__
         self._fixed_step = bool(fixed_step)
-        self._accuracy = float(accuracy)
-        self._atol = 1e-3 * float(accuracy) if atol is None else float(atol)
-        for what, val in (("accuracy", self._accuracy), ("atol", self._atol)):
-            if not (math.isfinite(val) and val > 0):
-                raise ValueError(f"Simulator: {what} must be finite and > 0, got {val!r}")
-        self._max_step = float(max_step)
-        self._witness_tol = float(witness_tolerance)
+        self._accuracy, self._atol, self._max_step, self._witness_tol = check_options(
+            integrator, accuracy, atol, max_step, fixed_step, witness_tolerance)
         self._monitor: Optional[Callable] = None
         self._rate = 0.0
         self._progress: Optional[bool] = None
@@ -404,7 +387,8 @@ class Simulator:
                     if self._stepper is not None:  # a step below time resolution: no integration
                         self._stepper.reset(t1, self._stepper.x)
                     elif witnesses:
-                        t1, hits = self._witness_time_only(t, t1)
+                        t1, hits = events.isolate_on_time(t, t1, self._witness_tol,
+                                                          self._set_time)
                 else:
                     t1, hits = self._integrate_step(boundary)
                 stats["steps"] += 1
@@ -588,20 +572,6 @@ class Simulator:
                 self._restart_stepper()
             if events.witnesses:
                 events.guard_values = events.guards()
-
-    def _witness_time_only(self, t0: float, t1: float):
-        """Witnesses of a system without continuous state: the guards can only change with
-        time (and the held discrete and abstract state), so a crossing in [t0, t1] is
-        isolated by bisection on time alone; returns the stop time and the triggers."""
-        events = self._events
-        g0, g1 = events.guard_values, events.guards()
-        if not events.any_triggered(g0, g1):
-            events.guard_values = g1
-            return t1, ()
-        b, gb = events.isolate(t0, t1, g1, self._witness_tol, self._set_time)
-        self._set_time(b)
-        events.guard_values = gb
-        return b, events.triggered(g0, gb)
 
     def _isolate(self, t0, t1, g1):
         """Bisect [t0, t1] down to ``witness_tolerance`` on the integrator's dense output;
