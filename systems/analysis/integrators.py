@@ -171,7 +171,7 @@ def _lincomb(x, cs, ks) -> list:
     if m == 4:
         (c0, c1, c2, c3), (k0, k1, k2, k3) = cs, ks
         return [a + c0 * p + c1 * q + c2 * r + c3 * u for a, p, q, r, u in zip(x, k0, k1, k2, k3)]
-    out = list(x)
+    out = list(x)   # more terms: one pass per term, same order
     for c, k in zip(cs, ks):
         out = [a + c * p for a, p in zip(out, k)]
     return out
@@ -183,8 +183,7 @@ def _weighted(h: float, nonzero, ks):
 
 
 def _frozen(values: list) -> np.ndarray:
-    """A fresh read-only float64 array of ``values``."""
-    arr = np.array(values, dtype=float)
+    arr = np.array(values, dtype=float)   # fresh, read-only
     arr.flags.writeable = False
     return arr
 
@@ -274,8 +273,7 @@ class RungeKuttaStepper(Stepper):
         self._k0: Optional[np.ndarray] = None      # f(t, x), when known
         self._k0_prev: Optional[np.ndarray] = None  # f(t_prev, x_prev)
         self._h: Optional[float] = None           # next error-controlled step
-        # the nonzero coefficients (index, value) of each stage row, the solution and the
-        # error, for the float path
+        # nonzero (index, value) of the stage rows, solution and error weights (float path)
         self._a_nz = tuple(tuple((j, v) for j, v in enumerate(row) if v != 0.0) for row in tb.a)
         self._b_nz = tuple((j, v) for j, v in enumerate(tb.b) if v != 0.0)
         self._e_nz = None if self._e is None else tuple((j, v) for j, v in enumerate(self._e)
@@ -355,19 +353,25 @@ class RungeKuttaStepper(Stepper):
             err = (h * self._e_arr) @ np.array(ks)
             scale = self.atol + self.rtol * np.maximum(np.abs(x), np.abs(x_new))
             norm = _rms(err / scale)
-            if norm <= 1.0:
-                factor = 5.0 if norm == 0.0 else min(5.0, 0.9 * norm ** self._exponent)
-                proposal, self._h = self._h, h * factor
-                if t_new == t_limit and factor >= 1.0:
-                    # A step shortened to land on a limit does not shrink the next one.
-                    self._h = max(self._h, proposal)
+            if self._adapt(norm, h, t, t_new == t_limit, h_min):
                 return t_new, x_new, k_last
-            self.num_rejected += 1
-            factor = 0.2 if not math.isfinite(norm) else max(0.2, 0.9 * norm ** self._exponent)
-            self._h = h * factor
-            if self._h < h_min:
-                raise StepSizeError(f"{tb.name}: step size {self._h:.3g} s fell below the "
-                                    f"resolution of time at t={t!r} (error norm {norm:.3g})")
+
+    def _adapt(self, norm: float, h: float, t: float, on_limit: bool, h_min: float) -> bool:
+        """Accept the step of size ``h`` (error ``norm``) or not; set the next step size."""
+        if norm <= 1.0:
+            factor = 5.0 if norm == 0.0 else min(5.0, 0.9 * norm ** self._exponent)
+            proposal, self._h = self._h, h * factor
+            if on_limit and factor >= 1.0:
+                # A step shortened to land on a limit does not shrink the next one.
+                self._h = max(self._h, proposal)
+            return True
+        self.num_rejected += 1
+        factor = 0.2 if not math.isfinite(norm) else max(0.2, 0.9 * norm ** self._exponent)
+        self._h = h * factor
+        if self._h < h_min:
+            raise StepSizeError(f"{self.tableau.name}: step size {self._h:.3g} s fell below the "
+                                f"resolution of time at t={t!r} (error norm {norm:.3g})")
+        return False
 
     # -------------------------------------------------------------- the float path
     def _stages_list(self, t: float, x: list, h: float, k0: list, n: int):
@@ -413,19 +417,8 @@ class RungeKuttaStepper(Stepper):
                 v = e / (atol + rtol * (p if p > q else q))
                 acc += v * v
             norm = sqrt(acc / n)
-            if norm <= 1.0:
-                factor = 5.0 if norm == 0.0 else min(5.0, 0.9 * norm ** self._exponent)
-                proposal, self._h = self._h, h * factor
-                if t_new == t_limit and factor >= 1.0:
-                    # A step shortened to land on a limit does not shrink the next one.
-                    self._h = max(self._h, proposal)
+            if self._adapt(norm, h, t, t_new == t_limit, h_min):
                 return t_new, x_new, k_last
-            self.num_rejected += 1
-            factor = 0.2 if not math.isfinite(norm) else max(0.2, 0.9 * norm ** self._exponent)
-            self._h = h * factor
-            if self._h < h_min:
-                raise StepSizeError(f"{tb.name}: step size {self._h:.3g} s fell below the "
-                                    f"resolution of time at t={t!r} (error norm {norm:.3g})")
 
     def _initial_step(self, t, x, k0) -> float:
         """Starting step size (Hairer, Norsett and Wanner 1993, section II.4)."""
