@@ -22,6 +22,7 @@ and resumes.
 """
 from __future__ import annotations
 
+import copy
 import ctypes
 
 import casadi as ca
@@ -182,9 +183,25 @@ class Driver:
         ``nxd, nu, np, nlog``.
     """
 
+    @staticmethod
+    def layout_of(proto) -> tuple:
+        """What the generated loop bakes in from a plant's compiled step: sizes, sections
+        and the dynamics function (a driver serves any plant with the same layout)."""
+        return (proto.nq, proto.nv, proto.n_in, proto.n_out, proto.n_work, proto.n_iwork,
+                proto.status_converged, tuple(sorted(proto.input_sections.items())),
+                tuple(sorted(proto.output_sections.items())), id(proto.dynamics))
+
+    def with_proto(self, proto) -> "Driver":
+        """This driver (the same loaded library) running ``proto``'s kernel and tables."""
+        twin = copy.copy(self)
+        twin.proto = proto
+        return twin
+
     def __init__(self, stage: ca.Function, log: ca.Function, proto, plant_offset: int,
                  sizes: dict, name: str) -> None:
         self.proto = proto
+        self.layout = self.layout_of(proto)
+        self._dynamics = proto.dynamics  # keeps the id in the layout valid
         self.sizes = sizes
         dyn = proto.dynamics
         ins, outs = proto.input_sections, proto.output_sections

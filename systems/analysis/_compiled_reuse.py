@@ -268,9 +268,10 @@ def structure_key(system: System) -> Tuple[tuple, list]:
     return key, fp.keep
 
 
-def program_for(system: System) -> Program:
+def program_for(system: System, convert: bool = True) -> Program:
     """The :class:`Program` of ``system``'s structure: reused when a diagram of the same
-    structure was converted before in this thread, else converted now.
+    structure was converted before in this thread, else converted now (``convert=False``:
+    an entry without the CasADi conversion, for the whole runs' own functions).
 
     Raises
     ------
@@ -279,9 +280,10 @@ def program_for(system: System) -> Program:
     """
     try:
         key, keep = structure_key(system)
+        key = key + (bool(convert),)
     except Exception:  # noqa: BLE001 - an object that cannot be compared (too deep a chain,
         # an attribute raising on access): convert, do not store
-        return Program(to_casadi(system), [])  # pragma: no cover
+        return Program(to_casadi(system) if convert else None, [])  # pragma: no cover
     with _lock:
         prog = _programs.get(key)
         if prog is not None:
@@ -292,7 +294,7 @@ def program_for(system: System) -> Program:
             raise SymbolicEvaluationError(prog.error)
         return prog
     try:
-        prog = Program(to_casadi(system), keep)
+        prog = Program(to_casadi(system) if convert else None, keep)
     except SymbolicEvaluationError as exc:  # the verdict is kept too: no retry per construction
         prog = Program(None, keep, error=str(exc))
     with _lock:

@@ -43,7 +43,7 @@ from ..events import PeriodicEvent, PerStepEvent
 from ..primitives.logging import VectorLogSink
 from ..symbolic import converted_input_ports
 from ._compiled_driver import STATUS_TEXT, Driver
-from ._compiled_reuse import InterpretedFallback
+from ._compiled_reuse import InterpretedFallback, program_for
 from ._simulator_events import NonFiniteStateError, SimulationError
 
 __all__ = ["WholeRunSimulator", "compiled_step_leaf", "BatchResult", "simulate_batch"]
@@ -116,10 +116,24 @@ class WholeRunSimulator(InterpretedFallback):
         self._sinks: List[tuple] = []
         self._updates: List[tuple] = []
         self._check_events(nm)
-        self._trace(nm)
-        self._driver = Driver(self._stage, self._log, self._proto, self._plant_offset,
-                              dict(nxd=self._nxd, nu=self._nu, np=self._np, nlog=self._nlog),
-                              system.name)
+        # The traced functions and the loaded driver are kept per diagram structure
+        # (systems.analysis._compiled_reuse): a new simulator of it reuses them, with this
+        # plant's kernel tables (the driver's proto) swapped in.
+        functions = program_for(system, convert=False).functions
+        cached = functions.get("whole_run")
+        if cached is not None and cached[-1].layout == Driver.layout_of(self._proto):
+            (self._stage, self._log, self._plant_offset, self._nxd, self._nu, self._np,
+             self._nlog, self._sink_rows, slices, driver) = cached
+            self._input_slices = list(zip(converted_input_ports(system), slices))
+            self._driver = driver.with_proto(self._proto)
+        else:
+            self._trace(nm)
+            self._driver = Driver(self._stage, self._log, self._proto, self._plant_offset,
+                                  dict(nxd=self._nxd, nu=self._nu, np=self._np, nlog=self._nlog),
+                                  system.name)
+            functions["whole_run"] = (self._stage, self._log, self._plant_offset, self._nxd,
+                                      self._nu, self._np, self._nlog, self._sink_rows,
+                                      [sl for _, sl in self._input_slices], self._driver)
         self._steps = 0
         self._fallbacks: List[tuple] = []
         self._reset_schedule()
@@ -221,10 +235,6 @@ class WholeRunSimulator(InterpretedFallback):
 
     def get_system(self):
         """The system simulated."""
-        return self._system
-
-    def get_system(self):
-        """The simulated system."""
         return self._system
 
     @property
