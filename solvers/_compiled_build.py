@@ -531,3 +531,55 @@ def _init_runtime(path: Path, lib: ctypes.CDLL, n_in_total: int, n_out_total: in
     except (OSError, AttributeError) as exc:
         raise CompileError(f"loading {path} failed: {exc}") from exc
     return Runtime(path=path, call=call, batch=batch, in_buf=bufs[0], out_buf=bufs[1])
+
+
+_C_LIBRARIES: dict[str, ctypes.CDLL] = {}
+
+
+def load_c_library(source: str, name: str, *, flags: Sequence[str] = ("-O2",),
+                   compiler: str | Sequence[str] | None = None,
+                   cache_dir: str | Path | None = None) -> ctypes.CDLL:
+    """Compile the C ``source`` into a shared library (once per machine: the disk cache,
+    keyed by the sha256 of source, compiler and flags) and load it (once per process)
+    through the project's one verified loader (manifest and owner checks before ``dlopen``,
+    the key compiled into it after; see "Caching" and "Cache permissions" in
+    :mod:`solvers.compiled`).
+
+    Parameters
+    ----------
+    source : str
+        A complete C translation unit (CasADi-generated code plus a hand-written driver,
+        say); its exported symbols are read with ``ctypes`` by the caller.
+    name : str
+        Stem of the cached file name (sanitised).
+    flags : sequence of str
+        Compiler flags (``-shared -fPIC`` are added).
+
+    Returns
+    -------
+    ctypes.CDLL
+
+    Raises
+    ------
+    CompilerNotFound
+        When no C compiler is found (the message says how to get one).
+    CompileError
+        When the compiler fails (its command line and error output).
+    """
+    cc = find_compiler(compiler)
+    if cc is None:
+        raise CompilerNotFound(f"C library '{name}': {missing_compiler_reason(compiler)}; "
+                                      f"{compiler_install_hint()}")
+    key = cache_key(source, cc, tuple(flags))
+    if key in _C_LIBRARIES:
+        return _C_LIBRARIES[key]
+    d = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+
+    def load(path: Path, fresh: bool) -> ctypes.CDLL:
+        return open_library(path, key, lambda lib, file: lib, fresh_name=fresh)
+
+    lib = cached_library(
+        d, library_path(Path("."), name, key).name, key,
+        build=lambda path: compile_library(source, path, cc, tuple(flags), key), load=load)
+    _C_LIBRARIES[key] = lib
+    return lib

@@ -233,3 +233,33 @@ def make_call_paths(cf: Any, in_buf: np.ndarray, out_buf: np.ndarray,
             return tuple([g() for g in views_t])
 
     return call, call_view
+
+
+def run_batch(cf: Any, batch: Any, n: int, args: Any, outs: Any) -> None:
+    """``CompiledFunction.call_batch`` on the library's batch entry ``batch`` (checks every
+    array, then one C loop)."""
+    import ctypes
+    if len(args) != cf.n_in or len(outs) != cf.n_out:
+        raise ValueError(f"call_batch of function '{cf.name}' expects {cf.n_in} input "
+                         f"and {cf.n_out} output arrays, got {len(args)} and {len(outs)}")
+    in_p, in_s, out_p, out_s = [], [], [], []
+    for kind, arrs, nnzs, names, ptrs, strides in (
+            ("input", args, cf.nnz_in, cf.name_in, in_p, in_s),
+            ("output", outs, cf.nnz_out, cf.name_out, out_p, out_s)):
+        for a, nnz, nm in zip(arrs, nnzs, names):
+            ok = (isinstance(a, np.ndarray) and a.dtype == np.float64
+                  and a.flags.c_contiguous and (a.shape == (n, nnz) or
+                                                (kind == "input" and a.shape == (nnz,))))
+            if not ok or (kind == "output" and not a.flags.writeable):
+                got = getattr(a, "shape", type(a).__name__)
+                raise ValueError(f"{kind} '{nm}' of call_batch of function '{cf.name}' "
+                                 f"needs a C-contiguous float64 array of shape ({n}, {nnz})"
+                                 f"{' or (%d,)' % nnz if kind == 'input' else ''}, got {got}")
+            ptrs.append(a.ctypes.data)
+            strides.append(nnz if a.ndim == 2 else 0)
+    P, L = ctypes.c_void_p, ctypes.c_longlong
+    ret = batch(n, (P * max(1, len(in_p)))(*in_p), (L * max(1, len(in_s)))(*in_s),
+                (P * max(1, len(out_p)))(*out_p), (L * max(1, len(out_s)))(*out_s))
+    if ret != 0:
+        raise RuntimeError(f"evaluating function '{cf.name}' failed in the C backend "
+                           f"(return code {ret}, batch call)")

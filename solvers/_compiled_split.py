@@ -209,3 +209,48 @@ def units_for(n_parts: int) -> int:
     """Translation units for ``n_parts`` parts: one per core (at least one)."""
     import os
     return max(1, min(n_parts, os.cpu_count() or 1))
+
+
+def build_quick(source: str, fun, compiler: list[str], cache_dir, n_in: int, n_out: int,
+                failed: dict, prepare_caller: bool = False):
+    """Load (or build, then load) the quick library of the generated ``source`` of ``fun``:
+    its function cut into parts, the parts in :func:`units_for` translation units compiled
+    in parallel with :data:`QUICK_FLAGS`, through the project's verified loader.
+
+    Parameters
+    ----------
+    n_in, n_out : int
+        Total input and output nonzeros (the runtime's buffers).
+    failed : dict
+        Cache keys that failed to build in this process (read and updated).
+    prepare_caller : bool
+        Start building the call extension alongside (a dense function).
+
+    Returns
+    -------
+    solvers._compiled_build.Runtime or None
+        None when the function is short or has a body this module does not cut, or the
+        build failed (the caller then builds the whole function).
+    """
+    from solvers import _compiled_build as build
+    parts = split_source(source, build.c_function_name(fun) + "_p")
+    if parts is None:
+        return None
+    if prepare_caller:
+        from solvers._compiled_ext import prepare_caller_type
+        prepare_caller_type(cache_dir, compiler)  # alongside, not after, this build
+    main, units = translation_units(parts, units_for(len(parts.parts)))
+    key = build.cache_key(main + "\0".join(units), compiler, QUICK_FLAGS + ("split",))
+    if key in failed:
+        return None
+    try:
+        return build.cached_library(
+            cache_dir, build.library_path(cache_dir, fun.name(), key).name, key,
+            build=lambda path: build.compile_library(main, path, compiler, QUICK_FLAGS, key,
+                                                     units),
+            load=lambda path, fresh: build.load_runtime(path, n_in, n_out, key,
+                                                        fresh_name=fresh),
+            loaded=build.loaded_runtime)
+    except (build.CompileError, OSError) as exc:
+        failed[key] = str(exc)
+        return None

@@ -106,6 +106,7 @@ __all__ = [
 ]
 
 default_cache_dir = _build.default_cache_dir
+load_c_library = _build.load_c_library
 CacheSecurityWarning = _build.CacheSecurityWarning
 find_compiler = _build.find_compiler
 auto_flags = _build.auto_flags
@@ -307,32 +308,10 @@ class CompiledFunction:
         RuntimeError
             When an evaluation returns an error code.
         """
-        batch = self._batch
-        if batch is None:
+        if self._batch is None:
             return False
-        if len(args) != self.n_in or len(outs) != self.n_out:
-            raise ValueError(f"call_batch of function '{self.name}' expects {self.n_in} input "
-                             f"and {self.n_out} output arrays, got {len(args)} and {len(outs)}")
-        in_p, in_s, out_p, out_s = [], [], [], []
-        for kind, arrs, nnzs, names, ptrs, strides in (
-                ("input", args, self.nnz_in, self.name_in, in_p, in_s),
-                ("output", outs, self.nnz_out, self.name_out, out_p, out_s)):
-            for a, nnz, nm in zip(arrs, nnzs, names):
-                ok = (isinstance(a, np.ndarray) and a.dtype == np.float64
-                      and a.flags.c_contiguous and (a.shape == (n, nnz) or
-                                                    (kind == "input" and a.shape == (nnz,))))
-                if not ok or (kind == "output" and not a.flags.writeable):
-                    got = getattr(a, "shape", type(a).__name__)
-                    raise ValueError(f"{kind} '{nm}' of call_batch of function '{self.name}' "
-                                     f"needs a C-contiguous float64 array of shape ({n}, {nnz})"
-                                     f"{' or (%d,)' % nnz if kind == 'input' else ''}, got {got}")
-                ptrs.append(a.ctypes.data)
-                strides.append(nnz if a.ndim == 2 else 0)
-        P, L = ctypes.c_void_p, ctypes.c_longlong
-        ret = batch(n, (P * max(1, len(in_p)))(*in_p), (L * max(1, len(in_s)))(*in_s),
-                    (P * max(1, len(out_p)))(*out_p), (L * max(1, len(out_s)))(*out_s))
-        if ret != 0:
-            self._fail(ret)
+        from solvers._compiled_call import run_batch
+        run_batch(self, self._batch, n, args, outs)
         return True
 
     def _copy_out(self, i: int, o: np.ndarray, v: np.ndarray) -> None:
@@ -432,30 +411,10 @@ class CompiledFunction:
                        cache_dir: Path) -> _build.Runtime | None:
         """The split, quickly compiled library of a long function (``staged``), or None
         when the function is short or cannot be split, or that build fails."""
-        from solvers import _compiled_split as split
-        parts = split.split_source(source, _build.c_function_name(self.function) + "_p")
-        if parts is None:
-            return None
-        if all(sp.is_dense() for sp in self.sparsities_in + self.sparsities_out):
-            from solvers._compiled_ext import prepare_caller_type
-            prepare_caller_type(cache_dir, compiler)  # alongside, not after, this build
-        main, units = split.translation_units(parts, split.units_for(len(parts.parts)))
-        flags = split.QUICK_FLAGS
-        key = _build.cache_key(main + "\0".join(units), compiler, flags + ("split",))
-        if key in _FAILED:
-            return None
-        n_in, n_out = sum(self.nnz_in), sum(self.nnz_out)
-        try:
-            return _build.cached_library(
-                cache_dir, _build.library_path(cache_dir, self.name, key).name, key,
-                build=lambda path: _build.compile_library(main, path, compiler, flags, key,
-                                                          units),
-                load=lambda path, fresh: _build.load_runtime(path, n_in, n_out, key,
-                                                             fresh_name=fresh),
-                loaded=_build.loaded_runtime)
-        except (_build.CompileError, OSError) as exc:
-            _FAILED[key] = str(exc)
-            return None
+        from solvers._compiled_split import build_quick
+        dense = all(sp.is_dense() for sp in self.sparsities_in + self.sparsities_out)
+        return build_quick(source, self.function, compiler, cache_dir, sum(self.nnz_in),
+                           sum(self.nnz_out), _FAILED, prepare_caller=dense)
 
     def _start_final(self, final: Callable[[Any], Any], build_final: Callable[[Path], None],
                      key: str, compiler: list[str]) -> None:
@@ -570,57 +529,6 @@ def compile_function(fun: ca.Function, **kwargs: Any) -> CompiledFunction:
     """Build a :class:`CompiledFunction` now (``lazy=False``); keywords as its constructor."""
     kwargs.setdefault("lazy", False)
     return CompiledFunction(fun, **kwargs)
-
-
-_C_LIBRARIES: dict[str, ctypes.CDLL] = {}
-
-
-def load_c_library(source: str, name: str, *, flags: Sequence[str] = ("-O2",),
-                   compiler: str | Sequence[str] | None = None,
-                   cache_dir: str | Path | None = None) -> ctypes.CDLL:
-    """Compile the C ``source`` into a shared library (once per machine: the disk cache,
-    keyed by the sha256 of source, compiler and flags) and load it (once per process)
-    through the project's one verified loader (manifest and owner checks before ``dlopen``,
-    the key compiled into it after; see "Caching" and "Cache permissions" above).
-
-    Parameters
-    ----------
-    source : str
-        A complete C translation unit (CasADi-generated code plus a hand-written driver,
-        say); its exported symbols are read with ``ctypes`` by the caller.
-    name : str
-        Stem of the cached file name (sanitised).
-    flags : sequence of str
-        Compiler flags (``-shared -fPIC`` are added).
-
-    Returns
-    -------
-    ctypes.CDLL
-
-    Raises
-    ------
-    CompilerNotFound
-        When no C compiler is found (the message says how to get one).
-    CompileError
-        When the compiler fails (its command line and error output).
-    """
-    cc = _build.find_compiler(compiler)
-    if cc is None:
-        raise _cache.CompilerNotFound(f"C library '{name}': {_build.missing_compiler_reason(compiler)}; "
-                                      f"{_build.compiler_install_hint()}")
-    key = _build.cache_key(source, cc, tuple(flags))
-    if key in _C_LIBRARIES:
-        return _C_LIBRARIES[key]
-    d = Path(cache_dir) if cache_dir is not None else _build.default_cache_dir()
-
-    def load(path: Path, fresh: bool) -> ctypes.CDLL:
-        return _build.open_library(path, key, lambda lib, file: lib, fresh_name=fresh)
-
-    lib = _build.cached_library(
-        d, _build.library_path(Path("."), name, key).name, key,
-        build=lambda path: _build.compile_library(source, path, cc, tuple(flags), key), load=load)
-    _C_LIBRARIES[key] = lib
-    return lib
 
 
 def clear_cache(cache_dir: str | Path | None = None) -> int:
