@@ -55,14 +55,14 @@ FUNS = ("forward_dynamics", "inverse_dynamics", "mass_matrix")
 def make():
     if model == "arm7":
         return M.arm7(backend="auto", compile_after=10**9)
-    if model == "quadruped12":
-        import multibody
-        return multibody.RigidBodyTree.from_urdf(str(multibody.model_path("quadruped")),
-                                                 backend="auto", compile_after=10**9)
     if model == "humanoid40":
         return M.humanoid(40, backend="auto", compile_after=10**9)
-    from multibody.models import human_model
-    t = human_model(sys.argv[4]).tree
+    if model == "quadruped12":
+        import multibody
+        t = multibody.RigidBodyTree.from_urdf(str(multibody.model_path("quadruped")))
+    else:
+        from multibody.models import human_model
+        t = human_model(sys.argv[4]).tree
     t.backend, t.compile_after = "auto", 10**9
     return t
 
