@@ -14,8 +14,8 @@ How: the body of CasADi's ``casadi_f0`` for an SX function is a list of one-line
 ``void <cname>_part<k>(const double** arg, double** res, double* s)``: the temporaries the
 part reads before writing them are loaded from the array ``s`` (one slot per temporary),
 those it writes and a later part reads before writing are stored back to ``s``. The same
-operations run in the same order on the same IEEE doubles: results are bitwise those of
-the uncut function. Any body of another shape (loops, calls of other functions, work
+operations run in the same order on the same IEEE doubles: results are those of the uncut
+function, bitwise where the compiler fuses no multiply-adds (x86-64). Any body of another shape (loops, calls of other functions, work
 vectors) is left uncut (:func:`split_source` returns None).
 """
 from __future__ import annotations

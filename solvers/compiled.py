@@ -58,7 +58,8 @@ two stages (``staged=True``, the default): a quick library first, the function c
 parts (:mod:`solvers._compiled_split`) compiled at ``-O0`` as separate files in parallel on
 the machine's cores, then the optimised library (whole, :func:`auto_flags`) in a background
 thread at lower priority, which replaces the quick one when ready (its calls are about 2.5x
-slower meanwhile; the results are bitwise the same). A later process finds the optimised
+slower meanwhile; the results are the same: bitwise on x86-64, to rounding where the
+compiler fuses multiply-adds when optimising). A later process finds the optimised
 library in the cache and loads it directly. ``benchmarks/bench_cold_compile.py`` has the
 times.
 
