@@ -15,8 +15,9 @@ How: the body of CasADi's ``casadi_f0`` for an SX function is a list of one-line
 part reads before writing them are loaded from the array ``s`` (one slot per temporary),
 those it writes and a later part reads before writing are stored back to ``s``. The same
 operations run in the same order on the same IEEE doubles: results are those of the uncut
-function, bitwise where the compiler fuses no multiply-adds (x86-64). Any body of another shape (loops, calls of other functions, work
-vectors) is left uncut (:func:`split_source` returns None).
+function, bitwise where the compiler fuses no multiply-adds (x86-64). Any body of another
+shape (loops, calls of other functions, work vectors) is left uncut (:func:`split_source`
+returns None).
 """
 from __future__ import annotations
 
@@ -169,8 +170,9 @@ def split_source(source: str, cname: str, part_statements: int = PART_STATEMENTS
         parts.append("\n".join(lines) + "\n")
     parts[0] = _HIDDEN + parts[0]
     n_slots = max(slots, default=0) + 1
-    protos = _HIDDEN + "".join(f"DBK_HIDDEN void {cname}_part{k}(const casadi_real** arg, casadi_real** res, "
-                     f"casadi_real* s);\n" for k in range(len(parts)))
+    protos = _HIDDEN + "".join(f"DBK_HIDDEN void {cname}_part{k}(const casadi_real** arg, "
+                               f"casadi_real** res, casadi_real* s);\n"
+                               for k in range(len(parts)))
     calls = "".join(f"  {cname}_part{k}(arg, res, s);\n" for k in range(len(parts)))
     driver = (protos + source[m.start():m.end()] + f"\n  casadi_real s[{n_slots}];\n"
               + calls + source[end:].lstrip("\n"))
