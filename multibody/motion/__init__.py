@@ -34,3 +34,13 @@ __all__ = ["MarkerFitter", "MarkerFitResult", "marker_set_arrays", "JointTraject
            "ContactError", "MarkerFitWarning", "ContactWarning",
            "fit_segment_scales", "ScalingResult", "ScalingError", "bone_lengths"]
 __all__ += ["ConsistentMotion", "ConsistentMotionResult"]
+# the forward pass builds Systems (multibody.plants, systems): imported on first use
+_FORWARD = ("ForwardPass", "ForwardPassResult", "JointTrackingController", "penetration_allowance")
+__all__ += list(_FORWARD)
+
+
+def __getattr__(name):
+    if name in _FORWARD:
+        from . import forward_pass
+        return getattr(forward_pass, name)
+    raise AttributeError(f"module 'multibody.motion' has no attribute {name!r}")
