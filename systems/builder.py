@@ -76,8 +76,10 @@ class DiagramBuilder:
                 else f"another builder ({system.in_builder._label()})"
             raise DiagramBuildError(f"system '{system.name}' is already part of {owner}; "
                                     f"a system can be added to one diagram only")
+        system.in_builder = self  # first: a block that cannot be frozen is not recorded
         if system.name in self._names:
             if not system.name_is_default:
+                system.in_builder = None
                 raise DiagramBuildError(f"duplicate system name '{system.name}': names in a "
                                         f"diagram must be unique (set system.name)")
             k = 1
@@ -86,7 +88,6 @@ class DiagramBuilder:
             system._name = f"{system.name}_{k}"
         self._systems.append(system)
         self._names[system.name] = system
-        system.in_builder = self
         return system
 
     def _label(self) -> str:

@@ -86,6 +86,12 @@ def test_adding_to_a_builder_freezes_the_topology_and_a_broken_tree_is_named():
     broken.add_body("loose", 1.0, inertia=np.eye(3))
     with pytest.raises(TreeError, match="'loose' has no parent joint"):
         broken.get_output_port("state")
+    builder = DiagramBuilder()
+    with pytest.raises(TreeError, match="'loose' has no parent joint"):
+        builder.add_system(broken)
+    assert broken.in_builder is None  # not recorded: the builder still builds without it
+    other = builder.add_system(PidController(kp=[1.0], ki=[0.0], kd=[0.0]))
+    assert [s.name for s in builder.build().leaf_systems()] == [other.name]
 
 
 def test_add_system_of_a_non_system_says_what_to_pass():
