@@ -339,6 +339,9 @@ def main(argv=None) -> dict:
     ap.add_argument("--noise-repetitions", type=int, default=0,
                     help="draws per noise level of the paper's noise protocol on the forward "
                          "pass (the paper: 20; 0 skips it)")
+    ap.add_argument("--balance-gain", type=float, default=0.0,
+                    help="gain of the forward pass's pelvis and foot pose feedback through "
+                         "the legs (0: joint tracking alone)")
     ap.add_argument("--time-step", type=float, default=0.0,
                     help="time step of the forward pass (s; default a quarter frame)")
     add_viewer_arguments(ap, "the fitted walk")
@@ -405,7 +408,8 @@ def main(argv=None) -> dict:
     def new_model():
         return human_model(skeleton, marker_set)
     if not args.no_forward_pass:
-        fp = build_forward_pass(new_model, traj, floor, time_step=args.time_step or None)
+        fp = build_forward_pass(new_model, traj, floor, time_step=args.time_step or None,
+                                balance_gain=args.balance_gain)
         fwd, report["forward_pass"] = forward_pass(fp, traj, res, fitter, X)
         np.savez(os.path.join(args.out, "forward.npz"), t=fwd.t,
                  q=model.configuration_to_urdf_order(fwd.q),
@@ -491,7 +495,8 @@ def main(argv=None) -> dict:
             report["forward_html"] = show_run(vis_f, rec, html=os.path.splitext(args.html)[0]
                                               + "_forward.html")
     return {"report": report, "fit": fit, "inverse_dynamics": res, "trajectory": traj,
-            "model": model, "forward_pass": fwd}
+            "model": model, "forward_pass": fwd, "floor": floor, "fitter": fitter,
+            "markers": X}
 
 
 if __name__ == "__main__":

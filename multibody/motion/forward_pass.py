@@ -29,17 +29,28 @@ same in a :class:`~multibody.plants.TimeSteppingRigidBodySystem`:
   mass matrix at a reference configuration: ``K_p = omega^2 M_ii``, ``K_d = 2 zeta omega
   M_ii`` (a natural frequency ``omega`` for every joint).
 
+Optionally (``balance_gain > 0``) a pose feedback through the legs is added: each leg in
+stance moves the pelvis toward its reference pose (the leg joint displacement that does so
+with the foot fixed), each swinging foot is moved toward its reference pose; both through
+the same joint PD, so still no force on the pelvis but from the legs and the ground.
+
 The references ``u`` are a numeric parameter of the controller (linear interpolation between
 the capture frames, written on CasADi symbols as hat functions), so a whole run compiles
 once and runs in C (``Simulator(diagram, compiled=True)``), and many runs with different
 references (:meth:`ForwardPass.run_batch`, the noise study) share one compiled call.
 
+Limits (measured on ``examples/human_walking.py``): joint tracking alone follows the joint
+angles to about 0.5-0.8 degrees RMS, but the unactuated pelvis drifts away from the capture
+where the motion needs a pelvis residual (the inverse dynamics' residual wrench has no
+actuator here) or where the fitted feet sit in the floor; the dynamically consistent motion
+(:mod:`multibody.motion.consistent_motion`) is the motion to drive.
+
 References
 ----------
-C. K. Liu? no -- D. Liu? The HDM paper: L. Cooper, D. Ballard, "Realtime, physics-based marker
-following", MIG 2012 and J. Liu, L. Cooper, D. Ballard, "A human dynamic model for motion
-analysis" (the noise study and the forward pass of Fig. 3). MuJoCo's implicit position
-actuators (the implicit PD).
+J. Liu, L. Cooper, D. H. Ballard, the human dynamic model (HDM) for motion analysis: marker
+fitting, inverse dynamics and a forward pass judged by its noise sensitivity (Fig. 3).
+E. Todorov, T. Erez, Y. Tassa, "MuJoCo: a physics engine for model-based control", IROS
+2012 (implicit position actuators: the PD's velocity terms in the step).
 """
 from __future__ import annotations
 
@@ -63,7 +74,8 @@ from systems.primitives import LogVectorOutput
 from .contact_inverse_dynamics import Floor
 from .errors import MotionError
 
-__all__ = ["ForwardPass", "ForwardPassResult", "JointTrackingController"]
+__all__ = ["ForwardPass", "ForwardPassResult", "JointTrackingController",
+           "penetration_allowance"]
 
 
 def _hat_interp(times: np.ndarray, table, t, n: int):
@@ -85,6 +97,21 @@ def _hat_interp(times: np.ndarray, table, t, n: int):
         hi = times[k + 1] if k < K - 1 else times[-1] + 1.0
         w = ca.fmax(0.0, ca.fmin((tc - lo) / (times[k] - lo), (hi - tc) / (hi - times[k])))
         out = out + w * tab[k * n:(k + 1) * n]
+    return out
+
+
+def penetration_allowance(tree, contact_points: Mapping, floor: Floor, q) -> dict:
+    """How deep (m, >= 0) each body's contact points go below ``floor`` over the motion ``q``
+    (K, nq): ``{body: max(0, -min height)}`` -- marker fits put feet and toes a few
+    centimetres into the fitted floor, which a rigid floor would not allow."""
+    out = {}
+    for body, pts in contact_points.items():
+        P = np.asarray(pts, float)
+        low = np.inf
+        for qi in np.asarray(q, float):
+            T = np.asarray(tree.body_pose(body, qi), float)
+            low = min(low, float(np.min(floor.height(P @ T[:3, :3].T + T[:3, 3]))))
+        out[body] = max(0.0, -low)
     return out
 
 
@@ -144,35 +171,58 @@ class JointTrackingController(LeafSystem):
         return out + extra if symbolic else out + np.asarray(extra, float).ravel()
 
 
-def _balance_function(tree, legs, kx, dx, kr, dr) -> ca.Function:
-    """``(q, v, ref) -> tau`` (n joint commands): the pelvis pose feedback carried by the
-    stance legs (module docstring). ``legs``: ``[(foot body, command indices of its leg's
-    joints, velocity indices of those joints)]``; ``ref`` = ``[p (3), R (9, row-major),
-    v (3), omega (3), stance weight per leg]`` of the pelvis in world axes."""
+def _pose_rows(tree, body, q, v) -> np.ndarray:
+    """``[p (3), R (9, row-major), v (3), omega (3)]`` of ``body`` in world axes."""
+    T = np.asarray(tree.body_pose(body, q), float)
+    tw = np.asarray(tree.jacobian(body, q), float) @ v
+    return np.r_[T[:3, 3], T[:3, :3].ravel(), tw[3:], tw[:3]]
+
+
+def _pose_error(tree, body, q, v, ref):
+    """``(delta, delta_dot)`` (6 each, ``[rotation; translation]`` world axes): the small
+    displacement and twist from ``body``'s pose to the reference rows ``ref``
+    (:func:`_pose_rows`), on CasADi symbols."""
+    T = tree.body_pose(body, q)
+    R, p = T[:3, :3], T[:3, 3]
+    J = tree.jacobian(body, q)
+    tw = ca.mtimes(J, v)
+    E = ca.mtimes(ca.reshape(ref[3:12], 3, 3).T, R.T)
+    phi = 0.5 * ca.vertcat(E[2, 1] - E[1, 2], E[0, 2] - E[2, 0], E[1, 0] - E[0, 1])
+    return (ca.vertcat(phi, ref[0:3] - p),
+            ca.vertcat(ref[15:18] - tw[:3], ref[12:15] - tw[3:6]), J)
+
+
+def _balance_function(tree, legs, kp, kd, gain) -> ca.Function:
+    """``(q, v, ref) -> tau`` (joint commands): the pelvis and foot pose feedback carried by
+    the legs' joint PD (module docstring). ``legs``: ``[(foot body, command indices of the
+    leg's joints, their velocity indices)]``; ``ref``: the pelvis rows, then per leg the
+    foot rows (:func:`_pose_rows`, 18 each), then per leg its stance weight ``w``.
+
+    Stance (weight ``w``): the leg joint displacement that moves the pelvis by its pose error
+    ``delta_p`` with the foot fixed, ``dq = -J_fl^+ J_fr J_pr^{-1} delta_p``; swing
+    (``1 - w``): the one that moves the foot by its pose error, ``dq = J_fl^+ delta_f``
+    (``J_fl``, ``J_fr``: the foot Jacobian's leg and root columns, ``J_pr`` the pelvis's root
+    columns, ``+`` a damped pseudo-inverse). The command adds ``gain (K_p dq + K_d dq_dot)``
+    (``dq_dot`` likewise from the twist errors)."""
     root = tree.joints[0]
-    pelvis = root.child
+    nl = len(legs)
     q = ca.SX.sym("q", tree.nq)
     v = ca.SX.sym("v", tree.nv)
-    ref = ca.SX.sym("ref", 18 + len(legs))
-    T = tree.body_pose(pelvis, q)
-    R, p = T[:3, :3], T[:3, 3]
-    Jp = tree.jacobian(pelvis, q)
+    ref = ca.SX.sym("ref", 18 * (1 + nl) + nl)
     rv = list(range(root.v_start, root.v_start + 6))
-    tw = ca.mtimes(Jp, v)                                  # [omega; v] world axes
-    Rd = ca.reshape(ref[3:12], 3, 3).T
-    E = ca.mtimes(Rd, R.T)
-    phi = 0.5 * ca.vertcat(E[2, 1] - E[1, 2], E[0, 2] - E[2, 0], E[1, 0] - E[0, 1])
-    W = ca.vertcat(kr * phi + dr * (ref[15:18] - tw[:3]),
-                   kx * (ref[0:3] - p) + dx * (ref[12:15] - tw[3:6]))
-    n = max(max(c) for _, c, _ in legs) + 1
+    dp, dpd, Jp = _pose_error(tree, root.child, q, v, ref[:18])
+    n = len(kp)
     tau = ca.SX.zeros(n, 1)
-    G = ca.mtimes(Jp[:, rv].T, W)                          # root generalized force wanted
     for k, (foot, cmd, vi) in enumerate(legs):
-        Jf = tree.jacobian(foot, q)
-        lam = ca.solve(Jf[:, rv].T, G)                     # foot wrench giving it
-        tau_leg = -ca.mtimes(Jf[:, list(vi)].T, lam) * ref[18 + k]
+        df, dfd, Jf = _pose_error(tree, foot, q, v, ref[18 * (k + 1):18 * (k + 2)])
+        Jl = Jf[:, list(vi)]
+        pinv = ca.mtimes(Jl.T, ca.inv(ca.mtimes(Jl, Jl.T) + 1e-3 * ca.SX.eye(6)))
+        A = -ca.mtimes(pinv, ca.mtimes(Jf[:, rv], ca.inv(Jp[:, rv])))
+        w = ref[18 * (1 + nl) + k]
+        dq = w * ca.mtimes(A, dp) + (1 - w) * ca.mtimes(pinv, df)
+        dqd = w * ca.mtimes(A, dpd) + (1 - w) * ca.mtimes(pinv, dfd)
         for i, c in enumerate(cmd):
-            tau[c] += tau_leg[i]
+            tau[c] += gain * (kp[c] * dq[i] + kd[c] * dqd[i])
     return ca.Function("balance", [q, v, ref], [tau], ["q", "v", "ref"], ["tau"])
 
 
@@ -236,10 +286,18 @@ class ForwardPass:
         Friction coefficient of the feet on the floor.
     sphere_radius : float
         Radius of the contact spheres (m).
+    contact_allowance : dict, optional
+        ``{body: metres}``: that body's spheres are larger by this much (the floor stays
+        lowered by ``sphere_radius``), so a reference pose whose points sit that deep in the
+        fitted floor touches it without penetrating (:func:`penetration_allowance`).
     joint_limits : bool
         Add the tree's joint limits as constraints.
     reference_q : (nq,) array_like, optional
         Configuration of the gains' mass-matrix diagonal (default the neutral one).
+    balance_gain : float
+        Gain of the pose feedback through the legs (:func:`_balance_function`: the pelvis
+        toward its reference through the stance legs, the swing foot toward its own); 0
+        (default): joint tracking alone. Needs a free root and contact points.
     compiled : bool
         Run the whole simulation in C (``Simulator(diagram, compiled=True)``) where the
         plant takes the compiled step; else the interpreted Simulator.
@@ -255,9 +313,9 @@ class ForwardPass:
                  floor: Optional[Floor] = None, *, time_step: Optional[float] = None,
                  omega: float = 40.0, zeta: float = 1.0, min_stiffness: float = 3000.0,
                  mu: float = 1.0, lcp_tolerance: float = 1e-4, pgs_max_sweeps: int = 1000,
-                 sphere_radius: float = 0.01, joint_limits: bool = True,
-                 reference_q=None, balance: bool = True, balance_omega: float = 3.0,
-                 rotation_inertia: Optional[float] = None,
+                 sphere_radius: float = 0.01, contact_allowance: Optional[Mapping] = None,
+                 joint_limits: bool = True,
+                 reference_q=None, balance_gain: float = 0.0,
                  compiled: bool = True) -> None:
         self.times = np.asarray(times, float).ravel()
         if self.times.size < 2 or np.any(np.diff(self.times) <= 0):
@@ -313,7 +371,8 @@ class ForwardPass:
                 for i, p in enumerate(pts):
                     T = np.eye(4)
                     T[:3, 3] = np.asarray(p, float)
-                    g = fwd.add_collision_geometry(body, Sphere(sphere_radius), T,
+                    r = sphere_radius + float((contact_allowance or {}).get(body, 0.0))
+                    g = fwd.add_collision_geometry(body, Sphere(r), T,
                                                    name=f"{body}_forward_contact_{i}")
                     pairs.append(("forward_floor", g.name))
             constraints.append(PointContactConstraint(fwd, mu=mu, pairs=pairs, name="feet"))
@@ -328,19 +387,15 @@ class ForwardPass:
                                                  constraints=constraints, name="forward_pass",
                                                  lcp_tolerance=lcp_tolerance,
                                                  pgs_max_sweeps=pgs_max_sweeps)
-        self.legs = self._legs(contact_points) if (balance and self.floating
+        self.legs = self._legs(contact_points) if (balance_gain and self.floating
                                                    and contact_points) else []
         bal = None
         if self.legs:
-            m = float(fwd.total_mass())
-            wb = float(balance_omega)
-            kx, dx = m * wb ** 2, 2.0 * m * wb
-            Ir = float(rotation_inertia) if rotation_inertia else 0.1 * m
-            bal = _balance_function(fwd, self.legs, kx, dx, Ir * wb ** 2, 2.0 * Ir * wb)
+            bal = _balance_function(fwd, self.legs, self.kp, self.kd, float(balance_gain))
         K = len(self.times)
         self.controller = JointTrackingController(
             fwd.nq + fwd.nv, self.q_indices, self.kp, self.times,
-            np.zeros((K, len(self.q_indices))), bal, np.zeros((K, 18 + len(self.legs))))
+            np.zeros((K, len(self.q_indices))), bal, np.zeros((K, 19 * len(self.legs) + 18)))
         b = DiagramBuilder("forward_pass")
         b.add_system(self.plant)
         b.add_system(self.controller)
@@ -380,8 +435,9 @@ class ForwardPass:
         return legs
 
     def stance_weights(self, q) -> np.ndarray:
-        """Default share of each leg in the pelvis feedback (K, legs): ``exp(-h / 1 cm)``
-        of its lowest contact point's height ``h`` above the floor, normalised."""
+        """Default stance weight of each leg in the pose feedback (K, legs): ``exp(-(h -
+        5 mm) / 1 cm)`` (1 below 5 mm) of its lowest contact point's height ``h`` above the
+        floor."""
         q = np.asarray(q, float)
         H = np.zeros((len(q), len(self.legs)))
         for k, (foot, _, _) in enumerate(self.legs):
@@ -393,22 +449,19 @@ class ForwardPass:
                     T = np.asarray(self.tree.body_pose(b, qi), float)
                     hs.append(self._floor.height(T[:3, :3] @ np.asarray(p) + T[:3, 3]))
                 H[i, k] = min(hs)
-        w = np.exp(-(H - H.min(axis=1, keepdims=True)) / 0.01)
-        return w / w.sum(axis=1, keepdims=True)
+        return np.exp(-np.clip(H - 0.005, 0.0, None) / 0.01)
 
     def balance_reference(self, q, v, stance=None) -> np.ndarray:
-        """The pelvis table (K, 18 + legs): position, rotation (row-major), world linear and
-        angular velocity of the reference, and the legs' stance weights (``stance`` (K,
-        legs), default :meth:`stance_weights`)."""
+        """The pose table (K, 18 + 19 legs) of the pelvis and leg feedback: the pelvis's
+        and each foot's position, rotation (row-major), world linear and angular velocity in
+        the references, then the legs' stance weights (``stance`` (K, legs), default
+        :meth:`stance_weights`)."""
         q, v = np.asarray(q, float), np.asarray(v, float)
-        pel = self.tree.joints[0].child
-        rows = []
-        for qi, vi in zip(q, v):
-            T = np.asarray(self.tree.body_pose(pel, qi), float)
-            tw = np.asarray(self.tree.jacobian(pel, qi), float) @ vi
-            rows.append(np.r_[T[:3, 3], T[:3, :3].ravel(), tw[3:], tw[:3]])
+        bodies = [self.tree.joints[0].child] + [f for f, _, _ in self.legs]
+        rows = np.array([np.concatenate([_pose_rows(self.tree, b, qi, vi) for b in bodies])
+                         for qi, vi in zip(q, v)])
         w = self.stance_weights(q) if stance is None else np.asarray(stance, float)
-        return np.c_[np.array(rows), w]
+        return np.c_[rows, w]
 
     # ------------------------------------------------------------------ references
     def feedforward(self, q, v, tau) -> np.ndarray:
@@ -449,16 +502,17 @@ class ForwardPass:
                                  span / max(wall, 1e-12), list(fallback))
 
     # ------------------------------------------------------------------ runs
-    def run(self, q, v, tau) -> ForwardPassResult:
+    def run(self, q, v, tau, stance=None) -> ForwardPassResult:
         """Simulate from ``(q[0], v[0])`` at ``times[0]`` to ``times[-1]`` driven by the
         references ``q`` (K, nq), ``v`` (K, nv) and inverse-dynamics torques ``tau`` (K, nv)
-        (tree order, the frames of ``times``).
+        (tree order, the frames of ``times``); ``stance`` (K, legs) the legs' weights in the
+        pose feedback (default :meth:`stance_weights`).
 
         Returns
         -------
         ForwardPassResult
         """
-        ctx = self._context(q, v, tau)
+        ctx = self._context(q, v, tau, stance)
         sim = Simulator(self.diagram, ctx, compiled=self.compiled)
         sim.initialize()
         w0 = time.perf_counter()
@@ -470,7 +524,8 @@ class ForwardPass:
 
     def run_batch(self, references: Sequence) -> list:
         """Several forward passes in one compiled call (``simulate_batch``):
-        ``references`` a sequence of ``(q, v, tau)`` as :meth:`run` takes. Returns a list of
+        ``references`` a sequence of ``(q, v, tau)`` or ``(q, v, tau, stance)`` as :meth:`run`
+        takes. Returns a list of
         :class:`ForwardPassResult` (``wall_seconds`` the batch's wall time over the runs)."""
         if not self.compiled:
             return [self.run(*r) for r in references]
