@@ -319,7 +319,8 @@ WORK = Sections("DBK_WORK_SECTIONS", "double", [
     ("L", ("nv", "nv")), ("vfree", ("nv",)), ("vel", ("nv",)), ("Y", (3, "nc", "nv")),
     ("G", (9, "nc")), ("bias", (3, "nc")), ("cfmk", ("nc",)), ("plo", ("nc",)),
     ("pup", ("nc",)), ("tmp", ("nv",)), ("Mp", (9, "nc", "nc")),
-    ("xp", (3, "nc")), ("dsl", (2, "nc")), ("psave", (3, "nc")), ("vtmp", ("nv",)),
+    ("xp", (3, "nc")), ("dsl", (2, "nc")), ("psave", (3, "nc")), ("psol2", (3, "nc")),
+    ("vtmp", ("nv",)),
     ("found", (FOUND, MAX_CONTACTS)), ("npwork", (NARROW_PHASE_WORK,))])
 """Work doubles of the C kernel (the numpy twin does not use them); ``cfmk`` the ``cfm / h``
 of each contact slot (the contact block's, or a joint limit's, joint friction's or
@@ -328,9 +329,17 @@ closure's); ``bias`` three per slot (a closure's rows; the others' first row onl
 ``found`` the points of one pair, ``npwork`` the narrow phase's work buffer (zeros at first: it initialises itself
 on first use)."""
 IWORK = Sections("DBK_IWORK_SECTIONS", "int", [
-    ("act", ("nc",)), ("idn", ("nc",)), ("idt", ("nc",)), ("one", ("nc",)), ("bil", ("nc",))])
+    ("act", ("nc",)), ("idn", ("nc",)), ("idt", ("nc",)), ("one", ("nc",)), ("bil", ("nc",)),
+    ("pmode", ("nc",))])
 """Work ints of the C kernel (``one``: the slot is a 1 x 1 block; ``bil``: a closure
-slot's number of bilateral rows, else 0)."""
+slot's number of bilateral rows, else 0; ``pmode``: the polish's active-set mode of each
+active slot, :data:`POLISH_MODES`)."""
+
+POLISH_MODES = ("off", "slide", "stick", "free", "fixed")
+"""The polish's mode of an active slot, by code: a contact without impulse (``off``), sliding
+(normal unknown, friction ``mu p_n d`` along a fixed direction ``d``), sticking (three
+unknowns); a one-row block's impulse unknown (``free``) or held at a value (``fixed``: at a
+bound). A closure's rows are always unknowns."""
 
 RECORDS = (HEADER, BLOCK, JOINT, FREE, COLUMN, ANCESTORS, CANDIDATE_COMMON, SCALARS, POSE,
            WARM, STATUS, CANDIDATE_OUT, FOUND)
@@ -348,6 +357,8 @@ def c_declarations() -> str:
         out.append(k.double_record().c_enum())
     out.append("enum { " + ", ".join(f"KIND_{k.name.upper()} = {k.code}"
                                      for k in CANDIDATE_KINDS) + " };")
+    out.append("enum { " + ", ".join(f"PM_{n.upper()} = {i}"
+                                     for i, n in enumerate(POLISH_MODES)) + " };")
     out.append("enum { " + ", ".join(f"JT_{n.upper()} = {i}"
                                      for i, n in enumerate(JOINT_TYPES)) + " };")
     out.append(f"#define NARROW_PHASE_WORK {NARROW_PHASE_WORK}")

@@ -3,7 +3,7 @@
 the largest eigenvalue of a 2 x 2 block, the natural-map residual of a contact block (or of
 a one-row block: a joint limit's or joint friction's, projected on its bounds), the velocity update ``vel += Y_k^T p`` on the
 blocks a contact touches, and the Newton polish on the active set the projected
-Gauss-Seidel found. Uses the layout's names (``CI``, ``CO_*``, ``COL_*``, ``BLK_*``,
+Gauss-Seidel found (refined by up to ``POLISH_PASSES`` changes of the slots' modes). Uses the layout's names (``CI``, ``CO_*``, ``COL_*``, ``BLK_*``,
 ``HDR_*``) and no bare table index.
 """
 from __future__ import annotations
@@ -130,144 +130,205 @@ static double residual(int na, const int *act, const int *it, const int *cands, 
     return res;
 }
 
-/* Newton polish on the active set PGS found: normal rows w_n = 0 where p_n > 0 (a one-row
-   block's row where its impulse is strictly inside its bounds; at a bound the impulse is
-   kept and enters the right-hand side), tangent rows
-   w_t = 0 where the contact sticks, p_t = mu p_n d (d its current direction) where it
-   slides; one dense solve (partial pivoting). Writes p and returns 1 when the solution is
-   feasible (p_n >= 0, sticking inside the disc), else leaves p and returns 0. */
+/* Newton polish on the active set PGS found, refined: each slot gets a mode (pmode,
+   PM_*): a contact with p_n > 0 sticks (w = 0 on its three rows) when its friction is
+   strictly inside the disc, else slides (w_n = 0, p_t = mu p_n d, d its current direction);
+   without p_n it is off (p = 0); a one-row block's impulse is an unknown strictly inside its
+   bounds, else fixed at its value (the right-hand side); a closure's rows are unknowns. One
+   dense solve (partial pivoting) per pass; a pass whose solution leaves a sticking friction
+   outside the disc (that contact slides along the solved direction), a normal impulse
+   negative (the contact goes off) or a one-row impulse outside its bounds (fixed at the
+   bound) changes those modes and solves again; so does a feasible solution whose velocity
+   (vs) breaks a mode's assumption by more than dtol (an off contact that penetrates: it
+   sticks; a fixed one-row block pulled off its bound: free), at most POLISH_PASSES solves
+   (a primal active-set method; a sliding contact keeps its direction). Writes p (psol: 3 per active slot,
+   scratch) and returns 2 when a pass is consistent, 1 when only feasible (the last pass), else
+   leaves p and returns 0. */
+#define POLISH_PASSES 8
 static int polish(int na, const int *act, const int *it, const int *cands, int nv,
                   double *co, const double *Jall, const double *Y, const double *bias,
                   const double *vfree, double mu, const double *cfmk, const double *plo,
                   const double *pup, const int *one, const int *bil, double *M, double *x,
-                  double *dsl, int *idn, int *idt) {
-    int nu = 0, j, l, r, s, i;
+                  double *dsl, int *idn, int *idt, int *mode, const int *blocks,
+                  double *psol, double *vs, double dtol) {
+    int nu, j, l, r, s, i, feasible = 0, consistent = 0;
     for (j = 0; j < na; ++j) {
         const int k = act[j];
         const double *pk = co + CO_SIZE * k + CO_IMPULSE;
-        idn[j] = idt[j] = -1;
         dsl[2 * j] = dsl[2 * j + 1] = 0.0;
-        if (bil[k]) {             /* a closure: all its rows unknowns (idn, then idt) */
-            idn[j] = nu;
-            if (bil[k] > 1) idt[j] = nu + 1;
-            nu += bil[k];
-            continue;
-        }
-        if (one[k]) {             /* one row: unknown strictly inside its bounds, else fixed */
-            if (pk[0] > plo[k] && pk[0] < pup[k]) idn[j] = nu++;
-            continue;
-        }
-        if (pk[0] > 0) {
-            idn[j] = nu++;
-            double tt = sqrt(pk[1] * pk[1] + pk[2] * pk[2]);
-            if (tt < mu * pk[0] * (1 - 1e-9)) { idt[j] = nu; nu += 2; }
-            else if (tt > 0) { dsl[2 * j] = pk[1] / tt; dsl[2 * j + 1] = pk[2] / tt; }
-        }
-    }
-    if (nu == 0) return 0;
-    for (i = 0; i < nu * nu; ++i) M[i] = 0.0;
-    for (j = 0; j < na; ++j) {
-        const int k = act[j];
-        if (idn[j] < 0) continue;
-        const int *ci = cands + CI * it[it[HDR_CONTACT_CANDIDATE] + k], *cc = it + ci[CI_COLUMNS], ncol = ci[CI_NUM_COLUMNS];
-        const double *Jk = Jall + 3 * nv * k;
-        const int nr = bil[k] ? bil[k] : (idt[j] >= 0 ? 3 : 1);
-        for (r = 0; r < nr; ++r) {
-            const int row = r == 0 ? idn[j] : idt[j] + r - 1;
-            double s0 = 0.0;
-            for (i = 0; i < ncol; ++i) { const int col = cc[COL_SIZE * i + COL_COLUMN]; s0 += Jk[r * nv + col] * vfree[col]; }
-            x[row] = -(s0 + bias[3 * k + r]);
-            for (l = 0; l < na; ++l) {
-                const int kl = act[l];
-                if (idn[l] < 0 && one[kl]) {       /* a one-row block fixed at a bound */
-                    const double pl = co[CO_SIZE * kl + CO_IMPULSE];
-                    if (pl == 0.0 || !share_block(it, cands, k, kl)) continue;
-                    const double *Yl = Y + 3 * nv * kl;
-                    double t = 0.0;
-                    for (i = 0; i < ncol; ++i) { const int col = cc[COL_SIZE * i + COL_COLUMN]; t += Jk[r * nv + col] * Yl[col]; }
-                    x[row] -= t * pl;
-                    continue;
-                }
-                if (idn[l] < 0 || !share_block(it, cands, k, act[l])) continue;
-                const double *Yl = Y + 3 * nv * act[l];
-                double A[3];
-                for (s = 0; s < 3; ++s) {
-                    double t = 0.0;
-                    for (i = 0; i < ncol; ++i) { const int col = cc[COL_SIZE * i + COL_COLUMN]; t += Jk[r * nv + col] * Yl[s * nv + col]; }
-                    A[s] = t + ((l == j && r == s) ? cfmk[k] : 0.0);
-                }
-                if (bil[kl]) {                    /* a closure's rows */
-                    for (s = 0; s < bil[kl]; ++s) M[row * nu + idn[l] + s] += A[s];
-                } else if (idt[l] >= 0) {
-                    M[row * nu + idn[l]] += A[0];
-                    M[row * nu + idt[l]] += A[1];
-                    M[row * nu + idt[l] + 1] += A[2];
-                } else {
-                    M[row * nu + idn[l]] += A[0] + mu * (dsl[2 * l] * A[1] + dsl[2 * l + 1] * A[2]);
-                }
-            }
-        }
-    }
-    /* Gaussian elimination with partial pivoting */
-    double scale = 0.0;
-    for (i = 0; i < nu * nu; ++i) if (fabs(M[i]) > scale) scale = fabs(M[i]);
-    for (int c = 0; c < nu; ++c) {
-        int piv = c;
-        for (r = c + 1; r < nu; ++r) if (fabs(M[r * nu + c]) > fabs(M[piv * nu + c])) piv = r;
-        if (!(fabs(M[piv * nu + c]) > 1e-13 * scale)) return 0;
-        if (piv != c) {
-            for (i = 0; i < nu; ++i) { double t = M[c * nu + i]; M[c * nu + i] = M[piv * nu + i]; M[piv * nu + i] = t; }
-            double t = x[c]; x[c] = x[piv]; x[piv] = t;
-        }
-        for (r = c + 1; r < nu; ++r) {
-            double f = M[r * nu + c] / M[c * nu + c];
-            if (f == 0.0) continue;
-            for (i = c; i < nu; ++i) M[r * nu + i] -= f * M[c * nu + i];
-            x[r] -= f * x[c];
-        }
-    }
-    for (int c = nu - 1; c >= 0; --c) {
-        double t = x[c];
-        for (i = c + 1; i < nu; ++i) t -= M[c * nu + i] * x[i];
-        x[c] = t / M[c * nu + c];
-    }
-    for (j = 0; j < na; ++j) {
-        if (idn[j] < 0) continue;
-        double pn = x[idn[j]];
-        const int k = act[j];
-        if (bil[k]) continue;                /* bilateral: any sign */
+        if (bil[k]) { mode[j] = PM_FREE; continue; }
         if (one[k]) {
-            const double lo = plo[k], up = pup[k];
-            if (!(pn >= lo - 1e-9 * fabs(lo) && pn <= up + 1e-9 * fabs(up))) return 0;
+            mode[j] = (pk[0] > plo[k] && pk[0] < pup[k]) ? PM_FREE : PM_FIXED;
+            dsl[2 * j] = pk[0];                 /* a fixed one-row block's value */
             continue;
         }
-        if (!(pn >= 0)) return 0;
-        if (idt[j] >= 0) {
-            double a = x[idt[j]], b = x[idt[j] + 1];
-            if (!(sqrt(a * a + b * b) <= mu * pn * (1 + 1e-9))) return 0;
-        }
-    }
-    for (j = 0; j < na; ++j) {
-        const int k = act[j];
-        double *pk = co + CO_SIZE * k + CO_IMPULSE;
-        if (bil[k]) {
-            for (r = 0; r < 3; ++r) pk[r] = r < bil[k] ? x[idn[j] + r] : 0.0;
-            continue;
-        }
-        if (one[k]) {               /* the unknown clamped on its bounds, or kept fixed */
-            if (idn[j] >= 0) {
-                const double pn = x[idn[j]];
-                pk[0] = pn < plo[k] ? plo[k] : (pn > pup[k] ? pup[k] : pn);
+        mode[j] = PM_OFF;
+        if (pk[0] > 0) {
+            double tt = sqrt(pk[1] * pk[1] + pk[2] * pk[2]);
+            mode[j] = PM_STICK;
+            if (!(tt < mu * pk[0] * (1 - 1e-9)) && tt > 0) {
+                mode[j] = PM_SLIDE;
+                dsl[2 * j] = pk[1] / tt; dsl[2 * j + 1] = pk[2] / tt;
             }
-            pk[1] = pk[2] = 0.0;
-            continue;
         }
-        if (idn[j] < 0) { pk[0] = pk[1] = pk[2] = 0.0; continue; }
-        pk[0] = x[idn[j]];
-        if (idt[j] >= 0) { pk[1] = x[idt[j]]; pk[2] = x[idt[j] + 1]; }
-        else { pk[1] = mu * pk[0] * dsl[2 * j]; pk[2] = mu * pk[0] * dsl[2 * j + 1]; }
     }
-    return 1;
+    for (int pass = 0; pass < POLISH_PASSES; ++pass) {
+        nu = 0;
+        for (j = 0; j < na; ++j) {
+            const int k = act[j];
+            idn[j] = idt[j] = -1;
+            if (bil[k]) {             /* a closure: all its rows unknowns (idn, then idt) */
+                idn[j] = nu;
+                if (bil[k] > 1) idt[j] = nu + 1;
+                nu += bil[k];
+            } else if (mode[j] == PM_FREE || mode[j] == PM_SLIDE) {
+                idn[j] = nu++;
+            } else if (mode[j] == PM_STICK) {
+                idn[j] = nu;
+                idt[j] = nu + 1;
+                nu += 3;
+            }
+        }
+        if (nu == 0) return 0;
+        for (i = 0; i < nu * nu; ++i) M[i] = 0.0;
+        for (j = 0; j < na; ++j) {
+            const int k = act[j];
+            if (idn[j] < 0) continue;
+            const int *ci = cands + CI * it[it[HDR_CONTACT_CANDIDATE] + k], *cc = it + ci[CI_COLUMNS], ncol = ci[CI_NUM_COLUMNS];
+            const double *Jk = Jall + 3 * nv * k;
+            const int nr = bil[k] ? bil[k] : (idt[j] >= 0 ? 3 : 1);
+            for (r = 0; r < nr; ++r) {
+                const int row = r == 0 ? idn[j] : idt[j] + r - 1;
+                double s0 = 0.0;
+                for (i = 0; i < ncol; ++i) { const int col = cc[COL_SIZE * i + COL_COLUMN]; s0 += Jk[r * nv + col] * vfree[col]; }
+                x[row] = -(s0 + bias[3 * k + r]);
+                for (l = 0; l < na; ++l) {
+                    const int kl = act[l];
+                    if (mode[l] == PM_FIXED) {        /* a one-row block held at a value */
+                        const double pl = dsl[2 * l];
+                        if (pl == 0.0 || !share_block(it, cands, k, kl)) continue;
+                        const double *Yl = Y + 3 * nv * kl;
+                        double t = 0.0;
+                        for (i = 0; i < ncol; ++i) { const int col = cc[COL_SIZE * i + COL_COLUMN]; t += Jk[r * nv + col] * Yl[col]; }
+                        x[row] -= t * pl;
+                        continue;
+                    }
+                    if (idn[l] < 0 || !share_block(it, cands, k, kl)) continue;
+                    const double *Yl = Y + 3 * nv * kl;
+                    double A[3];
+                    for (s = 0; s < 3; ++s) {
+                        double t = 0.0;
+                        for (i = 0; i < ncol; ++i) { const int col = cc[COL_SIZE * i + COL_COLUMN]; t += Jk[r * nv + col] * Yl[s * nv + col]; }
+                        A[s] = t + ((l == j && r == s) ? cfmk[k] : 0.0);
+                    }
+                    if (bil[kl]) {                    /* a closure's rows */
+                        for (s = 0; s < bil[kl]; ++s) M[row * nu + idn[l] + s] += A[s];
+                    } else if (idt[l] >= 0) {
+                        M[row * nu + idn[l]] += A[0];
+                        M[row * nu + idt[l]] += A[1];
+                        M[row * nu + idt[l] + 1] += A[2];
+                    } else {
+                        M[row * nu + idn[l]] += A[0] + mu * (dsl[2 * l] * A[1] + dsl[2 * l + 1] * A[2]);
+                    }
+                }
+            }
+        }
+        /* Gaussian elimination with partial pivoting */
+        double scale = 0.0;
+        for (i = 0; i < nu * nu; ++i) if (fabs(M[i]) > scale) scale = fabs(M[i]);
+        for (int c = 0; c < nu; ++c) {
+            int piv = c;
+            for (r = c + 1; r < nu; ++r) if (fabs(M[r * nu + c]) > fabs(M[piv * nu + c])) piv = r;
+            if (!(fabs(M[piv * nu + c]) > 1e-13 * scale)) return 0;
+            if (piv != c) {
+                for (i = 0; i < nu; ++i) { double t = M[c * nu + i]; M[c * nu + i] = M[piv * nu + i]; M[piv * nu + i] = t; }
+                double t = x[c]; x[c] = x[piv]; x[piv] = t;
+            }
+            for (r = c + 1; r < nu; ++r) {
+                double f = M[r * nu + c] / M[c * nu + c];
+                if (f == 0.0) continue;
+                for (i = c; i < nu; ++i) M[r * nu + i] -= f * M[c * nu + i];
+                x[r] -= f * x[c];
+            }
+        }
+        for (int c = nu - 1; c >= 0; --c) {
+            double t = x[c];
+            for (i = c + 1; i < nu; ++i) t -= M[c * nu + i] * x[i];
+            x[c] = t / M[c * nu + c];
+        }
+        /* feasibility; an infeasible slot changes its mode for the next pass */
+        int changed = 0;
+        for (j = 0; j < na; ++j) {
+            const int k = act[j];
+            if (idn[j] < 0 || bil[k]) continue;   /* bilateral: any sign */
+            const double pn = x[idn[j]];
+            if (!isfinite(pn)) return 0;
+            if (one[k]) {
+                const double lo = plo[k], up = pup[k];
+                if (!(pn >= lo - 1e-9 * fabs(lo))) { mode[j] = PM_FIXED; dsl[2 * j] = lo; changed = 1; }
+                else if (!(pn <= up + 1e-9 * fabs(up))) { mode[j] = PM_FIXED; dsl[2 * j] = up; changed = 1; }
+                continue;
+            }
+            if (!(pn >= 0)) { mode[j] = PM_OFF; changed = 1; continue; }
+            if (idt[j] >= 0) {
+                const double a = x[idt[j]], b = x[idt[j] + 1], tt = sqrt(a * a + b * b);
+                if (!(tt <= mu * pn * (1 + 1e-9))) {
+                    mode[j] = PM_SLIDE;
+                    dsl[2 * j] = a / tt; dsl[2 * j + 1] = b / tt;
+                    changed = 1;
+                }
+            }
+        }
+        if (changed) { feasible = 0; continue; }
+        feasible = 1;
+        /* the candidate impulses (into psol, 3 per active slot) and their velocity */
+        for (j = 0; j < na; ++j) {
+            const int k = act[j];
+            double *pj = psol + 3 * j;
+            pj[0] = pj[1] = pj[2] = 0.0;
+            if (bil[k]) { for (r = 0; r < bil[k]; ++r) pj[r] = x[idn[j] + r]; continue; }
+            if (one[k]) {
+                if (idn[j] >= 0) {
+                    const double pn = x[idn[j]];
+                    pj[0] = pn < plo[k] ? plo[k] : (pn > pup[k] ? pup[k] : pn);
+                } else pj[0] = dsl[2 * j];
+                continue;
+            }
+            if (idn[j] < 0) continue;
+            pj[0] = x[idn[j]];
+            if (idt[j] >= 0) { pj[1] = x[idt[j]]; pj[2] = x[idt[j] + 1]; }
+            else { pj[1] = mu * pj[0] * dsl[2 * j]; pj[2] = mu * pj[0] * dsl[2 * j + 1]; }
+        }
+        memcpy(vs, vfree, nv * sizeof(double));
+        for (j = 0; j < na; ++j) {
+            const double *pj = psol + 3 * j;
+            if (pj[0] != 0.0 || pj[1] != 0.0 || pj[2] != 0.0)
+                add_y(it, cands, blocks, act[j], nv, Y + 3 * nv * act[j], pj[0], pj[1], pj[2], vs);
+        }
+        /* the conditions the modes assume: an off contact separates (w_n >= 0), a fixed
+           one-row block's velocity pushes on its bound; a violation beyond dtol changes
+           the mode */
+        for (j = 0; j < na; ++j) {
+            const int k = act[j];
+            if (mode[j] != PM_OFF && mode[j] != PM_FIXED) continue;
+            const int *ci = cands + CI * it[it[HDR_CONTACT_CANDIDATE] + k], *cc = it + ci[CI_COLUMNS], ncol = ci[CI_NUM_COLUMNS];
+            const double *Jk = Jall + 3 * nv * k;
+            double w0 = cfmk[k] * psol[3 * j] + bias[3 * k];
+            for (i = 0; i < ncol; ++i) { const int col = cc[COL_SIZE * i + COL_COLUMN]; w0 += Jk[col] * vs[col]; }
+            if (mode[j] == PM_OFF) {
+                if (w0 < -dtol) { mode[j] = PM_STICK; changed = 1; }
+            } else {
+                const double v0 = dsl[2 * j];
+                if ((v0 <= plo[k] && w0 < -dtol) || (v0 >= pup[k] && w0 > dtol)) { mode[j] = PM_FREE; changed = 1; }
+            }
+        }
+        consistent = !changed;
+        if (consistent || pass == POLISH_PASSES - 1) break;
+    }
+    if (!feasible) return 0;
+    /* a consistent pass, or the last feasible one (the caller keeps the better point) */
+    for (j = 0; j < na; ++j) memcpy(co + CO_SIZE * act[j] + CO_IMPULSE, psol + 3 * j, 3 * sizeof(double));
+    return 1 + consistent;
 }
 
 """

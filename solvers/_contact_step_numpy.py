@@ -28,6 +28,7 @@ __all__: list[str] = []  # private module
 
 OMEGA = 1.4
 POLISH_EVERY = 50
+POLISH_PASSES = 8   # the C kernel's POLISH_PASSES
 VECTOR_JOINT, FREE_JOINT = JOINT_TYPES.index("vector"), JOINT_TYPES.index("free")
 JOINT_LIMIT, JOINT_FRICTION = KIND["joint_limit"].code, KIND["joint_friction"].code
 CLOSURE = KIND["closure"].code
@@ -144,29 +145,42 @@ class _Problem:
             res = max(res, rn, rt)
         return res
 
-    def polish(self, vfree, bias):
-        """The C kernel's polish: returns the new impulses or None."""
-        na, mu, cfm = len(self.p), self.mu, self.cfm
-        idn, idt, dsl, nu = [-1] * na, [-1] * na, np.zeros((na, 2)), 0
+    def _modes(self):
+        """The polish's first modes (``POLISH_MODES`` of the layout) and values: per slot a
+        mode and a pair (a sliding direction, or a fixed one-row value first)."""
+        mu, modes, val = self.mu, [], np.zeros((len(self.p), 2))
         for j, p in enumerate(self.p):
-            if self.bil[j]:             # a closure: all its rows unknowns
+            if self.bil[j]:
+                modes.append("free")
+            elif self.one[j]:
+                modes.append("free" if self.lo[j] < p[0] < self.up[j] else "fixed")
+                val[j, 0] = p[0]
+            elif p[0] > 0:
+                tt = math.hypot(p[1], p[2])
+                if not tt < mu * p[0] * (1 - 1e-9) and tt > 0:
+                    modes.append("slide")
+                    val[j] = p[1:] / tt
+                else:
+                    modes.append("stick")
+            else:
+                modes.append("off")
+        return modes, val
+
+    def _solve_modes(self, vfree, bias, modes, val):
+        """One polish pass: the dense solve on the modes; None when singular, else the
+        unknowns' indices and solution."""
+        na, mu, cfm = len(self.p), self.mu, self.cfm
+        idn, idt, nu = [-1] * na, [-1] * na, 0
+        for j in range(na):
+            if self.bil[j]:
                 idn[j] = nu
                 nu += self.bil[j]
-                continue
-            if self.one[j]:             # unknown strictly inside its bounds, else fixed
-                if self.lo[j] < p[0] < self.up[j]:
-                    idn[j] = nu
-                    nu += 1
-                continue
-            if p[0] > 0:
+            elif modes[j] in ("free", "slide"):
                 idn[j] = nu
                 nu += 1
-                tt = math.hypot(p[1], p[2])
-                if tt < mu * p[0] * (1 - 1e-9):
-                    idt[j] = nu
-                    nu += 2
-                elif tt > 0:
-                    dsl[j] = p[1:] / tt
+            elif modes[j] == "stick":
+                idn[j], idt[j] = nu, nu + 1
+                nu += 3
         if nu == 0:
             return None
         M, x = np.zeros((nu, nu)), np.zeros(nu)
@@ -180,9 +194,9 @@ class _Problem:
             for r, row in rows:
                 x[row] = -(self.J[j][r] @ vfree + bias[j][r])
                 for ll in range(na):
-                    if idn[ll] < 0 and self.one[ll]:     # fixed at a bound
-                        if self.p[ll][0] != 0.0 and (self.blk[j] & self.blk[ll]):
-                            x[row] -= (self.J[j][r] @ self.Y[ll][0]) * self.p[ll][0]
+                    if modes[ll] == "fixed":             # held at a value
+                        if val[ll, 0] != 0.0 and (self.blk[j] & self.blk[ll]):
+                            x[row] -= (self.J[j][r] @ self.Y[ll][0]) * val[ll, 0]
                         continue
                     if idn[ll] < 0 or not (self.blk[j] & self.blk[ll]):
                         continue
@@ -195,42 +209,75 @@ class _Problem:
                         M[row, idn[ll]] += A[0]
                         M[row, idt[ll]:idt[ll] + 2] += A[1:]
                     else:
-                        M[row, idn[ll]] += A[0] + mu * (dsl[ll] @ A[1:])
+                        M[row, idn[ll]] += A[0] + mu * (val[ll] @ A[1:])
         try:
             sol = np.linalg.solve(M, x)
         except np.linalg.LinAlgError:
             return None
-        if not np.all(np.isfinite(sol)):
-            return None
-        out = []
-        for j in range(na):
-            if self.bil[j]:
-                pj = np.zeros(3)
-                pj[:self.bil[j]] = sol[idn[j]:idn[j] + self.bil[j]]
-                out.append(pj)
-                continue
-            if self.one[j]:
-                pn = self.p[j][0]
-                if idn[j] >= 0:
-                    pn, lo, up = sol[idn[j]], self.lo[j], self.up[j]
-                    if not (lo - 1e-9 * abs(lo) <= pn <= up + 1e-9 * abs(up)):
-                        return None
-                    pn = min(max(pn, lo), up)
-                out.append(np.array([pn, 0.0, 0.0]))
-                continue
-            if idn[j] < 0:
-                out.append(np.zeros(3))
-                continue
-            pn = sol[idn[j]]
-            if not pn >= 0:
+        return idn, idt, sol
+
+    def polish(self, vfree, bias, dtol):
+        """The C kernel's polish (its active-set passes): returns the new impulses or
+        None."""
+        na, mu = len(self.p), self.mu
+        modes, val = self._modes()
+        out = None
+        for _ in range(POLISH_PASSES):
+            solved = self._solve_modes(vfree, bias, modes, val)
+            if solved is None:
                 return None
-            if idt[j] >= 0:
-                pt = sol[idt[j]:idt[j] + 2]
-                if not math.hypot(pt[0], pt[1]) <= mu * pn * (1 + 1e-9):
-                    return None
-            else:
-                pt = mu * pn * dsl[j]
-            out.append(np.array([pn, pt[0], pt[1]]))
+            idn, idt, sol = solved
+            if not np.all(np.isfinite(sol)):
+                return None
+            changed = False
+            for j in range(na):           # feasibility
+                if idn[j] < 0 or self.bil[j]:
+                    continue
+                pn = sol[idn[j]]
+                if self.one[j]:
+                    lo, up = self.lo[j], self.up[j]
+                    if not pn >= lo - 1e-9 * abs(lo):
+                        modes[j], val[j, 0], changed = "fixed", lo, True
+                    elif not pn <= up + 1e-9 * abs(up):
+                        modes[j], val[j, 0], changed = "fixed", up, True
+                    continue
+                if not pn >= 0:
+                    modes[j], changed = "off", True
+                    continue
+                if idt[j] >= 0:
+                    pt = sol[idt[j]:idt[j] + 2]
+                    tt = math.hypot(pt[0], pt[1])
+                    if not tt <= mu * pn * (1 + 1e-9):
+                        modes[j], val[j], changed = "slide", pt / tt, True
+            if changed:
+                out = None
+                continue
+            out = []
+            for j in range(na):
+                pj = np.zeros(3)
+                if self.bil[j]:
+                    pj[:self.bil[j]] = sol[idn[j]:idn[j] + self.bil[j]]
+                elif self.one[j]:
+                    pj[0] = (min(max(sol[idn[j]], self.lo[j]), self.up[j]) if idn[j] >= 0
+                             else val[j, 0])
+                elif idn[j] >= 0:
+                    pj[0] = sol[idn[j]]
+                    pj[1:] = sol[idt[j]:idt[j] + 2] if idt[j] >= 0 else mu * pj[0] * val[j]
+                out.append(pj)
+            vs = vfree.copy()
+            for Y, pj in zip(self.Y, out):
+                vs += Y.T @ pj
+            for j in range(na):           # the modes' assumptions at the solution
+                if modes[j] not in ("off", "fixed"):
+                    continue
+                w0 = self.J[j][0] @ vs + self.cfm[j] * out[j][0] + bias[j][0]
+                if modes[j] == "off" and w0 < -dtol:
+                    modes[j], changed = "stick", True
+                elif modes[j] == "fixed" and ((val[j, 0] <= self.lo[j] and w0 < -dtol)
+                                              or (val[j, 0] >= self.up[j] and w0 > dtol)):
+                    modes[j], changed = "free", True
+            if not changed:
+                break
         return out
 
 
@@ -510,7 +557,7 @@ def contact_step(it: np.ndarray, dt: np.ndarray, inp: np.ndarray, out: np.ndarra
             last_polish = it_n - 1
             saved = [p.copy() for p in prob.p]
             r0 = prob.residual(vel)
-            new = prob.polish(vfree, bias_l)
+            new = prob.polish(vfree, bias_l, ittol * bscale)
             if new is not None:
                 prob.p = new
                 vtmp = prob.vel(vfree)

@@ -142,7 +142,7 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
     int i, j, k, r;
 
     /* 1. block Cholesky of H + h D */
-    for (i = 0; i < nv * nv; ++i) L[i] = 0.0;
+    /* (L is read only inside the blocks, which chol_block writes: no zeroing) */
     for (i = 0; i < nv; ++i) tmp[i] = H[i * nv + i];
     for (i = 0; i < nv; ++i) ((double *)H)[i * nv + i] = tmp[i] + hD[i];
     for (k = 0; k < nblock; ++k) {
@@ -473,7 +473,7 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
             for (j = 0; j < na; ++j) memcpy(psave + 3 * j, co + CO_SIZE * act[j] + CO_IMPULSE, 3 * sizeof(double));
             const double r0 = residual(na, act, it, cands, nv, co, Jall, G, bias, vel, mu, cfmk, plo, pup, one, bil);
             if (polish(na, act, it, cands, nv, co, Jall, Y, bias, vfree, mu, cfmk, plo, pup, one, bil,
-                       Mp, xp, dsl, idn, idt)) {
+                       Mp, xp, dsl, idn, idt, pmode, blocks, psol2, vtmp, ittol * bscale)) {
                 /* exact on the right active set: done; else keep whichever point is better
                    (the polished one often is, and PGS continues from it) */
                 rebuild_vel(na, act, it, cands, blocks, nv, co, Y, vfree, vtmp);
@@ -492,10 +492,22 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
     for (i = 0; i < nv; ++i) tauc[i] = 0.0;
     for (j = 0; j < na; ++j) {
         k = act[j];
+        const int *ci = cands + CI * cslot[k];
+        const int *cc = it + ci[CI_COLUMNS];
+        const int ncol = ci[CI_NUM_COLUMNS];
+        const int *bl = cc + COL_SIZE * ncol;
         const double *pk = co + CO_SIZE * k + CO_IMPULSE, *Yk = Y + 3 * nv * k, *Jk = Jall + 3 * nv * k;
-        for (r = 0; r < 3; ++r)
-            if (pk[r] != 0.0)
-                for (i = 0; i < nv; ++i) { vn[i] += Yk[r * nv + i] * pk[r]; tauc[i] += Jk[r * nv + i] * pk[r] / h; }
+        /* Y_k is zero off the candidate's blocks, J_k off its columns */
+        for (r = 0; r < 3; ++r) {
+            if (pk[r] == 0.0) continue;
+            const double *y = Yk + r * nv, *jr = Jk + r * nv, pr = pk[r];
+            for (int b = 0; b < bl[0]; ++b) {
+                const int s = blocks[BLK_SIZE * bl[1 + b] + BLK_START];
+                const int e = s + blocks[BLK_SIZE * bl[1 + b] + BLK_LENGTH];
+                for (i = s; i < e; ++i) vn[i] += y[i] * pr;
+            }
+            for (i = 0; i < ncol; ++i) { const int col = cc[COL_SIZE * i + COL_COLUMN]; tauc[col] += jr[col] * pr / h; }
+        }
     }
     double res = 0.0;
     for (j = 0; j < na; ++j) {
