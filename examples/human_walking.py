@@ -339,6 +339,9 @@ def main(argv=None) -> dict:
     ap.add_argument("--noise-repetitions", type=int, default=0,
                     help="draws per noise level of the paper's noise protocol on the forward "
                          "pass (the paper: 20; 0 skips it)")
+    ap.add_argument("--noise-levels", default=",".join(f"{x:g}" for x in NOISE_MM),
+                    help="noise levels of the protocol (mm, comma-separated; default the "
+                         "paper's nine)")
     ap.add_argument("--balance-gain", type=float, default=0.0,
                     help="gain of the forward pass's pelvis and foot pose feedback through "
                          "the legs (0: joint tracking alone)")
@@ -415,14 +418,15 @@ def main(argv=None) -> dict:
                  q=model.configuration_to_urdf_order(fwd.q),
                  v=model.velocity_to_urdf_order(fwd.v))
         if args.noise_repetitions > 0:
-            print(f"noise protocol: {len(NOISE_MM)} levels x {args.noise_repetitions} draws, "
+            levels = [float(x) for x in args.noise_levels.split(",")]
+            print(f"noise protocol: {len(levels)} levels x {args.noise_repetitions} draws, "
                   "each refitted, inverse dynamics, forward pass")
 
             def analyse(Q):
                 tr, rs, _, _ = inverse_dynamics(model, t, Q, args.cutoff, floor)
                 return tr, rs
             report["noise_study_protocol"] = noise_protocol(
-                fitter, traj, res, floor, fp, analyse, args.noise_repetitions, NOISE_MM)
+                fitter, traj, res, floor, fp, analyse, args.noise_repetitions, levels)
 
     # 7. experiments
     locked_work = None

@@ -25,7 +25,8 @@ def test_human_walking_on_a_synthetic_c3d(tmp_path):
     path = tmp_path / "walk.c3d"
     write_c3d(path, data)
     ex.main(["--c3d", str(path), "--skeleton", skeleton, "--marker-set", markers,
-             "--out", str(tmp_path), "--noise-frames", "24"])
+             "--out", str(tmp_path), "--noise-frames", "24", "--noise-repetitions", "2",
+             "--noise-levels", "0.1,4,64"])
     rep = json.loads((tmp_path / "report.json").read_text())
     assert rep["dof"] == 25 and rep["mass"] == pytest.approx(model.mass)
     assert rep["strides"] >= 1 and rep["floor_tilt_deg"] < 2.0
@@ -38,6 +39,13 @@ def test_human_walking_on_a_synthetic_c3d(tmp_path):
     noise = rep["noise_study"]
     assert [r["noise_mm"] for r in noise] == [0.1, 0.5, 1, 2, 4, 8, 16, 32, 64]
     assert noise[0]["joint_angle_error_deg"] < noise[-1]["joint_angle_error_deg"]
+    # the paper's protocol on the forward pass (here 3 levels x 2 draws): its rows and keys
+    rows = rep["noise_study_protocol"]
+    assert [r["sigma_mm"] for r in rows] == [0.1, 4.0, 64.0]
+    assert all(r["repetitions"] == 2 and r["angle_err_deg_se"] >= 0 for r in rows)
+    assert rows[0]["angle_err_deg_mean"] < rows[1]["angle_err_deg_mean"] \
+        < rows[2]["angle_err_deg_mean"]
+    assert rows[0]["torque_err_nm_mean"] < rows[2]["torque_err_nm_mean"]
     assert (tmp_path / "model.urdf").is_file()
     if importlib.util.find_spec("matplotlib") is not None:      # plots are optional
         for name in ("walking_motion.png", "walking_stick.png", "walking_cost.png",
@@ -94,6 +102,19 @@ def test_default_run_is_a_plausible_walk(tmp_path, capsys):
     assert rep["marker_rms_m"] < 1e-3
     printed = capsys.readouterr().out
     assert "floor tilt" in printed and "2 whole stride(s)" in printed
+    # the forward pass: the walk simulated from its torques, pelvis not actuated
+    fp = rep["forward_pass"]
+    assert fp["pelvis_actuated"] is False and min(fp["actuated_velocity_indices"]) == 6
+    assert fp["joint_angle_rms_deg"] < 3.0
+    assert np.isfinite(fp["marker_rms_m"]) and fp["realtime_factor"] > 0
+    assert out["forward_pass"].q.shape == out["trajectory"].q.shape
+    fit, fwd = np.load(tmp_path / "fit.npz"), np.load(tmp_path / "forward.npz")
+    np.testing.assert_array_equal(fwd["t"], fit["t"])
+    assert fwd["q"].shape == fit["q"].shape
+    # same order as fit.npz: the first frame is the reference's, the joint angles follow it
+    np.testing.assert_allclose(fwd["q"][0], fit["q"][0], atol=1e-9)
+    d = np.degrees(fwd["q"][:, 7:] - fit["q"][:, 7:])
+    assert np.sqrt(np.mean(d ** 2)) == pytest.approx(fp["joint_angle_rms_deg"], rel=0.05)
 
 
 def test_synthetic_walk_kinematics():
