@@ -299,12 +299,33 @@ def program_for(system: System, convert: bool = True) -> Program:
         prog = Program(None, keep, error=str(exc))
     with _lock:
         _stats["misses"] += 1
-        _programs[key] = prog
-        while len(_programs) > MAX_PROGRAMS:
-            _programs.popitem(last=False)
+        _store(key, prog)
     if prog.error is not None:
         raise SymbolicEvaluationError(prog.error)
+    if convert:
+        remember_as_built(system, prog)
     return prog
+
+
+def _store(key: tuple, prog: Program) -> None:
+    _programs[key] = prog
+    while len(_programs) > MAX_PROGRAMS:
+        _programs.popitem(last=False)
+
+
+def remember_as_built(system: System, prog: Program, convert: bool = True) -> None:
+    """Store ``prog`` also under ``system``'s key as it is now: building a simulator may set
+    attributes the key reads (a plant creating its compiled step or CasADi functions on
+    first use), and the next simulator of the same diagram then finds the entry."""
+    try:
+        key, keep = structure_key(system)
+        key = key + (bool(convert),)
+    except Exception:  # noqa: BLE001 - as in program_for: not stored
+        return
+    prog.keep.extend(keep)
+    with _lock:
+        if key not in _programs:
+            _store(key, prog)
 
 
 def reuse_statistics() -> Dict[str, int]:

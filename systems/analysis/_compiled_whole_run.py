@@ -43,7 +43,7 @@ from ..events import PeriodicEvent, PerStepEvent
 from ..primitives.logging import VectorLogSink
 from ..symbolic import converted_input_ports
 from ._compiled_driver import STATUS_TEXT, Driver
-from ._compiled_reuse import InterpretedFallback, program_for
+from ._compiled_reuse import InterpretedFallback, program_for, remember_as_built
 from ._simulator_events import NonFiniteStateError, SimulationError
 
 __all__ = ["WholeRunSimulator", "compiled_step_leaf", "BatchResult", "simulate_batch"]
@@ -119,7 +119,8 @@ class WholeRunSimulator(InterpretedFallback):
         # The traced functions and the loaded driver are kept per diagram structure
         # (systems.analysis._compiled_reuse): a new simulator of it reuses them, with this
         # plant's kernel tables (the driver's proto) swapped in.
-        functions = program_for(system, convert=False).functions
+        program = program_for(system, convert=False)
+        functions = program.functions
         cached = functions.get("whole_run")
         if cached is not None and cached[-1].layout == Driver.layout_of(self._proto):
             (self._stage, self._log, self._plant_offset, self._nxd, self._nu, self._np,
@@ -134,6 +135,7 @@ class WholeRunSimulator(InterpretedFallback):
             functions["whole_run"] = (self._stage, self._log, self._plant_offset, self._nxd,
                                       self._nu, self._np, self._nlog, self._sink_rows,
                                       [sl for _, sl in self._input_slices], self._driver)
+            remember_as_built(system, program, convert=False)
         self._steps = 0
         self._fallbacks: List[tuple] = []
         self._reset_schedule()

@@ -243,3 +243,20 @@ def test_auto_switches_to_the_interpreted_simulator_for_a_monitor():
     plain = Simulator(d, compiled=True)
     with pytest.raises(TypeError, match="set_monitor needs the interpreted Simulator"):
         plain.set_monitor(lambda c: None)
+
+
+def test_a_whole_run_reuses_its_traced_functions_and_driver():
+    pytest.importorskip("multibody.plants")
+    from solvers.compiled import find_compiler
+    if find_compiler() is None:
+        pytest.skip("needs a C compiler")
+    from test_compiled_time_stepping import box_scene
+    with empty_table():
+        d, _, ctx = box_scene()
+        c1, c2, c3 = ctx.clone(), ctx.clone(), ctx.clone()
+        assert counts(lambda: Simulator(d, c1, compiled=True).advance_to(0.1)) == (0, 1)
+        assert counts(lambda: Simulator(d, c2, compiled=True).advance_to(0.1)) == (1, 0)
+    assert np.array_equal(np.asarray(c2.discrete_state), np.asarray(c1.discrete_state))
+    Simulator(d, c3).advance_to(0.1)  # interpreted
+    np.testing.assert_allclose(np.asarray(c2.discrete_state), np.asarray(c3.discrete_state),
+                               rtol=0, atol=1e-9)
