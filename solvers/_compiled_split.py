@@ -214,7 +214,7 @@ def units_for(n_parts: int) -> int:
 
 
 def build_quick(source: str, fun, compiler: list[str], cache_dir, n_in: int, n_out: int,
-                failed: dict, prepare_caller: bool = False):
+                failed: dict):
     """Load (or build, then load) the quick library of the generated ``source`` of ``fun``:
     its function cut into parts, the parts in :func:`units_for` translation units compiled
     in parallel with :data:`QUICK_FLAGS`, through the project's verified loader.
@@ -225,8 +225,6 @@ def build_quick(source: str, fun, compiler: list[str], cache_dir, n_in: int, n_o
         Total input and output nonzeros (the runtime's buffers).
     failed : dict
         Cache keys that failed to build in this process (read and updated).
-    prepare_caller : bool
-        Start building the call extension alongside (a dense function).
 
     Returns
     -------
@@ -238,9 +236,6 @@ def build_quick(source: str, fun, compiler: list[str], cache_dir, n_in: int, n_o
     parts = split_source(source, build.c_function_name(fun) + "_p")
     if parts is None:
         return None
-    if prepare_caller:
-        from solvers._compiled_ext import prepare_caller_type
-        prepare_caller_type(cache_dir, compiler)  # alongside, not after, this build
     main, units = translation_units(parts, units_for(len(parts.parts)))
     key = build.cache_key(main + "\0".join(units), compiler, QUICK_FLAGS + ("split",))
     if key in failed:

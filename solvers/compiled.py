@@ -411,11 +411,14 @@ class CompiledFunction:
             _build.compile_library(source, path, compiler, flags, key)
 
         try:
+            rt = final(None)  # the optimised library, if cached
+            if rt is not None:
+                self.optimized = True
+                return rt, compiler
+            if all(sp.is_dense() for sp in self.sparsities_in + self.sparsities_out):
+                from solvers._compiled_ext import prepare_caller_type
+                prepare_caller_type(_build.private_cache_dir(cache_dir), compiler)  # alongside
             if self.staged:
-                rt = final(None)  # the optimised library, if cached
-                if rt is not None:
-                    self.optimized = True
-                    return rt, compiler
                 rt = self._quick_library(source, compiler, cache_dir)
                 if rt is not None:
                     self._start_final(final, build_final, key, compiler)
@@ -432,9 +435,8 @@ class CompiledFunction:
         """The split, quickly compiled library of a long function (``staged``), or None
         when the function is short or cannot be split, or that build fails."""
         from solvers._compiled_split import build_quick
-        dense = all(sp.is_dense() for sp in self.sparsities_in + self.sparsities_out)
         return build_quick(source, self.function, compiler, cache_dir, sum(self.nnz_in),
-                           sum(self.nnz_out), _FAILED, prepare_caller=dense)
+                           sum(self.nnz_out), _FAILED)
 
     def _start_final(self, final: Callable[[Any], Any], build_final: Callable[[Path], None],
                      key: str, compiler: list[str]) -> None:
