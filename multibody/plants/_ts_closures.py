@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import casadi as ca
 import numpy as np
-import scipy.linalg as sla
 
 from solvers import ops
 from solvers.compiled import CompiledFunction
@@ -64,12 +63,23 @@ class ClosureTerms:
         fun = ca.Function(ops.function_name("closures", "terms"), [q],
                           [ca.vertcat(*phis), ca.vertcat(*Js)])
         self.fn = CompiledFunction(fun)
+        self._last = (None, None)
 
     def __call__(self, q: np.ndarray) -> tuple:
-        """``(phi (m,), J (m, nv))`` at ``q`` (nq,)."""
-        phi, J = self.fn(np.asarray(q, float))
-        return (np.asarray(phi, float).reshape(self.m),
-                np.asarray(J, float).reshape(self.m, self.nv))
+        """``(phi (m,), J (m, nv))`` at ``q`` (nq,); callers must not write into them. The last
+        result is kept: a
+        step's projection evaluates the terms at ``q_next``, which the next step starts
+        from (a pure function of ``q``, so contexts may share it)."""
+        q = np.asarray(q, float)
+        key = q.tobytes()
+        last_key, last = self._last
+        if key == last_key:
+            return last
+        phi, J = self.fn(q)
+        out = (np.asarray(phi, float).reshape(self.m),
+               np.asarray(J, float).reshape(self.m, self.nv))
+        self._last = (key, out)
+        return out
 
 
 def write_closure_input(slots: list, phi: np.ndarray, J: np.ndarray, cphi: np.ndarray,
@@ -83,7 +93,7 @@ def write_closure_input(slots: list, phi: np.ndarray, J: np.ndarray, cphi: np.nd
 
 
 def project_closures(terms: ClosureTerms, rigid: np.ndarray, integrate, qn: np.ndarray,
-                     M: np.ndarray) -> np.ndarray:
+                     M) -> np.ndarray:
     """The pivoting step's post-stabilization of the rigid closure rows at ``qn``.
 
     Parameters
@@ -94,8 +104,9 @@ def project_closures(terms: ClosureTerms, rigid: np.ndarray, integrate, qn: np.n
     integrate : callable
         ``(q, dv, 1.0) -> q (+) dv`` (the plant's ``integrate``).
     qn : ndarray, shape (nq,)
-    M : ndarray, shape (nv, nv)
-        ``H + h D`` at the start of the step.
+    M : ndarray, shape (nv, nv), or callable
+        ``H + h D`` at the start of the step (or a function giving it, called only when a
+        correction is needed).
 
     Returns
     -------
@@ -105,22 +116,26 @@ def project_closures(terms: ClosureTerms, rigid: np.ndarray, integrate, qn: np.n
     """
     if not rigid.any():
         return qn
-    Mf = None
+    all_rigid = bool(rigid.all())
     for _ in range(3):
         phi, J = terms(qn)
-        phi, J = phi[rigid], J[rigid]
-        err = float(np.max(np.abs(phi))) if phi.size else 0.0
+        if not all_rigid:
+            phi, J = phi[rigid], J[rigid]
+        err = float(np.abs(phi).max()) if phi.size else 0.0
         if err < 1e-11:
             break
         live = np.any(J != 0.0, axis=1)
-        J, phi = J[live], phi[live]
-        if Mf is None:
-            Mf = sla.cho_factor(M, check_finite=False)
-        MinvJT = sla.cho_solve(Mf, J.T, check_finite=False)
+        if not live.all():
+            J, phi = J[live], phi[live]
+        if callable(M):
+            M = M()
+        # (numpy's solves: the sizes are small, where scipy's call overhead dominates)
+        MinvJT = np.linalg.solve(M, J.T)
         G = J @ MinvJT
         try:
-            lam = sla.cho_solve(sla.cho_factor(G, check_finite=False), phi, check_finite=False)
-        except (np.linalg.LinAlgError, ValueError):
+            np.linalg.cholesky(G)                  # positive definite: independent rows
+            lam = np.linalg.solve(G, phi)
+        except np.linalg.LinAlgError:
             lam = np.linalg.lstsq(G, phi, rcond=1e-12)[0]
         qn = integrate(qn, -MinvJT @ lam, 1.0)
         if err < 1e-6:

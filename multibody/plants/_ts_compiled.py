@@ -183,7 +183,7 @@ def run_kernel(tab: CompiledContactStep, t: float, xd: np.ndarray, tau: np.ndarr
     if tab.closures and tab.project is not None:   # the pivoting step's projection
         out[:nq] = project_closures(tab.closure_terms, tab.rigid_rows(sc.limit_values),
                                     tab.project, out[:nq],
-                                    H + np.diag(tab.dt[tab.it[L.HEADER.DAMPING]:]))
+                                    lambda: H + np.diag(tab.dt[tab.it[L.HEADER.DAMPING]:]))
     if xd.shape[0] == nq + nv:         # no block states: the kernel's output is it
         xd_next = out[:nq + nv]
     else:
@@ -200,8 +200,15 @@ def run_kernel(tab: CompiledContactStep, t: float, xd: np.ndarray, tau: np.ndarr
         a = tab.o_imp
         impulses = [out[a:a + 3 * na]]
         n_points = na
-    else:
-        impulses, n_points = tab.block_impulses(co), 0
+    else:                      # built on first access (most steps never look at them)
+        memo: list = []
+
+        def all_impulses() -> list:
+            if not memo:
+                memo.append(tab.block_impulses(co))
+            return memo[0]
+        impulses = LazyRows([(lambda i=i: all_impulses()[i]) for i in range(len(tab.blocks))])
+        n_points = 0
         if npc:
             n_points = int(np.count_nonzero(co[:npc, _CO.ACTIVE]))
     rows = LazyRows([(lambda b=b, lv=sc.limit_values: block_rows(tab, b, co, Jall, scalars,

@@ -243,6 +243,7 @@ class CompiledContactStep:
         # rows of closure_terms
         self.closure_slots, self.closure_soft, r0 = [], [], 0
         self.closure_terms = ClosureTerms(tree, self.closures) if self.closures else None
+        self._rigid_memo: dict = {}         # rigid_rows by the softening values
         for blk, m in zip(self.closures, self.closure_terms.rows if self.closures else ()):
             n0, mine = len(cand_i), []
             ia, ib = closure_bodies(tree, blk)
@@ -412,7 +413,17 @@ class CompiledContactStep:
     def rigid_rows(self, values: tuple) -> np.ndarray:
         """Which stacked closure rows are rigid (no spring, ``cfm = 0`` in ``values``, the
         :meth:`write_limit_softening` values), those the projection corrects."""
-        vals = values[len(self.limits) + len(self.frictions):]
+        memo = self._rigid_memo
+        out = memo.get(values)
+        if out is None:
+            if len(memo) > 64:
+                memo.clear()
+            vals = values[len(self.limits) + len(self.frictions):]
+            out = memo[values] = self._rigid_rows(vals)
+            out.flags.writeable = False
+        return out
+
+    def _rigid_rows(self, vals: tuple) -> np.ndarray:
         return np.concatenate([np.full(m, (not blk.spring) and cfm == 0.0) for blk, m, (_, cfm)
                                in zip(self.closures, self.closure_terms.rows, vals)])
 
