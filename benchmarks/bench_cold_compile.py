@@ -44,7 +44,7 @@ sys.path.append(os.path.join(ROOT, "examples"))
 from _cli import script_parser  # noqa: E402
 
 _CHILD = r"""
-import json, os, sys, time
+import json, os, resource, sys, time
 sys.path.insert(0, os.path.join(sys.argv[1], "tests")); sys.path.insert(0, sys.argv[1])
 from threadpoolctl import threadpool_limits
 import numpy as np
@@ -89,9 +89,14 @@ t0 = time.perf_counter()
 ref = [tree.forward_dynamics(q, v, a), tree.inverse_dynamics(q, v, a), tree.mass_matrix(q)]
 out["trace"] = time.perf_counter() - t0
 out["statements"] = [tree.casadi_function(k).n_instructions() for k in FUNS]
-t0 = time.perf_counter()
+def cpu():  # this process and its finished children (the compilers)
+    a, b = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return a.ru_utime + a.ru_stime + b.ru_utime + b.ru_stime
+
+t0, c0 = time.perf_counter(), cpu()
 tree.compile(wait=(mode != "staged"))
 out["serve"] = time.perf_counter() - t0
+out["serve_cpu"] = cpu() - c0
 got = [tree.forward_dynamics(q, v, a), tree.inverse_dynamics(q, v, a), tree.mass_matrix(q)]
 out["max_diff_vs_vm"] = max(float(np.max(np.abs(x - y))) for x, y in zip(ref, got))
 out["calls_first"] = call_times(tree, q, v, a)
@@ -126,6 +131,7 @@ def measure(model: str, runs: int) -> dict:
         "trace": med(r["trace"] for r in s + d + w),
         "staged": med(r["serve"] for r in s), "optimised": med(r["optimised"] for r in s),
         "direct": med(r["serve"] for r in d), "warm": med(r["serve"] for r in w),
+        "staged_cpu": med(r["serve_cpu"] for r in s), "direct_cpu": med(r["serve_cpu"] for r in d),
         "calls_quick": [med(r["calls_first"][k] for r in s) for k in range(3)],
         "calls_opt": [med(r["calls_optimised"][k] for r in s) for k in range(3)],
         "calls_direct": [med(r["calls_first"][k] for r in d) for k in range(3)],
@@ -201,11 +207,14 @@ def main(argv: list[str] | None = None) -> list[dict]:
     print(f"\ncold/warm compile of forward_dynamics + inverse_dynamics + mass_matrix, wall s, "
           f"median of {args.runs} processes")
     print(f"{'model':<11}{'nv':>3}{'SX ops (fd/id/mm)':>20}{'trace':>7}{'staged':>8}"
-          f"{'optimised':>10}{'direct':>8}{'warm':>7}")
+          f"{'(CPU)':>7}{'optimised':>10}{'direct':>8}{'(CPU)':>7}{'warm':>7}")
     for r in rows:
         ops = "/".join(str(n) for n in r["statements"])
         print(f"{r['model']:<11}{r['nv']:>3}{ops:>20}{r['trace']:>7.2f}{r['staged']:>8.2f}"
-              f"{r['optimised']:>10.2f}{r['direct']:>8.2f}{r['warm']:>7.2f}")
+              f"{r['staged_cpu']:>7.2f}{r['optimised']:>10.2f}{r['direct']:>8.2f}"
+              f"{r['direct_cpu']:>7.2f}{r['warm']:>7.2f}")
+    print("(CPU): CPU seconds of the process and its compilers until the functions serve; on "
+          "an idle machine the wall time is about CPU / cores when the work splits evenly.")
     print("\ncall time (us, fd/id/mm): quick library, optimised (staged run), direct build")
     for r in rows:
         fmt = lambda xs: "/".join(f"{x:.1f}" for x in xs)  # noqa: E731
