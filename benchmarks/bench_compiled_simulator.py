@@ -18,7 +18,7 @@ reported in microseconds; ``--cold-c`` adds one fixed-step run whose loop is com
 with an empty disk cache (the cold start of a compiled fixed-step scheme); ``--cpu-time``
 times the rows with process CPU time (steadier on a shared machine).
 
-Rounds are interleaved (every row once per round, the order rotated), times are medians,
+Rounds are interleaved (every row once per round, in a seeded random order), times are medians,
 BLAS is pinned to one thread. ``--examples`` adds the survey of ``compiled="auto"`` on the
 examples: the mode it picks (or the fallback note), the first (cold) run's wall time against
 the interpreted run's, and the largest difference of final states and of log samples taken
@@ -203,11 +203,14 @@ def cold_fixed_step_seconds(scene: dict) -> float:
 
 def time_interleaved(rows: Dict[str, Callable], rounds: int,
                      clock=time.perf_counter) -> Dict[str, List[float]]:
-    """Each row once per round, the order rotated by one per round; returns the times."""
+    """Each row once per round, in a new (seeded) random order each round, so that no row
+    always follows the same one (a long interpreted run leaves the CPU caches cold for the
+    next row); returns the times."""
     names = list(rows)
     out: Dict[str, List[float]] = {n: [] for n in names}
-    for r in range(rounds):
-        for n in names[r % len(names):] + names[:r % len(names)]:
+    rng = np.random.default_rng(0)
+    for _ in range(rounds):
+        for n in [names[i] for i in rng.permutation(len(names))]:
             t0 = clock()
             rows[n]()
             out[n].append(clock() - t0)
