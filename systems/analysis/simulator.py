@@ -133,7 +133,7 @@ class Simulator:
         (measured in ``benchmarks/bench_compiled_simulator.py``; docs/architecture.md,
         "Compiled by choice"): a fixed-step scheme is compiled to C on its first run (about
         1 s with an empty disk cache, more than a short interpreted run; CVODES costs
-        10-13 ms cold), trajectories agree with the interpreted ones within the tolerance
+        a few ms cold), trajectories agree with the interpreted ones within the tolerance
         but not bitwise, per-step logs follow the output grid, and a monitor, realtime
         rate or progress bar switches the simulator back to this class.
     atol : float, optional
