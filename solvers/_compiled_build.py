@@ -51,9 +51,9 @@ from solvers._compiled_cache import (CacheSecurityWarning, CompileError, Compile
 __all__: list[str] = []  # private module
 
 _COMPILE_TIMEOUT_S = 600.0
-# Generated-code line counts up to which -O2, then -Og, are used (see auto_flags).
+# Generated-code line counts up to which -O2, then -O1, are used (see auto_flags).
 _O2_MAX_LINES = 4000
-_OG_MAX_LINES = 40000
+_O1_MAX_LINES = 10000
 _CACHE_ENV = "DYNABLOCKS_CACHE_DIR"
 _KEY_SYMBOL = "dynablocks_rt_key"
 
@@ -117,21 +117,21 @@ def auto_flags(source: str) -> tuple[str, ...]:
     """Optimisation flags for generated C code, chosen by its length in lines.
 
     GCC's optimiser (register allocation above all) takes time that grows faster than
-    linearly with the length of the single straight-line function CasADi generates. On the
-    40-DOF humanoid (``benchmarks/bench_cold_compile.py``, one core) ``-Og`` compiles the
-    26,000-line forward dynamics in 2.3 s and the 15,800-line mass matrix in 1.9 s against
-    3.2 s and 3-4 s at ``-O1``, and the code runs as fast (5.3 and 3.9 us against 5.1 and
-    4.0 us); ``-O0`` compiles in 0.7 s but runs 2.5-3x slower. Hence ``-O2`` up to 4,000
-    lines, ``-Og`` up to 40,000 lines, ``-O0`` beyond (where even ``-Og`` may take minutes).
-    Long functions are first built quickly in parallel parts (``staged`` of
-    :class:`solvers.compiled.CompiledFunction`), so these flags set the call time of the
-    library that replaces the quick one in the background.
+    linearly with the length of the single straight-line function CasADi generates: on a
+    2-core machine a 9,000-line function takes about 1 s at ``-O0``, 6 s at ``-O1``, and a
+    34,000-line one about 8 s at ``-O0`` but minutes at ``-O1``; ``-O0`` code is still about
+    2x faster than CasADi's virtual machine (``-O1`` about 4x). Hence ``-O2`` up to 4,000
+    lines, ``-O1`` up to 10,000 lines, ``-O0`` beyond. (``-Og`` compiles 1.5-2x faster than
+    ``-O1`` with call times within about 5 %, ``benchmarks/bench_cold_compile.py
+    --breakdown``.) Long functions are first built quickly in parallel parts (``staged`` of
+    :class:`solvers.compiled.CompiledFunction`): these flags set the library that replaces
+    the quick one in the background.
     """
     n = source.count("\n")
     if n <= _O2_MAX_LINES:
         return ("-O2",)
-    if n <= _OG_MAX_LINES:
-        return ("-Og",)
+    if n <= _O1_MAX_LINES:
+        return ("-O1",)
     return ("-O0",)
 
 

@@ -40,11 +40,12 @@ BATCH_THREAD_MIN: int = 512
 """Smallest batch split over threads: starting the threads costs tens of microseconds."""
 
 
-COMPILE_FLAGS: tuple[str, ...] | None = None
-"""Compiler flags for the tree's functions; None: chosen by the length of the generated
-code (``solvers.compiled.auto_flags``: ``-O2`` for short functions, ``-Og`` for the long
-straight-line code of a large tree's dynamics, which runs as fast as at ``-O1`` and compiles
-about 1.5x faster; ``benchmarks/bench_cold_compile.py``)."""
+COMPILE_FLAGS: tuple[str, ...] = ("-O1",)
+"""Compiler flags for the tree's (optimised) libraries: on the long straight-line code of
+dynamics algorithms ``-O1`` runs as fast as ``-O2`` (measured 22.5 vs 21.5 us for a 40-DOF
+ABA) and compiles about a third faster; ``-Og`` compiles faster still but ran up to 5 %
+slower (``benchmarks/bench_cold_compile.py --breakdown``). Long functions serve first from
+a quick library (module doc), so this build's time is mostly hidden."""
 
 
 def _compiled_class():

@@ -389,7 +389,7 @@ def test_instances_are_garbage_collected():
 
 def test_auto_flags_lower_optimisation_for_long_code():
     assert compiled.auto_flags("x\n" * 100) == ("-O2",)
-    assert compiled.auto_flags("x\n" * 8000) == ("-Og",)
+    assert compiled.auto_flags("x\n" * 8000) == ("-O1",)
     assert compiled.auto_flags("x\n" * 50000) == ("-O0",)
 
 
