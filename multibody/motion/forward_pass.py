@@ -279,11 +279,18 @@ class ForwardPass:
         needs ``floor``.
     floor : Floor, optional
     time_step : float, optional
-        h (s); default a quarter of the frame interval.
+        h (s); default half the frame interval.
     omega, zeta : float
         Natural frequency (rad/s) and damping ratio of the joint PD.
+    min_stiffness : float
+        Added to every coordinate's ``K_p`` (N m / rad): the stance legs carry the body,
+        far more than their own inertia.
     mu : float
         Friction coefficient of the feet on the floor.
+    lcp_tolerance, pgs_max_sweeps
+        The plant's contact-solver acceptance (velocity units; default 1 mm/s) and budget
+        (:class:`~multibody.plants.TimeSteppingRigidBodySystem`); a step the kernel misses
+        is taken by the slower pivoting step.
     sphere_radius : float
         Radius of the contact spheres (m).
     contact_allowance : dict, optional
@@ -312,7 +319,7 @@ class ForwardPass:
     def __init__(self, tree, times, contact_points: Optional[Mapping] = None,
                  floor: Optional[Floor] = None, *, time_step: Optional[float] = None,
                  omega: float = 40.0, zeta: float = 1.0, min_stiffness: float = 3000.0,
-                 mu: float = 1.0, lcp_tolerance: float = 1e-4, pgs_max_sweeps: int = 1000,
+                 mu: float = 1.0, lcp_tolerance: float = 1e-3, pgs_max_sweeps: int = 1000,
                  sphere_radius: float = 0.01, contact_allowance: Optional[Mapping] = None,
                  joint_limits: bool = True,
                  reference_q=None, balance_gain: float = 0.0,
@@ -324,7 +331,7 @@ class ForwardPass:
         if contact_points and floor is None:
             raise MotionError("ForwardPass: contact_points need a floor (Floor)")
         dt = float(np.min(np.diff(self.times)))
-        self.time_step = float(time_step) if time_step else dt / 4.0
+        self.time_step = float(time_step) if time_step else dt / 2.0
         self.tree = fwd = tree
         self._contact_points = dict(contact_points or {})
         self._floor = floor
