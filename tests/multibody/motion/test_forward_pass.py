@@ -23,14 +23,16 @@ def test_exact_motion_is_tracked_to_1e_3_rad():
     tree = acrobot()
     times = np.arange(61) / 120.0                  # 0.5 s at the capture rate
     q, v, tau = _exact_motion(tree, times)
-    fp = ForwardPass(tree, times, joint_limits=False, omega=10.0, min_stiffness=0.0)
+    fp = ForwardPass(tree, times, joint_limits=False, omega=10.0, min_stiffness=0.0,
+                     time_step=1 / 480)
     assert not fp.compiled                         # no contact, no limit: interpreted step
     out = fp.run(q, v, tau)
     err = np.abs(out.q - q).max()
     assert err < 1e-3
     assert out.joint_angle_rms_deg < np.degrees(1e-3)
     # without the feedforward the same PD misses by far more: the torques carry the motion
-    out0 = ForwardPass(acrobot(), times, joint_limits=False, omega=10.0, min_stiffness=0.0).run(
+    out0 = ForwardPass(acrobot(), times, joint_limits=False, omega=10.0, min_stiffness=0.0,
+                       time_step=1 / 480).run(
         q, v, np.zeros_like(tau))
     assert np.abs(out0.q - q).max() > 10 * err
 
