@@ -35,10 +35,9 @@ and the next step is ``h * min(5, max(0.2, 0.9 * norm**(-1 / (p_hat + 1))))`` wi
 ``p_hat`` the order of the embedded solution (Hairer, Norsett and Wanner, *Solving ODEs
 I*, 1993, section II.4).
 
-Small states (at most :data:`SMALL_STATE` entries) are stepped on Python floats: the stages
-and the solution are the same sums, term by term and in the same order, as the numpy
-expressions (so the same numbers), without a numpy call per term; each stage's state is
-handed to ``f`` as a fresh read-only array (``f`` may keep it).
+States of at most :data:`SMALL_STATE` entries are stepped on Python floats (the numpy
+expressions' sums, term by term in the same order: the same numbers); each stage's state
+goes to ``f`` as a fresh read-only array (``f`` may keep it).
 """
 from __future__ import annotations
 
@@ -382,7 +381,13 @@ class RungeKuttaStepper(Stepper):
         xi = None
         for i in range(1, n):
             nz = a_nz[i]
-            xi = array(_lincomb(x, [h * v for _, v in nz], [ks[j] for j, _ in nz]), dtype=float)
+            if len(nz) == 1:   # the usual row of an explicit scheme: one term
+                (j, v), = nz
+                c0 = h * v
+                xi = array([a + c0 * p for a, p in zip(x, ks[j])], dtype=float)
+            else:
+                xi = array(_lincomb(x, [h * v for _, v in nz], [ks[j] for j, _ in nz]),
+                           dtype=float)
             xi.flags.writeable = False
             k = f(t + c[i] * h, xi)
             ks.append(k.tolist() if type(k) is ndarray else np.asarray(k, dtype=float).tolist())
