@@ -18,6 +18,7 @@ __all__ = [
     "DiagramBuildError", "PortSizeError", "AlgebraicLoopError", "InputNotConnectedError",
     "PortValueError", "NonFiniteOutputError", "SymbolicEvaluationError", "SystemCallbackError",
     "NonFiniteMatrixError", "GraphvizNotFoundError", "FeedthroughInferenceWarning",
+    "CompiledFallbackWarning",
     "TrajectoryError", "TrajectoryOptimizationError", "ControllerError",
     "SimulationError", "NonFiniteStateError", "StepSizeError", "EquilibriumError",
     "BatchShapeError", "NotPicklableError",
@@ -126,3 +127,8 @@ class NonFiniteStateError(SimulationError):
 
 class StepSizeError(SystemsError, RuntimeError):
     """The error-controlled step size fell below the resolution of time."""
+
+
+class CompiledFallbackWarning(SystemsWarning, UserWarning):
+    """``Simulator(..., compiled="auto")`` runs a diagram interpreted; the message names the
+    block or option that keeps it out of compiled code."""

@@ -17,7 +17,7 @@ from dynablocks.errors import TrajectoryError
 
 from ..errors import MultibodyError, MultibodyWarning
 
-__all__ = ["MotionError", "MarkerSetError", "MarkerFitError", "TrajectoryError",
+__all__ = ["MotionError", "MarkerSetError", "MarkerFitError", "ScalingError", "TrajectoryError",
            "ContactError", "MarkerFitWarning", "ContactWarning"]
 
 
@@ -33,6 +33,11 @@ class MarkerSetError(MotionError):
 class MarkerFitError(MotionError):
     """A fit that cannot be posed: too few visible markers on the first frame, an initial
     configuration of the wrong size, a locked joint that does not exist."""
+
+
+class ScalingError(MotionError):
+    """A scaling fit that cannot be posed: positions of the wrong shape, unknown segments,
+    bad weights or bounds, too few visible markers in the chosen frames."""
 
 
 class ContactError(MotionError):

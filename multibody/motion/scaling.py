@@ -61,17 +61,12 @@ import casadi as ca
 import numpy as np
 
 from solvers.compiled import CompiledFunction
-from .errors import MotionError
+from .errors import ScalingError
 from .marker_fit import MarkerFitter
 from .marker_set import marker_set_arrays
 
 __all__ = ["ScalingError", "ScalingResult", "fit_segment_scales", "bone_lengths",
            "scaled_marker_kinematics"]
-
-
-class ScalingError(MotionError):
-    """A scaling fit that cannot be posed: positions of the wrong shape, unknown segments,
-    bad weights or bounds, too few visible markers in the chosen frames."""
 
 
 def bone_lengths(tree) -> dict:

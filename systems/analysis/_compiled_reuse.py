@@ -41,7 +41,7 @@ import casadi as ca
 import numpy as np
 
 from ..diagram import Diagram
-from ..errors import SymbolicEvaluationError
+from ..errors import CompiledFallbackWarning, SymbolicEvaluationError
 from ..leaf_system import LeafSystem
 from ..ports import InputPort, OutputPort
 from ..symbolic import CasadiSystem, to_casadi
@@ -56,11 +56,6 @@ _SCALARS = (str, int, bytes, type(None))
 _lock = threading.Lock()
 _programs: "OrderedDict[tuple, Program]" = OrderedDict()
 _stats = {"hits": 0, "misses": 0}
-
-
-class CompiledFallbackWarning(UserWarning):
-    """``Simulator(..., compiled="auto")`` runs a diagram interpreted; the message names the
-    block or option that keeps it out of compiled code."""
 
 
 class InterpretedFallback:
