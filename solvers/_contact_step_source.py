@@ -86,34 +86,48 @@ static void world_pose(const double *P, int body, const double *X, double *Xw) {
     }
 }
 
-/* Cholesky of the symmetric block A[s:s+n, s:s+n] (row-major, lda) into L (lower) */
+/* Cholesky of the symmetric block A[s:s+n, s:s+n] (row-major, lda) into L: the factor
+   below the diagonal, its transpose above (row-wise back substitution), the reciprocals of
+   its diagonal on the diagonal */
 static int chol_block(const double *A, int lda, int s, int n, double *L) {
+    double *Ls = L + s * lda + s;
     for (int j = 0; j < n; ++j) {
+        double *lj = Ls + j * lda;
         double d = A[(s + j) * lda + s + j];
-        for (int k = 0; k < j; ++k) d -= L[(s + j) * lda + s + k] * L[(s + j) * lda + s + k];
+        for (int k = 0; k < j; ++k) d -= lj[k] * lj[k];
         if (!(d > 0)) return -1;
         d = sqrt(d);
-        L[(s + j) * lda + s + j] = d;
+        lj[j] = 1.0 / d;
         for (int i = j + 1; i < n; ++i) {
+            double *li = Ls + i * lda;
             double t = A[(s + i) * lda + s + j];
-            for (int k = 0; k < j; ++k) t -= L[(s + i) * lda + s + k] * L[(s + j) * lda + s + k];
-            L[(s + i) * lda + s + j] = t / d;
+            for (int k = 0; k < j; ++k) t -= li[k] * lj[k];
+            li[j] = t / d;
+            lj[i] = li[j];
         }
     }
     return 0;
 }
 
-/* x[s:s+n] <- A^-1 x[s:s+n] with the block's Cholesky factor */
+/* x[s:s+n] <- A^-1 x[s:s+n] with the block's factor (chol_block); the forward substitution
+   starts at the first nonzero entry (a row of J touches the block from some column on) */
 static void chol_solve_block(const double *L, int lda, int s, int n, double *x) {
-    for (int i = 0; i < n; ++i) {
-        double t = x[s + i];
-        for (int k = 0; k < i; ++k) t -= L[(s + i) * lda + s + k] * x[s + k];
-        x[s + i] = t / L[(s + i) * lda + s + i];
+    const double *Ls = L + s * lda + s;
+    double *xs = x + s;
+    int i0 = 0;
+    while (i0 < n && xs[i0] == 0.0) ++i0;
+    for (int i = i0; i < n; ++i) {
+        const double *li = Ls + i * lda;
+        double t = xs[i];
+        for (int k = i0; k < i; ++k) t -= li[k] * xs[k];
+        xs[i] = t * li[i];
     }
+    if (i0 == n) return;
     for (int i = n - 1; i >= 0; --i) {
-        double t = x[s + i];
-        for (int k = i + 1; k < n; ++k) t -= L[(s + k) * lda + s + i] * x[s + k];
-        x[s + i] = t / L[(s + i) * lda + s + i];
+        const double *ui = Ls + i * lda;
+        double t = xs[i];
+        for (int k = i + 1; k < n; ++k) t -= ui[k] * xs[k];
+        xs[i] = t * ui[i];
     }
 }
 
