@@ -139,8 +139,10 @@ class MarkerFitter:
         passed to :meth:`fit` have the markers in this order.
     marker_weights : (M,) array_like, optional
         Weights ``w_i`` of the marker residuals (default 1).
-    prior_weight : float
-        ``lambda`` (m/rad): the weak pull of the joint coordinates to ``preferred_q``.
+    prior_weight : float or (nv,) array_like
+        ``lambda`` (m/rad): the weak pull of the joint coordinates to ``preferred_q`` (one
+        for all, or one per velocity coordinate: a stiffness per joint axis; the root's
+        entries are not used).
     preferred_q : (nq,) array_like, optional
         The preferred pose (default: the tree's neutral configuration clipped into the
         joint limits).
@@ -184,10 +186,11 @@ class MarkerFitter:
             raise MarkerSetError(f"{who}: marker_weights must be {M} finite numbers >= 0, got "
                                  f"{marker_weights!r}")
         self.marker_weights = w
-        if not np.isfinite(prior_weight) or prior_weight < 0:
-            raise MarkerFitError(f"{who}: prior_weight must be finite and >= 0, got "
-                                 f"{prior_weight!r}")
-        self.prior_weight = float(prior_weight)
+        pw = np.asarray(prior_weight, float)
+        if pw.shape not in ((), (tree.nv,)) or not np.all(np.isfinite(pw)) or np.any(pw < 0):
+            raise MarkerFitError(f"{who}: prior_weight must be finite and >= 0, one number or "
+                                 f"{tree.nv} (nv), got {prior_weight!r}")
+        self.prior_weight = float(pw) if pw.shape == () else pw.copy()
         self.min_markers = int(min_markers)
         self.max_iterations = int(max_iterations)
         self.tolerance = float(tolerance)
@@ -208,6 +211,7 @@ class MarkerFitter:
         self.root_joint = base[0] if base and base[0].parent == "world" else None
         self._prior_v = np.array([j.v_start + k for j in joints if j.type != "free"
                                   for k in range(j.nv)], dtype=int)
+        self._prior_w = np.broadcast_to(pw, (nv,))[self._prior_v].copy()
         # coordinates that can be clamped: joints whose q and v coordinates coincide
         self._lim_q, self._lim_v = [], []
         for j in joints:
@@ -294,11 +298,11 @@ class MarkerFitter:
         p, J = self._fun(q, self._offsets_flat)
         r = (np.asarray(p)[rows] - meas) * wr
         Jm = np.asarray(J)[rows] * wr[:, None]
-        if self.prior_weight > 0 and self._prior_v.size:
+        if np.any(self._prior_w > 0) and self._prior_v.size:
             d = np.asarray(self.tree.difference(self.preferred_q, q)).ravel()[self._prior_v]
-            r = np.concatenate([r, self.prior_weight * d])
+            r = np.concatenate([r, self._prior_w * d])
             Jp = np.zeros((self._prior_v.size, self.tree.nv))
-            Jp[np.arange(self._prior_v.size), self._prior_v] = self.prior_weight
+            Jp[np.arange(self._prior_v.size), self._prior_v] = self._prior_w
             Jm = np.vstack([Jm, Jp])
         return float(r @ r), r, Jm
 

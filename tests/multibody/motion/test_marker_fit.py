@@ -166,3 +166,26 @@ def test_reruns_are_bitwise_identical_and_progress_is_drawn(case, capsys):
     b = fitter.fit(X[:20])                       # stderr is not a terminal here: silent
     assert capsys.readouterr().err == ""
     assert np.array_equal(a.q, b.q) and np.array_equal(a.marker_errors, b.marker_errors)
+
+
+def test_prior_weight_per_axis(case):
+    """A prior weight per velocity coordinate: the same number everywhere is the scalar fit
+    (bitwise); a stiff axis stays at the preferred pose (as if locked) while the rest follow;
+    a weight vector of the wrong size is named."""
+    tree, t, Q, X = case
+    pref = Q[0].copy()
+    scalar = MarkerFitter(tree, W.markers(), preferred_q=pref, prior_weight=0.05).fit(X[:20])
+    same = MarkerFitter(tree, W.markers(), preferred_q=pref,
+                        prior_weight=np.full(tree.nv, 0.05)).fit(X[:20])
+    np.testing.assert_array_equal(scalar.q, same.q)
+    j = tree.get_joint("r_knee")
+    w = np.full(tree.nv, 1e-4)
+    w[j.v_start] = 1e4
+    stiff = MarkerFitter(tree, W.markers(), preferred_q=pref, prior_weight=w).fit(X[:30])
+    locked = MarkerFitter(tree, W.markers(), preferred_q=pref, prior_weight=1e-4,
+                          locked_joints=["r_knee"]).fit(X[:30])
+    assert np.abs(stiff.q[:, j.q_start] - pref[j.q_start]).max() < 1e-5
+    assert np.abs(Q[:30, j.q_start] - pref[j.q_start]).max() > 0.03      # the knee did move
+    np.testing.assert_allclose(stiff.q, locked.q, atol=1e-4)
+    with pytest.raises(MarkerFitError, match=f"one number or {tree.nv} \\(nv\\)"):
+        MarkerFitter(tree, W.markers(), prior_weight=np.ones(3))
