@@ -35,26 +35,6 @@ _F64 = np.dtype(np.float64)
 _DIM_NAME = {"q": "nq", "q0": "nq", "q1": "nq", "v": "nv", "vdot": "nv", "tau": "nv"}
 
 
-def _force_cross_matrix(V):
-    w, v = V[0:3], V[3:6]
-    W, Vx = ca.skew(w), ca.skew(v)
-    Z = ca.SX.zeros(3, 3)
-    return ca.vertcat(ca.horzcat(W, Vx), ca.horzcat(Z, W))
-
-
-def _motion_cross_matrix(V):
-    w, v = V[0:3], V[3:6]
-    W, Vx = ca.skew(w), ca.skew(v)
-    Z = ca.SX.zeros(3, 3)
-    return ca.vertcat(ca.horzcat(W, Z), ca.horzcat(Vx, W))
-
-
-def _force_bar_matrix(h):
-    n, f = h[0:3], h[3:6]
-    N, F = ca.skew(n), ca.skew(f)
-    return ca.vertcat(ca.horzcat(-N, -F), ca.horzcat(-F, ca.SX.zeros(3, 3)))
-
-
 class AlgorithmsMixin:
     """Kinematics and dynamics methods (mixed into ``RigidBodyTree``).
 
@@ -457,11 +437,18 @@ class AlgorithmsMixin:
             CasADi matrix
             ``H_ki = S_k^T Ic_i S_i`` in world coordinates (Featherstone 2008, table 6.2).
         """
+        if self._functions is not None and type(q) is _ND and q.ndim == 1 and self._nv > 1:
+            e = self._fentries.get("mass_matrix")  # fast path (as in _call), no closure
+            if e is not None:
+                try:
+                    return e.numeric(q)
+                except Exception:
+                    pass
+
         def build():
             qs = self._sym("q")
             return [qs], ["q"], [dyn.mass_matrix(self, qs)], ["H"]
-        out = self._call("mass_matrix", build, ("q",), q)
-        return self._matrix(out, self.nv)
+        return self._matrix(self._call("mass_matrix", build, ("q",), q), self.nv)
 
     def bias_forces(self, q: Any, v: Any):
         """``C(q, v)`` (nv,): Coriolis, centrifugal and gravity terms (RNEA with vdot = 0)."""
@@ -499,19 +486,7 @@ class AlgorithmsMixin:
         ``dJ_b/dt`` by forward-mode AD along ``qdot = N(q) v``)."""
         def build():
             qs, vs = self._sym("q"), self._sym("v")
-            X = kin.joint_placements(self, qs)
-            V = kin.body_velocities(self, qs, vs, X)
-            qd = dyn.qdot(self, qs, vs)
-            C = ca.SX.zeros(self._nv, self._nv)
-            for i in range(1, len(V)):
-                Vi = ca.SX(V[i]) if isinstance(V[i], np.ndarray) else V[i]
-                I = ca.DM(self._inertias[i])
-                J = ca.jacobian(Vi, vs)
-                Jd = ca.reshape(ca.jtimes(ca.vec(J), qs, qd), 6, self._nv)
-                B = 0.5 * (_force_cross_matrix(Vi) @ I + I @ _motion_cross_matrix(Vi)
-                           + _force_bar_matrix(I @ Vi))
-                C = C + J.T @ (I @ Jd + B @ J)
-            return [qs, vs], ["q", "v"], [C], ["C"]
+            return [qs, vs], ["q", "v"], [dyn.coriolis_matrix(self, qs, vs)], ["C"]
         out = self._call("coriolis_matrix", build, ("q", "v"), q, v)
         return self._matrix(out, self.nv)
 

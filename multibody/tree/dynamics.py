@@ -35,7 +35,8 @@ from .spatial import skew
 
 __all__ = ["inverse_dynamics", "joint_wrench", "mass_matrix", "forward_dynamics", "kinetic_energy",
            "potential_energy", "centroidal_momentum_matrix", "world_composite_inertias", "qdot",
-           "integrate", "difference", "joint_passive_forces", "inertia_to_parent"]
+           "integrate", "difference", "joint_passive_forces", "inertia_to_parent",
+           "coriolis_matrix"]
 
 
 def _sym(*xs: Any) -> bool:
@@ -473,3 +474,47 @@ def joint_passive_forces(tree, q: Any, v: Any):
     parts = [j.passive_force(q[j.q_start:j.q_start + j.nq], v[j.v_start:j.v_start + j.nv])
              for j in tree.joints if j.nv]
     return ops.vertcat(*parts) if parts else np.zeros(0)
+
+
+def _force_cross_matrix(V):
+    w, v = V[0:3], V[3:6]
+    W, Vx = ca.skew(w), ca.skew(v)
+    Z = ca.SX.zeros(3, 3)
+    return ca.vertcat(ca.horzcat(W, Vx), ca.horzcat(Z, W))
+
+
+def _motion_cross_matrix(V):
+    w, v = V[0:3], V[3:6]
+    W, Vx = ca.skew(w), ca.skew(v)
+    Z = ca.SX.zeros(3, 3)
+    return ca.vertcat(ca.horzcat(W, Z), ca.horzcat(Vx, W))
+
+
+def _force_bar_matrix(h):
+    n, f = h[0:3], h[3:6]
+    N, F = ca.skew(n), ca.skew(f)
+    return ca.vertcat(ca.horzcat(-N, -F), ca.horzcat(-F, ca.SX.zeros(3, 3)))
+
+
+def coriolis_matrix(tree, q: Any, v: Any):
+    """Coriolis matrix ``C(q, v)`` (nv x nv, CasADi ``SX`` ``q`` and ``v``) with
+    ``C v = bias - gravity`` and ``dH/dt - 2 C`` skew-symmetric:
+    ``C = sum_b J_b^T (I_b dJ_b/dt + B_b J_b)`` in body coordinates, with
+    ``B = 1/2 (V x* I + I V x + (I V) xbar)`` (S. Echeandia, P. Wensing, "Numerical methods
+    to compute the Coriolis matrix and Christoffel symbols for rigid-body systems", JCND
+    2021; ``dJ_b/dt`` by forward-mode AD along ``qdot = N(q) v``)."""
+    X = joint_placements(tree, q)
+    V = body_velocities(tree, q, v, X)
+    qd = qdot(tree, q, v)
+    nv = tree.nv
+    inertias = tree.spatial_inertias
+    C = ca.SX.zeros(nv, nv)
+    for i in range(1, len(V)):
+        Vi = ca.SX(V[i]) if isinstance(V[i], np.ndarray) else V[i]
+        I = ca.DM(inertias[i])
+        J = ca.jacobian(Vi, v)
+        Jd = ca.reshape(ca.jtimes(ca.vec(J), q, qd), 6, nv)
+        B = 0.5 * (_force_cross_matrix(Vi) @ I + I @ _motion_cross_matrix(Vi)
+                   + _force_bar_matrix(I @ Vi))
+        C = C + J.T @ (I @ Jd + B @ J)
+    return C
