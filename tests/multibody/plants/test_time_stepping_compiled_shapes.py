@@ -261,3 +261,30 @@ def test_numpy_twin_agrees_with_the_c_kernel_on_every_pair_family(monkeypatch):
     np.testing.assert_allclose(qn, qc, atol=1e-12, rtol=0)
     np.testing.assert_allclose(vn, vc, atol=1e-12, rtol=0)
     assert n_plant.get_output_port("step").eval(ctx).status.active_contacts >= 12
+
+
+@pytest.mark.filterwarnings("ignore::multibody.errors.StepMethodWarning")
+def test_bench_five_boxes_runs_the_issue_scene_on_the_compiled_step():
+    """benchmarks/bench_five_boxes.py (2 s of the issue's scene timed there) builds the scene
+    of the test above, and its short run takes every step on the compiled step."""
+    import importlib.util
+    import os
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "..", "benchmarks",
+                        "bench_five_boxes.py")
+    spec = importlib.util.spec_from_file_location("bench_five_boxes", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    tree, q = _boxes_and_ball()
+    btree, bq = bench.scene()
+    np.testing.assert_allclose(bq, q, rtol=0, atol=1e-15)
+
+    def geometry(t):
+        return [(b.name, g.name, type(g.shape).__name__, np.round(np.asarray(g.pose), 12).tolist(),
+                 getattr(g.shape, "half", getattr(g.shape, "radius", None)).tolist()
+                 if hasattr(g.shape, "half") else getattr(g.shape, "radius", None))
+                for b in t.bodies for g in b.collision_geometries]
+    assert geometry(btree) == geometry(tree)
+    assert [b.mass for b in btree.bodies] == [b.mass for b in tree.bodies]
+    res = bench.run("auto", 0.03, 1)
+    assert res["method"] == "compiled_pgs" and res["steps"] == 30
+    assert res["census"] == {"compiled_pgs": 30}
