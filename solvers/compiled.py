@@ -57,7 +57,7 @@ forward dynamics). A function of at least 5,000 statements not yet in the cache 
 two stages (``staged=True``, the default): a quick library first, the function cut into
 parts (:mod:`solvers._compiled_split`) compiled at ``-O0`` as separate files in parallel on
 the machine's cores, then the optimised library (whole, :func:`auto_flags`) in a background
-thread at lower priority, which replaces the quick one when ready (its calls are about 2.5x
+thread at lower priority, which replaces the quick one when ready (its calls are 2.5-3.5x
 slower meanwhile; the results are the same: bitwise on x86-64, to rounding where the
 compiler fuses multiply-adds when optimising). A later process finds the optimised
 library in the cache and loads it directly. ``benchmarks/bench_cold_compile.py`` has the
@@ -179,8 +179,8 @@ class CompiledFunction:
         machine's cores (:mod:`solvers._compiled_split`), in seconds; then compile the
         optimised library (whole, with ``flags``) in a background thread and switch to it
         when it is ready (:attr:`optimized`, :meth:`wait_optimized`). Results are the
-        same; only the call time differs meanwhile (about 2.5x). False: build the optimised
-        library at once.
+        same; calls are 2.5-3.5x slower meanwhile. False: build the optimised library at
+        once.
 
     Attributes
     ----------
@@ -247,6 +247,7 @@ class CompiledFunction:
         self.staged = bool(staged)
         self.optimized = False
         self._final_thread: Any = None
+        self._pending_final: Any = None
         self._impl: Callable[..., Any] = self._first_call
         self._view_impl: Callable[..., Any] = self._first_call_view
         if backend == "c" and _build.find_compiler(compiler) is None:
@@ -374,6 +375,9 @@ class CompiledFunction:
             self._setup_casadi()
         else:
             self._setup_c(rt, compiler)
+            if self._pending_final is not None:
+                self._start_final(*self._pending_final, compiler)
+                self._pending_final = None
         return self
 
     def _no_compiler_message(self) -> str:
@@ -420,8 +424,8 @@ class CompiledFunction:
                 prepare_caller_type(_build.private_cache_dir(cache_dir), compiler)  # alongside
             if self.staged:
                 rt = self._quick_library(source, compiler, cache_dir)
-                if rt is not None:
-                    self._start_final(final, build_final, key, compiler)
+                if rt is not None:  # build() starts the final build once rt serves
+                    self._pending_final = (final, build_final, key)
                     return rt, compiler
             rt = final(build_final)
             self.optimized = True
