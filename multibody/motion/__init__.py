@@ -44,3 +44,7 @@ def __getattr__(name):
         from . import forward_pass
         return getattr(forward_pass, name)
     raise AttributeError(f"module 'multibody.motion' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_FORWARD))
