@@ -10,7 +10,7 @@ of the per-round ratios), and the final-state error against a tight reference. B
 one thread. Below the table: where the interpreted run's time goes (the blocks' own
 callbacks, timed alone, against the rest: framework, integrator, event loop).
 
-Run: ``python benchmarks/bench_acrobot_lqr.py [--repeats 7] [--accuracy 1e-6]``
+Run: ``python benchmarks/bench_acrobot_lqr.py [--repeats 7] [--accuracy 1e-6] [--cpu-time]``
 """
 from __future__ import annotations
 
@@ -50,20 +50,20 @@ def _x0():
     return [np.pi + PERTURBATION, -PERTURBATION, 0.0, 0.0]
 
 
-def _time_rounds(makers: dict, repeats: int) -> dict:
+def _time_rounds(makers: dict, repeats: int, clock=time.perf_counter) -> dict:
     """``{name: (times, last final state)}``: ``repeats`` rounds, each timing one run of
     every row in turn (setup, e.g. context and simulator creation, excluded)."""
     out = {name: ([], None) for name in makers}
     for _ in range(repeats):
         for name, run in makers.items():
             go = run()
-            t0 = time.perf_counter()
+            t0 = clock()
             final = go()
-            out[name] = (out[name][0] + [time.perf_counter() - t0], final)
+            out[name] = (out[name][0] + [clock() - t0], final)
     return out
 
 
-def dynablocks_makers(ex, accuracy):
+def dynablocks_makers(ex, accuracy, clock=time.perf_counter):
     """The rows' run makers, the reference final state, the compiled build time and the
     interpreted run's callback breakdown."""
     from systems.analysis import Simulator
@@ -115,7 +115,8 @@ def dynablocks_makers(ex, accuracy):
         ctx.set_continuous_state(_x0())
         return ctx
 
-    breakdown = callback_time(diagram, lambda: make("interpreted", **configs[0][2])()(), context_at)
+    breakdown = callback_time(diagram, lambda: make("interpreted", **configs[0][2])()(), context_at,
+                              clock=clock)
     return makers, ref, build_rk3, breakdown
 
 
@@ -158,19 +159,23 @@ def main(argv=None):
                         help="timed runs per row (the median is reported)")
     parser.add_argument("--accuracy", type=float, default=1e-6,
                         help="integrator accuracy of the error-controlled rows")
+    parser.add_argument("--cpu-time", action="store_true",
+                        help="time with process CPU time instead of wall time (steadier on a "
+                             "loaded machine)")
     args = parser.parse_args(argv)
+    clock = time.process_time if args.cpu_time else time.perf_counter
     ex = _load_example()
-    makers, ref, build_time, (cb_time, nfev, per) = dynablocks_makers(ex, args.accuracy)
+    makers, ref, build_time, (cb_time, nfev, per) = dynablocks_makers(ex, args.accuracy, clock)
     drake = drake_maker(args.accuracy)
     drake_name = "Drake AcrobotPlant + LQR, RK3"
     if drake is not None:
         makers[drake_name] = drake
     for run in makers.values():   # warm up (imports, caches)
         run()()
-    timed = _time_rounds(makers, args.repeats)
+    timed = _time_rounds(makers, args.repeats, clock)
     base = statistics.median(timed[drake_name][0]) if drake else None
     print(f"Acrobot + LQR, {T_FINAL:g} s, accuracy {args.accuracy:g}, median of {args.repeats} "
-          f"interleaved rounds")
+          f"interleaved rounds ({'CPU' if args.cpu_time else 'wall'} time)")
     print(f"{'simulator':38s} {'ms/run':>10s} {'vs Drake':>9s} {'paired':>7s} {'final err':>10s}")
     for name, (times, final) in timed.items():
         med = statistics.median(times)

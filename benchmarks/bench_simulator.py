@@ -257,7 +257,7 @@ def main(argv=None) -> List[dict]:
     print(f"exact final state [p, v, z] = {np.array2string(exact, precision=9)}")
     for name, integrator in (("Simulator RK45", "RK45"), ("Simulator runge_kutta3", "runge_kutta3")):
         cb, nfev, per = callback_time(plain, lambda: run_simulator(plain, integrator),
-                                      plain.create_default_context)
+                                      plain.create_default_context, clock=clock)
         total = next(r["seconds"] for r in rows if r["name"] == name)
         print(f"where '{name}' spends its time: {nfev} derivative evaluations; the blocks' own "
               f"callbacks {cb * 1e3:.2f} ms ({', '.join(f'{k} {n} x {dt * 1e6:.2f} us' for k, (n, dt) in per.items())}); "

@@ -48,9 +48,10 @@ class StateLoader:
 
     def load(self, t: float, x: np.ndarray) -> None:
         """Set time ``t`` and continuous state ``x`` (shape (size,), copied once, read-only;
-        a read-only float64 array owning its data, which nobody can change, is shared)."""
-        if type(x) is not np.ndarray or x.dtype != np.float64 or x.base is not None or \
-                x.flags.writeable:
+        a read-only float64 array owning its data or over a ``bytes`` object, which nobody can
+        change, is shared)."""
+        if type(x) is not np.ndarray or x.dtype != np.float64 or x.flags.writeable or \
+                (x.base is not None and type(x.base) is not bytes):
             x = np.array(x, dtype=float)
             x.setflags(write=False)
         self._load_readonly(t, x)

@@ -49,8 +49,8 @@ def derivative_function(system, root, loader, nfev: list, locator) -> Callable:
     Notes
     -----
     ``x`` is copied once (read-only) and shared by the leaves as views, unless it is
-    already a read-only float64 array owning its data (which nobody can change: the
-    integrators hand their stages over that way).
+    already a read-only float64 array owning its data or over a ``bytes`` object (which
+    nobody can change: the integrators hand their stages over that way).
     """
     slots = loader.slots
     load = loader.readonly_loader()
@@ -75,8 +75,8 @@ def derivative_function(system, root, loader, nfev: list, locator) -> Callable:
 
     if not direct:
         def f(t, x):
-            if type(x) is not ndarray or x.dtype is not float64 or x.base is not None or \
-                    x.flags.writeable:
+            if type(x) is not ndarray or x.dtype is not float64 or x.flags.writeable or \
+                    (x.base is not None and type(x.base) is not bytes):
                 x = own(x)
             load(t, x)
             nfev[0] += 1
@@ -92,8 +92,8 @@ def derivative_function(system, root, loader, nfev: list, locator) -> Callable:
         td, c, _, n, leaf_system, what = calls[0]
 
         def f(t, x):
-            if type(x) is not ndarray or x.dtype is not float64 or x.base is not None or \
-                    x.flags.writeable:
+            if type(x) is not ndarray or x.dtype is not float64 or x.flags.writeable or \
+                    (x.base is not None and type(x.base) is not bytes):
                 x = own(x)
             load(t, x)
             nfev[0] += 1
@@ -111,8 +111,8 @@ def derivative_function(system, root, loader, nfev: list, locator) -> Callable:
         return f
 
     def f(t, x):
-        if type(x) is not ndarray or x.dtype is not float64 or x.base is not None or \
-                x.flags.writeable:
+        if type(x) is not ndarray or x.dtype is not float64 or x.flags.writeable or \
+                (x.base is not None and type(x.base) is not bytes):
             x = own(x)
         load(t, x)
         nfev[0] += 1

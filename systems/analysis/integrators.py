@@ -37,7 +37,7 @@ I*, 1993, section II.4).
 
 States of at most :data:`SMALL_STATE` entries are stepped on Python floats (the numpy
 expressions' sums, term by term in the same order: the same numbers); each stage's state
-goes to ``f`` as a fresh read-only array (``f`` may keep it).
+goes to ``f`` as an immutable array (``f`` may keep it).
 """
 from __future__ import annotations
 
@@ -49,6 +49,9 @@ import numpy as np
 import scipy.integrate
 
 from ..errors import StepSizeError
+from ._float_sums import frozen as _frozen
+from ._float_sums import lincomb as _lincomb
+from ._float_sums import weighted as _weighted
 
 __all__ = [
     "ButcherTableau", "TABLEAUS", "SCIPY_METHODS", "INTEGRATOR_NAMES", "Stepper",
@@ -145,46 +148,6 @@ _STRETCH = 0.01
 
 #: States up to this size are stepped on Python floats (fewer numpy calls per step).
 SMALL_STATE = 16
-
-
-def _lincomb(x, cs, ks) -> list:
-    """``x + c0 k0 + c1 k1 + ...`` elementwise on lists, summed left to right as the numpy
-    expression ``x + c0 * k0 + c1 * k1 + ...`` is (``x`` None: start from ``c0 k0``)."""
-    m = len(cs)
-    if x is None:
-        c0, k0 = cs[0], ks[0]
-        out = [c0 * p for p in k0]
-        cs, ks, m = cs[1:], ks[1:], m - 1
-        if m == 0:
-            return out
-        x = out
-    if m == 1:
-        c0, k0 = cs[0], ks[0]
-        return [a + c0 * p for a, p in zip(x, k0)]
-    if m == 2:
-        (c0, c1), (k0, k1) = cs, ks
-        return [a + c0 * p + c1 * q for a, p, q in zip(x, k0, k1)]
-    if m == 3:
-        (c0, c1, c2), (k0, k1, k2) = cs, ks
-        return [a + c0 * p + c1 * q + c2 * r for a, p, q, r in zip(x, k0, k1, k2)]
-    if m == 4:
-        (c0, c1, c2, c3), (k0, k1, k2, k3) = cs, ks
-        return [a + c0 * p + c1 * q + c2 * r + c3 * u for a, p, q, r, u in zip(x, k0, k1, k2, k3)]
-    out = list(x)   # more terms: one pass per term, same order
-    for c, k in zip(cs, ks):
-        out = [a + c * p for a, p in zip(out, k)]
-    return out
-
-
-def _weighted(h: float, nonzero, ks):
-    """``[h * w_j]`` and ``[k_j]`` over the nonzero weights ``(j, w_j)``."""
-    return [h * w for _, w in nonzero], [ks[j] for j, _ in nonzero]
-
-
-def _frozen(values: list) -> np.ndarray:
-    arr = np.array(values, dtype=float)   # fresh, read-only
-    arr.flags.writeable = False
-    return arr
 
 
 def check_integrator_name(name: str) -> str:
@@ -377,18 +340,16 @@ class RungeKuttaStepper(Stepper):
         """The stages on lists (as :meth:`_stages`); returns them and the last stage's
         state as a read-only array (None when ``n == 1``)."""
         ks = [k0]
-        c, a_nz, f, array, ndarray = self._c, self._a_nz, self.f, np.array, np.ndarray
+        c, a_nz, f, ndarray, frozen = self._c, self._a_nz, self.f, np.ndarray, _frozen
         xi = None
         for i in range(1, n):
             nz = a_nz[i]
             if len(nz) == 1:   # the usual row of an explicit scheme: one term
                 (j, v), = nz
                 c0 = h * v
-                xi = array([a + c0 * p for a, p in zip(x, ks[j])], dtype=float)
+                xi = frozen([a + c0 * p for a, p in zip(x, ks[j])])
             else:
-                xi = array(_lincomb(x, [h * v for _, v in nz], [ks[j] for j, _ in nz]),
-                           dtype=float)
-            xi.flags.writeable = False
+                xi = frozen(_lincomb(x, [h * v for _, v in nz], [ks[j] for j, _ in nz]))
             k = f(t + c[i] * h, xi)
             ks.append(k.tolist() if type(k) is ndarray else np.asarray(k, dtype=float).tolist())
         return ks, xi
@@ -401,7 +362,7 @@ class RungeKuttaStepper(Stepper):
         tb = self.tableau
         xl = x.tolist()
         n = len(xl)
-        atol, rtol, sqrt = self.atol, self.rtol, math.sqrt
+        atol, rtol, sqrt, e_nz = self.atol, self.rtol, math.sqrt, self._e_nz
         while True:
             h = min(self._h, self.max_step)
             remaining = t_limit - t
@@ -417,10 +378,17 @@ class RungeKuttaStepper(Stepper):
                 xnl, k_last = _lincomb(xl, *_weighted(h, self._b_nz, ks)), None
                 x_new = _frozen(xnl)
             acc = 0.0
-            for e, p, q in zip(_lincomb(None, *_weighted(h, self._e_nz, ks)), xl, xnl):
-                p, q = abs(p), abs(q)
-                v = e / (atol + rtol * (p if p > q else q))
-                acc += v * v
+            if len(e_nz) == 4:   # Bogacki-Shampine: the error sum fused into the norm's loop
+                c0, c1, c2, c3 = (h * w for _, w in e_nz)
+                for a, b, p, q, r, u in zip(xl, xnl, *(ks[j] for j, _ in e_nz)):
+                    a, b = abs(a), abs(b)
+                    v = (c0 * p + c1 * q + c2 * r + c3 * u) / (atol + rtol * (a if a > b else b))
+                    acc += v * v
+            else:
+                for e, a, b in zip(_lincomb(None, *_weighted(h, e_nz, ks)), xl, xnl):
+                    a, b = abs(a), abs(b)
+                    v = e / (atol + rtol * (a if a > b else b))
+                    acc += v * v
             norm = sqrt(acc / n)
             if self._adapt(norm, h, t, t_new == t_limit, h_min):
                 return t_new, x_new, k_last
