@@ -14,12 +14,20 @@ The pipeline (``multibody.motion``):
    minimised residual wrench on the pelvis (``ContactInverseDynamics``);
 5. joint powers and work (``joint_work``); the mean vertical ground force over whole strides
    (heel strike to heel strike of one foot) against body weight;
-6. the experiments of Liu, Cooper and Ballard's HDM: (a) noise sensitivity: markers
+6. the forward pass (``multibody.motion.ForwardPass``, ``_human_experiments.py``): the walk
+   re-simulated in a ``TimeSteppingRigidBodySystem`` on the fitted floor (spheres at the foot
+   contact points, joint limits) from the inverse-dynamics joint torques plus an implicit
+   joint PD, the pelvis not actuated, compiled to one C run; joint-angle and marker tracking
+   errors and the speed against real time; with ``--noise-repetitions N`` the paper's noise
+   protocol on it (9 levels 0.1 ... 64 mm, N draws each: refit, inverse dynamics, forward
+   pass; mean and standard error; Fig. 3 as ``walking_noise_protocol.png``);
+7. the experiments of Liu, Cooper and Ballard's HDM: (a) noise sensitivity: markers
    synthesized from the fitted motion with Gaussian noise of 0.1 ... 64 mm, refitted; joint
    angle and torque errors against the noise-free analysis (on a clip of ``--noise-frames``
    frames); (b) arm swing: the same walk with the arm joints held at their standing pose by
    the fit, its cost (absolute joint work over the strides) against the normal walk;
-   (c) reduced marker set: only head, hand and foot markers, joint angles against the
+   (c) reduced marker set: only head, hand and foot markers, the joints pulled toward the
+   subject's posture (mean joint angles of the calibration frames), joint angles against the
    full-set fit.
 
 Outputs in ``--out``: ``model.urdf``, ``fit.npz`` (``t``, ``q`` in the URDF's joint order as
@@ -29,7 +37,9 @@ the torques belong to; ``q_fit``: the per-frame marker fit, same order; ``marker
 order: the pelvis residual ``[force; torque]`` first, then the joint torques), ``grf``; also
 ``v``, ``vdot`` (Pinocchio's order) and ``contact_links``, ``contact_points`` (link frames),
 ``contact_forces`` (world), so that ``rnea(q, v, vdot) - sum J_c^T f = tau`` can be checked),
-``report.json`` and the plots ``walking_motion.png`` (joint angles, torques and ground forces
+``forward.npz`` (the forward pass's ``t``, ``q`` and ``v`` in fit.npz's order),
+``report.json`` (``forward_pass``, ``noise_study_protocol``, ``reduced_marker_angle_rms_deg``
+among its keys) and the plots ``walking_motion.png`` (joint angles, torques and ground forces
 with stance shaded), ``walking_cost.png`` (work per joint), ``walking_stick.png`` (stick
 figure frames), ``walking_noise.png`` and ``walking_reduced_markers.png``.
 
@@ -41,7 +51,8 @@ of a 25-DOF two-legged body (``examples/data/walker_skeleton.txt``) walking at 1
 force) and runs in seconds; ``--markers FILE.npz`` (arrays
 ``t``, ``labels``, ``positions`` in metres) is another input. ``--viewer`` replays the fitted
 walk with its ground forces and markers in a web browser, ``--html PATH`` saves it as one
-HTML file (both need ``pip install 'dynablocks[viz]'``).
+HTML file and the forward pass as ``<PATH>_forward.html`` (both need ``pip install
+'dynablocks[viz]'``).
 """
 from __future__ import annotations
 
