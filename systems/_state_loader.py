@@ -52,8 +52,11 @@ class StateLoader:
         change, is shared)."""
         if type(x) is not np.ndarray or x.dtype != np.float64 or x.flags.writeable or \
                 (x.base is not None and type(x.base) is not bytes):
-            x = np.array(x, dtype=float)
-            x.setflags(write=False)
+            if type(x) is np.ndarray and x.dtype == np.float64 and x.ndim == 1:
+                x = np.frombuffer(x.tobytes())   # an immutable copy
+            else:
+                x = np.array(x, dtype=float)
+                x.setflags(write=False)
         self._load_readonly(t, x)
 
     def readonly_loader(self) -> Callable[[float, np.ndarray], None]:

@@ -55,7 +55,7 @@ def derivative_function(system, root, loader, nfev: list, locator) -> Callable:
     slots = loader.slots
     load = loader.readonly_loader()
     nx = loader.size
-    isfinite, array, empty = math.isfinite, np.array, np.empty
+    isfinite, array, empty, frombuffer = math.isfinite, np.array, np.empty, np.frombuffer
     ndarray, float64 = np.ndarray, np.dtype(np.float64)
     small = nx <= 32   # summing a short list in Python beats numpy's reduction
     direct = bool(slots) and type(system).eval_time_derivatives in (
@@ -63,7 +63,9 @@ def derivative_function(system, root, loader, nfev: list, locator) -> Callable:
         type(leaf.system).eval_time_derivatives is LeafSystem.eval_time_derivatives
         for leaf, _, _ in slots)
 
-    def own(x):   # a private read-only copy
+    def own(x):   # a private immutable copy
+        if type(x) is ndarray and x.dtype is float64 and x.ndim == 1:
+            return frombuffer(x.tobytes())
         x = array(x, dtype=float)
         x.flags.writeable = False
         return x
@@ -110,6 +112,31 @@ def derivative_function(system, root, loader, nfev: list, locator) -> Callable:
             return xdot
         return f
 
+    if small:   # the parts' values joined as one list, made an array once
+        def f(t, x):
+            if type(x) is not ndarray or x.dtype is not float64 or x.flags.writeable or \
+                    (x.base is not None and type(x.base) is not bytes):
+                x = own(x)
+            load(t, x)
+            nfev[0] += 1
+            values = []
+            for td, c, a, b, leaf_system, what in calls:
+                try:
+                    part = td(c)
+                except _PASS:
+                    raise
+                except Exception as exc:
+                    raise _callback_error(leaf_system, exc) from exc
+                if type(part) is not ndarray or part.dtype is not float64 or \
+                        part.shape != (b - a,):
+                    part = normalize_vector(part, b - a, what)
+                values += part.tolist()
+            xdot = array(values)
+            if not isfinite(sum(values)):
+                check(t, xdot)
+            return xdot
+        return f
+
     def f(t, x):
         if type(x) is not ndarray or x.dtype is not float64 or x.flags.writeable or \
                 (x.base is not None and type(x.base) is not bytes):
@@ -127,7 +154,7 @@ def derivative_function(system, root, loader, nfev: list, locator) -> Callable:
             if type(part) is not ndarray or part.dtype is not float64 or part.shape != (b - a,):
                 part = normalize_vector(part, b - a, what)
             xdot[a:b] = part
-        if not isfinite(sum(xdot.tolist()) if small else xdot.sum()):
+        if not isfinite(xdot.sum()):
             check(t, xdot)
         return xdot
     return f
