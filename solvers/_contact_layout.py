@@ -267,9 +267,12 @@ CANDIDATE_DOUBLES = max(k.double_record().size for k in CANDIDATE_KINDS)
 
 # ---------------------------------------------------------------- per-step records
 SCALARS = Record("S", [("h", 1), ("margin", 1), ("mu", 1), ("erp", 1), ("cfm", 1),
-                       ("bias_mode", 1), ("tol", 1), ("it_tol", 1)])
+                       ("bias_mode", 1), ("tol", 1), ("it_tol", 1), ("euler_damping", 1)])
 """Per-step scalars: h, margin, mu, erp, cfm, bias mode (1: ``phi/h`` always), the
-acceptance ``tol`` of the residual and the sweeps' stopping ``it_tol``."""
+acceptance ``tol`` of the residual, the sweeps' stopping ``it_tol`` and ``euler_damping``
+(1: MuJoCo's Euler split of the joint damping, the plant's ``damping_scheme="mujoco_euler"``:
+the constraints solved with ``H``, then ``v_n = v + (H + h D)^{-1} H (v_M - v)``; 0: ``h D``
+inside the solve)."""
 POSE = Record("POSE", [("rotation", 9), ("position", 3)])
 if POSE.size != POSE_DOUBLES:
     raise ImportError("solvers._contact_layout: a pose is 12 numbers")

@@ -301,6 +301,7 @@ def contact_step(it: np.ndarray, dt: np.ndarray, inp: np.ndarray, out: np.ndarra
     h, margin0, mu, erp = scal[SC.H], scal[SC.MARGIN], scal[SC.MU], scal[SC.ERP]
     mode, tol, ittol = scal[SC.BIAS_MODE], scal[SC.TOL], scal[SC.IT_TOL]
     cfm = scal[SC.CFM] / h
+    euler = scal[SC.EULER_DAMPING] != 0.0      # MuJoCo's Euler split of the damping
     q, v, tau, c = sec["q"], sec["v"], sec["tau"], sec["c"]
     H = sec["H"].reshape(nv, nv)
     P = sec["P"].reshape(nb, POSE.size)
@@ -312,7 +313,7 @@ def contact_step(it: np.ndarray, dt: np.ndarray, inp: np.ndarray, out: np.ndarra
     blocks = [(it[ob + BLOCK.size * i + BLOCK.START], it[ob + BLOCK.size * i + BLOCK.LENGTH])
               for i in range(nblock)]
     # 1-2. block Cholesky and the free velocity
-    Meff = H + np.diag(hD)
+    Meff = H if euler else H + np.diag(hD)
     chol = []
     for s, n in blocks:
         try:
@@ -590,6 +591,17 @@ def contact_step(it: np.ndarray, dt: np.ndarray, inp: np.ndarray, out: np.ndarra
             o[ow + WARM.FRICTION:ow + WARM.FRICTION + 3] = (p[1], p[2], 0.0)
         wout[kk] = o[CO.slice("warm")]
         imp[j], imp[na + 2 * j], imp[na + 2 * j + 1] = p
+    if euler:                 # v_n = v + (H + h D)^-1 H (v_M - v), block by block
+        Md, d = H + np.diag(hD), H @ (vn - v)
+        for s, n in blocks:
+            try:
+                Lb = np.linalg.cholesky(Md[s:s + n, s:s + n])
+            except np.linalg.LinAlgError:
+                return 1
+            d[s:s + n] = np.linalg.solve(Lb.T, np.linalg.solve(Lb, d[s:s + n]))
+        vn = v + d
+        for j, kk in enumerate(prob.k):
+            co[kk, CO.slice("slip")] = (prob.J[j] @ vn)[1:]
     # 7-8. integration and the free joints' frames
     qn = q.copy()
     for i in range(nj):

@@ -152,13 +152,14 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
     const double h = scal[S_H], mu = scal[S_MU], erp = scal[S_ERP], cfm = scal[S_CFM] / scal[S_H];
     const int biasmode = (int)scal[S_BIAS_MODE];
     const double tol = scal[S_TOL], ittol = scal[S_IT_TOL];
+    const int euler = scal[S_EULER_DAMPING] != 0.0;   /* MuJoCo's Euler damping split */
     const double *W = S, *U = S + 3 * nv;
     int i, j, k, r;
 
-    /* 1. block Cholesky of H + h D */
+    /* 1. block Cholesky of H + h D (of H with the Euler split: damping after the solve) */
     /* (L is read only inside the blocks, which chol_block writes: no zeroing) */
     for (i = 0; i < nv; ++i) tmp[i] = H[i * nv + i];
-    for (i = 0; i < nv; ++i) ((double *)H)[i * nv + i] = tmp[i] + hD[i];
+    for (i = 0; i < nv; ++i) ((double *)H)[i * nv + i] = tmp[i] + (euler ? 0.0 : hD[i]);
     for (k = 0; k < nblock; ++k) {
         if (chol_block(H, nv, blocks[BLK_SIZE * k + BLK_START], blocks[BLK_SIZE * k + BLK_LENGTH], L)) {
             for (i = 0; i < nv; ++i) ((double *)H)[i * nv + i] = tmp[i];
@@ -564,6 +565,42 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
     stat[ST_ACTIVE_CONTACTS] = na;
     stat[ST_RESIDUAL] = res / bscale;
     stat[ST_MARGIN] = margin;
+
+    /* 6b. MuJoCo's Euler split: the constraints held v_M = vn; the damping is implicit on
+       the resulting acceleration, vn = v + (H + h D)^-1 H (v_M - v) (block by block; the
+       factor of H is no longer needed: L takes H + h D); the slips at the new vn */
+    if (euler) {
+        for (i = 0; i < nv; ++i) vtmp[i] = vn[i] - v[i];
+        for (k = 0; k < nblock; ++k) {
+            const int s = blocks[BLK_SIZE * k + BLK_START], n = blocks[BLK_SIZE * k + BLK_LENGTH];
+            for (i = s; i < s + n; ++i) {
+                double t = 0.0;
+                for (j = s; j < s + n; ++j) t += H[i * nv + j] * vtmp[j];
+                tmp[i] = t;
+            }
+        }
+        for (i = 0; i < nv; ++i) vtmp[i] = H[i * nv + i];
+        for (i = 0; i < nv; ++i) ((double *)H)[i * nv + i] = vtmp[i] + hD[i];
+        int bad = 0;
+        for (k = 0; k < nblock && !bad; ++k)
+            bad = chol_block(H, nv, blocks[BLK_SIZE * k + BLK_START], blocks[BLK_SIZE * k + BLK_LENGTH], L);
+        for (i = 0; i < nv; ++i) ((double *)H)[i * nv + i] = vtmp[i];
+        if (bad) return 1;
+        for (k = 0; k < nblock; ++k) chol_solve_block(L, nv, blocks[BLK_SIZE * k + BLK_START], blocks[BLK_SIZE * k + BLK_LENGTH], tmp);
+        for (i = 0; i < nv; ++i) vn[i] = v[i] + tmp[i];
+        for (j = 0; j < na; ++j) {
+            k = act[j];
+            const int *ci = cands + CI * cslot[k];
+            const int *cc = it + ci[CI_COLUMNS];
+            const int ncol = ci[CI_NUM_COLUMNS];
+            const double *Jk = Jall + 3 * nv * k;
+            for (r = 1; r < 3; ++r) {
+                double t = 0.0;
+                for (i = 0; i < ncol; ++i) { const int col = cc[COL_SIZE * i + COL_COLUMN]; t += Jk[r * nv + col] * vn[col]; }
+                co[CO_SIZE * k + CO_SLIP + r - 1] = t;
+            }
+        }
+    }
 
     /* 7. integrate q (+) h N(q) vn; free joints: exp map, straight-line position */
     for (j = 0; j < nj; ++j) {

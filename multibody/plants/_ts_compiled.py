@@ -54,7 +54,8 @@ PGS_SWEEP_TOL = 1e-10
 """The compiled PGS stops when no impulse changes by more than this (velocity units,
 relative to ``max(1, |J v_free + b|)``)."""
 
-_SCALAR_ORDER = ("h", "margin", "mu", "erp", "cfm", "bias_mode", "tol", "it_tol")
+_SCALAR_ORDER = ("h", "margin", "mu", "erp", "cfm", "bias_mode", "tol", "it_tol",
+                 "euler_damping")
 """The order in which :class:`CompiledStep` writes the scalars (checked against the layout)."""
 if tuple(n for n, _ in L.SCALARS.fields) != _SCALAR_ORDER:
     raise ImportError("multibody.plants._ts_compiled writes the kernel's scalars in the order "
@@ -81,10 +82,8 @@ def describe_block(c) -> str:
 
 def unsupported_reason(tree, constraints, damping_scheme: str = "implicit") -> Optional[str]:
     """Why the compiled step cannot run this plant (None when it can): names the constraint
-    block, joint or geometry pair (or the plant's ``damping_scheme``) it does not cover."""
-    if damping_scheme != "implicit":
-        return (f"damping_scheme='{damping_scheme}' (MuJoCo's Euler split of the joint damping) "
-                "is taken by the pivoting step only")
+    block, joint or geometry pair it does not cover (both ``damping_scheme`` values are
+    covered: the kernel's ``euler_damping`` scalar)."""
     soft = [c for c in constraints if getattr(c, "mujoco", None) is not None]
     if soft:
         return (f"constraint '{soft[0].name}' has MuJoCo softening (solref/solimp), which the "
@@ -133,7 +132,7 @@ def run_kernel(tab: CompiledContactStep, t: float, xd: np.ndarray, tau: np.ndarr
 
     ``xd`` the discrete state ``[q; v; ...]``, ``dyn = (H, c, P, S)`` of the plant's
     compiled function; ``scalars``: the layout's ``SCALARS`` (h, margin, mu, erp, cfm,
-    bias mode, tol, it_tol); ``warm``: the context's
+    bias mode, tol, it_tol, euler_damping); ``warm``: the context's
     :class:`ContactWarmStart` (or None); ``scratch`` the context's ``tab.scratch()``;
     ``name`` the step method's name (for the status and the warm start)."""
     nq, nv, nc = tab.nq, tab.nv, tab.nc
@@ -178,7 +177,8 @@ def run_kernel(tab: CompiledContactStep, t: float, xd: np.ndarray, tau: np.ndarr
     if tab.closures and tab.project is not None:   # the pivoting step's projection
         out[:nq] = project_closures(tab.closure_terms, tab.rigid_rows(sc.limit_values),
                                     tab.project, out[:nq],
-                                    lambda: H + np.diag(tab.dt[tab.it[L.HEADER.DAMPING]:]))
+                                    lambda: H if scalars[L.SCALARS.EULER_DAMPING] else
+                                    H + np.diag(tab.dt[tab.it[L.HEADER.DAMPING]:]))
     if xd.shape[0] == nq + nv:         # no block states: the kernel's output is it
         xd_next = out[:nq + nv]
     else:
@@ -274,6 +274,8 @@ class CompiledStep(StepMethod):
                                for n in (("kp", "kd") if blk.spring else ("erp", "cfm"))))
             for blk in tables.limits)
         tables.project = plant.integrate if plant.project_positions else None
+        self.euler_damping = 1.0 if getattr(plant, "damping_scheme", "implicit") == \
+            "mujoco_euler" else 0.0
         self.closure_params = tuple(
             (blk.spring, tuple(plant.parameter_index(f"{blk.name}.{n}")
                                for n in (("kp", "kd") if blk.spring else ("erp", "cfm"))))
@@ -286,17 +288,18 @@ class CompiledStep(StepMethod):
 
     def step_scalars(self, context) -> tuple:
         """The layout's ``SCALARS`` of a step of the plant's ``context``: h, the contact
-        block's margin, mu, erp, cfm (zeros without a contact block), the bias mode and the
-        tolerances."""
+        block's margin, mu, erp, cfm (zeros without a contact block), the bias mode, the
+        tolerances and the Euler damping flag (the plant's ``damping_scheme``)."""
         tab = self.tables
         contact = tab.contact
         if contact is None:
-            return (tab.h, 0.0, 0.0, 0.0, 0.0, 0.0, self.plant.lcp_tolerance, PGS_SWEEP_TOL)
+            return (tab.h, 0.0, 0.0, 0.0, 0.0, 0.0, self.plant.lcp_tolerance, PGS_SWEEP_TOL,
+                    self.euler_damping)
         i_mu, i_a, i_b = self.params
         a, b = float(context.get_parameter(i_a)[0]), float(context.get_parameter(i_b)[0])
         erp, cfm = softening_from_spring(a, b, tab.h) if contact.spring else (a, b)
         return (tab.h, contact.margin, float(context.get_parameter(i_mu)[0]), erp, cfm,
-                self.bias_mode, self.plant.lcp_tolerance, PGS_SWEEP_TOL)
+                self.bias_mode, self.plant.lcp_tolerance, PGS_SWEEP_TOL, self.euler_damping)
 
     def limit_values(self, context) -> tuple:
         """Each joint-limit block's ``(erp, cfm)``, then each joint-friction block's

@@ -115,7 +115,7 @@ class CompiledStepProtocol:
     # ------------------------------------------------------------------ per context
     def scalars(self, context) -> np.ndarray:
         """The layout's ``SCALARS`` of a step from the plant's ``context`` (its parameters):
-        h, margin, mu, erp, cfm, bias mode, tol, it_tol."""
+        h, margin, mu, erp, cfm, bias mode, tol, it_tol, euler_damping."""
         tab, stepper = self._tables, self._plant.stepper
         if stepper.limit_values(context) != tab.limit_default:
             raise MultibodyError(

@@ -1,13 +1,14 @@
 """``damping_scheme="mujoco_euler"`` of TimeSteppingRigidBodySystem: MuJoCo's Euler integrator
 with its implicit joint damping (constraint impulses from ``H``, then ``v_n = v + (H + h
 D)^{-1} H (v_M - v)``): one step by hand, MuJoCo's trajectory step by step, the MJCF
-reader's choice and the compiled step's refusal."""
+reader's choice; the compiled step's split equals the pivoting step's."""
 import warnings
 
 import numpy as np
 import pytest
+from _compiled_step import without_compiler
 
-from multibody.constraints import JointLimitConstraint, PointContactConstraint
+from multibody.constraints import JointLimitConstraint
 from multibody.parsing import mjcf_joint_limits, read_mjcf_model
 from multibody.plants import TimeSteppingRigidBodySystem
 
@@ -22,10 +23,10 @@ def _slide(option=""):
     </body></worldbody></mujoco>"""
 
 
-def _step(scheme, q0, v0, limits=True):
+def _step(scheme, q0, v0, limits=True, solver="lcp"):
     model = read_mjcf_model(_slide())
     cons = [JointLimitConstraint(model.tree)] if limits else []
-    plant = TimeSteppingRigidBodySystem(model.tree, H, constraints=cons, contact_solver="lcp",
+    plant = TimeSteppingRigidBodySystem(model.tree, H, constraints=cons, contact_solver=solver,
                                         damping_scheme=scheme)
     ctx = plant.create_default_context()
     plant.set_positions(ctx, [q0])
@@ -36,17 +37,21 @@ def _step(scheme, q0, v0, limits=True):
 
 
 # ---------------------------------------------------------------- one step by hand
-def test_hard_limit_step_by_hand():
-    # at the limit (phi = 0, bias 0) moving down at v0: Hm = M + armature
+@pytest.mark.parametrize("solver", ["lcp", "auto"])
+def test_hard_limit_step_by_hand(solver):
+    # at the limit (phi = 0, bias 0) moving down at v0: Hm = M + armature; the pivoting step
+    # and the compiled step (the kernel's euler_damping split) alike
     v0, Hm = -0.4, M + ARM
     # implicit: the limit holds v_n = 0; (Hm + h B)(0 - v0) = h (-M g - B v0) + p
-    q, v, step = _step("implicit", 0.0, v0)
+    q, v, step = _step("implicit", 0.0, v0, solver=solver)
+    assert step.status.method == ("lcp" if solver == "lcp" else "compiled_pgs")
     assert abs(v) < 1e-12 and abs(q) < 1e-14
     p = (Hm + H * B) * (-v0) - H * (-M * G - B * v0)
     np.testing.assert_allclose(step.tau_constraint, [p / H], rtol=1e-12)
     # MuJoCo's Euler: the limit holds v_M = 0 with Hm (v_M - v0) = h (-M g - B v0) + p, then
     # v_n = v0 + Hm (v_M - v0) / (Hm + h B) = h B v0 / (Hm + h B): the damped joint keeps moving
-    q, v, step = _step("mujoco_euler", 0.0, v0)
+    q, v, step = _step("mujoco_euler", 0.0, v0, solver=solver)
+    assert step.status.method == ("lcp" if solver == "lcp" else "compiled_pgs")
     vn = H * B * v0 / (Hm + H * B)
     np.testing.assert_allclose([v, q], [vn, H * vn], rtol=1e-12)
     p = Hm * (-v0) - H * (-M * G - B * v0)
@@ -119,18 +124,57 @@ def test_mjcf_model_selects_the_scheme_of_its_integrator():
     assert explicit.damping_scheme == "implicit"
 
 
-def test_bad_scheme_and_compiled_step_refusal_are_named():
+def test_bad_scheme_is_named():
     model = read_mjcf_model(_slide())
     with pytest.raises(ValueError, match="damping_scheme must be 'implicit' or 'mujoco_euler'"):
         TimeSteppingRigidBodySystem(model.tree, H, damping_scheme="explicit")
-    ball = read_mjcf_model("""<mujoco><worldbody><geom name="floor" type="plane" size="5 5 .1"/>
-      <body name="ball" pos="0 0 0.1"><freejoint/><geom name="ball" type="sphere" size="0.1"
-      mass="2"/></body></worldbody></mujoco>""").tree
-    contact = PointContactConstraint(ball, 0.5, name="c")
-    with pytest.raises(ValueError, match="damping_scheme='mujoco_euler'"):
-        TimeSteppingRigidBodySystem(ball, H, constraints=[contact], contact_solver="pgs",
-                                    damping_scheme="mujoco_euler")
-    with pytest.warns(Warning, match="damping_scheme='mujoco_euler'"):
-        plant = TimeSteppingRigidBodySystem(ball, H, constraints=[contact],
-                                            damping_scheme="mujoco_euler")
-    assert plant.step_method == "lcp" and "mujoco_euler" in plant.step_method_reason
+
+
+def test_compiled_step_takes_the_euler_split_as_the_pivoting_step():
+    # the double pendulum on hard limits (the plant's ERP/CFM, no MuJoCo softening): the
+    # compiled step (the kernel's euler_damping) equals the pivoting step within 1e-7 at
+    # every step of 400, both schemes; the two schemes differ
+    model = read_mjcf_model(PENDULUM)
+    runs = {}
+    for scheme in ("mujoco_euler", "implicit"):
+        for solver in ("auto", "lcp"):
+            plant = TimeSteppingRigidBodySystem(
+                model.tree, model.options.timestep, contact_solver=solver,
+                constraints=[mjcf_joint_limits(model, softening=None)], damping_scheme=scheme)
+            assert plant.step_method == ("lcp" if solver == "lcp" else "compiled_pgs"), \
+                plant.step_method_reason
+            ctx = plant.create_default_context()
+            plant.set_positions(ctx, model.qpos0)
+            out, methods = [], set()
+            for _ in range(400):
+                plant.advance(ctx, 1)
+                out.append(np.r_[plant.get_positions(ctx), plant.get_velocities(ctx)])
+                methods.add(plant.get_output_port("step").eval(ctx).status.method)
+            assert methods == {plant.step_method}
+            runs[scheme, solver] = np.array(out)
+        np.testing.assert_allclose(runs[scheme, "auto"], runs[scheme, "lcp"], rtol=0, atol=1e-7)
+    assert np.all(runs["mujoco_euler", "auto"][-1, :2] > np.radians([24.0, 29.0]))   # on the stops
+    assert np.abs(runs["mujoco_euler", "auto"] - runs["implicit", "auto"]).max() > 1e-3
+
+
+def test_numpy_twin_takes_the_euler_split_as_the_c_kernel(monkeypatch):
+    model = read_mjcf_model(PENDULUM)
+
+    def run():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            plant = TimeSteppingRigidBodySystem(
+                model.tree, model.options.timestep, damping_scheme="mujoco_euler",
+                constraints=[mjcf_joint_limits(model, softening=None)])
+        ctx = plant.create_default_context()
+        plant.set_positions(ctx, model.qpos0)
+        out = []
+        for _ in range(150):
+            plant.advance(ctx, 1)
+            out.append(np.r_[plant.get_positions(ctx), plant.get_velocities(ctx)])
+        return plant.step_method, np.array(out)
+    m1, c = run()
+    without_compiler(monkeypatch)
+    m2, twin = run()
+    assert (m1, m2) == ("compiled_pgs", "numpy_pgs")
+    np.testing.assert_allclose(twin, c, rtol=0, atol=1e-9)
