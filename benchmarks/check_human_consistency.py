@@ -1,0 +1,102 @@
+"""Dynamically consistent motion on the HDM walking trial: pelvis residual and marker RMS before
+and after :class:`multibody.motion.ConsistentMotion`.
+
+"Before" is the pipeline of ``examples/human_walking.py``: the per-frame marker fit (offsets
+calibrated), ``q`` smoothed at 6 Hz, the floor fitted, :class:`ContactInverseDynamics` (the
+10.6 N RMS of issue 23). "After" is the trajectory optimisation warm-started from the same
+fit, checked by :class:`ContactInverseDynamics` on the optimised motion (its own forces). RMS
+values are over the whole trial and over the whole strides (``stride_window`` of the
+example); the wall time of the optimisation is printed.
+
+Run: ``.venv/bin/python benchmarks/check_human_consistency.py [--c3d C] [--frames N]
+[--json OUT]`` (default: the HDM files in ``/work/shared/data/hdm``; exits with a message
+when they are missing).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.append(os.path.join(HERE, "..", "examples"))
+
+from multibody.models import human_model  # noqa: E402
+from multibody.motion import ConsistentMotion, MarkerFitter  # noqa: E402
+from sensors import read_c3d  # noqa: E402
+from human_walking import contact_groups, inverse_dynamics, stride_window  # noqa: E402
+
+HDM = "/work/shared/data/hdm"
+
+
+def force_rms(res, sl=slice(None)) -> float:
+    return float(np.sqrt(np.mean(np.sum(res.residual[sl, 3:] ** 2, axis=1))))
+
+
+def main(argv=None) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--c3d", default=os.path.join(HDM, "cooper-motion.c3d"))
+    ap.add_argument("--frames", type=int, default=0, help="only the first N frames")
+    ap.add_argument("--knot-interval", type=float, default=1 / 30)
+    ap.add_argument("--max-iterations", type=int, default=100)
+    ap.add_argument("--json", help="write the numbers here")
+    args = ap.parse_args(argv)
+    if not os.path.isfile(args.c3d):
+        print(f"{args.c3d} not found: nothing to check")
+        return {}
+    d = os.path.dirname(args.c3d)
+    model = human_model(os.path.join(d, "cooper-skeleton.txt"),
+                        os.path.join(d, "cooper-markers.txt"))
+    tree = model.tree
+    names = [n for n, _, _ in model.markers]
+    cap = read_c3d(args.c3d).select(names)
+    if args.frames:
+        cap = cap.frames(0, args.frames)
+    X, t = cap.positions, cap.times
+    with threadpool_limits(1):
+        fitter = MarkerFitter(tree, model.markers, preferred_q=model.reference_configuration(),
+                              prior_weight=0.01).calibrate(X)
+        fit = fitter.fit(X, progress=False)
+        traj, res, floor, cid = inverse_dynamics(model, t, fit.q, 6.0, progress=False)
+        a, b, strides = stride_window(res.active, contact_groups(cid))
+        sl = slice(a, b)
+        markers = list(zip(fitter.marker_names, fitter.marker_bodies, fitter.marker_offsets))
+        cm = ConsistentMotion(tree, markers, model.foot_contact_points, floor=floor,
+                              knot_interval=args.knot_interval,
+                              max_iterations=args.max_iterations)
+        t0 = time.perf_counter()
+        out = cm.solve(t, X, fit.q, progress=True)
+        wall = time.perf_counter() - t0
+    after = out.inverse_dynamics
+    nums = {"frames": int(len(t)), "stride_frames": [a, b], "strides": strides,
+            "marker_rms_before_m": fit.rms,
+            "residual_force_rms_before_n": force_rms(res, sl),
+            "residual_force_rms_before_whole_n": force_rms(res),
+            "residual_torque_rms_before_nm": float(np.sqrt(np.mean(np.sum(
+                res.residual[sl, :3] ** 2, axis=1)))),
+            "residual_force_rms_after_n": force_rms(after, sl),
+            "residual_force_rms_after_whole_n": force_rms(after),
+            "residual_torque_rms_after_nm": float(np.sqrt(np.mean(np.sum(
+                after.residual[sl, :3] ** 2, axis=1)))),
+            "optimiser_residual_force_rms_n": float(np.sqrt(np.mean(np.sum(
+                out.residual[:, 3:] ** 2, axis=1)))),
+            "marker_rms_after_m": out.marker_rms, "marker_rms_warm_start_m": out.marker_rms_before,
+            "joint_angle_change_rms_deg": float(np.degrees(np.sqrt(np.mean(np.array(
+                [tree.difference(p, q) for p, q in zip(fit.q, out.trajectory.q)])[:, 6:] ** 2)))),
+            "status": out.status, "iterations": out.iterations, "seconds": wall,
+            "body_weight_n": res.weight}
+    for k, v in nums.items():
+        print(f"  {k}: {v}")
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(nums, fh, indent=1)
+    return nums
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,154 @@
+"""ConsistentMotion: the spline kinematics against finite differences on the manifold, and a
+ground-truth recovery on the 25-DOF walker (examples/data): a standing body whose trunk and
+arms move (feet at rest on the floor), markers synthesized from it; the optimisation started
+from a perturbed motion must return the motion, a zero root residual, the trunk and arm
+torques of the recursive Newton-Euler algorithm and the ground force ``m (c'' - g)``."""
+from __future__ import annotations
+
+import os
+
+import casadi as ca
+import numpy as np
+import pytest
+
+from multibody.models import human_model
+from multibody.motion import (ConsistentMotion, ContactError, ContactInverseDynamics,
+                              MarkerFitter, MarkerSetError, TrajectoryError)
+from multibody.motion.spline_motion import UniformBSpline, spline_state
+
+DATA = os.path.join(os.path.dirname(__file__), "..", "..", "..", "examples", "data")
+RATE = 120.0
+KNOT = 1 / 30
+
+
+@pytest.fixture(scope="module")
+def walker():
+    return human_model(os.path.join(DATA, "walker_skeleton.txt"),
+                       os.path.join(DATA, "walker_markers.txt"))
+
+
+def _state(tree, spline, C, t):
+    y, yd, ydd = (ca.SX.sym(n, tree.nq) for n in ("y", "yd", "ydd"))
+    f = ca.Function("s", [y, yd, ydd], list(spline_state(tree, y, yd, ydd)))
+    out = f.map(len(t))(*((spline.basis(t, d) @ C).T for d in (0, 1, 2)))
+    return [np.asarray(o).T for o in out]
+
+
+def test_spline_state_matches_manifold_finite_differences(walker):
+    """v and vdot of a moving, turning free root and the joints against central differences
+    of tree.difference (an independent path through the log map)."""
+    tree = walker.tree
+    rng = np.random.default_rng(1)
+    sp = UniformBSpline(0.0, 1.0, 0.2)
+    q0 = walker.reference_configuration()
+    C = q0 + 0.3 * rng.standard_normal((sp.size, tree.nq))
+    C[:, 0:4] = [1, 0, 0, 0] + 0.4 * rng.standard_normal((sp.size, 4))
+    t = np.array([0.31, 0.52, 0.77])
+    h = 1e-4
+    q, v, a = _state(tree, sp, C, t)
+    qm, vm, _ = _state(tree, sp, C, t - h)
+    qp, vp, _ = _state(tree, sp, C, t + h)
+    for k in range(len(t)):
+        assert np.linalg.norm(q[k, 0:4]) == pytest.approx(1.0, abs=1e-12)
+        v_fd = (np.asarray(tree.difference(qm[k], qp[k])).ravel()) / (2 * h)
+        np.testing.assert_allclose(v[k], v_fd, atol=1e-5 * (1 + np.abs(v[k]).max()))
+        np.testing.assert_allclose(a[k], (vp[k] - vm[k]) / (2 * h),
+                                   atol=1e-4 * (1 + np.abs(a[k]).max()))
+
+
+def _standing_motion(walker, T):
+    """Trunk and arms on a spline of the optimiser's own space; pelvis and legs still."""
+    tree = walker.tree
+    t = np.arange(T) / RATE
+    sp = UniformBSpline(t[0], t[-1], KNOT)
+    rng = np.random.default_rng(7)
+    C = np.tile(walker.reference_configuration(), (sp.size, 1))
+    amp = {"torso_joint": 0.05, "r-arm_joint": 0.4, "l-arm_joint": 0.4}
+    for name, a in amp.items():
+        j = tree.get_joint(name)
+        C[:, j.q_start:j.q_start + j.nq] += a * rng.uniform(-1, 1, (sp.size, j.nq))
+    q, v, a = _state(tree, sp, C, t)
+    return t, q, v, a
+
+
+def test_recovers_a_known_motion_its_torques_and_ground_force(walker):
+    tree = walker.tree
+    T = 30
+    t, q, v, a = _standing_motion(walker, T)
+    fitter = MarkerFitter(tree, walker.markers)
+    X = np.array([fitter.marker_positions(qk) for qk in q])
+    X[3, 5] = np.nan                                     # an occluded sample
+    # the ground truth is consistent: contact inverse dynamics needs no residual
+    from multibody.motion import JointTrajectory
+    truth = ContactInverseDynamics(tree, walker.foot_contact_points, friction=0.8).solve(
+        JointTrajectory(t, q, v, a), progress=False)
+    assert truth.residual_force_rms < 1e-6 and truth.residual_torque_rms < 1e-6
+    # warm start: the motion with every coordinate perturbed smoothly (pelvis by 1 cm)
+    rng = np.random.default_rng(3)
+    dq = np.outer(np.sin(np.pi * t / t[-1]), rng.uniform(-1, 1, tree.nq))
+    dq[:, 0:4] = 0.0
+    dq[:, 4:7] *= 0.01
+    dq[:, 7:] *= 0.05
+    q_init = q + dq
+    cm = ConsistentMotion(tree, walker.markers, walker.foot_contact_points, knot_interval=KNOT,
+                          max_iterations=3000, tolerance=1e-10, force_weight=1e-8,
+                          prior_weight=0.0)
+    out = cm.solve(t, X, q_init, progress=False)
+    assert out.success, out.status
+    # the warm start is clearly off, the result is the motion
+    assert out.marker_rms_before > 5e-3
+    assert out.marker_rms < 1e-5
+    err = np.array([tree.difference(a_, b_) for a_, b_ in zip(q, out.trajectory.q)])
+    assert np.abs(err).max() < 1e-4
+    # residual gone, in the optimiser and in the independent check
+    assert out.residual_force_rms_before > 5.0
+    assert np.abs(out.residual).max() < 0.05
+    assert out.residual_force_rms < 0.05
+    # trunk and arm torques (unique: their subtrees carry no contact) and the ground force
+    upper = [i for j in tree.joints if j.name in ("torso_joint", "r-arm_joint", "l-arm_joint")
+             for i in range(j.v_start, j.v_start + j.nv)]
+    tau_true = np.array([np.asarray(tree.inverse_dynamics(*s)).ravel() for s in zip(q, v, a)])
+    np.testing.assert_allclose(out.tau[:, upper], tau_true[:, upper], atol=0.05)
+    m = tree.total_mass()
+    c = np.array([np.asarray(tree.center_of_mass(qk)).ravel() for qk in q])
+    cdd = np.gradient(np.gradient(c, t, axis=0), t, axis=0)[2:-2]
+    grf_true = m * (cdd - np.asarray(tree.gravity).ravel())
+    grf = out.contact_forces.sum(axis=1)[2:-2]
+    assert np.abs(grf - grf_true).max() < 0.02 * m * 9.81
+
+
+def test_refuses_bad_arguments(walker):
+    tree = walker.tree
+    cm = ConsistentMotion(tree, walker.markers, walker.foot_contact_points)
+    t = np.arange(10) / RATE
+    q = np.tile(walker.reference_configuration(), (10, 1))
+    M = len(walker.markers)
+    with pytest.raises(MarkerSetError, match=r"\(T, M, 3\)"):
+        cm.solve(t, np.zeros((10, M - 1, 3)), q)
+    with pytest.raises(TrajectoryError, match="q_init"):
+        cm.solve(t, np.zeros((10, M, 3)), q[:, :-1])
+    with pytest.raises(TrajectoryError, match="increasing"):
+        cm.solve(t[::-1], np.zeros((10, M, 3)), q)
+    with pytest.raises(ContactError, match="contact_band"):
+        ConsistentMotion(tree, walker.markers, walker.foot_contact_points,
+                         contact_band=(0.05, 0.01))
+    with pytest.raises(ContactError, match="'no-such-body'"):
+        ConsistentMotion(tree, walker.markers, {"no-such-body": [np.zeros(3)]})
+    with pytest.raises(MarkerSetError, match="marker_weights"):
+        ConsistentMotion(tree, walker.markers, walker.foot_contact_points,
+                         marker_weights=np.ones(3))
+
+
+def test_contact_inverse_dynamics_given_active_points(walker):
+    """With no point allowed to push, the residual is the whole root wrench of RNEA."""
+    tree = walker.tree
+    t, q, v, a = _standing_motion(walker, 12)
+    from multibody.motion import JointTrajectory
+    cid = ContactInverseDynamics(tree, walker.foot_contact_points)
+    P = len(cid.points)
+    res = cid.solve(JointTrajectory(t, q, v, a), active=np.zeros((12, P), bool))
+    tau = np.array([np.asarray(tree.inverse_dynamics(*s)).ravel() for s in zip(q, v, a)])
+    np.testing.assert_allclose(res.residual, tau[:, cid.root_v], atol=1e-9)
+    assert not res.contact_forces.any()
+    with pytest.raises(ContactError, match=r"active must have shape"):
+        cid.solve(JointTrajectory(t, q, v, a), active=np.zeros((11, P), bool))
