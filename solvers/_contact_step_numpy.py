@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from . import _contact_step_numpy_polish as _polish
 from . import collision_numpy
 from ._collision_source import MAX_CONTACTS
 from ._contact_layout import (ANCESTORS, BLOCK, CANDIDATE_DOUBLES, CANDIDATE_INTS, COLUMN,
@@ -145,140 +146,10 @@ class _Problem:
             res = max(res, rn, rt)
         return res
 
-    def _modes(self):
-        """The polish's first modes (``POLISH_MODES`` of the layout) and values: per slot a
-        mode and a pair (a sliding direction, or a fixed one-row value first)."""
-        mu, modes, val = self.mu, [], np.zeros((len(self.p), 2))
-        for j, p in enumerate(self.p):
-            if self.bil[j]:
-                modes.append("free")
-            elif self.one[j]:
-                modes.append("free" if self.lo[j] < p[0] < self.up[j] else "fixed")
-                val[j, 0] = p[0]
-            elif p[0] > 0:
-                tt = math.hypot(p[1], p[2])
-                if not tt < mu * p[0] * (1 - 1e-9) and tt > 0:
-                    modes.append("slide")
-                    val[j] = p[1:] / tt
-                else:
-                    modes.append("stick")
-            else:
-                modes.append("off")
-        return modes, val
-
-    def _solve_modes(self, vfree, bias, modes, val):
-        """One polish pass: the dense solve on the modes; None when singular, else the
-        unknowns' indices and solution."""
-        na, mu, cfm = len(self.p), self.mu, self.cfm
-        idn, idt, nu = [-1] * na, [-1] * na, 0
-        for j in range(na):
-            if self.bil[j]:
-                idn[j] = nu
-                nu += self.bil[j]
-            elif modes[j] in ("free", "slide"):
-                idn[j] = nu
-                nu += 1
-            elif modes[j] == "stick":
-                idn[j], idt[j] = nu, nu + 1
-                nu += 3
-        if nu == 0:
-            return None
-        M, x = np.zeros((nu, nu)), np.zeros(nu)
-        for j in range(na):
-            if idn[j] < 0:
-                continue
-            if self.bil[j]:
-                rows = [(r, idn[j] + r) for r in range(self.bil[j])]
-            else:
-                rows = [(0, idn[j])] + ([(1, idt[j]), (2, idt[j] + 1)] if idt[j] >= 0 else [])
-            for r, row in rows:
-                x[row] = -(self.J[j][r] @ vfree + bias[j][r])
-                for ll in range(na):
-                    if modes[ll] == "fixed":             # held at a value
-                        if val[ll, 0] != 0.0 and (self.blk[j] & self.blk[ll]):
-                            x[row] -= (self.J[j][r] @ self.Y[ll][0]) * val[ll, 0]
-                        continue
-                    if idn[ll] < 0 or not (self.blk[j] & self.blk[ll]):
-                        continue
-                    A = self.J[j][r] @ self.Y[ll].T
-                    if ll == j:
-                        A[r] += cfm[j]
-                    if self.bil[ll]:
-                        M[row, idn[ll]:idn[ll] + self.bil[ll]] += A[:self.bil[ll]]
-                    elif idt[ll] >= 0:
-                        M[row, idn[ll]] += A[0]
-                        M[row, idt[ll]:idt[ll] + 2] += A[1:]
-                    else:
-                        M[row, idn[ll]] += A[0] + mu * (val[ll] @ A[1:])
-        try:
-            sol = np.linalg.solve(M, x)
-        except np.linalg.LinAlgError:
-            return None
-        return idn, idt, sol
-
     def polish(self, vfree, bias, dtol):
-        """The C kernel's polish (its active-set passes): returns the new impulses or
-        None."""
-        na, mu = len(self.p), self.mu
-        modes, val = self._modes()
-        out = None
-        for _ in range(POLISH_PASSES):
-            solved = self._solve_modes(vfree, bias, modes, val)
-            if solved is None:
-                return None
-            idn, idt, sol = solved
-            if not np.all(np.isfinite(sol)):
-                return None
-            changed = False
-            for j in range(na):           # feasibility
-                if idn[j] < 0 or self.bil[j]:
-                    continue
-                pn = sol[idn[j]]
-                if self.one[j]:
-                    lo, up = self.lo[j], self.up[j]
-                    if not pn >= lo - 1e-9 * abs(lo):
-                        modes[j], val[j, 0], changed = "fixed", lo, True
-                    elif not pn <= up + 1e-9 * abs(up):
-                        modes[j], val[j, 0], changed = "fixed", up, True
-                    continue
-                if not pn >= 0:
-                    modes[j], changed = "off", True
-                    continue
-                if idt[j] >= 0:
-                    pt = sol[idt[j]:idt[j] + 2]
-                    tt = math.hypot(pt[0], pt[1])
-                    if not tt <= mu * pn * (1 + 1e-9):
-                        modes[j], val[j], changed = "slide", pt / tt, True
-            if changed:
-                out = None
-                continue
-            out = []
-            for j in range(na):
-                pj = np.zeros(3)
-                if self.bil[j]:
-                    pj[:self.bil[j]] = sol[idn[j]:idn[j] + self.bil[j]]
-                elif self.one[j]:
-                    pj[0] = (min(max(sol[idn[j]], self.lo[j]), self.up[j]) if idn[j] >= 0
-                             else val[j, 0])
-                elif idn[j] >= 0:
-                    pj[0] = sol[idn[j]]
-                    pj[1:] = sol[idt[j]:idt[j] + 2] if idt[j] >= 0 else mu * pj[0] * val[j]
-                out.append(pj)
-            vs = vfree.copy()
-            for Y, pj in zip(self.Y, out):
-                vs += Y.T @ pj
-            for j in range(na):           # the modes' assumptions at the solution
-                if modes[j] not in ("off", "fixed"):
-                    continue
-                w0 = self.J[j][0] @ vs + self.cfm[j] * out[j][0] + bias[j][0]
-                if modes[j] == "off" and w0 < -dtol:
-                    modes[j], changed = "stick", True
-                elif modes[j] == "fixed" and ((val[j, 0] <= self.lo[j] and w0 < -dtol)
-                                              or (val[j, 0] >= self.up[j] and w0 > dtol)):
-                    modes[j], changed = "free", True
-            if not changed:
-                break
-        return out
+        """The C kernel's polish (its active-set passes, :mod:`._contact_step_numpy_polish`):
+        the new impulses or None."""
+        return _polish.polish(self, vfree, bias, dtol, POLISH_PASSES)
 
 
 def contact_step(it: np.ndarray, dt: np.ndarray, inp: np.ndarray, out: np.ndarray) -> int:

@@ -1,0 +1,107 @@
+"""C text of the contact kernel's small geometry and linear-algebra helpers (private part
+of :mod:`solvers._contact_step_source`, which includes it after the layout's declarations):
+quaternion to rotation, the exponential-map update of a quaternion, cross and dot products,
+a body-frame pose in world axes (the layout's ``POSE_*`` names), and the block Cholesky
+factor of ``H + h D`` with its solve (the factor below the diagonal, its transpose above,
+the reciprocals of its diagonal on it; the forward substitution starts at the first nonzero
+entry of the right-hand side).
+"""
+from __future__ import annotations
+
+__all__: list[str] = []  # private module
+
+SOURCE = r"""
+static void quat_rot(const double *q, double *R) {
+    double w = q[0], x = q[1], y = q[2], z = q[3];
+    R[0] = 1 - 2 * (y * y + z * z); R[1] = 2 * (x * y - w * z); R[2] = 2 * (x * z + w * y);
+    R[3] = 2 * (x * y + w * z); R[4] = 1 - 2 * (x * x + z * z); R[5] = 2 * (y * z - w * x);
+    R[6] = 2 * (x * z - w * y); R[7] = 2 * (y * z + w * x); R[8] = 1 - 2 * (x * x + y * y);
+}
+
+static void quat_exp_mul(const double *q, const double *w, double h, double *out) {
+    double a = w[0] * h, b = w[1] * h, c = w[2] * h;
+    double t2 = a * a + b * b + c * c, cw, s;
+    if (t2 < 1e-6) {
+        cw = 1 - t2 / 8 + t2 * t2 / 384;
+        s = 0.5 - t2 / 48 + t2 * t2 / 3840;
+    } else {
+        double t = sqrt(t2);
+        cw = cos(t / 2);
+        s = sin(t / 2) / t;
+    }
+    double bw = cw, bx = s * a, by = s * b, bz = s * c;
+    double aw = q[0], ax = q[1], ay = q[2], az = q[3];
+    out[0] = aw * bw - ax * bx - ay * by - az * bz;
+    out[1] = aw * bx + ax * bw + ay * bz - az * by;
+    out[2] = aw * by - ax * bz + ay * bw + az * bx;
+    out[3] = aw * bz + ax * by - ay * bx + az * bw;
+}
+
+static void cross3(const double *a, const double *b, double *r) {
+    r[0] = a[1] * b[2] - a[2] * b[1];
+    r[1] = a[2] * b[0] - a[0] * b[2];
+    r[2] = a[0] * b[1] - a[1] * b[0];
+}
+
+static double dot3(const double *a, const double *b) {
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
+
+/* world pose (12 numbers) of a pose X given in the frame of a body: (R_b R_x, p_b + R_b p_x) */
+static void world_pose(const double *P, int body, const double *X, double *Xw) {
+    const double *R = P + POSE_SIZE * body + POSE_ROTATION, *p = P + POSE_SIZE * body + POSE_POSITION;
+    const double *Rx = X + POSE_ROTATION, *px = X + POSE_POSITION;
+    for (int i = 0; i < 3; ++i) {
+        for (int j = 0; j < 3; ++j)
+            Xw[POSE_ROTATION + 3 * i + j] = R[3 * i] * Rx[j] + R[3 * i + 1] * Rx[3 + j] + R[3 * i + 2] * Rx[6 + j];
+        Xw[POSE_POSITION + i] = p[i] + R[3 * i] * px[0] + R[3 * i + 1] * px[1] + R[3 * i + 2] * px[2];
+    }
+}
+
+/* Cholesky of the symmetric block A[s:s+n, s:s+n] (row-major, lda) into L: the factor
+   below the diagonal, its transpose above (row-wise back substitution), the reciprocals of
+   its diagonal on the diagonal */
+static int chol_block(const double *A, int lda, int s, int n, double *L) {
+    double *Ls = L + s * lda + s;
+    for (int j = 0; j < n; ++j) {
+        double *lj = Ls + j * lda;
+        double d = A[(s + j) * lda + s + j];
+        for (int k = 0; k < j; ++k) d -= lj[k] * lj[k];
+        if (!(d > 0)) return -1;
+        d = sqrt(d);
+        lj[j] = 1.0 / d;
+        for (int i = j + 1; i < n; ++i) {
+            double *li = Ls + i * lda;
+            double t = A[(s + i) * lda + s + j];
+            for (int k = 0; k < j; ++k) t -= li[k] * lj[k];
+            li[j] = t / d;
+            lj[i] = li[j];
+        }
+    }
+    return 0;
+}
+
+/* x[s:s+n] <- A^-1 x[s:s+n] with the block's factor (chol_block); the forward substitution
+   starts at the first nonzero entry (a row of J touches the block from some column on) */
+static void chol_solve_block(const double *L, int lda, int s, int n, double *x) {
+    const double *Ls = L + s * lda + s;
+    double *xs = x + s;
+    int i0 = 0;
+    while (i0 < n && xs[i0] == 0.0) ++i0;
+    for (int i = i0; i < n; ++i) {
+        const double *li = Ls + i * lda;
+        double t = xs[i];
+        for (int k = i0; k < i; ++k) t -= li[k] * xs[k];
+        xs[i] = t * li[i];
+    }
+    if (i0 == n) return;
+    for (int i = n - 1; i >= 0; --i) {
+        const double *ui = Ls + i * lda;
+        double t = xs[i];
+        for (int k = i + 1; k < n; ++k) t -= ui[k] * xs[k];
+        xs[i] = t * ui[i];
+    }
+}
+
+"""
+"""The helpers' C text."""
