@@ -27,8 +27,8 @@ The pipeline (``multibody.motion``):
    frames); (b) arm swing: the same walk with the arm joints held at their standing pose by
    the fit, its cost (absolute joint work over the strides) against the normal walk;
    (c) reduced marker set: only head, hand and foot markers, the joints pulled toward the
-   subject's posture (mean joint angles of the calibration frames), joint angles against the
-   full-set fit.
+   subject's posture (a Gaussian prior from the calibration frames: mean joint angles, a
+   stiffness per axis inverse to its spread there), joint angles against the full-set fit.
 
 Outputs in ``--out``: ``model.urdf``, ``fit.npz`` (``t``, ``q`` in the URDF's joint order as
 Pinocchio reads it with a free-flyer root ``[x y z qx qy qz qw, joints]``: the smoothed motion
@@ -355,8 +355,9 @@ def main(argv=None) -> dict:
     ap.add_argument("--noise-repetitions", type=int, default=0,
                     help="draws per noise level of the paper's noise protocol on the forward "
                          "pass (the paper: 20; 0 skips it)")
-    ap.add_argument("--reduced-prior-weight", type=float, default=0.03,
-                    help="experiment (c): pull of the joints to the calibration posture (m/rad)")
+    ap.add_argument("--reduced-prior-scale", type=float, default=0.01,
+                    help="experiment (c): marker error (m) worth one standard deviation of a "
+                         "joint axis about the calibration posture")
     ap.add_argument("--noise-levels", default=",".join(f"{x:g}" for x in NOISE_MM),
                     help="noise levels of the protocol (mm, comma-separated; default the "
                          "paper's nine)")
@@ -471,22 +472,27 @@ def main(argv=None) -> dict:
                                  prior_weight=args.prior_weight, min_markers=4
                                  ).with_offsets(fitter.marker_offsets[idx])
             fit_p = plain.fit(X[:, idx], q0=fit.q[0])
-            # joint stiffness toward the subject's posture: the mean joint angles of the
-            # calibration frames (where the offsets were calibrated with every marker)
+            # joint stiffness toward the subject's posture: a Gaussian prior from the
+            # calibration frames (where the offsets were calibrated with every marker): their
+            # mean joint angles, a stiffness per axis inverse to the axis's spread there
+            # (sigma_m / max(std, 1 deg), sigma_m in metres of marker error per std)
+            cal = fit.q[calibration_frames(len(t))]
             posture = model.reference_configuration()
             root = tree.joints[0]
             jq = np.setdiff1d(np.arange(tree.nq), np.arange(root.q_start, root.q_start + root.nq))
-            posture[jq] = fit.q[calibration_frames(len(t))][:, jq].mean(axis=0)
-            red = MarkerFitter(tree, sub, preferred_q=posture,
-                               prior_weight=args.reduced_prior_weight, min_markers=4
-                               ).with_offsets(fitter.marker_offsets[idx])
+            posture[jq] = cal[:, jq].mean(axis=0)
+            spread = np.sqrt(np.mean([np.asarray(tree.difference(posture, q)) ** 2
+                                      for q in cal], axis=0))
+            stiffness = args.reduced_prior_scale / np.maximum(spread, np.radians(1.0))
+            red = MarkerFitter(tree, sub, preferred_q=posture, prior_weight=stiffness,
+                               min_markers=4).with_offsets(fitter.marker_offsets[idx])
             fit_r = red.fit(X[:, idx], q0=fit.q[0])
             report["reduced_marker_set"] = [n for n, _, _ in sub]
             report["reduced_marker_angle_rms_deg"] = joint_angle_rms_deg(tree, fit.q, fit_r.q)
             report["reduced_marker_angle_rms_deg_standing_prior"] = joint_angle_rms_deg(
                 tree, fit.q, fit_p.q)
-            print(f"(c) {len(sub)} head/hand/foot markers, joints pulled toward the calibration "
-                  f"posture: joint angles differ from the full set by "
+            print(f"(c) {len(sub)} head/hand/foot markers, joints held by a stiffness toward "
+                  f"the calibration posture: joint angles differ from the full set by "
                   f"{report['reduced_marker_angle_rms_deg']:.2f} deg RMS (toward the standing "
                   f"pose: {report['reduced_marker_angle_rms_deg_standing_prior']:.2f} deg)")
         else:
