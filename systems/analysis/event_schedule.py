@@ -23,6 +23,22 @@ an update) stays with the simulator: the schedule says whether anything changed.
 Events of different periods due within ``1e-12 * max(1, |t|)`` of each other fire together
 at the earlier time (:func:`merge_tolerance`).
 
+A simulator's use of it (the interpreted :class:`~systems.analysis.Simulator` does exactly
+this; a compiled one replaces only the integration and may batch the publishes it can
+compute itself, counting them in :attr:`EventSchedule.stats`)::
+
+    schedule = EventSchedule(system, context)           # once per context
+    schedule.run_initialization_updates(t0)             # initialize()
+    schedule.start(t0); schedule.refresh_guards()
+    schedule.run_initial_publishes(t0)
+    while t < t_final:                                  # one step
+        if schedule.has_pending_updates() and schedule.run_start_of_step(t):
+            ...restart the integrator; schedule.refresh_guards()
+        t1 = ...integrate toward min(schedule.next_time, t_final)
+        due = schedule.due(t1)
+        schedule.stats["steps"] += 1
+        schedule.run_end_of_step(t1, due, hits)         # hits: witnesses that triggered
+
 Examples
 --------
 >>> from systems import DiagramBuilder
