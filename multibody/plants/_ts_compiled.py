@@ -6,8 +6,8 @@ with the default friction cone and no per-geometry margins, and any number of
 softening; each side of a limit is a ``joint_limit`` candidate of the kernel: one
 unilateral row, activated, biased and softened as the block's own time-stepping rows) and
 :class:`~multibody.constraints.JointFrictionConstraint` blocks (each velocity coordinate a
-``joint_friction`` candidate: one box row ``|p| <= h F`` with the block's cfm), and
-loop closures, with or without a contact block (ball, weld, distance, point-on-line: ``closure``
+``joint_friction`` candidate: one box row ``|p| <= h F`` with the block's cfm), and,
+without a contact block, loop closures (ball, weld, distance, point-on-line: ``closure``
 candidates of up to three bilateral rows whose ``phi`` and ``J`` one compiled function of
 ``q`` gives each step, post-stabilized after the step as the pivoting step does;
 :mod:`._ts_closures`), and every joint integrates as
@@ -102,6 +102,12 @@ def unsupported_reason(tree, constraints, damping_scheme: str = "implicit") -> O
         return ("the compiled step needs one PointContactConstraint block (with any joint "
                 "limits and joint friction) or joint limits and joint friction only, got "
                 + (", ".join(describe_block(c) for c in contacts) or "none"))
+    if closures and contacts:
+        return (", ".join(describe_block(c) for c in closures) + " with contact "
+                f"'{contacts[0].name}': the compiled step takes closures without contacts (a "
+                "contact's friction row parallel to a closure's row splits their force "
+                "indeterminately, which the kernel's residual test does not fix; the pivoting "
+                "step eliminates the closure rows)")
     for j in tree.joints:
         if j.nq and joint_type(j) is None:
             return f"joint '{j.name}' ({j.type}) has nq != nv"

@@ -142,8 +142,8 @@ class CompiledContactStep:
     tree : RigidBodyTree
     constraints : PointContactConstraint or sequence of constraint blocks
         The plant's constraint blocks (at most one PointContactConstraint, any number of
-        JointLimitConstraint and JointFrictionConstraint, and closures;
-        :func:`unsupported_reason` accepts them).
+        JointLimitConstraint and JointFrictionConstraint, closures without a contact
+        block; :func:`unsupported_reason` accepts them).
     kernel : solvers.contact_step.ContactStepKernel
     h : float
     damping_h : ndarray, shape (nv,)
