@@ -39,39 +39,50 @@ class Acrobot(LeafSystem):
     where I1, I2 here are inertias about the joints (I + m lc^2).
     """
 
+    #: The entries of the one parameter vector ``spong``, in order.
+    PARAMETERS = tuple(SPONG)
+
     def __init__(self, **params):
         super().__init__("acrobot")
+        unknown = set(params) - set(SPONG)
+        if unknown:
+            raise TypeError(f"Acrobot: unknown parameters {sorted(unknown)}; "
+                            f"expected some of {list(SPONG)}")
         p = dict(SPONG, **params)
-        for name in SPONG:
-            self.declare_numeric_parameter(name, [p[name]])
+        # One parameter vector (read once per evaluation), entries named by PARAMETERS.
+        self.declare_numeric_parameter("spong", [p[name] for name in SPONG])
         self.declare_continuous_state(4, num_q=2, num_v=2)
         self.tau = self.declare_input_port("tau", 1)
         self.declare_output_port("state", 4, lambda c: c.continuous_state, feedthrough=False)
 
     def mass_matrix_and_bias(self, context):
-        """(M, bias) with M vdot + bias = [0, tau]."""
-        P = {n: context.get_parameter(n)[0] for n in SPONG}
-        q1, q2, v1, v2 = (context.continuous_state[i] for i in range(4))
-        I1 = P["I1"] + P["m1"] * P["lc1"] ** 2
-        I2 = P["I2"] + P["m2"] * P["lc2"] ** 2
-        m2l1lc2 = P["m2"] * P["l1"] * P["lc2"]
+        """(M, bias) with M vdot + bias = [0, tau].
+
+        Numeric contexts compute on Python floats (``ops.entries`` unpacks the state and the
+        parameter vector once); a symbolic context gives CasADi expressions, same code.
+        """
+        m1, m2, l1, lc1, lc2, I1c, I2c, b1, b2, g = ops.entries(context.get_parameter("spong"))
+        q1, q2, v1, v2 = ops.entries(context.continuous_state)
+        I1 = I1c + m1 * lc1 ** 2
+        I2 = I2c + m2 * lc2 ** 2
+        m2l1lc2 = m2 * l1 * lc2
         c2, s1, s2, s12 = ops.cos(q2), ops.sin(q1), ops.sin(q2), ops.sin(q1 + q2)
-        m11 = I1 + I2 + P["m2"] * P["l1"] ** 2 + 2 * m2l1lc2 * c2
+        m11 = I1 + I2 + m2 * l1 ** 2 + 2 * m2l1lc2 * c2
         m12 = I2 + m2l1lc2 * c2
         bias1 = (-2 * m2l1lc2 * s2 * v2 * v1 - m2l1lc2 * s2 * v2 * v2
-                 + P["g"] * (P["m1"] * P["lc1"] * s1 + P["m2"] * (P["l1"] * s1 + P["lc2"] * s12)) + P["b1"] * v1)
-        bias2 = m2l1lc2 * s2 * v1 * v1 + P["g"] * P["m2"] * P["lc2"] * s12 + P["b2"] * v2
+                 + g * (m1 * lc1 * s1 + m2 * (l1 * s1 + lc2 * s12)) + b1 * v1)
+        bias2 = m2l1lc2 * s2 * v1 * v1 + g * m2 * lc2 * s12 + b2 * v2
         return (m11, m12, I2), (bias1, bias2)
 
     def time_derivatives(self, context):
         (m11, m12, m22), (b1, b2) = self.mass_matrix_and_bias(context)
-        tau = self.tau.eval(context)[0]
+        tau, = ops.entries(self.tau.eval(context))
         det = m11 * m22 - m12 * m12
         r1, r2 = -b1, tau - b2
         vdot1 = (m22 * r1 - m12 * r2) / det
         vdot2 = (m11 * r2 - m12 * r1) / det
-        x = context.continuous_state
-        return ops.vertcat(x[2], x[3], vdot1, vdot2)
+        _, _, v1, v2 = ops.entries(context.continuous_state)
+        return ops.vertcat(v1, v2, vdot1, vdot2)
 
 
 def build(q_weights=(10.0, 10.0, 1.0, 1.0), r_weight=1.0, log_period=0.01):

@@ -21,6 +21,7 @@ True
 """
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -33,7 +34,7 @@ __all__ = [
     "exp", "log", "sqrt", "fabs", "floor", "sign", "fmin", "fmax", "clip", "if_else",
     "vertcat", "horzcat", "vector", "zeros", "eye", "dot", "cross", "norm_2",
     "solve", "inv", "transpose", "diag", "sum1", "sumsqr", "numel", "to_numpy",
-    "function_name",
+    "function_name", "entries",
 ]
 
 CASADI_TYPES = (ca.SX, ca.MX, ca.DM)
@@ -62,8 +63,17 @@ def any_symbolic(*args: Any) -> bool:
     return any(is_symbolic(a) for a in args)
 
 
-def _unary(np_fun, ca_fun):
+def _unary(np_fun, ca_fun, math_fun=None):
+    # A plain Python float goes through ``math`` (a few times cheaper than a numpy ufunc on
+    # a scalar; the same value up to the last bit of rounding) and stays a Python float;
+    # where ``math`` refuses (a domain or range error, e.g. sin(inf), log(-1)) numpy's
+    # answer (nan/inf, with numpy's warning) is returned as before.
     def f(x):
+        if type(x) is float and math_fun is not None:
+            try:
+                return math_fun(x)
+            except (ValueError, OverflowError):
+                return np_fun(x)
         if type(x) in _SCALAR_TYPES or type(x) is np.ndarray and x.dtype != object:
             return np_fun(x)
         if is_casadi(x) or is_symbolic(x):
@@ -96,19 +106,19 @@ def _as_casadi(x: Any):
     return ca.DM(arr)
 
 
-sin = _unary(np.sin, ca.sin)
-cos = _unary(np.cos, ca.cos)
-tan = _unary(np.tan, ca.tan)
-asin = _unary(np.arcsin, ca.asin)
-acos = _unary(np.arccos, ca.acos)
-atan = _unary(np.arctan, ca.atan)
-sinh = _unary(np.sinh, ca.sinh)
-cosh = _unary(np.cosh, ca.cosh)
-tanh = _unary(np.tanh, ca.tanh)
-exp = _unary(np.exp, ca.exp)
-log = _unary(np.log, ca.log)
-sqrt = _unary(np.sqrt, ca.sqrt)
-fabs = _unary(np.abs, ca.fabs)
+sin = _unary(np.sin, ca.sin, math.sin)
+cos = _unary(np.cos, ca.cos, math.cos)
+tan = _unary(np.tan, ca.tan, math.tan)
+asin = _unary(np.arcsin, ca.asin, math.asin)
+acos = _unary(np.arccos, ca.acos, math.acos)
+atan = _unary(np.arctan, ca.atan, math.atan)
+sinh = _unary(np.sinh, ca.sinh, math.sinh)
+cosh = _unary(np.cosh, ca.cosh, math.cosh)
+tanh = _unary(np.tanh, ca.tanh, math.tanh)
+exp = _unary(np.exp, ca.exp, math.exp)
+log = _unary(np.log, ca.log, math.log)
+sqrt = _unary(np.sqrt, ca.sqrt, math.sqrt)
+fabs = _unary(np.abs, ca.fabs, math.fabs)
 floor = _unary(np.floor, ca.floor)
 sign = _unary(np.sign, ca.sign)
 atan2 = _binary(np.arctan2, ca.atan2, "atan2")
@@ -152,6 +162,38 @@ def vertcat(*parts: Any):
                 cols.append(ca.DM(np.atleast_1d(np.asarray(p, dtype=float)).reshape(-1, 1)))
         return ca.vertcat(*cols)
     return np.concatenate([np.atleast_1d(to_numpy(p)).ravel() for p in parts])
+
+
+def entries(x: Any) -> list:
+    """The entries of a vector as a list of scalars: Python floats for a numeric vector,
+    CasADi scalars for a CasADi column.
+
+    Lets a model unpack its state or parameters once (``q1, q2, v1, v2 = ops.entries(x)``)
+    and then compute on Python floats, the cheapest numeric scalars, while the same code
+    still traces into CasADi expressions.
+
+    Parameters
+    ----------
+    x : ndarray of shape (n,), list, or CasADi column of shape (n, 1)
+
+    Returns
+    -------
+    list of length n
+
+    Examples
+    --------
+    >>> entries(np.array([1.0, 2.0]))
+    [1.0, 2.0]
+    """
+    if type(x) is np.ndarray and x.dtype != object:
+        return x.ravel().tolist()
+    if isinstance(x, CASADI_TYPES):
+        if isinstance(x, ca.DM):
+            return np.asarray(x.full(), dtype=float).ravel().tolist()
+        return [x[i] for i in range(x.numel())]
+    if isinstance(x, np.ndarray):
+        return list(x.ravel())
+    return list(x)
 
 
 def horzcat(*parts: Any):
