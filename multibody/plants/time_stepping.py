@@ -96,6 +96,7 @@ from systems import SymbolicEvaluationError
 from systems.events import PeriodicEvent
 
 from ..constraints import ContactResults, StepKinematics
+from ..tree import Joint
 from ._pivoting_step import PivotingStep
 from ._step_method import StepMethod, implicit_damping, select_step_method, velocity_blocks
 from ._time_stepping_kinematics import ancestor_mask, fused_function, quat_to_rot
@@ -302,6 +303,10 @@ class TimeSteppingRigidBodySystem(RigidBodySystemBase):
         self._fq_quat = free_q[:, None] + np.arange(4)
         self._fq_pos = free_q[:, None] + np.arange(4, 7)
         self._fv_lin = free_v[:, None] + np.arange(3, 6)
+        # joints that keep the base class's integrate (q + dt v) with nq == nv: integrate is
+        # q + h v for the whole tree (no tree call)
+        self._linear_q = all(type(j).integrate is Joint.integrate and j.nq == j.nv
+                             for j in tree.joints if j.nq)
 
     def _build_step_method(self, contact_solver, max_sweeps: int) -> None:
         """The step method, chosen once (module docstring), and the scene's warning."""
@@ -404,6 +409,8 @@ class TimeSteppingRigidBodySystem(RigidBodySystemBase):
         R^3, as ``q_{n+1} = q + h N(q) v_{n+1}`` asks) rather than along the screw of
         ``exp_se3`` -- the screw's curvature would move a rolling ball's centre off the
         plane its contact rows linearize about."""
+        if self._linear_q:              # every joint moves q + h v (the tree's call, unrolled)
+            return np.asarray(q, float) + np.asarray(v, float) * h
         qn = self.tree.integrate(q, v, h)
         if self._fq_quat.shape[0]:
             R = quat_to_rot(q[self._fq_quat])
