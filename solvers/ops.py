@@ -40,6 +40,7 @@ __all__ = [
 CASADI_TYPES = (ca.SX, ca.MX, ca.DM)
 _SCALAR_TYPES = frozenset({float, int, np.float64, np.float32, np.int64})
 SYMBOLIC_TYPES = (ca.SX, ca.MX)
+_FLOAT64 = np.dtype(np.float64)
 
 
 def is_casadi(x: Any) -> bool:
@@ -146,7 +147,12 @@ def vertcat(*parts: Any):
     """
     if not parts:
         return np.zeros(0)
-    if all(type(p) in _SCALAR_TYPES for p in parts):  # fast path: numeric scalars
+    for p in parts:   # fast path: numeric scalars (a loop: cheaper than all() of a generator)
+        if type(p) is not float:
+            break
+    else:
+        return np.array(parts)
+    if all(type(p) in _SCALAR_TYPES for p in parts):
         return np.array(parts, dtype=float)
     if any(is_symbolic(p) or isinstance(p, SYMBOLIC_TYPES) for p in parts):
         cols = []
@@ -185,8 +191,11 @@ def entries(x: Any) -> list:
     >>> entries(np.array([1.0, 2.0]))
     [1.0, 2.0]
     """
-    if type(x) is np.ndarray and x.dtype != object:
-        return x.ravel().tolist()
+    if type(x) is np.ndarray:
+        if x.ndim == 1 and x.dtype is _FLOAT64:
+            return x.tolist()
+        if x.dtype != object:
+            return x.ravel().astype(float).tolist()
     if isinstance(x, CASADI_TYPES):
         if isinstance(x, ca.DM):
             return np.asarray(x.full(), dtype=float).ravel().tolist()
