@@ -16,6 +16,7 @@ from typing import Optional
 import numpy as np
 from scipy.linalg import expm
 
+from solvers import ops
 from systems import DiagramBuilder, LeafSystem
 from systems.analysis import Simulator
 from systems.controllers import PidController
@@ -41,9 +42,10 @@ class MassSpringDamper(LeafSystem):
                                  prerequisites=["continuous_state"])
 
     def time_derivatives(self, context):
-        x = context.continuous_state
-        u = self._u.eval(context)[0]
-        return np.array([x[1], (u - self.c * x[1] - self.k * x[0]) / self.m])
+        # ops.entries: Python floats when numeric (cheapest), CasADi scalars when traced
+        q, v = ops.entries(context.continuous_state)
+        u, = ops.entries(self._u.eval(context))
+        return ops.vertcat(v, (u - self.c * v - self.k * q) / self.m)
 
 
 def build(kp=10.0, ki=5.0, kd=2.0, step_time=0.5, m=1.0, c=0.5, k=2.0):
