@@ -24,6 +24,8 @@ Schemes by name (:data:`INTEGRATOR_NAMES`):
                        error-controlled unless ``fixed_step``
 ``runge_kutta4``       classical RK4, fixed step
 ``RK45``, ``DOP853``,  scipy.integrate's OdeSolver classes stepped one step at a time
+                       (``RK45`` on a small state: our float Dormand-Prince stepper
+                       with scipy's error control, :mod:`systems.analysis._dopri`)
 ``Radau``, ``BDF``,    (error-controlled; dense output for witness isolation)
 ``LSODA``
 =====================  ==========================================================
@@ -49,6 +51,7 @@ import numpy as np
 import scipy.integrate
 
 from ..errors import StepSizeError
+from ._dopri import DormandPrinceStepper
 from ._float_sums import frozen as _frozen
 from ._float_sums import lincomb as _lincomb
 from ._float_sums import weighted as _weighted
@@ -541,7 +544,7 @@ class ScipyStepper(Stepper):
 
 
 def make_stepper(name: str, f, *, fixed_step: bool, max_step: float, rtol: float, atol: float,
-                 map_v=None, partition=None) -> Stepper:
+                 map_v=None, partition=None, size: Optional[int] = None) -> Stepper:
     """The stepper of integrator ``name`` (see :data:`INTEGRATOR_NAMES`) over ``f(t, x)``.
 
     Parameters
@@ -557,12 +560,18 @@ def make_stepper(name: str, f, *, fixed_step: bool, max_step: float, rtol: float
         Error-control tolerances.
     map_v, partition
         For ``semi_explicit_euler``: ``map_v(v) -> qdot`` and ``(q_idx, v_idx, z_idx)``.
+    size : int, optional
+        The state's size, when known: ``RK45`` on at most :data:`SMALL_STATE` entries is
+        stepped by our own float Dormand-Prince stepper (scipy's method and error control,
+        see :mod:`systems.analysis._dopri`), otherwise by scipy's ``RK45``.
     """
     check_integrator_name(name)
     if name in SCIPY_METHODS:
         if fixed_step:
             raise ValueError(f"integrator '{name}' (scipy) is always error-controlled; "
                              f"fixed_step=True applies to {', '.join(INTEGRATOR_NAMES[:5])}")
+        if name == "RK45" and size is not None and 0 < size <= SMALL_STATE:
+            return DormandPrinceStepper(f, max_step=max_step, rtol=rtol, atol=atol)
         return ScipyStepper(f, name, max_step=max_step, rtol=rtol, atol=atol)
     if name == "semi_explicit_euler":
         return SemiExplicitEulerStepper(f, map_v, partition, max_step=max_step)

@@ -513,7 +513,8 @@ class Simulator:
                     return system.map_velocity_to_qdot(root, v)
             self._stepper = make_stepper(
                 self._integrator_name, f, fixed_step=self._fixed_step, max_step=self._max_step,
-                rtol=self._accuracy, atol=self._atol, map_v=map_v, partition=partition)
+                rtol=self._accuracy, atol=self._atol, map_v=map_v, partition=partition,
+                size=int(np.size(self._context.continuous_state)))
         else:
             self._events.stats["integrator_restarts"] += 1
         x = self._context.continuous_state

@@ -1,0 +1,176 @@
+"""Dormand-Prince 5(4) on Python floats: the ``RK45`` integrator for small states (private to
+:mod:`systems.analysis.integrators`).
+
+The same method and the same error control as ``scipy.integrate.RK45`` (Dormand and Prince,
+"A family of embedded Runge-Kutta formulae", J. Comp. Appl. Math. 6, 1980; step size
+control of Hairer, Norsett and Wanner, *Solving ODEs I*, 1993, section II.4), stepped on
+Python floats instead of numpy arrays (for a handful of states numpy's per-call cost
+dominates scipy's step):
+
+* error ``err = h sum_i E_i k_i`` (seven stages, the last one f(t + h, x_new), first same as
+  last), norm ``rms(err / (atol + rtol max(|x|, |x_new|)))``; accepted when < 1;
+* next step ``h * min(10, 0.9 norm^(-1/5))`` (10 when the norm is 0), at most ``h`` after a
+  rejection within the same step; a rejected step shrinks by ``max(0.2, 0.9 norm^(-1/5))``;
+  a step below ``10 ulp(t)`` fails (:class:`~systems.errors.StepSizeError`);
+* a step that would pass ``t_limit`` is cut to end on it, and the next step grows from the
+  cut one (as scipy's ``t_bound``);
+* the first step: Hairer's starting-step rule with scipy's caps (the interval to
+  ``t_limit``, ``max_step``); after :meth:`reset` (a state jump) the last proposed step, cut
+  to the interval and ``max_step`` (as the :class:`ScipyStepper` re-creates scipy's solver).
+
+The states are those of scipy's RK45 up to rounding (the sums are taken term by term in
+tableau order, scipy's with matrix products). Differences: ``state_at`` re-integrates one
+step of the method from the start of the last step (fifth order, as the other Runge-Kutta
+steppers and Drake do) instead of scipy's quartic interpolant, and rejected steps are
+counted in ``num_rejected``.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..errors import StepSizeError
+from ._float_sums import frozen
+
+__all__ = ["DormandPrinceStepper"]
+
+_C = (0.0, 1 / 5, 3 / 10, 4 / 5, 8 / 9, 1.0)
+_A = ((),
+      (1 / 5,),
+      (3 / 40, 9 / 40),
+      (44 / 45, -56 / 15, 32 / 9),
+      (19372 / 6561, -25360 / 2187, 64448 / 6561, -212 / 729),
+      (9017 / 3168, -355 / 33, 46732 / 5247, 49 / 176, -5103 / 18656))
+_B = (35 / 384, 0.0, 500 / 1113, 125 / 192, -2187 / 6784, 11 / 84)
+# fifth- minus fourth-order weights over the seven stages (k7 = f(t + h, x_new))
+_E = (-71 / 57600, 0.0, 71 / 16695, -71 / 1920, 17253 / 339200, -22 / 525, 1 / 40)
+_SAFETY, _MIN_FACTOR, _MAX_FACTOR, _EXPONENT = 0.9, 0.2, 10.0, -1.0 / 5.0
+
+
+class DormandPrinceStepper:
+    """``RK45`` for small states (see the module docstring); the :class:`Stepper` contract.
+
+    Parameters
+    ----------
+    f : callable
+        ``f(t, x) -> xdot``, shapes (nx,).
+    max_step, rtol, atol : float
+    """
+
+    error_controlled = True
+
+    def __init__(self, f, *, max_step: float, rtol: float, atol: float):
+        self.f = f
+        self.max_step, self.rtol, self.atol = float(max_step), float(rtol), float(atol)
+        self.t = self.t_prev = 0.0
+        self.x = self.x_prev = np.zeros(0)
+        self.num_rejected = 0
+        self._k0 = None          # f(t, x) as a list, when known
+        self._k0_prev = None     # f(t_prev, x_prev)
+        self._h = None           # the next step's size (None: choose one)
+        self._hint = None        # the last proposal, kept across a reset
+
+    def reset(self, t, x) -> None:
+        """Restart at ``(t, x)`` (a state jump): the derivative is re-evaluated and the next
+        step starts from the last proposed size."""
+        self.t = self.t_prev = float(t)
+        self.x = self.x_prev = frozen(np.asarray(x, dtype=float).ravel().tolist())
+        if self._h is not None:
+            self._hint = self._h
+        self._h = None
+        self._k0 = self._k0_prev = None
+
+    def _eval(self, t, x):
+        k = self.f(t, x)
+        return k.tolist() if type(k) is np.ndarray else np.asarray(k, dtype=float).tolist()
+
+    def _first_step(self, t, xl, k0, t_limit) -> float:
+        interval = abs(t_limit - t)
+        if self._hint is not None:
+            return min(self._hint, interval, self.max_step)
+        if interval == 0.0:
+            return 0.0
+        atol, rtol, n = self.atol, self.rtol, len(xl)
+        scale = [atol + abs(a) * rtol for a in xl]
+        d0 = math.sqrt(sum([(a / s) ** 2 for a, s in zip(xl, scale)]) / n)
+        d1 = math.sqrt(sum([(p / s) ** 2 for p, s in zip(k0, scale)]) / n)
+        h0 = 1e-6 if d0 < 1e-5 or d1 < 1e-5 else 0.01 * d0 / d1
+        h0 = min(h0, interval)
+        k1 = self._eval(t + h0, frozen([a + h0 * p for a, p in zip(xl, k0)]))
+        d2 = math.sqrt(sum([((q - p) / s) ** 2 for p, q, s in zip(k0, k1, scale)]) / n) / h0
+        if d1 <= 1e-15 and d2 <= 1e-15:
+            h1 = max(1e-6, h0 * 1e-3)
+        else:
+            h1 = (0.01 / max(d1, d2)) ** (1.0 / 5.0)
+        return min(100.0 * h0, h1, interval, self.max_step)
+
+    def _stages(self, t, xl, h, k0):
+        """The six stages and the fifth-order solution (a list) of one step of size h."""
+        f, ks = self._eval, [k0]
+        for i in range(1, 6):
+            cs = [h * v for v in _A[i]]
+            xi = [a + sum([c * k[m] for c, k in zip(cs, ks)]) for m, a in enumerate(xl)] \
+                if i > 1 else [a + cs[0] * p for a, p in zip(xl, k0)]
+            ks.append(f(t + _C[i] * h, frozen(xi)))
+        b0, _, b2, b3, b4, b5 = (h * w for w in _B)
+        x_new = [a + b0 * p + b2 * r + b3 * s + b4 * u + b5 * w
+                 for a, p, r, s, u, w in zip(xl, ks[0], ks[2], ks[3], ks[4], ks[5])]
+        return ks, x_new
+
+    def step(self, t_limit: float) -> None:
+        """One accepted step, ending at or before ``t_limit`` (exactly on it when reached)."""
+        t, x = self.t, self.x
+        xl = x.tolist()
+        k0 = self._k0 if self._k0 is not None else self._eval(t, x)
+        if self._h is None:
+            self._h = self._first_step(t, xl, k0, t_limit)
+        atol, rtol, max_step = self.atol, self.rtol, self.max_step
+        min_step = 10.0 * abs(math.nextafter(t, math.inf) - t)
+        h_abs = max_step if self._h > max_step else (min_step if self._h < min_step else self._h)
+        n, rejected = len(xl), False
+        while True:
+            if not h_abs >= min_step:   # (a NaN step size too)
+                raise StepSizeError(f"RK45: step size {h_abs:.3g} s fell below the resolution "
+                                    f"of time at t={t!r} (or the derivative is not finite)")
+            t_new = t + h_abs
+            if t_new > t_limit:
+                t_new = t_limit
+            h = t_new - t
+            h_abs = abs(h)
+            ks, x_new = self._stages(t, xl, h, k0)
+            x_arr = frozen(x_new)
+            k_new = self._eval(t_new, x_arr)
+            e0, _, e2, e3, e4, e5, e6 = (h * w for w in _E)
+            acc = 0.0
+            for a, b, p, r, s, u, w, z in zip(xl, x_new, ks[0], ks[2], ks[3], ks[4], ks[5],
+                                              k_new):
+                a, b = abs(a), abs(b)
+                v = (e0 * p + e2 * r + e3 * s + e4 * u + e5 * w + e6 * z) / \
+                    (atol + (a if a > b else b) * rtol)
+                acc += v * v
+            norm = math.sqrt(acc / n)
+            if norm < 1.0:
+                factor = _MAX_FACTOR if norm == 0.0 else \
+                    min(_MAX_FACTOR, _SAFETY * norm ** _EXPONENT)
+                if rejected:
+                    factor = min(1.0, factor)
+                h_abs *= factor
+                break
+            self.num_rejected += 1
+            rejected = True
+            h_abs *= max(_MIN_FACTOR, _SAFETY * norm ** _EXPONENT) if math.isfinite(norm) \
+                else _MIN_FACTOR
+        self.t_prev, self.x_prev, self._k0_prev = t, x, k0
+        self.t, self.x, self._k0, self._h = t_new, x_arr, k_new, h_abs
+
+    def state_at(self, tau: float) -> np.ndarray:
+        """The state at ``tau`` in the last step: one step of the method from its start."""
+        if tau == self.t:
+            return self.x
+        if tau == self.t_prev:
+            return self.x_prev
+        t0 = self.t_prev
+        k0 = self._k0_prev if self._k0_prev is not None else self._eval(t0, self.x_prev)
+        _, x_tau = self._stages(t0, self.x_prev.tolist(), tau - t0, k0)
+        return frozen(x_tau)
