@@ -23,6 +23,7 @@ from solvers import ops
 from solvers.compiled import CompiledFunction
 
 from ..constraints import BallConstraint, DistanceConstraint, PointOnLineConstraint, WeldConstraint
+from ..tree import Joint
 
 __all__: list[str] = []  # private module
 
@@ -62,6 +63,9 @@ class ClosureTerms:
         self.m = sum(self.rows)
         fun = ca.Function(ops.function_name("closures", "terms"), [q],
                           [ca.vertcat(*phis), ca.vertcat(*Js)])
+        self.symbolic = fun
+        """The CasADi function ``q -> (phi, J)`` (SX; :class:`ClosureProjection` inlines
+        it)."""
         self.fn = CompiledFunction(fun)
         self._last = (None, None)
 
@@ -81,15 +85,22 @@ class ClosureTerms:
         self._last = (key, out)
         return out
 
+    def remember(self, q: np.ndarray, phi: np.ndarray, J: np.ndarray) -> None:
+        """Keep ``(phi, J)`` as the terms at ``q`` (float64 array; computed elsewhere, e.g. by
+        :class:`ClosureProjection` at the positions it returns)."""
+        self._last = (q.tobytes(), (phi, J))
 
-def write_closure_input(slots: list, phi: np.ndarray, J: np.ndarray, cphi: np.ndarray,
-                        cJ: np.ndarray) -> None:
-    """Write the closures' ``phi`` (m,) and ``J`` (m, nv) into the kernel's input views
-    ``cphi`` (nc, 3) and ``cJ`` (nc, 3, nv); ``slots``: per slot ``(k, r0, nr)`` (slot, first
-    row, row count)."""
+
+def closure_rows_index(slots: list) -> np.ndarray:
+    """The flat row ``3 k + i`` of each stacked closure row in the kernel's input sections
+    ``cphi`` (3 nc,) and ``cJ`` (3 nc, nv), so that one indexed assignment writes the
+    closures' ``phi`` (m,) and ``J`` (m, nv); ``slots``: per slot ``(k, r0, nr)`` (slot,
+    first row, row count)."""
+    out = []
     for k, r0, nr in slots:
-        cphi[k, :nr] = phi[r0:r0 + nr]
-        cJ[k, :nr] = J[r0:r0 + nr]
+        out.extend((r0 + i, 3 * k + i) for i in range(nr))
+    out.sort()
+    return np.array([d for _, d in out], dtype=np.intp)
 
 
 def project_closures(terms: ClosureTerms, rigid: np.ndarray, integrate, qn: np.ndarray,
@@ -141,3 +152,115 @@ def project_closures(terms: ClosureTerms, rigid: np.ndarray, integrate, qn: np.n
         if err < 1e-6:
             break
     return qn
+
+
+PROJECTION_MAX_NV = 64
+"""Largest ``nv`` for which :class:`ClosureProjection` unrolls the projection symbolically
+(its factorization of ``H + h D`` has ``~nv^3 / 6`` operations)."""
+
+
+def linear_positions(tree) -> bool:
+    """Whether every joint of ``tree`` moves its positions as ``q + dv`` (the base class's
+    integrate with ``nq == nv``), so that ``integrate(q, dv, 1)`` is ``q + dv``."""
+    return all(type(j).integrate is Joint.integrate and j.nq == j.nv
+               for j in tree.joints if j.nq)
+
+
+def _cholesky(A, n: int):
+    """Lower factor of the symmetric ``A`` (n x n SX, its lower triangle read) and its
+    pivots (each ``A_kk - sum_j L_kj^2`` before the square root)."""
+    Lf = [[None] * n for _ in range(n)]
+    pivots = []
+    for k in range(n):
+        p = A[k, k] - sum((Lf[k][j] * Lf[k][j] for j in range(k)), ca.SX(0))
+        pivots.append(p)
+        Lf[k][k] = ca.sqrt(p)
+        for i in range(k + 1, n):
+            Lf[i][k] = (A[i, k] - sum((Lf[i][j] * Lf[k][j] for j in range(k)), ca.SX(0))) \
+                / Lf[k][k]
+    return Lf, pivots
+
+
+def _cho_solve(Lf, n: int, b):
+    """``(L L^T)^-1 b`` for the lower factor ``Lf`` (lists of SX) and ``b`` (n x k SX)."""
+    y = [None] * n
+    for i in range(n):
+        y[i] = (b[i, :] - sum((Lf[i][j] * y[j] for j in range(i)), ca.SX.zeros(1, b.size2()))) \
+            / Lf[i][i]
+    x = [None] * n
+    for i in reversed(range(n)):
+        x[i] = (y[i] - sum((Lf[j][i] * x[j] for j in range(i + 1, n)),
+                           ca.SX.zeros(1, b.size2()))) / Lf[i][i]
+    return ca.vertcat(*x)
+
+
+class ClosureProjection:
+    """:func:`project_closures` in one compiled call, for trees whose joints all move as
+    ``q + dv`` (:func:`linear_positions`).
+
+    The three Gauss-Newton steps and their stopping tests are unrolled symbolically (each
+    step taken only while the previous errors ask for it, ``if_else``), ``M = H + h D`` is
+    factored once (Cholesky), the rows with an all-zero Jacobian row are kept out of the
+    system by a unit diagonal (their multiplier does not move ``q``), and a non-positive
+    pivot of ``J M^-1 J^T`` in a step that is taken is reported (the caller then runs
+    :func:`project_closures`, whose least-squares solve handles dependent rows). The
+    function also returns ``(phi, J)`` of every closure at the positions it returns (the
+    next step's kernel input).
+
+    Parameters
+    ----------
+    terms : ClosureTerms
+    nq, nv : int
+
+    Notes
+    -----
+    Inputs ``(qn (nq,), H (nv*nv,), d (nv,), rigid (m,))``: the integrated positions,
+    ``H`` (symmetric, its lower triangle read), the diagonal ``h D`` added to it (zeros
+    with the Euler damping split) and 1.0 on the rigid rows. Outputs ``(q, phi (m,), J
+    (m*nv,) row by row, bad)``.
+    """
+
+    def __init__(self, terms: ClosureTerms, nq: int, nv: int) -> None:
+        self.terms, self.nq, self.nv, self.m = terms, nq, nv, terms.m
+        q0 = ca.SX.sym("q", nq)
+        Hs = ca.SX.sym("H", nv, nv)
+        d = ca.SX.sym("d", nv)
+        mask = ca.SX.sym("rigid", terms.m)
+        Lm, _ = _cholesky(Hs + ca.diag(d), nv)
+        q, stop, bad = q0, ca.SX(0), ca.SX(0)
+        for _ in range(3):
+            phi, J = terms.symbolic(q)
+            phi, J = phi * mask, J * ca.repmat(mask, 1, nv)
+            err = ca.mmax(ca.fabs(phi))
+            take = ca.logic_and(ca.logic_not(stop), err >= 1e-11)
+            dead = ca.sum2(J * J) <= 0
+            X = _cho_solve(Lm, nv, J.T)                    # M^-1 J^T, nv x m
+            G = ca.mtimes(J, X) + ca.diag(dead)
+            Lg, piv = _cholesky(G, terms.m)
+            lam = _cho_solve(Lg, terms.m, phi)
+            bad = ca.logic_or(bad, ca.logic_and(take, ca.logic_not(ca.mmin(ca.vertcat(*piv))
+                                                                    > 0)))
+            q = ca.if_else(take, q - ca.mtimes(X, lam), q)
+            stop = ca.logic_or(stop, err < 1e-6)
+        phi, J = terms.symbolic(q)
+        fun = ca.Function(ops.function_name("closures", "projection"), [q0, Hs, d, mask],
+                          [q, phi, ca.vec(J.T), bad])
+        self.fn = CompiledFunction(fun)
+        self._mask = (None, None)
+
+    def __call__(self, qn: np.ndarray, H: np.ndarray, d: np.ndarray, rigid: np.ndarray,
+                 integrate, M) -> np.ndarray:
+        """The projected positions (as :func:`project_closures` gives them); ``H`` (nv, nv),
+        ``d`` (nv,) the diagonal added to it, ``rigid`` the rigid rows (bool, a memoized
+        array); ``integrate`` and ``M`` as :func:`project_closures` takes them, used only
+        when a pivot of ``J M^-1 J^T`` is not positive. The terms at the returned positions
+        are handed to ``terms`` (:meth:`ClosureTerms.remember`)."""
+        key, mask = self._mask
+        if key is not rigid:
+            mask = np.asarray(rigid, float)
+            self._mask = (rigid, mask)
+        q, phi, J, bad = self.fn(qn, H.reshape(-1), d, mask)
+        if bad[0] != 0.0:
+            return project_closures(self.terms, rigid, integrate, qn, M)
+        self.terms.remember(q, phi, J.reshape(self.m, self.nv))
+        return q

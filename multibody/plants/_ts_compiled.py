@@ -37,7 +37,8 @@ from solvers.contact_step import layout as L
 from ..constraints import (ContactResults, PointContactConstraint, PointContactResult,
                            softening_from_spring)
 from ._time_stepping_solve import SolveReport
-from ._ts_closures import CLOSURE_BLOCKS, project_closures, write_closure_input
+from ._ts_closures import (CLOSURE_BLOCKS, PROJECTION_MAX_NV, ClosureProjection,
+                           linear_positions, project_closures)
 from ._ts_results import LazyRows, block_rows
 from ._ts_tables import (ONE_DOF_BLOCKS, CompiledContactStep, Scratch, friction_coordinates,
                          joint_type, shape_description)
@@ -151,9 +152,12 @@ def run_kernel(tab: CompiledContactStep, t: float, xd: np.ndarray, tau: np.ndarr
     sc.in_S[:] = S if S.ndim == 2 else S.reshape(6, nv)     # (6,) when nv = 1
     closure_phi = None
     if tab.closures:
-        closure_phi, cJ = tab.closure_terms(xd[:nq])
-        write_closure_input([x for sl in tab.closure_slots for x in sl], closure_phi, cJ,
-                            sc.in_cphi, sc.in_cJ)
+        terms = tab.closure_terms(xd[:nq])
+        closure_phi = terms[0]
+        if terms is not sc.closure_written:      # (the same terms are still in the input)
+            sc.in_cphi_rows[tab.closure_index] = closure_phi
+            sc.in_cJ_rows[tab.closure_index] = terms[1]
+            sc.closure_written = terms
     if warm is None:
         sc.in_w[:] = 0.0
     elif warm.keys is tab.warm_keys:    # this plant's kernel wrote it: same entries
@@ -181,10 +185,18 @@ def run_kernel(tab: CompiledContactStep, t: float, xd: np.ndarray, tau: np.ndarr
             f"{scalars[L.SCALARS.TOL]:.3g} after {sweeps} PGS sweeps and the polish, "
             f"{na} active contacts")
     if tab.closures and tab.project is not None:   # the pivoting step's projection
-        out[:nq] = project_closures(tab.closure_terms, tab.rigid_rows(sc.limit_values),
-                                    tab.project, out[:nq],
-                                    lambda: H if scalars[L.SCALARS.EULER_DAMPING] else
-                                    H + np.diag(tab.dt[tab.it[L.HEADER.DAMPING]:]))
+        euler = scalars[L.SCALARS.EULER_DAMPING]
+
+        def mass() -> np.ndarray:
+            return H if euler else H + np.diag(tab.dt[tab.it[L.HEADER.DAMPING]:])
+        rigid = tab.rigid_rows(sc.limit_values)
+        if tab.projection is not None:             # the same, one compiled call
+            out[:nq] = tab.projection(out[:nq], H, tab.zero_damping if euler else
+                                      tab.dt[tab.it[L.HEADER.DAMPING]:], rigid,
+                                      tab.project, mass)
+        else:
+            out[:nq] = project_closures(tab.closure_terms, rigid, tab.project, out[:nq],
+                                        mass)
     if xd.shape[0] == nq + nv:         # no block states: the kernel's output is it
         xd_next = out[:nq + nv]
     else:
@@ -202,19 +214,13 @@ def run_kernel(tab: CompiledContactStep, t: float, xd: np.ndarray, tau: np.ndarr
         impulses = [out[a:a + 3 * na]]
         n_points = na
     else:                      # built on first access (most steps never look at them)
-        memo: list = []
-
-        def all_impulses() -> list:
-            if not memo:
-                memo.append(tab.block_impulses(co))
-            return memo[0]
-        impulses = LazyRows([(lambda i=i: all_impulses()[i]) for i in range(len(tab.blocks))])
+        impulses = LazyRows(lambda: tab.block_impulses(co), len(tab.blocks))
         n_points = 0
         if npc:
             n_points = int(np.count_nonzero(co[:npc, _CO.ACTIVE]))
-    rows = LazyRows([(lambda b=b, lv=sc.limit_values: block_rows(tab, b, co, Jall, scalars,
-                                                                   lv, closure_phi))
-                     for b in tab.blocks])
+    lv = sc.limit_values
+    rows = LazyRows(lambda: [block_rows(tab, b, co, Jall, scalars, lv, closure_phi)
+                             for b in tab.blocks], len(tab.blocks))
     geoms, h = tab.geoms, tab.h
     m_rows = 3 * n_points + (na - n_points) + tab.closure_rows
 
@@ -280,6 +286,11 @@ class CompiledStep(StepMethod):
                                for n in (("kp", "kd") if blk.spring else ("erp", "cfm"))))
             for blk in tables.limits)
         tables.project = plant.integrate if plant.project_positions else None
+        if (tables.project is not None and tables.closures and linear_positions(plant.tree)
+                and plant.tree.nv <= PROJECTION_MAX_NV):
+            tables.projection = ClosureProjection(tables.closure_terms, plant.tree.nq,
+                                                  plant.tree.nv)
+            tables.zero_damping = np.zeros(plant.tree.nv)
         self.euler_damping = 1.0 if getattr(plant, "damping_scheme", "implicit") == \
             "mujoco_euler" else 0.0
         self.closure_params = tuple(

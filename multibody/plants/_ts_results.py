@@ -22,23 +22,24 @@ _CO = L.CANDIDATE_OUT
 
 
 class LazyRows(Sequence):
-    """The step's :class:`ConstraintRows`, one per constraint block (in the plant's block
-    order), built on first access (most steps never look at them)."""
+    """A sequence of ``n`` per-block items (the step's :class:`ConstraintRows` or impulses,
+    one per constraint block in the plant's block order) that ``build()`` gives as a list,
+    called on first access (most steps never look at them)."""
 
-    def __init__(self, builds: list) -> None:
-        self._builds = builds
+    def __init__(self, build, n: int) -> None:
+        self._build, self._n = build, n
         self._rows: Optional[list] = None
 
     def _get(self) -> list:
         if self._rows is None:
-            self._rows = [b() for b in self._builds]
+            self._rows = list(self._build())
         return self._rows
 
     def __getitem__(self, i):
         return self._get()[i]
 
     def __len__(self) -> int:
-        return len(self._builds)
+        return self._n
 
 
 def block_rows(step: CompiledContactStep, blk, co: np.ndarray, Jall: np.ndarray,

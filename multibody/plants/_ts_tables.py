@@ -36,7 +36,7 @@ from solvers.contact_step import layout as L
 
 from ..constraints import JointFrictionConstraint, JointLimitConstraint, PointContactConstraint
 from ..geometry import Box, Capsule, Cylinder, Ellipsoid, Halfspace, Mesh, Sphere
-from ._ts_closures import CLOSURE_BLOCKS, ClosureTerms, closure_bodies
+from ._ts_closures import CLOSURE_BLOCKS, ClosureTerms, closure_bodies, closure_rows_index
 
 __all__ = ["CompiledContactStep", "Scratch", "shape_description", "joint_type", "limit_softening",
            "friction_values", "friction_coordinates", "ONE_DOF_BLOCKS"]
@@ -168,6 +168,7 @@ class CompiledContactStep:
         self.frictions = [c for c in blocks_in if isinstance(c, JointFrictionConstraint)]
         self.closures = [c for c in blocks_in if isinstance(c, CLOSURE_BLOCKS)]
         self.project = None       # the plant's integrate when it post-stabilizes closures
+        self.projection = None    # its compiled form (ClosureProjection) where it applies
         self.h = float(h)
         nq, nv, N = tree.nq, tree.nv, len(tree.bodies)
         self.nq, self.nv, self.N = nq, nv, N
@@ -262,6 +263,7 @@ class CompiledContactStep:
             self.closure_slots.append(mine)
             rows = L.CANDIDATE_DOUBLES * np.arange(n0, len(cand_i))
             self.closure_soft.append((rows + _CLD.ERP, rows + _CLD.CFM))
+        self.closure_index = closure_rows_index([x for sl in self.closure_slots for x in sl])
         self.closure_rows = sum(m - len(sl) for m, sl in zip(
             self.closure_terms.rows if self.closures else (), self.closure_slots))
         self.warm_keys = tuple(keys)
@@ -466,6 +468,9 @@ class Scratch:
         self.in_w = view["warm"]
         self.in_cphi = view["cphi"].reshape(nc, 3)
         self.in_cJ = view["cJ"].reshape(nc, 3, nv)
+        self.in_cphi_rows = view["cphi"]                    # (3 nc,) and (3 nc, nv): the
+        self.in_cJ_rows = view["cJ"].reshape(3 * nc, nv)    # rows closure_index addresses
+        self.closure_written = None        # the closure terms last written into them
         self.work = np.zeros(step.n_work)
         self.iwork = np.zeros(step.n_iwork, dtype=np.int32)
         self.n_out = step.n_out
