@@ -192,8 +192,8 @@ def entries(x: Any) -> list:
     [1.0, 2.0]
     """
     if type(x) is np.ndarray:
-        if x.ndim == 1 and x.dtype is _FLOAT64:
-            return x.tolist()
+        if x.dtype is _FLOAT64:
+            return x.tolist() if x.ndim == 1 else x.ravel().tolist()
         if x.dtype != object:
             return x.ravel().astype(float).tolist()
     if isinstance(x, CASADI_TYPES):

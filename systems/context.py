@@ -192,6 +192,19 @@ class Context:
             for cache, i in cells:
                 cache[i] = invalid
 
+        if len(leaves) == 1 and len(cells) <= 2:   # one leaf holds the whole state: x itself
+            (only, _, _), = leaves
+            cells_ = cells + ((None, None),) * (2 - len(cells))
+            (c0, i0), (c1, i1) = cells_
+
+            def load_readonly(t, x):
+                root._time = t
+                only._xc = x
+                if c0 is not None:
+                    c0[i0] = invalid
+                    if c1 is not None:
+                        c1[i1] = invalid
+
         def set_time(t):
             root._time = t
             for cache, i in time_cells:

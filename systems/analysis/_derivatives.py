@@ -48,6 +48,11 @@ def derivative_function(system, root, loader, nfev: list, locator) -> Callable:
 
     Notes
     -----
+    For a state of at most 32 entries whose leaves are called directly, ``f.as_list`` is
+    the same function for the integrators' float paths: it takes ``x`` as an immutable
+    float64 array (over a ``bytes`` object, as they make their stages) without checking it,
+    and returns the derivative as a list of Python floats (no array made and unpacked again).
+
     ``x`` is copied once (read-only) and shared by the leaves as views, unless it is
     already a read-only float64 array owning its data or over a ``bytes`` object (which
     nobody can change: the integrators hand their stages over that way).
@@ -110,6 +115,24 @@ def derivative_function(system, root, loader, nfev: list, locator) -> Callable:
             if not isfinite(sum(xdot.tolist()) if small else xdot.sum()):
                 check(t, xdot)
             return xdot
+
+        def f_list(t, x):   # the same, the result as a list of floats (small states)
+            load(t, x)
+            nfev[0] += 1
+            try:
+                xdot = td(c)
+            except _PASS:
+                raise
+            except Exception as exc:
+                raise _callback_error(leaf_system, exc) from exc
+            if type(xdot) is not ndarray or xdot.dtype is not float64 or xdot.shape != (n,):
+                xdot = normalize_vector(xdot, n, what)
+            values = xdot.tolist()
+            if not isfinite(sum(values)):
+                check(t, xdot)
+            return values
+        if small:
+            f.as_list = f_list
         return f
 
     if small:   # the parts' values joined as one list, made an array once
@@ -135,6 +158,26 @@ def derivative_function(system, root, loader, nfev: list, locator) -> Callable:
             if not isfinite(sum(values)):
                 check(t, xdot)
             return xdot
+
+        def f_list(t, x):   # the same, the result as a list of floats
+            load(t, x)
+            nfev[0] += 1
+            values = []
+            for td, c, a, b, leaf_system, what in calls:
+                try:
+                    part = td(c)
+                except _PASS:
+                    raise
+                except Exception as exc:
+                    raise _callback_error(leaf_system, exc) from exc
+                if type(part) is not ndarray or part.dtype is not float64 or \
+                        part.shape != (b - a,):
+                    part = normalize_vector(part, b - a, what)
+                values += part.tolist()
+            if not isfinite(sum(values)):
+                check(t, array(values))
+            return values
+        f.as_list = f_list
         return f
 
     def f(t, x):

@@ -70,6 +70,9 @@ class DormandPrinceStepper:
         self._k0_prev = None     # f(t_prev, x_prev)
         self._h = None           # the next step's size (None: choose one)
         self._hint = None        # the last proposal, kept across a reset
+        # every state handed to f here is immutable (frozen): the derivative function's
+        # list variant, when it has one, skips the array round trip
+        self._eval = getattr(f, "as_list", None) or self._eval_array
 
     def reset(self, t, x) -> None:
         """Restart at ``(t, x)`` (a state jump): the derivative is re-evaluated and the next
@@ -81,7 +84,7 @@ class DormandPrinceStepper:
         self._h = None
         self._k0 = self._k0_prev = None
 
-    def _eval(self, t, x):
+    def _eval_array(self, t, x):
         k = self.f(t, x)
         return k.tolist() if type(k) is np.ndarray else np.asarray(k, dtype=float).tolist()
 

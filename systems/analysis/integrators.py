@@ -224,6 +224,7 @@ class RungeKuttaStepper(Stepper):
             raise ValueError(f"integrator '{tableau.name}' has no error estimate; use it with "
                              f"fixed_step=True")
         self.tableau = tableau
+        self._f_list = getattr(f, "as_list", None)
         self.error_controlled = bool(error_controlled)
         self.max_step, self.rtol, self.atol = float(max_step), float(rtol), float(atol)
         tb = tableau
@@ -344,6 +345,7 @@ class RungeKuttaStepper(Stepper):
         state as a read-only array (None when ``n == 1``)."""
         ks = [k0]
         c, a_nz, f, ndarray, frozen = self._c, self._a_nz, self.f, np.ndarray, _frozen
+        f_list = self._f_list   # stage states are frozen: the list variant, when f has one
         xi = None
         for i in range(1, n):
             nz = a_nz[i]
@@ -353,6 +355,9 @@ class RungeKuttaStepper(Stepper):
                 xi = frozen([a + c0 * p for a, p in zip(x, ks[j])])
             else:
                 xi = frozen(_lincomb(x, [h * v for _, v in nz], [ks[j] for j, _ in nz]))
+            if f_list is not None:
+                ks.append(f_list(t + c[i] * h, xi))
+                continue
             k = f(t + c[i] * h, xi)
             ks.append(k.tolist() if type(k) is ndarray else np.asarray(k, dtype=float).tolist())
         return ks, xi
