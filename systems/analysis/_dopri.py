@@ -109,17 +109,24 @@ class DormandPrinceStepper:
         return min(100.0 * h0, h1, interval, self.max_step)
 
     def _stages(self, t, xl, h, k0):
-        """The six stages and the fifth-order solution (a list) of one step of size h."""
-        f, ks = self._eval, [k0]
-        for i in range(1, 6):
-            cs = [h * v for v in _A[i]]
-            xi = [a + sum([c * k[m] for c, k in zip(cs, ks)]) for m, a in enumerate(xl)] \
-                if i > 1 else [a + cs[0] * p for a, p in zip(xl, k0)]
-            ks.append(f(t + _C[i] * h, frozen(xi)))
+        """The six stages and the fifth-order solution (a list) of one step of size h (each
+        stage's sum unrolled, term by term in tableau order)."""
+        f, fz, c = self._eval, frozen, _C
+        a1, (a20, a21), (a30, a31, a32), (a40, a41, a42, a43), (a50, a51, a52, a53, a54) = \
+            [[h * v for v in row] for row in _A[1:]]
+        a10, = a1
+        k1 = f(t + c[1] * h, fz([a + a10 * p for a, p in zip(xl, k0)]))
+        k2 = f(t + c[2] * h, fz([a + a20 * p + a21 * q for a, p, q in zip(xl, k0, k1)]))
+        k3 = f(t + c[3] * h, fz([a + a30 * p + a31 * q + a32 * r
+                                 for a, p, q, r in zip(xl, k0, k1, k2)]))
+        k4 = f(t + c[4] * h, fz([a + a40 * p + a41 * q + a42 * r + a43 * u
+                                 for a, p, q, r, u in zip(xl, k0, k1, k2, k3)]))
+        k5 = f(t + h, fz([a + a50 * p + a51 * q + a52 * r + a53 * u + a54 * w
+                          for a, p, q, r, u, w in zip(xl, k0, k1, k2, k3, k4)]))
         b0, _, b2, b3, b4, b5 = (h * w for w in _B)
-        x_new = [a + b0 * p + b2 * r + b3 * s + b4 * u + b5 * w
-                 for a, p, r, s, u, w in zip(xl, ks[0], ks[2], ks[3], ks[4], ks[5])]
-        return ks, x_new
+        x_new = [a + b0 * p + b2 * r + b3 * u + b4 * w + b5 * z
+                 for a, p, r, u, w, z in zip(xl, k0, k2, k3, k4, k5)]
+        return (k0, k1, k2, k3, k4, k5), x_new
 
     def step(self, t_limit: float) -> None:
         """One accepted step, ending at or before ``t_limit`` (exactly on it when reached)."""

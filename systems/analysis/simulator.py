@@ -545,7 +545,8 @@ class Simulator:
             st.step(boundary)
             t1, x1 = st.t, st.x
             self._faults.check_state(t1, x1, t0)
-            if self._context.time != t1 or self._first_slot.continuous_state.base is not x1:
+            xs = self._first_slot.continuous_state   # x1 itself, or a slice of it
+            if self._context.time != t1 or (xs is not x1 and xs.base is not x1):
                 self._load(t1, x1)  # (else the last stage was evaluated at (t1, x1) itself)
             hits: Tuple = ()
             events = self._events
