@@ -7,10 +7,6 @@ import numpy as np
 
 from ..leaf_system import LeafSystem
 
-#: Up to this many entries of D, a numeric y = y0 + D u is summed on Python floats.
-_SMALL = 16
-_FLOAT64 = np.dtype(np.float64)
-
 __all__ = ["Gain", "MatrixGain", "Integrator", "LinearSystem", "AffineSystem",
            "FirstOrderLowPassFilter"]
 
@@ -141,10 +137,6 @@ class LinearSystem(LeafSystem):
                 self.declare_periodic_discrete_update(self.time_period, 0.0, self._update)
         elif nx:
             self.declare_continuous_state(nx)
-        # y = y0 + D u alone (no C) with at most _SMALL entries in D: the float path
-        small = self._has_d and not self._has_c and D.size <= _SMALL
-        self._d_rows = D.tolist() if small else None
-        self._y0_list = self.y0.tolist()
         if ny:
             self.declare_output_port("y", ny, self._output, feedthrough=has_d and nu > 0)
 
@@ -161,13 +153,6 @@ class LinearSystem(LeafSystem):
         return self._u.eval(context) if self._u is not None else np.zeros(0)
 
     def _output(self, context):
-        rows = self._d_rows
-        if rows is not None:   # y = y0 + D u, small and numeric: on Python floats
-            u = self._u.eval(context)
-            if type(u) is np.ndarray and u.dtype is _FLOAT64:
-                ul = u.tolist()
-                return np.array([y + sum([d * v for d, v in zip(row, ul)])
-                                 for y, row in zip(self._y0_list, rows)])
         y = self.y0 + self.C @ self._state(context) if self._has_c else self.y0
         if self._has_d:
             y = y + self.D @ self._u.eval(context)
