@@ -144,7 +144,9 @@ def run_kernel(tab: CompiledContactStep, t: float, xd: np.ndarray, tau: np.ndarr
     ``name`` the step method's name (for the status and the warm start)."""
     nq, nv, nc = tab.nq, tab.nv, tab.nc
     sc = scratch
-    sc.in_s[:] = scalars
+    if scalars != sc.scalars:          # (the kernel reads its input only)
+        sc.in_s[:] = scalars
+        sc.scalars = scalars
     sc.in_x[:] = xd[:nq + nv]
     sc.in_tau[:] = tau
     H, c, P, S = dyn

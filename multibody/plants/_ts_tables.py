@@ -471,6 +471,7 @@ class Scratch:
         self.in_cphi_rows = view["cphi"]                    # (3 nc,) and (3 nc, nv): the
         self.in_cJ_rows = view["cJ"].reshape(3 * nc, nv)    # rows closure_index addresses
         self.closure_written = None        # the closure terms last written into them
+        self.scalars = None                # the SCALARS last written into in_s
         self.work = np.zeros(step.n_work)
         self.iwork = np.zeros(step.n_iwork, dtype=np.int32)
         self.n_out = step.n_out
