@@ -51,6 +51,7 @@ import numpy as np
 import scipy.integrate
 
 from ..errors import StepSizeError
+from ._bogacki_shampine import controlled_step as _bs3_step
 from ._dopri import DormandPrinceStepper
 from ._float_sums import frozen as _frozen
 from ._float_sums import lincomb as _lincomb
@@ -285,6 +286,8 @@ class RungeKuttaStepper(Stepper):
                 h, t_new = self._fixed_h(t, t_limit, self.max_step)
                 ks, xi = self._stages_list(t, x.tolist(), h, k0, self._n_sol)
                 x_new, k_new = _frozen(_lincomb(x.tolist(), *_weighted(h, self._b_nz, ks))), None
+            elif self.tableau is RUNGE_KUTTA3:   # written out, the same numbers
+                t_new, x_new, k_new = _bs3_step(self, t, x, k0, t_limit, _STRETCH)
             else:
                 t_new, x_new, k_new = self._controlled_step_list(t, x, k0, t_limit)
             self.t_prev, self.x_prev, self._k0_prev = t, x, k0

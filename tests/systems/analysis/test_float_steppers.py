@@ -1,5 +1,6 @@
-"""The float Dormand-Prince stepper (RK45 on small states): scipy's RK45 step for step, the
-analytic solution of a damped forced oscillator, limits, resets, rejections, state_at."""
+"""The float steppers: Dormand-Prince (RK45 on small states) against scipy's RK45 step for step,
+the analytic solution of a damped forced oscillator, limits, resets, rejections, state_at; the
+written-out Bogacki-Shampine step bitwise equal to the generic tableau loop."""
 import math
 
 import numpy as np
@@ -82,3 +83,30 @@ def test_step_size_error_names_the_time():
     s.reset(1.0, [1.0])
     with pytest.raises(StepSizeError, match="t=1.0"):
         s.step(2.0)
+
+
+def _pendulum(t, x):
+    return np.array([x[2], x[3], -9.81 * math.sin(x[0]) - 0.1 * x[2], -x[1] + math.cos(t)])
+
+
+def test_written_out_bogacki_shampine_is_bitwise_the_generic_path(monkeypatch):
+    from systems.analysis import integrators
+
+    def run():
+        s = make_stepper("runge_kutta3", _pendulum, fixed_step=False, max_step=0.3, rtol=1e-6,
+                         atol=1e-9, size=4)
+        s.reset(0.0, [1.0, 0.5, 0.0, 0.0])
+        out = []
+        for t_limit in (0.25, 3.0, 7.5):   # moving limits, landed on exactly
+            while s.t < t_limit:
+                s.step(t_limit)
+                out.append((s.t, s.x.tobytes()))
+        return out, s.num_rejected
+
+    fast = run()
+    monkeypatch.setattr(integrators, "RUNGE_KUTTA3", None)   # the generic tableau loop
+    generic = run()
+    assert fast == generic and len(fast[0]) > 50
+    x_ref = scipy.integrate.solve_ivp(_pendulum, (0.0, 7.5), [1.0, 0.5, 0.0, 0.0], rtol=1e-11,
+                                      atol=1e-12).y[:, -1]
+    np.testing.assert_allclose(np.frombuffer(fast[0][-1][1]), x_ref, atol=1e-4)
