@@ -15,33 +15,45 @@ import numpy as np
 
 from ._float_sums import frozen
 
-__all__ = ["controlled_step"]
+__all__ = ["controlled_step", "list_valued"]
 
 _A20, _A21, _A22 = 2.0 / 9.0, 1.0 / 3.0, 4.0 / 9.0
 
 
-def controlled_step(st, t: float, x: np.ndarray, k0: list, t_limit: float, stretch: float):
-    """``(t_new, x_new, k_new)`` of one accepted step of ``st`` (a ``RungeKuttaStepper`` of
-    the ``runge_kutta3`` tableau) from ``(t, x)`` with ``k0 = f(t, x)`` (a list), ending at
-    or before ``t_limit``; ``x_new`` is a frozen array and ``k_new = f(t_new, x_new)`` (FSAL).
-    Rejected tries shrink ``st``'s step and are counted by its ``_adapt``."""
-    if st._h is None:
-        st._h = st._initial_step(t, x, np.array(k0))
-    f = st._f_list
-    if f is None:
-        g = st.f
+def list_valued(f):
+    """``f`` (``f(t, x) -> array``) as a function returning a list of floats."""
+    def f_list(t, x):
+        k = f(t, x)
+        return k.tolist() if type(k) is np.ndarray else np.asarray(k, dtype=float).tolist()
+    return f_list
 
-        def f(tt, xx):
-            k = g(tt, xx)
-            return k.tolist() if type(k) is np.ndarray else np.asarray(k, dtype=float).tolist()
+
+def controlled_step(t: float, x: np.ndarray, k0: list, t_limit: float, *, f, next_h, adapt,
+                    error_weights, max_step: float, atol: float, rtol: float, stretch: float):
+    """``(t_new, x_new, k_new)`` of one accepted ``runge_kutta3`` step from ``(t, x)`` with
+    ``k0 = f(t, x)`` (a list), ending at or before ``t_limit``; ``x_new`` is a frozen array
+    and ``k_new = f(t_new, x_new)`` (first same as last).
+
+    Parameters
+    ----------
+    f : callable
+        ``f(t, x) -> list`` of the derivative at a frozen state.
+    next_h : callable
+        ``next_h()``: the stepper's next step size.
+    adapt : callable
+        ``adapt(norm, h, t, on_limit, h_min) -> bool``: the stepper's acceptance and
+        step-size update (it counts rejections).
+    error_weights : tuple of 4 float
+        ``b - bhat`` of the tableau.
+    max_step, atol, rtol, stretch : float
+    """
     h_min = 16.0 * math.ulp(max(1.0, abs(t)))
     xl = x.tolist()
     n = len(xl)
-    atol, rtol, sqrt, max_step, adapt = st.atol, st.rtol, math.sqrt, st.max_step, st._adapt
-    (_, w0), (_, w1), (_, w2), (_, w3) = st._e_nz
-    fz = frozen
+    sqrt, fz = math.sqrt, frozen
+    w0, w1, w2, w3 = error_weights
     while True:
-        h = min(st._h, max_step)
+        h = min(next_h(), max_step)
         remaining = t_limit - t
         if remaining <= h * (1.0 + stretch):
             h, t_new = remaining, t_limit

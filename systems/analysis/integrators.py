@@ -52,6 +52,7 @@ import scipy.integrate
 
 from ..errors import StepSizeError
 from ._bogacki_shampine import controlled_step as _bs3_step
+from ._bogacki_shampine import list_valued as _list_valued
 from ._dopri import DormandPrinceStepper
 from ._float_sums import frozen as _frozen
 from ._float_sums import lincomb as _lincomb
@@ -287,7 +288,12 @@ class RungeKuttaStepper(Stepper):
                 ks, xi = self._stages_list(t, x.tolist(), h, k0, self._n_sol)
                 x_new, k_new = _frozen(_lincomb(x.tolist(), *_weighted(h, self._b_nz, ks))), None
             elif self.tableau is RUNGE_KUTTA3:   # written out, the same numbers
-                t_new, x_new, k_new = _bs3_step(self, t, x, k0, t_limit, _STRETCH)
+                if self._h is None:
+                    self._h = self._initial_step(t, x, np.array(k0))
+                t_new, x_new, k_new = _bs3_step(
+                    t, x, k0, t_limit, f=self._f_list or _list_valued(self.f), next_h=self._next_h,
+                    adapt=self._adapt, error_weights=tuple(w for _, w in self._e_nz),
+                    max_step=self.max_step, atol=self.atol, rtol=self.rtol, stretch=_STRETCH)
             else:
                 t_new, x_new, k_new = self._controlled_step_list(t, x, k0, t_limit)
             self.t_prev, self.x_prev, self._k0_prev = t, x, k0
@@ -324,6 +330,9 @@ class RungeKuttaStepper(Stepper):
             norm = _rms(err / scale)
             if self._adapt(norm, h, t, t_new == t_limit, h_min):
                 return t_new, x_new, k_last
+
+    def _next_h(self) -> float:
+        return self._h
 
     def _adapt(self, norm: float, h: float, t: float, on_limit: bool, h_min: float) -> bool:
         """Accept the step of size ``h`` (error ``norm``) or not; set the next step size."""
