@@ -37,7 +37,8 @@ def closure_bodies(tree, blk) -> tuple:
 
 
 class ClosureTerms:
-    """``q -> (phi, J)`` of every closure block, one compiled function.
+    """``q -> (phi, J)`` of every closure block, one compiled function, also in the
+    kernel's slot layout.
 
     Parameters
     ----------
@@ -49,6 +50,10 @@ class ClosureTerms:
     ----------
     rows : list of int
         Each block's number of rows ``m_i``; the function's outputs stack them.
+    padded : ndarray of int, shape (m,)
+        Each stacked row's place ``3 s + i`` in the slot layout (block ``b``'s rows are
+        ``ceil(m_b / 3)`` slots of three places, its row ``3 j + i`` in the block's slot
+        ``j``; the unused places are zero); ``P = 3 * slots`` places in all.
     """
 
     def __init__(self, tree, closures) -> None:
@@ -61,34 +66,65 @@ class ClosureTerms:
             Js.append(ca.reshape(ca.SX(J), -1, tree.nv))
             self.rows.append(int(phis[-1].numel()))
         self.m = sum(self.rows)
+        padded, s0 = [], 0
+        for m in self.rows:
+            padded.extend(3 * (s0 + i // 3) + i % 3 for i in range(m))
+            s0 += -(-m // 3)
+        self.padded, self.P = np.array(padded, dtype=np.intp), 3 * s0
         fun = ca.Function(ops.function_name("closures", "terms"), [q],
                           [ca.vertcat(*phis), ca.vertcat(*Js)])
         self.symbolic = fun
         """The CasADi function ``q -> (phi, J)`` (SX; :class:`ClosureProjection` inlines
         it)."""
-        self.fn = CompiledFunction(fun)
+        self.fn = CompiledFunction(ca.Function(
+            ops.function_name("closures", "terms_padded"), [q],
+            [ca.vertcat(*self.outputs(*fun(q)))]))
         self._last = (None, None)
 
+    def outputs(self, phi, J) -> tuple:
+        """The compiled outputs of symbolic ``phi`` (m x 1), ``J`` (m x nv), stacked in one
+        vector by the callers (one output array: each further output of a compiled call
+        costs ~0.2 us): ``phi`` and ``J`` in the slot layout (P, and P nv row by row), then
+        ``phi`` and ``J`` row by row (m, m nv)."""
+        idx = self.padded.tolist()
+        pphi, pJ = ca.SX.zeros(self.P, 1), ca.SX.zeros(self.P, self.nv)
+        pphi[idx] = phi
+        pJ[idx, :] = J
+        return pphi, ca.vec(pJ.T), phi, ca.vec(J.T)
+
+    def padded_terms(self, terms: tuple) -> tuple:
+        """``(phi (P,), J (P nv,))`` in the slot layout, of the terms ``terms``."""
+        out, a = terms
+        b = a + self.P
+        return out[a:b], out[b:b + self.P * self.nv]
+
+    def stacked(self, terms: tuple) -> tuple:
+        """``(phi (m,), J (m, nv))`` of the terms ``terms``."""
+        out, a = terms
+        a += self.P * (1 + self.nv)
+        return out[a:a + self.m], out[a + self.m:a + self.m * (1 + self.nv)].reshape(
+            self.m, self.nv)
+
     def __call__(self, q: np.ndarray) -> tuple:
-        """``(phi (m,), J (m, nv))`` at ``q`` (nq,); callers must not write into them. The last
-        result is kept: a
-        step's projection evaluates the terms at ``q_next``, which the next step starts
-        from (a pure function of ``q``, so contexts may share it)."""
+        """The terms at ``q`` (nq,): ``(out, a)``, the :meth:`outputs` stacked in ``out``
+        from ``a`` on (read them with :meth:`padded_terms` and :meth:`stacked`; callers
+        must not write into them). The last result is kept: a step's projection gives the
+        terms at ``q_next``, which the next step starts from (a pure function of ``q``, so
+        contexts may share it)."""
         q = np.asarray(q, float)
         key = q.tobytes()
         last_key, last = self._last
         if key == last_key:
             return last
-        phi, J = self.fn(q)
-        out = (np.asarray(phi, float).reshape(self.m),
-               np.asarray(J, float).reshape(self.m, self.nv))
+        out = (self.fn(q), 0)
         self._last = (key, out)
         return out
 
-    def remember(self, q: np.ndarray, phi: np.ndarray, J: np.ndarray) -> None:
-        """Keep ``(phi, J)`` as the terms at ``q`` (float64 array; computed elsewhere, e.g. by
-        :class:`ClosureProjection` at the positions it returns)."""
-        self._last = (q.tobytes(), (phi, J))
+    def remember(self, q: np.ndarray, terms: tuple) -> None:
+        """Keep ``terms`` (as :meth:`__call__` gives them) as the terms at ``q`` (float64
+        array; computed elsewhere, e.g. by :class:`ClosureProjection` at the positions it
+        returns)."""
+        self._last = (q.tobytes(), terms)
 
 
 def closure_rows_index(slots: list) -> np.ndarray:
@@ -129,7 +165,7 @@ def project_closures(terms: ClosureTerms, rigid: np.ndarray, integrate, qn: np.n
         return qn
     all_rigid = bool(rigid.all())
     for _ in range(3):
-        phi, J = terms(qn)
+        phi, J = terms.stacked(terms(qn))
         if not all_rigid:
             phi, J = phi[rigid], J[rigid]
         err = float(np.abs(phi).max()) if phi.size else 0.0
@@ -216,8 +252,8 @@ class ClosureProjection:
     -----
     Inputs ``(qn (nq,), H (nv*nv,), d (nv,), rigid (m,))``: the integrated positions,
     ``H`` (symmetric, its lower triangle read), the diagonal ``h D`` added to it (zeros
-    with the Euler damping split) and 1.0 on the rigid rows. Outputs ``(q, phi (m,), J
-    (m*nv,) row by row, bad)``.
+    with the Euler damping split) and 1.0 on the rigid rows. One output vector: ``q``, the
+    four terms of :meth:`ClosureTerms.outputs` at ``q``, and ``bad``.
     """
 
     def __init__(self, terms: ClosureTerms, nq: int, nv: int) -> None:
@@ -242,9 +278,8 @@ class ClosureProjection:
                                                                     > 0)))
             q = ca.if_else(take, q - ca.mtimes(X, lam), q)
             stop = ca.logic_or(stop, err < 1e-6)
-        phi, J = terms.symbolic(q)
         fun = ca.Function(ops.function_name("closures", "projection"), [q0, Hs, d, mask],
-                          [q, phi, ca.vec(J.T), bad])
+                          [ca.vertcat(q, *terms.outputs(*terms.symbolic(q)), bad)])
         self.fn = CompiledFunction(fun)
         self._mask = (None, None)
 
@@ -259,8 +294,9 @@ class ClosureProjection:
         if key is not rigid:
             mask = np.asarray(rigid, float)
             self._mask = (rigid, mask)
-        q, phi, J, bad = self.fn(qn, H.reshape(-1), d, mask)
-        if bad[0] != 0.0:
+        out = self.fn(qn, H.reshape(-1), d, mask)
+        if out[-1] != 0.0:
             return project_closures(self.terms, rigid, integrate, qn, M)
-        self.terms.remember(q, phi, J.reshape(self.m, self.nv))
+        q = out[:self.nq]
+        self.terms.remember(q, (out, self.nq))
         return q

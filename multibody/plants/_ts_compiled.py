@@ -154,11 +154,11 @@ def run_kernel(tab: CompiledContactStep, t: float, xd: np.ndarray, tau: np.ndarr
     sc.in_S[:] = S if S.ndim == 2 else S.reshape(6, nv)     # (6,) when nv = 1
     closure_phi = None
     if tab.closures:
-        terms = tab.closure_terms(xd[:nq])
-        closure_phi = terms[0]
+        closure_phi = terms = tab.closure_terms(xd[:nq])      # (block_rows reads phi)
         if terms is not sc.closure_written:      # (the same terms are still in the input)
-            sc.in_cphi_rows[tab.closure_index] = closure_phi
-            sc.in_cJ_rows[tab.closure_index] = terms[1]
+            a, b = tab.closure_span
+            sc.in_cphi_rows[a:b], sc.in_cJ_flat[a * nv:b * nv] = \
+                tab.closure_terms.padded_terms(terms)
             sc.closure_written = terms
     if warm is None:
         sc.in_w[:] = 0.0

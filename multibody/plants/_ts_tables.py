@@ -263,7 +263,14 @@ class CompiledContactStep:
             self.closure_slots.append(mine)
             rows = L.CANDIDATE_DOUBLES * np.arange(n0, len(cand_i))
             self.closure_soft.append((rows + _CLD.ERP, rows + _CLD.CFM))
-        self.closure_index = closure_rows_index([x for sl in self.closure_slots for x in sl])
+        # the closures' slots are the last: their places in the cphi / cJ input sections are
+        # one span, in the order of closure_terms' slot layout
+        idx = closure_rows_index([x for sl in self.closure_slots for x in sl])
+        k0 = len(slot_cand) - sum(len(sl) for sl in self.closure_slots)
+        self.closure_span = (3 * k0, len(slot_cand) * 3)
+        if self.closures and not np.array_equal(idx, 3 * k0 + self.closure_terms.padded):
+            raise AssertionError("closure slots are not the kernel's last candidates in the "
+                                 "order of ClosureTerms.padded")
         self.closure_rows = sum(m - len(sl) for m, sl in zip(
             self.closure_terms.rows if self.closures else (), self.closure_slots))
         self.warm_keys = tuple(keys)
@@ -468,8 +475,8 @@ class Scratch:
         self.in_w = view["warm"]
         self.in_cphi = view["cphi"].reshape(nc, 3)
         self.in_cJ = view["cJ"].reshape(nc, 3, nv)
-        self.in_cphi_rows = view["cphi"]                    # (3 nc,) and (3 nc, nv): the
-        self.in_cJ_rows = view["cJ"].reshape(3 * nc, nv)    # rows closure_index addresses
+        self.in_cphi_rows = view["cphi"]    # flat: closure_span (times nv) addresses them
+        self.in_cJ_flat = view["cJ"]
         self.closure_written = None        # the closure terms last written into them
         self.scalars = None                # the SCALARS last written into in_s
         self.work = np.zeros(step.n_work)
