@@ -60,6 +60,7 @@ implementation of an interior-point filter line-search algorithm", Math. Prog. 1
 """
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence
@@ -74,6 +75,7 @@ from .contact_inverse_dynamics import (ContactInverseDynamics, ContactInverseDyn
 from .errors import ContactError, MarkerSetError, TrajectoryError
 from .marker_set import marker_set_arrays
 from .smoothing import JointTrajectory
+from .spline_hessian import HessianCallback, SplineBlockHessian
 from .spline_motion import VQDOT_JOINT_TYPES, UniformBSpline, spline_state
 
 __all__ = ["ConsistentMotion", "ConsistentMotionResult"]
@@ -224,7 +226,10 @@ class ConsistentMotion:
     max_iterations : int
     tolerance : float
         IPOPT's ``tol``.
-    hessian : {"exact", "limited-memory"}
+    hessian : {"gauss-newton", "exact", "limited-memory"}
+        The Hessian IPOPT uses: ``2 J^T J`` of the least-squares terms, assembled from
+        exact per-frame Jacobians (default; the curvature of the contact constraints is
+        left out), CasADi's exact Hessian (slow beyond a few frames) or IPOPT's L-BFGS.
 
     Raises
     ------
@@ -244,7 +249,7 @@ class ConsistentMotion:
                  contact_band: tuple = (0.02, 0.04), max_force: Optional[float] = None,
                  candidate_height: float = 0.08, candidate_speed: float = 1.0,
                  max_iterations: int = 100, tolerance: float = 1e-6,
-                 hessian: str = "exact") -> None:
+                 hessian: str = "gauss-newton") -> None:
         who = f"ConsistentMotion on tree '{tree.name}'"
         self.tree = tree.finalize()
         h0, h1 = (float(x) for x in contact_band)
@@ -274,9 +279,9 @@ class ConsistentMotion:
         if not (0 <= h0 < h1):
             raise ContactError(f"{who}: contact_band must be 0 <= h0 < h1 (m), got "
                                f"{contact_band!r}")
-        if hessian not in ("exact", "limited-memory"):
-            raise ContactError(f"{who}: hessian must be 'exact' or 'limited-memory', got "
-                               f"{hessian!r}")
+        if hessian not in ("gauss-newton", "exact", "limited-memory"):
+            raise ContactError(f"{who}: hessian must be 'gauss-newton', 'exact' or "
+                               f"'limited-memory', got {hessian!r}")
         self.knot_interval = float(knot_interval)
         self.sigma = (float(marker_scale), float(residual_force_scale),
                       float(residual_torque_scale), float(slip_speed_scale))
@@ -298,8 +303,9 @@ class ConsistentMotion:
         q, v, a = spline_state(self.tree, y, yd, ydd)
         return ca.Function("spline_state", [y, yd, ydd], [q, v, a])
 
-    def _frame_function(self, floor: Floor, T: int, mbar: float) -> ca.Function:
-        """Per-frame cost, contact constraints and diagnostics (module docstring)."""
+    def _frame_functions(self, floor: Floor, T: int, mbar: float):
+        """Per-frame cost and contact constraints, diagnostics, and the Jacobians of the
+        Gauss-Newton Hessian (module docstring)."""
         tree, cid = self.tree, self.cid
         nq, nv = tree.nq, tree.nv
         P, E, M = len(cid.points), cid.edges, len(self.marker_names)
@@ -318,7 +324,7 @@ class ConsistentMotion:
             return poses[body]
 
         gen = ca.SX.zeros(nv)
-        forces, phi, slip, fn = [], [], [], []
+        forces, phi, slip, fn, vt_all = [], [], [], [], []
         for j, (body, p) in enumerate(zip(cid.point_bodies, cid.points)):
             Tb = pose(body)
             x = Tb[0:3, 3] + Tb[0:3, 0:3] @ ca.DM(p)
@@ -330,6 +336,7 @@ class ConsistentMotion:
             forces.append(f)
             phi.append(ca.dot(n, x - ca.DM(floor.point)))
             slip.append(ca.dot(vt, vt))
+            vt_all.append(vt)
             fn.append(ca.dot(n, f))
         tau = tau_id - gen
         rv = cid.root_v
@@ -345,7 +352,8 @@ class ConsistentMotion:
         W = self.weight
         jq = self._joint_q
         dq = q[jq] - qref[jq] if jq.size else ca.SX(0)
-        s = y[0:4]
+        r0 = tree.joints[0].q_start
+        s = y[r0:r0 + 4]
         cost = (ca.sum2(ca.sum1(e ** 2) * mw.T)
                 + (ca.sumsqr(res[3:6]) / sF ** 2 + ca.sumsqr(res[0:3]) / sM ** 2
                    + ca.dot(fn, slip) / (W * sv ** 2) + self.force_weight * ca.sumsqr(beta) / W ** 2
@@ -355,9 +363,18 @@ class ConsistentMotion:
         g = fn - self.max_force * _smooth_step((phi - h0) / (h1 - h0))
         ins = [y, yd, ydd, beta, meas, mw, qref]
         names = ["y", "yd", "ydd", "beta", "m", "mw", "qref"]
-        return ca.Function("consistent_frame", ins, [cost, g, q, v, a, tau, ca.vertcat(*forces),
-                                                     X, phi],
-                           names, ["cost", "g", "q", "v", "vdot", "tau", "f", "x", "phi"])
+        nlp = ca.Function("consistent_frame_cost", ins, [cost], names, ["cost"])
+        gfun = ca.Function("consistent_frame_contact", ins, [g], names, ["g"])
+        diag = ca.Function("consistent_frame_out", ins, [q, v, a, tau, ca.vertcat(*forces), X,
+                                                         phi],
+                           names, ["q", "v", "vdot", "tau", "f", "x", "phi"])
+        # pieces of the Gauss-Newton Hessian: Jacobians of the least-squares residuals
+        z = ca.vertcat(y, yd, ydd, beta)
+        jac = ca.Function("consistent_frame_jac", ins,
+                          [ca.jacobian(X, y), ca.jacobian(res, z),
+                           ca.jacobian(ca.vertcat(*vt_all), ca.vertcat(y, yd)), fn, s],
+                          names, ["Jm", "Jres", "Jvt", "fn", "s"])
+        return nlp, gfun, diag, jac
 
     # ------------------------------------------------------------------ helpers
     def _check(self, t, positions, q_init):
@@ -471,26 +488,40 @@ class ConsistentMotion:
         nvis = max(int(vis.sum()), 1)
         mw = (vis * self.marker_weights[None, :]) / (nvis * self.sigma[0] ** 2)
         meas = np.where(vis[..., None], X, 0.0).reshape(T, 3 * M)
-        frame = self._frame_function(floor, T, nvis / T)
-        fmap = frame.map(T)
+        nlp, gfun, diag, jac = self._frame_functions(floor, T, nvis / T)
+        data = (meas.T, mw.T, warm.q.T)
+        bases = [spline.basis(t, d) for d in (0, 1, 2)]
         # NLP
         Cs = ca.MX.sym("C", nq, K)
         Bs = ca.MX.sym("beta", P * E, T)
-        Y, Yd, Ydd = (ca.mtimes(Cs, ca.DM(spline.basis(t, d).T)) for d in (0, 1, 2))
-        out = fmap(Y, Yd, Ydd, Bs, ca.DM(meas.T), ca.DM(mw.T), ca.DM(warm.q.T))
-        f = ca.sum2(out[0])
-        g = ca.vec(out[1])
+        Y, Yd, Ydd = (ca.mtimes(Cs, ca.DM(b.T)) for b in bases)
+        f = ca.sum2(nlp.map(T)(Y, Yd, Ydd, Bs, *(ca.DM(d) for d in data)))
+        g = ca.vec(gfun.map(T)(Y, Yd, Ydd, Bs, *(ca.DM(d) for d in data)))
         x = ca.vertcat(ca.vec(Cs), ca.vec(Bs))
         x0 = np.r_[C0.ravel(), beta0.reshape(T, P * E).ravel()]
         lbx = np.r_[lbc, np.zeros(T * P * E)]
         ubx = np.r_[ubc, np.where(np.repeat(cand, E, axis=1), np.inf, 0.0).ravel()]
+        hess = SplineBlockHessian(bases, nq, P * E, spline.degree)
+        jmap = jac.map(T)
+
+        def gauss_newton(xv, lam_f, lam_g):
+            Cv = xv[:nq * K].reshape(K, nq)
+            Yv = [b @ Cv for b in bases]
+            Jm, Jr, Jv, fn, sq = (np.asarray(o) for o in jmap(
+                Yv[0].T, Yv[1].T, Yv[2].T, xv[nq * K:].reshape(T, P * E).T, *data))
+            return hess.values(self._local_hessians(Jm, Jr, Jv, fn, sq, mw, T, nvis / T,
+                                                    lam_f))
         bar = ProgressLine(self.max_iterations, "consistent motion", enabled=progress, delay=0.5)
         cb = _Progress(x.numel(), g.numel(), bar)
         opts = {"ipopt": {"max_iter": self.max_iterations, "tol": self.tolerance,
-                          "print_level": 0, "hessian_approximation": self.hessian,
-                          "mu_strategy": "adaptive", "acceptable_tol": 1e-4,
+                          "print_level": int(os.environ.get("CM_PRINT", "0")), "hessian_approximation": self.hessian,
+                          "mu_strategy": "monotone", "mu_init": 1e-3, "acceptable_tol": 1e-4,
                           "acceptable_iter": 5},
                 "print_time": False, "iteration_callback": cb}
+        if self.hessian == "gauss-newton":
+            hcb = HessianCallback(x.numel(), g.numel(), 0, hess.sparsity, gauss_newton)
+            opts["hess_lag"] = hcb
+            opts["ipopt"]["hessian_approximation"] = "exact"
         solver = ca.nlpsol("consistent_motion", "ipopt", {"x": x, "f": f, "g": g}, opts)
         sol = solver(x0=x0, lbx=lbx, ubx=ubx, lbg=-np.inf, ubg=0.0)
         bar.close()
@@ -499,12 +530,12 @@ class ConsistentMotion:
         C = xs[:nq * K].reshape(K, nq)
         beta = xs[nq * K:].reshape(T, P * E).T
         traj = self._evaluate(spline, t, C)
-        Y, Yd, Ydd = (spline.basis(t, d) @ C for d in (0, 1, 2))
-        o = fmap(Y.T, Yd.T, Ydd.T, beta, meas.T, mw.T, warm.q.T)
-        tau = np.asarray(o[5]).T
-        forces = np.asarray(o[6]).T.reshape(T, P, 3)
-        Xm = np.asarray(o[7]).T.reshape(T, M, 3)
-        phi = np.asarray(o[8]).T
+        Y, Yd, Ydd = (b @ C for b in bases)
+        o = diag.map(T)(Y.T, Yd.T, Ydd.T, beta, *data)
+        tau = np.asarray(o[3]).T
+        forces = np.asarray(o[4]).T.reshape(T, P, 3)
+        Xm = np.asarray(o[5]).T.reshape(T, M, 3)
+        phi = np.asarray(o[6]).T
         err = np.where(vis, np.linalg.norm(Xm - np.where(vis[..., None], X, 0.0), axis=2), np.nan)
         e0 = self._marker_errors(warm.q, X, vis)
         allowed = cand & (phi < self.contact_band[1])
@@ -514,6 +545,28 @@ class ConsistentMotion:
             traj, tau, tau[:, rv], forces, err, float(np.sqrt(np.nanmean(e0 ** 2))), check,
             before, floor, str(stats.get("return_status", "")), bool(stats.get("success", False)),
             int(stats.get("iter_count", cb.count)), time.perf_counter() - start)
+
+    def _local_hessians(self, Jm, Jr, Jv, fn, sq, mw, T, mbar, lam_f):
+        """Per-frame Gauss-Newton Hessians (T, 3 nq + P E, 3 nq + P E) of the cost."""
+        nq = self.tree.nq
+        sm, sF, sM, sv = self.sigma
+        Jm = Jm.reshape(-1, T, nq).transpose(1, 0, 2)
+        Jr = Jr.reshape(6, T, -1).transpose(1, 0, 2)
+        Jv = Jv.reshape(-1, T, 2 * nq).transpose(1, 0, 2)
+        nz = Jr.shape[2]
+        S = np.r_[[1 / sM ** 2] * 3, [1 / sF ** 2] * 3] / T
+        H = np.einsum("kri,r,krj->kij", Jr, S, Jr)
+        H[:, :nq, :nq] += np.einsum("kri,kr,krj->kij", Jm, np.repeat(mw, 3, axis=1), Jm)
+        c = np.repeat(np.maximum(fn.T, 0.0) / (self.weight * sv ** 2 * T), 3, axis=1)
+        H[:, :2 * nq, :2 * nq] += np.einsum("kri,kr,krj->kij", Jv, c, Jv)
+        jq = self._joint_q
+        H[:, jq, jq] += (self.prior_weight / sm) ** 2 / mbar / T
+        r0 = self.tree.joints[0].q_start
+        sq = sq.T
+        H[:, r0:r0 + 4, r0:r0 + 4] += 4 * np.einsum("ki,kj->kij", sq, sq) / T
+        b = np.arange(3 * nq, nz)
+        H[:, b, b] += self.force_weight / self.weight ** 2 / T
+        return (2.0 * lam_f) * H
 
     def _marker_errors(self, Q, X, vis):
         fun = self._marker_function()

