@@ -41,6 +41,7 @@ CASADI_TYPES = (ca.SX, ca.MX, ca.DM)
 _SCALAR_TYPES = frozenset({float, int, np.float64, np.float32, np.int64})
 SYMBOLIC_TYPES = (ca.SX, ca.MX)
 _FLOAT64 = np.dtype(np.float64)
+_NDARRAY, _ARRAY = np.ndarray, np.array
 
 
 def is_casadi(x: Any) -> bool:
@@ -145,13 +146,14 @@ def vertcat(*parts: Any):
     Returns a 1-D numpy array of shape ``(sum n_i,)`` when every part is numeric,
     otherwise a CasADi column.
     """
-    if not parts:
-        return np.zeros(0)
-    for p in parts:   # fast path: numeric scalars (a loop: cheaper than all() of a generator)
+    for p in parts:   # fast path: Python floats (a loop: cheaper than all() of a generator)
         if type(p) is not float:
             break
     else:
-        return np.array(parts)
+        if parts:
+            return _ARRAY(parts)
+    if not parts:
+        return np.zeros(0)
     if all(type(p) in _SCALAR_TYPES for p in parts):
         return np.array(parts, dtype=float)
     if any(is_symbolic(p) or isinstance(p, SYMBOLIC_TYPES) for p in parts):
@@ -191,7 +193,7 @@ def entries(x: Any) -> list:
     >>> entries(np.array([1.0, 2.0]))
     [1.0, 2.0]
     """
-    if type(x) is np.ndarray:
+    if type(x) is _NDARRAY:
         if x.dtype is _FLOAT64:
             return x.tolist() if x.ndim == 1 else x.ravel().tolist()
         if x.dtype != object:
