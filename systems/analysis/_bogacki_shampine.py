@@ -10,14 +10,14 @@ Runge-Kutta formulas", Appl. Math. Lett. 2, 1989).
 from __future__ import annotations
 
 import math
+import struct
 
 import numpy as np
-
-from ._float_sums import frozen
 
 __all__ = ["controlled_step", "list_valued"]
 
 _A20, _A21, _A22 = 2.0 / 9.0, 1.0 / 3.0, 4.0 / 9.0
+_PACK: dict = {}   # n -> struct packer of n doubles (the stage states' bytes)
 
 
 def list_valued(f):
@@ -50,7 +50,10 @@ def controlled_step(t: float, x: np.ndarray, k0: list, t_limit: float, *, f, nex
     h_min = 16.0 * math.ulp(max(1.0, abs(t)))
     xl = x.tolist()
     n = len(xl)
-    sqrt, fz = math.sqrt, frozen
+    sqrt, fb = math.sqrt, np.frombuffer
+    pk = _PACK.get(n)
+    if pk is None:
+        pk = _PACK[n] = struct.Struct(f"{n}d").pack
     w0, w1, w2, w3 = error_weights
     while True:
         h = min(next_h(), max_step)
@@ -60,12 +63,12 @@ def controlled_step(t: float, x: np.ndarray, k0: list, t_limit: float, *, f, nex
         else:
             t_new = t + h
         c0 = h * 0.5
-        k1 = f(t + 0.5 * h, fz([a + c0 * p for a, p in zip(xl, k0)]))
+        k1 = f(t + 0.5 * h, fb(pk(*[a + c0 * p for a, p in zip(xl, k0)])))
         c0 = h * 0.75
-        k2 = f(t + 0.75 * h, fz([a + c0 * q for a, q in zip(xl, k1)]))
+        k2 = f(t + 0.75 * h, fb(pk(*[a + c0 * q for a, q in zip(xl, k1)])))
         c0, c1, c2 = h * _A20, h * _A21, h * _A22
         xnl = [a + c0 * p + c1 * q + c2 * r for a, p, q, r in zip(xl, k0, k1, k2)]
-        x_new = fz(xnl)
+        x_new = fb(pk(*xnl))   # immutable: over its own bytes
         k3 = f(t + 1.0 * h, x_new)
         c0, c1, c2, c3 = h * w0, h * w1, h * w2, h * w3
         acc = 0.0

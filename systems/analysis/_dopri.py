@@ -27,6 +27,7 @@ counted in ``num_rejected``.
 from __future__ import annotations
 
 import math
+import struct
 
 import numpy as np
 
@@ -42,6 +43,7 @@ _A = ((),
       (44 / 45, -56 / 15, 32 / 9),
       (19372 / 6561, -25360 / 2187, 64448 / 6561, -212 / 729),
       (9017 / 3168, -355 / 33, 46732 / 5247, 49 / 176, -5103 / 18656))
+_A1, _A2, _A3, _A4, _A5 = _A[1:]
 _B = (35 / 384, 0.0, 500 / 1113, 125 / 192, -2187 / 6784, 11 / 84)
 # fifth- minus fourth-order weights over the seven stages (k7 = f(t + h, x_new))
 _E = (-71 / 57600, 0.0, 71 / 16695, -71 / 1920, 17253 / 339200, -22 / 525, 1 / 40)
@@ -78,7 +80,9 @@ class DormandPrinceStepper:
         """Restart at ``(t, x)`` (a state jump): the derivative is re-evaluated and the next
         step starts from the last proposed size."""
         self.t = self.t_prev = float(t)
-        self.x = self.x_prev = frozen(np.asarray(x, dtype=float).ravel().tolist())
+        xl = np.asarray(x, dtype=float).ravel().tolist()
+        self._pack = struct.Struct(f"{len(xl)}d").pack   # stage states: immutable, own bytes
+        self.x = self.x_prev = frozen(xl)
         if self._h is not None:
             self._hint = self._h
         self._h = None
@@ -111,19 +115,21 @@ class DormandPrinceStepper:
     def _stages(self, t, xl, h, k0):
         """The six stages and the fifth-order solution (a list) of one step of size h (each
         stage's sum unrolled, term by term in tableau order)."""
-        f, fz, c = self._eval, frozen, _C
-        a1, (a20, a21), (a30, a31, a32), (a40, a41, a42, a43), (a50, a51, a52, a53, a54) = \
-            [[h * v for v in row] for row in _A[1:]]
-        a10, = a1
-        k1 = f(t + c[1] * h, fz([a + a10 * p for a, p in zip(xl, k0)]))
-        k2 = f(t + c[2] * h, fz([a + a20 * p + a21 * q for a, p, q in zip(xl, k0, k1)]))
-        k3 = f(t + c[3] * h, fz([a + a30 * p + a31 * q + a32 * r
-                                 for a, p, q, r in zip(xl, k0, k1, k2)]))
-        k4 = f(t + c[4] * h, fz([a + a40 * p + a41 * q + a42 * r + a43 * u
-                                 for a, p, q, r, u in zip(xl, k0, k1, k2, k3)]))
-        k5 = f(t + h, fz([a + a50 * p + a51 * q + a52 * r + a53 * u + a54 * w
-                          for a, p, q, r, u, w in zip(xl, k0, k1, k2, k3, k4)]))
-        b0, _, b2, b3, b4, b5 = (h * w for w in _B)
+        f, c, fb, pk = self._eval, _C, np.frombuffer, self._pack
+        a10 = h * _A1[0]   # h a_ij, written out (no per-step loops over the tableau)
+        a20, a21 = h * _A2[0], h * _A2[1]
+        a30, a31, a32 = h * _A3[0], h * _A3[1], h * _A3[2]
+        a40, a41, a42, a43 = h * _A4[0], h * _A4[1], h * _A4[2], h * _A4[3]
+        a50, a51, a52, a53, a54 = h * _A5[0], h * _A5[1], h * _A5[2], h * _A5[3], h * _A5[4]
+        k1 = f(t + c[1] * h, fb(pk(*[a + a10 * p for a, p in zip(xl, k0)])))
+        k2 = f(t + c[2] * h, fb(pk(*[a + a20 * p + a21 * q for a, p, q in zip(xl, k0, k1)])))
+        k3 = f(t + c[3] * h, fb(pk(*[a + a30 * p + a31 * q + a32 * r
+                                     for a, p, q, r in zip(xl, k0, k1, k2)])))
+        k4 = f(t + c[4] * h, fb(pk(*[a + a40 * p + a41 * q + a42 * r + a43 * u
+                                     for a, p, q, r, u in zip(xl, k0, k1, k2, k3)])))
+        k5 = f(t + h, fb(pk(*[a + a50 * p + a51 * q + a52 * r + a53 * u + a54 * w
+                              for a, p, q, r, u, w in zip(xl, k0, k1, k2, k3, k4)])))
+        b0, b2, b3, b4, b5 = h * _B[0], h * _B[2], h * _B[3], h * _B[4], h * _B[5]
         x_new = [a + b0 * p + b2 * r + b3 * u + b4 * w + b5 * z
                  for a, p, r, u, w, z in zip(xl, k0, k2, k3, k4, k5)]
         return (k0, k1, k2, k3, k4, k5), x_new
@@ -149,9 +155,10 @@ class DormandPrinceStepper:
             h = t_new - t
             h_abs = abs(h)
             ks, x_new = self._stages(t, xl, h, k0)
-            x_arr = frozen(x_new)
+            x_arr = np.frombuffer(self._pack(*x_new))
             k_new = self._eval(t_new, x_arr)
-            e0, _, e2, e3, e4, e5, e6 = (h * w for w in _E)
+            e0, e2, e3, e4, e5, e6 = h * _E[0], h * _E[2], h * _E[3], h * _E[4], h * _E[5], \
+                h * _E[6]
             acc = 0.0
             for a, b, p, r, s, u, w, z in zip(xl, x_new, ks[0], ks[2], ks[3], ks[4], ks[5],
                                               k_new):
