@@ -329,7 +329,7 @@ class ConsistentMotion:
             Tb = pose(body)
             x = Tb[0:3, 3] + Tb[0:3, 0:3] @ ca.DM(p)
             J = tree.jacobian(body, q, ca.DM(p), "world")[3:6, :]
-            f = D.T @ beta[j * E:(j + 1) * E]
+            f = self.weight * (D.T @ beta[j * E:(j + 1) * E])
             gen += J.T @ f
             vel = J @ v
             vt = vel - n * ca.dot(n, vel)
@@ -356,7 +356,7 @@ class ConsistentMotion:
         s = y[r0:r0 + 4]
         cost = (ca.sum2(ca.sum1(e ** 2) * mw.T)
                 + (ca.sumsqr(res[3:6]) / sF ** 2 + ca.sumsqr(res[0:3]) / sM ** 2
-                   + ca.dot(fn, slip) / (W * sv ** 2) + self.force_weight * ca.sumsqr(beta) / W ** 2
+                   + ca.dot(fn, slip) / (W * sv ** 2) + self.force_weight * ca.sumsqr(beta)
                    + (self.prior_weight / sm) ** 2 / mbar * ca.sumsqr(dq)
                    + (ca.dot(s, s) - 1) ** 2) / T)
         h0, h1 = self.contact_band
@@ -481,7 +481,7 @@ class ConsistentMotion:
             cand[k] = (floor.height(p) < self.candidate_height) & \
                 (np.linalg.norm(pd, axis=1) < self.candidate_speed)
             for j in np.flatnonzero(before.contact_forces[k].any(axis=1)):
-                beta0[k, j] = nnls(D.T, before.contact_forces[k, j])[0]
+                beta0[k, j] = nnls(D.T, before.contact_forces[k, j] / self.weight)[0]
         cand |= before.active
         # data
         vis = np.all(np.isfinite(X), axis=2)                       # (T, M)
@@ -515,7 +515,9 @@ class ConsistentMotion:
         cb = _Progress(x.numel(), g.numel(), bar)
         opts = {"ipopt": {"max_iter": self.max_iterations, "tol": self.tolerance,
                           "print_level": int(os.environ.get("CM_PRINT", "0")), "hessian_approximation": self.hessian,
-                          "mu_strategy": "monotone", "mu_init": 1e-3, "acceptable_tol": 1e-4,
+                          "mu_strategy": "monotone", "mu_init": 1e-6,
+                          "nlp_scaling_method": "none", "bound_push": 1e-6,
+                          "bound_frac": 1e-6, "acceptable_tol": 1e-4,
                           "acceptable_iter": 5},
                 "print_time": False, "iteration_callback": cb}
         if self.hessian == "gauss-newton":
@@ -565,7 +567,7 @@ class ConsistentMotion:
         sq = sq.T
         H[:, r0:r0 + 4, r0:r0 + 4] += 4 * np.einsum("ki,kj->kij", sq, sq) / T
         b = np.arange(3 * nq, nz)
-        H[:, b, b] += self.force_weight / self.weight ** 2 / T
+        H[:, b, b] += self.force_weight / T
         return (2.0 * lam_f) * H
 
     def _marker_errors(self, Q, X, vis):
