@@ -9,12 +9,15 @@ from solvers import ops
 
 from ..tree import kinematics as kin
 
-__all__ = ["fused_function", "ancestor_mask", "quat_to_rot"]
+__all__ = ["fused_function", "split_dynamics", "four_outputs", "ancestor_mask", "quat_to_rot"]
 
 
 def fused_function(tree, include_passive: bool) -> ca.Function:
-    """``(q, v) -> (H, c, P, S)``: mass matrix, ``C - tau_passive``, body poses (12 per body:
-    R row-major then p) and the world-origin spatial motion columns ``S = [W; U]`` (6 x nv)."""
+    """``(q, v) -> HcPS``: mass matrix ``H``, ``C - tau_passive``, body poses ``P`` (12 per
+    body: R row-major then p) and the world-origin spatial motion columns ``S = [W; U]`` (6 x
+    nv), stacked in one vector (``H`` and ``S`` row by row: the contact kernel's input
+    sections ``H, c, P, S`` as they lie; one output array, :func:`split_dynamics` gives the
+    four)."""
     nq, nv = tree.nq, tree.nv
     q, v = ca.SX.sym("q", nq), ca.SX.sym("v", nv)
     H = tree.mass_matrix(q)
@@ -37,9 +40,36 @@ def fused_function(tree, include_passive: bool) -> ca.Function:
             u = R @ S[3:6, k] + ops.cross(p, w)
             cols.append(ops.vertcat(w, u))
     Smat = ca.horzcat(*cols) if cols else ca.SX(6, 0)
-    return ca.Function(ops.function_name(tree.name, "time_stepping_kinematics"), [q, v],
-                       [ca.densify(ca.SX(H)), ca.densify(ca.SX(c)), ca.densify(ca.vertcat(*parts)),
-                        ca.densify(ca.SX(Smat))], ["q", "v"], ["H", "c", "P", "S"])
+    out = ca.vertcat(ca.vec(ca.densify(ca.SX(H)).T), ca.densify(ca.SX(c)),
+                     ca.densify(ca.vertcat(*parts)), ca.vec(ca.densify(ca.SX(Smat)).T))
+    return ca.Function(ops.function_name(tree.name, "time_stepping_dynamics"), [q, v],
+                       [out], ["q", "v"], ["HcPS"])
+
+
+def split_dynamics(out: np.ndarray, nv: int) -> tuple:
+    """``(H, c, P, S)``: views of :func:`fused_function`'s output ``out`` (``H`` (nv, nv)
+    row-major, ``c`` (nv,), ``P`` (12 nb,), ``S`` (6, nv) row-major); with ``nv = 1``,
+    ``H`` and ``S`` flat ((1,), (6,)), as the four outputs of a compiled call had them."""
+    a = nv * nv
+    b = len(out) - 6 * nv
+    H, c, P, S = out[:a], out[a:a + nv], out[a + nv:b], out[b:]
+    if nv > 1:
+        H, S = H.reshape(nv, nv), S.reshape(6, nv)
+    return H, c, P, S
+
+
+def four_outputs(fun: ca.Function, nv: int) -> ca.Function:
+    """:func:`fused_function`'s ``fun`` with four dense outputs ``(q, v) -> (H (nv x nv), c
+    (nv), P (12 nb), S (6 x nv))`` (its expressions inlined: the same arithmetic)."""
+    q, v = ca.SX.sym("q", fun.size1_in(0)), ca.SX.sym("v", fun.size1_in(1))
+    out = fun(q, v)
+    n = out.size1()
+    a, b = nv * nv, n - 6 * nv
+    H = ca.reshape(out[:a], nv, nv).T
+    S = ca.reshape(out[b:], nv, 6).T
+    return ca.Function(fun.name() + "_4", [q, v],
+                       [ca.densify(H), ca.densify(out[a:a + nv]), ca.densify(out[a + nv:b]),
+                        ca.densify(S)], ["q", "v"], ["H", "c", "P", "S"])
 
 
 def quat_to_rot(Q: np.ndarray) -> np.ndarray:

@@ -12,7 +12,7 @@ candidates of up to three bilateral rows whose ``phi`` and ``J`` one compiled fu
 ``q`` gives each step, post-stabilized after the step as the pivoting step does;
 :mod:`._ts_closures`), and every joint integrates as
 ``q + h v`` or by the exponential map of a quaternion (ball, free), a step is two calls: the
-plant's compiled dynamics/kinematics function ``(q, v) -> (H, c, P, S)`` and the C kernel of
+plant's compiled dynamics/kinematics function ``(q, v) -> (H, c, P, S)`` (one vector) and the C kernel of
 :mod:`solvers.contact_step` (the narrow phase of every geometry pair: the same contact
 points as ``multibody.geometry.contact_points`` gives the pivoting step; rows, Delassus
 blocks, block PGS with the friction disc, integration). Every shape pair of
@@ -36,6 +36,7 @@ from solvers.contact_step import layout as L
 
 from ..constraints import (ContactResults, PointContactConstraint, PointContactResult,
                            softening_from_spring)
+from ._time_stepping_kinematics import four_outputs
 from ._time_stepping_solve import SolveReport
 from ._ts_closures import (CLOSURE_BLOCKS, PROJECTION_MAX_NV, ClosureProjection,
                            linear_positions, project_closures)
@@ -137,8 +138,8 @@ def run_kernel(tab: CompiledContactStep, t: float, xd: np.ndarray, tau: np.ndarr
     :class:`StepFailure` (the kernel did not converge or a velocity block of ``H + h D`` is
     not positive definite).
 
-    ``xd`` the discrete state ``[q; v; ...]``, ``dyn = (H, c, P, S)`` of the plant's
-    compiled function; ``scalars``: the layout's ``SCALARS`` (h, margin, mu, erp, cfm,
+    ``xd`` the discrete state ``[q; v; ...]``, ``dyn`` the plant's compiled function's
+    output (``H, c, P, S`` stacked as the kernel's input sections lie); ``scalars``: the layout's ``SCALARS`` (h, margin, mu, erp, cfm,
     bias mode, tol, it_tol, euler_damping); ``warm``: the context's
     :class:`ContactWarmStart` (or None); ``scratch`` the context's ``tab.scratch()``;
     ``name`` the step method's name (for the status and the warm start)."""
@@ -149,9 +150,8 @@ def run_kernel(tab: CompiledContactStep, t: float, xd: np.ndarray, tau: np.ndarr
         sc.scalars = scalars
     sc.in_x[:] = xd[:nq + nv]
     sc.in_tau[:] = tau
-    H, c, P, S = dyn
-    sc.in_H[:], sc.in_c[:], sc.in_P[:] = H, c, P
-    sc.in_S[:] = S if S.ndim == 2 else S.reshape(6, nv)     # (6,) when nv = 1
+    sc.in_dyn[:] = dyn
+    H = sc.in_H
     closure_phi = None
     if tab.closures:
         closure_phi = terms = tab.closure_terms(xd[:nq])      # (block_rows reads phi)
@@ -261,7 +261,8 @@ class CompiledStep(StepMethod):
     tables : CompiledContactStep
         The kernel and the plant's tables.
     dynamics : callable
-        ``(q, v) -> (H, c, P, S)``, the plant's compiled dynamics/kinematics function.
+        ``(q, v) -> [H; c; P; S]`` (one vector, ``H`` and ``S`` row by row), the plant's
+        compiled dynamics/kinematics function.
     fallback : StepMethod
         Takes the steps the kernel does not converge on.
     """
@@ -304,6 +305,16 @@ class CompiledStep(StepMethod):
              plant.parameter_index(f"{blk.name}.friction"),
              plant.parameter_index(f"{blk.name}.cfm"))
             for blk in tables.frictions)
+
+    @property
+    def dynamics_function(self):
+        """The dynamics as a CasADi function with four dense outputs ``(q, v) -> (H, c, P,
+        S)`` (built once; the compiled whole run generates code from it)."""
+        fun = self.__dict__.get("_dynamics4")
+        if fun is None:
+            base = getattr(self.dynamics, "function", self.dynamics)
+            fun = self._dynamics4 = four_outputs(base, self.tables.nv)
+        return fun
 
     def step_scalars(self, context) -> tuple:
         """The layout's ``SCALARS`` of a step of the plant's ``context``: h, the contact

@@ -472,6 +472,10 @@ class Scratch:
         self.in_H = view["H"].reshape(nv, nv)
         self.in_P = view["P"]
         self.in_S = view["S"].reshape(6, nv)
+        self.in_dyn = self.inp[sec["H"][0]:sec["S"][1]]   # H, c, P, S: adjacent sections
+        if not (sec["H"][1] == sec["c"][0] and sec["c"][1] == sec["P"][0]
+                and sec["P"][1] == sec["S"][0]):
+            raise ImportError("the kernel's input sections H, c, P, S are not adjacent")
         self.in_w = view["warm"]
         self.in_cphi = view["cphi"].reshape(nc, 3)
         self.in_cJ = view["cJ"].reshape(nc, 3, nv)

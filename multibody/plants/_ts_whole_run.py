@@ -92,7 +92,7 @@ class CompiledStepProtocol:
                             "with discrete state); the compiled whole run steps [q; v] only")
         if self.refusal is not None:
             return
-        self.dynamics = getattr(stepper.dynamics, "function", stepper.dynamics)
+        self.dynamics = stepper.dynamics_function
         kern = tables.kernel
         self.it, self.dt = tables.it, tables.dt
         self.n_in, self.n_out = tables.n_in, tables.n_out

@@ -99,7 +99,7 @@ from ..constraints import ContactResults, StepKinematics
 from ..tree import Joint
 from ._pivoting_step import PivotingStep
 from ._step_method import StepMethod, implicit_damping, select_step_method, velocity_blocks
-from ._time_stepping_kinematics import ancestor_mask, fused_function, quat_to_rot
+from ._time_stepping_kinematics import ancestor_mask, fused_function, quat_to_rot, split_dynamics
 from ._time_stepping_solve import TimeSteppingWarning
 from ._ts_compiled import CompiledContactStep, CompiledStep, unsupported_reason
 from ._ts_whole_run import whole_run_protocol
@@ -394,7 +394,7 @@ class TimeSteppingRigidBodySystem(RigidBodySystemBase):
     def kinematics(self, q: np.ndarray, v: np.ndarray, time: float = 0.0):
         """``(H, c, StepKinematics)`` at ``(q, v)``: mass matrix, ``C - tau_passive`` and the
         kinematics the constraint blocks use."""
-        H, c, P, S = self._fnum(q, v)
+        H, c, P, S = split_dynamics(self._fnum(q, v), self.nv)
         N = self._mask.shape[0]
         P = P.reshape(N, 12)
         R = P[:, :9].reshape(N, 3, 3)
