@@ -42,6 +42,8 @@ from ._state_loader import StateLoader
 from .errors import InputNotConnectedError, PortValueError, SystemCallbackError
 from .ports import normalize_vector
 
+_FLOAT64 = np.dtype(np.float64)
+
 
 __all__ = ["Context", "LeafContext", "DiagramContext", "PREREQUISITES"]
 
@@ -346,7 +348,7 @@ class LeafContext(Context):
                     f"{type(exc).__name__}: {exc}") from exc
             size = port.size
             if size is not None and (type(value) is not np.ndarray or value.shape != (size,)
-                                     or value.dtype != np.float64):
+                                     or value.dtype is not _FLOAT64):
                 value = normalize_vector(value, size,
                                          f"output port '{port.name}' of system '{self.system.name}'")
             self._cache[index] = value
