@@ -24,13 +24,14 @@ from threadpoolctl import threadpool_limits
 sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
 import human_walking as hw  # noqa: E402
 from _human_experiments import build_forward_pass  # noqa: E402
+from _cli import script_parser  # noqa: E402
 from multibody.models import human_model  # noqa: E402
 
 
 def main(argv=None) -> dict:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = script_parser(__doc__)
     ap.add_argument("--c3d", help="capture (default: the synthetic walk)")
-    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=5, help="timed runs (median taken)")
     args = ap.parse_args(argv)
     run = ["--out", "/tmp/bench_forward_pass", "--no-plot", "--no-experiments",
            "--no-forward-pass"] + (["--c3d", args.c3d] if args.c3d else [])

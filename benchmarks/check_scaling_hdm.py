@@ -23,9 +23,9 @@ largest bone-length error after the fit, with the default scale prior and with `
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
+import sys
 import time
 
 import numpy as np
@@ -35,12 +35,13 @@ from multibody.motion import MarkerFitter, bone_lengths, fit_segment_scales
 from sensors import read_c3d
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples")
+if EXAMPLES not in sys.path:
+    sys.path.insert(0, EXAMPLES)
+from _cli import script_parser  # noqa: E402
 
 
 def walker_check() -> dict:
     """The synthetic walker of known scales (module docstring); bone errors in metres."""
-    import sys
-    sys.path.insert(0, EXAMPLES)
     from _synthetic_walk import walk_configurations
     nom = human_model(os.path.join(EXAMPLES, "data", "walker_skeleton.txt"),
                       os.path.join(EXAMPLES, "data", "walker_markers.txt"))
@@ -64,15 +65,15 @@ def walker_check() -> dict:
 
 
 def main(argv=None) -> dict:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", default="/work/shared/data/hdm")
+    ap = script_parser(__doc__)
+    ap.add_argument("--data", default="/work/shared/data/hdm", help="folder of the HDM skeleton, marker set and C3D files")
     ap.add_argument("--frames", type=int, default=30, help="frames of the scaling fit")
     ap.add_argument("--step", type=int, default=4, help="evaluate every N-th frame")
     ap.add_argument("--scale-prior", type=float, default=None, help="lambda_s (m)")
     ap.add_argument("--offset-prior", type=float, default=None, help="lambda_d")
     ap.add_argument("--symmetric", action="store_true", help="one scale per right/left pair")
     ap.add_argument("--walker", action="store_true", help="the synthetic walker check")
-    ap.add_argument("--out", default=None)
+    ap.add_argument("--out", default=None, help="folder for scaling.json and scaled_model.urdf")
     args = ap.parse_args(argv)
     if args.walker:
         return walker_check()
