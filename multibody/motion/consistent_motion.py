@@ -60,7 +60,6 @@ implementation of an interior-point filter line-search algorithm", Math. Prog. 1
 """
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence
@@ -483,6 +482,15 @@ class ConsistentMotion:
             for j in np.flatnonzero(before.contact_forces[k].any(axis=1)):
                 beta0[k, j] = nnls(D.T, before.contact_forces[k, j] / self.weight)[0]
         cand |= before.active
+        # a feasible start: no force where the contact model allows none
+        h0, h1 = self.contact_band
+        for k in range(T):
+            p, _, _ = cid.contact_kinematics(warm.q[k], warm.v[k])
+            x_ = np.clip((floor.height(p) - h0) / (h1 - h0), 0.0, 1.0)
+            cap = self.max_force * (1 - 3 * x_ ** 2 + 2 * x_ ** 3) / self.weight
+            fn0 = beta0[k] @ (D @ floor.normal)
+            scale = np.where(fn0 > cap, cap / np.maximum(fn0, 1e-300), 1.0)
+            beta0[k] *= scale[:, None]
         # data
         vis = np.all(np.isfinite(X), axis=2)                       # (T, M)
         nvis = max(int(vis.sum()), 1)
@@ -514,7 +522,7 @@ class ConsistentMotion:
         bar = ProgressLine(self.max_iterations, "consistent motion", enabled=progress, delay=0.5)
         cb = _Progress(x.numel(), g.numel(), bar)
         opts = {"ipopt": {"max_iter": self.max_iterations, "tol": self.tolerance,
-                          "print_level": int(os.environ.get("CM_PRINT", "0")), "hessian_approximation": self.hessian,
+                          "print_level": 0, "hessian_approximation": self.hessian,
                           "mu_strategy": "monotone", "mu_init": 1e-6,
                           "nlp_scaling_method": "none", "bound_push": 1e-6,
                           "bound_frac": 1e-6, "acceptable_tol": 1e-4,
