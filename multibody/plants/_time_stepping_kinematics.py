@@ -59,8 +59,11 @@ def split_dynamics(out: np.ndarray, nv: int) -> tuple:
 
 
 def four_outputs(fun: ca.Function, nv: int) -> ca.Function:
-    """:func:`fused_function`'s ``fun`` with four dense outputs ``(q, v) -> (H (nv x nv), c
-    (nv), P (12 nb), S (6 x nv))`` (its expressions inlined: the same arithmetic)."""
+    """:func:`fused_function`'s ``fun`` with four outputs ``(q, v) -> (H (nv x nv), c (nv),
+    P (12 nb), S (6 x nv))`` (its expressions inlined: the same arithmetic); ``H`` and ``S``
+    without their constant-zero entries (a pile of free bodies has a block-diagonal ``H``:
+    the compiled whole run writes only the nonzeros into the kernel's input, whose other
+    entries stay zero)."""
     q, v = ca.SX.sym("q", fun.size1_in(0)), ca.SX.sym("v", fun.size1_in(1))
     out = fun(q, v)
     n = out.size1()
@@ -68,8 +71,8 @@ def four_outputs(fun: ca.Function, nv: int) -> ca.Function:
     H = ca.reshape(out[:a], nv, nv).T
     S = ca.reshape(out[b:], nv, 6).T
     return ca.Function(fun.name() + "_4", [q, v],
-                       [ca.densify(H), ca.densify(out[a:a + nv]), ca.densify(out[a + nv:b]),
-                        ca.densify(S)], ["q", "v"], ["H", "c", "P", "S"])
+                       [ca.sparsify(H), ca.densify(out[a:a + nv]), ca.densify(out[a + nv:b]),
+                        ca.sparsify(S)], ["q", "v"], ["H", "c", "P", "S"])
 
 
 def quat_to_rot(Q: np.ndarray) -> np.ndarray:

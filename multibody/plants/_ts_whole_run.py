@@ -60,8 +60,9 @@ class CompiledStepProtocol:
     nq, nv : int
         Sizes of ``q`` and ``v``; the plant's discrete state is ``[q; v]``.
     dynamics : casadi.Function
-        ``(q, v) -> (H (nv x nv), c (nv), P (12 N), S (6 x nv))``, dense outputs; the kernel
-        takes them row-major (C order).
+        ``(q, v) -> (H (nv x nv), c (nv), P (12 N), S (6 x nv))``; ``H`` and ``S`` without
+        their constant-zero entries (which stay zero in the kernel's input), ``c`` and ``P``
+        dense; the kernel takes them row-major (C order).
     kernel_address : int
         Address of the kernel's C entry point.
     it, dt : ndarray
