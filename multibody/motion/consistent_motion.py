@@ -5,8 +5,8 @@ The motion of a tree with a free root joint is a B-spline ``y(t)`` of its coordi
 (:class:`~multibody.motion.spline_motion.UniformBSpline`, control points ``C``; ``q, v,
 vdot`` from :func:`~multibody.motion.spline_motion.spline_state`), evaluated at the ``T``
 frames of the capture. Contact points ``c_j`` on the feet push with forces in a linearised
-friction cone, ``f_jk = D^T beta_jk``, ``beta_jk >= 0`` (the cone edges of
-:meth:`ContactInverseDynamics.cone_edges`). The joint torques are free (fully actuated
+friction cone, ``f_jk = W D^T beta_jk``, ``beta_jk >= 0`` (the cone edges of
+:meth:`ContactInverseDynamics.cone_edges`; ``W`` the body weight, so ``beta`` is of order 1). The joint torques are free (fully actuated
 joints), so only the root rows of the equations of motion matter; their mismatch is the
 residual wrench on the root,
 
@@ -22,7 +22,7 @@ and the joint rows give the torques ``tau_J``. The problem is
     \\min_{C,\\,\\beta \\ge 0} \\; \\frac{1}{N \\sigma_m^2} \\sum_{k,i} \\lVert p_i(q_k) -
     m_{ik} \\rVert^2 + \\frac{1}{T} \\sum_k \\Big( \\frac{\\lVert w_k^F \\rVert^2}{\\sigma_F^2}
     + \\frac{\\lVert w_k^M \\rVert^2}{\\sigma_M^2} + \\sum_j \\frac{f^n_{jk}
-    \\lVert v^t_{jk} \\rVert^2}{W \\sigma_v^2} + \\rho \\lVert \\beta_k \\rVert^2 / W^2
+    \\lVert v^t_{jk} \\rVert^2}{W \\sigma_v^2} + \\rho \\lVert \\beta_k \\rVert^2
     + \\frac{\\lambda^2}{\\bar M \\sigma_m^2} \\lVert q_{k,J} - q^0_{k,J} \\rVert^2 \\Big)
 
 subject to the **smoothed contact model** ``f^n_jk <= F_max s(phi_j(q_k))``: the normal force
@@ -245,8 +245,8 @@ class ConsistentMotion:
                  marker_scale: float = 0.01, residual_force_scale: float = 0.5,
                  residual_torque_scale: float = 2.0, slip_speed_scale: float = 0.1,
                  force_weight: float = 1e-3, prior_weight: float = 0.01,
-                 contact_band: tuple = (0.02, 0.04), max_force: Optional[float] = None,
-                 candidate_height: float = 0.08, candidate_speed: float = 1.0,
+                 contact_band: tuple = (0.04, 0.07), max_force: Optional[float] = None,
+                 candidate_height: float = 0.1, candidate_speed: float = 1.0,
                  max_iterations: int = 100, tolerance: float = 1e-6,
                  hessian: str = "gauss-newton") -> None:
         who = f"ConsistentMotion on tree '{tree.name}'"
