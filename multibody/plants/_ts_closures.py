@@ -5,9 +5,9 @@ point-on-line) are ``closure`` candidates of the contact kernel (``solvers.conta
 layout): each block's ``m`` rows are ``ceil(m / 3)`` slots of up to three rows. Every step
 one compiled function of ``q`` gives the position errors ``phi`` and Jacobians ``J`` of all
 closures (from the blocks' public ``kinematic_terms(q, None)``), which are written into the
-kernel's input sections ``cphi``, ``cJ`` (in the slots' layout, two slices); the kernel solves each slot as an unprojected
-block with the bias ``erp phi / h`` and the block's cfm, as the pivoting step's
-``BILATERAL`` rows have them.
+kernel's input sections ``cphi``, ``cJ`` (in the slots' layout, two slices); the kernel
+solves each slot as an unprojected block with the bias ``erp phi / h`` and the block's
+cfm, as the pivoting step's ``BILATERAL`` rows have them.
 
 After the kernel integrated ``q_n``, the rigid closures (no spring, ``cfm = 0``) are
 post-stabilized as the pivoting step does (:func:`multibody.plants._ts_projection.
