@@ -2,6 +2,7 @@
 folder; a missing Graphviz ``dot`` is the one error the quick start may end with)."""
 import pathlib
 import re
+import numpy as np
 
 import pytest
 
@@ -31,7 +32,6 @@ def test_the_leaf_system_example_defines_a_working_block():
     from systems.symbolic import to_casadi
     p = ns["Pendulum"]()
     cs = to_casadi(p)
-    import numpy as np
     np.testing.assert_allclose(np.ravel(cs.f(0, [0.5, 0.1], [], [0.2], [])),
                                [0.1, -9.81 * np.sin(0.5) + 0.2], atol=1e-12)
 
@@ -97,3 +97,21 @@ def test_the_model_loading_example_matches_mujoco_or_the_closed_form():
     except TypeError:                             # mujoco 3: (m, dst, qM)
         mujoco.mj_fullM(m, M, data.qM)
     np.testing.assert_allclose(H, M, rtol=1e-12, atol=1e-14)
+
+
+def test_the_tree_block_example_settles_where_asked_and_matches_the_plant_block():
+    block = next(b for b in _blocks() if "the tree is the plant block" in b)
+    ns = {}
+    exec(compile(block, "README.md", "exec"), ns)
+    tree, ctx = ns["tree"], ns["context"]
+    x = tree.get_output_port("state").eval(tree.get_my_context_from_root(ctx))
+    np.testing.assert_allclose(x[:2], [0.5, -0.5], atol=0.02)     # the PID's integral acts
+    # the same diagram with RigidBodyPlant(tree) in place of the tree block: bitwise equal
+    from multibody.plants import RigidBodyPlant
+    src = block.replace("builder.add_system(tree)", "tree = builder.add_system(RigidBodyPlant(tree))")
+    ns2 = {"RigidBodyPlant": RigidBodyPlant}
+    exec(compile(src, "README.md", "exec"), ns2)
+    plant, ctx2 = ns2["tree"], ns2["context"]
+    assert isinstance(plant, RigidBodyPlant)
+    np.testing.assert_array_equal(plant.get_output_port("state").eval(
+        plant.get_my_context_from_root(ctx2)), x)
