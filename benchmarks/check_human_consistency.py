@@ -14,7 +14,6 @@ when they are missing).
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -30,6 +29,7 @@ from multibody.models import human_model  # noqa: E402
 from multibody.motion import ConsistentMotion, MarkerFitter  # noqa: E402
 from sensors import read_c3d  # noqa: E402
 from human_walking import contact_groups, inverse_dynamics, stride_window  # noqa: E402
+from _cli import script_parser  # noqa: E402
 
 HDM = "/work/shared/data/hdm"
 
@@ -39,12 +39,14 @@ def force_rms(res, sl=slice(None)) -> float:
 
 
 def main(argv=None) -> dict:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--c3d", default=os.path.join(HDM, "cooper-motion.c3d"))
-    ap.add_argument("--frames", type=int, default=0, help="only the first N frames")
-    ap.add_argument("--knot-interval", type=float, default=1 / 30)
-    ap.add_argument("--max-iterations", type=int, default=100)
-    ap.add_argument("--json", help="write the numbers here")
+    ap = script_parser(__doc__)
+    ap.add_argument("--c3d", default=os.path.join(HDM, "cooper-motion.c3d"),
+                    help="the capture (skeleton and marker files next to it)")
+    ap.add_argument("--frames", type=int, default=0, help="only the first N frames (0: all)")
+    ap.add_argument("--knot-interval", type=float, default=1 / 30,
+                    help="spacing of the spline knots (s)")
+    ap.add_argument("--max-iterations", type=int, default=40, help="IPOPT iterations")
+    ap.add_argument("--json", help="write the numbers to this file")
     args = ap.parse_args(argv)
     if not os.path.isfile(args.c3d):
         print(f"{args.c3d} not found: nothing to check")
