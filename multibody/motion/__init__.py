@@ -40,11 +40,12 @@ __all__ += list(_FORWARD)
 
 
 def __getattr__(name):
-    if name in _FORWARD:
-        from . import forward_pass
-        return getattr(forward_pass, name)
+    if name in _FORWARD or name == "forward_pass":
+        import importlib
+        module = importlib.import_module(f"{__name__}.forward_pass")
+        return module if name == "forward_pass" else getattr(module, name)
     raise AttributeError(f"module 'multibody.motion' has no attribute {name!r}")
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_FORWARD))
+    return sorted(set(globals()) | set(_FORWARD) | {"forward_pass"})
