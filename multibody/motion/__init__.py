@@ -12,7 +12,9 @@ and absolute work); :func:`marker_set_arrays`, the one check of a marker list ag
 marker offsets and frame poses fitted together; the scaled model with masses from the shapes,
 exportable as URDF). May import :mod:`multibody.tree`,
 :mod:`multibody.parsing`, :mod:`multibody.models`, :mod:`solvers`, casadi and scipy; not
-:mod:`sensors` or :mod:`systems` (``sensors`` imports this package).
+:mod:`sensors` (which imports this package); :mod:`multibody.plants` and the rest of
+:mod:`systems` only in :mod:`~multibody.motion.forward_pass` (:class:`ForwardPass`, imported on
+first use).
 """
 from __future__ import annotations
 
