@@ -92,26 +92,34 @@ def derivative_function(system, root, loader, nfev: list, locator) -> Callable:
             return xdot
         return f
 
-    calls = tuple((leaf.system.time_derivatives, leaf, a, b, leaf.system,
+    calls = tuple((leaf.system.time_derivatives, leaf, b - a, leaf.system,
                    f"time derivatives of system '{leaf.system.name}'") for leaf, a, b in slots)
+    bounds = tuple((a, b) for _, a, b in slots)
+
+    def part_of(td, c, n, leaf_system, what):   # one leaf's derivatives, checked
+        try:
+            part = td(c)
+        except _PASS:
+            raise
+        except Exception as exc:
+            raise _callback_error(leaf_system, exc) from exc
+        if type(part) is not ndarray or part.dtype is not float64 or part.shape != (n,):
+            part = normalize_vector(part, n, what)
+        return part
+
+    def owned(x):   # the integrator's state unless it could change under us
+        if type(x) is not ndarray or x.dtype is not float64 or x.flags.writeable or \
+                (x.base is not None and type(x.base) is not bytes):
+            return own(x)
+        return x
 
     if len(calls) == 1:
-        td, c, _, n, leaf_system, what = calls[0]
+        call = calls[0]
 
         def f(t, x):
-            if type(x) is not ndarray or x.dtype is not float64 or x.flags.writeable or \
-                    (x.base is not None and type(x.base) is not bytes):
-                x = own(x)
-            load(t, x)
+            load(t, owned(x))
             nfev[0] += 1
-            try:
-                xdot = td(c)
-            except _PASS:
-                raise
-            except Exception as exc:
-                raise _callback_error(leaf_system, exc) from exc
-            if type(xdot) is not ndarray or xdot.dtype is not float64 or xdot.shape != (n,):
-                xdot = normalize_vector(xdot, n, what)
+            xdot = part_of(*call)
             if not isfinite(sum(xdot.tolist()) if small else xdot.sum()):
                 check(t, xdot)
             return xdot
@@ -119,84 +127,36 @@ def derivative_function(system, root, loader, nfev: list, locator) -> Callable:
         def f_list(t, x):   # the same, the result as a list of floats (small states)
             load(t, x)
             nfev[0] += 1
-            try:
-                xdot = td(c)
-            except _PASS:
-                raise
-            except Exception as exc:
-                raise _callback_error(leaf_system, exc) from exc
-            if type(xdot) is not ndarray or xdot.dtype is not float64 or xdot.shape != (n,):
-                xdot = normalize_vector(xdot, n, what)
+            xdot = part_of(*call)
             values = xdot.tolist()
             if not isfinite(sum(values)):
                 check(t, xdot)
             return values
-        if small:
-            f.as_list = f_list
+        f.as_list = f_list
         return f
 
     if small:   # the parts' values joined as one list, made an array once
-        def f(t, x):
-            if type(x) is not ndarray or x.dtype is not float64 or x.flags.writeable or \
-                    (x.base is not None and type(x.base) is not bytes):
-                x = own(x)
+        def f_list(t, x):   # the result as a list of floats
             load(t, x)
             nfev[0] += 1
             values = []
-            for td, c, a, b, leaf_system, what in calls:
-                try:
-                    part = td(c)
-                except _PASS:
-                    raise
-                except Exception as exc:
-                    raise _callback_error(leaf_system, exc) from exc
-                if type(part) is not ndarray or part.dtype is not float64 or \
-                        part.shape != (b - a,):
-                    part = normalize_vector(part, b - a, what)
-                values += part.tolist()
-            xdot = array(values)
-            if not isfinite(sum(values)):
-                check(t, xdot)
-            return xdot
-
-        def f_list(t, x):   # the same, the result as a list of floats
-            load(t, x)
-            nfev[0] += 1
-            values = []
-            for td, c, a, b, leaf_system, what in calls:
-                try:
-                    part = td(c)
-                except _PASS:
-                    raise
-                except Exception as exc:
-                    raise _callback_error(leaf_system, exc) from exc
-                if type(part) is not ndarray or part.dtype is not float64 or \
-                        part.shape != (b - a,):
-                    part = normalize_vector(part, b - a, what)
-                values += part.tolist()
+            for call in calls:
+                values += part_of(*call).tolist()
             if not isfinite(sum(values)):
                 check(t, array(values))
             return values
+
+        def f(t, x):
+            return array(f_list(t, owned(x)))
         f.as_list = f_list
         return f
 
     def f(t, x):
-        if type(x) is not ndarray or x.dtype is not float64 or x.flags.writeable or \
-                (x.base is not None and type(x.base) is not bytes):
-            x = own(x)
-        load(t, x)
+        load(t, owned(x))
         nfev[0] += 1
         xdot = empty(nx)
-        for td, c, a, b, leaf_system, what in calls:
-            try:
-                part = td(c)
-            except _PASS:
-                raise
-            except Exception as exc:
-                raise _callback_error(leaf_system, exc) from exc
-            if type(part) is not ndarray or part.dtype is not float64 or part.shape != (b - a,):
-                part = normalize_vector(part, b - a, what)
-            xdot[a:b] = part
+        for call, (a, b) in zip(calls, bounds):
+            xdot[a:b] = part_of(*call)
         if not isfinite(xdot.sum()):
             check(t, xdot)
         return xdot
