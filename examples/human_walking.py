@@ -56,6 +56,7 @@ HTML file and the forward pass as ``<PATH>_forward.html`` (both need ``pip insta
 """
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import time
@@ -64,8 +65,9 @@ import numpy as np
 
 from multibody.models import human_model
 from multibody.visualization import Visualizer, show_run
-from multibody.motion import (ContactError, ContactInverseDynamics, Floor, MarkerFitter,
-                              estimate_floor, joint_work, smooth_trajectory)
+from multibody.motion import (ConsistentMotion, ContactError, ContactInverseDynamics, Floor,
+                              MarkerFitter, estimate_floor, fit_segment_scales, joint_work,
+                              smooth_trajectory)
 from sensors import MarkerData, read_c3d
 from _plotting import pyplot, save_figure
 from _viewer import add_viewer_arguments, viewer_options
@@ -156,6 +158,12 @@ def inverse_dynamics(model, t, Q, cutoff, floor=None, progress=None):
             print(f"  {e}; using the level floor z = {floor.point[2]:.3f} m")
     cid.floor = floor
     return traj, cid.solve(traj, progress=progress), floor, cid
+
+
+def residual_force_rms(res, sl=slice(None)) -> float:
+    """RMS over the frames ``sl`` of the pelvis residual force (N): columns 3:6 of the
+    residual wrench ``[torque; force]``."""
+    return float(np.sqrt(np.mean(np.sum(res.residual[sl, 3:] ** 2, axis=1))))
 
 
 def joint_angle_rms_deg(tree, Qa, Qb, sl=slice(None)) -> float:
@@ -366,6 +374,22 @@ def main(argv=None) -> dict:
                          "the legs (0: joint tracking alone)")
     ap.add_argument("--time-step", type=float, default=0.0,
                     help="time step of the forward pass (s; default a quarter frame)")
+    ap.add_argument("--scale", action=argparse.BooleanOptionalAction, default=True,
+                    help="fit the segment scales with the marker offsets "
+                         "(fit_segment_scales) before the per-frame fit; --no-scale: the "
+                         "nominal skeleton, offsets calibrated by MarkerFitter.calibrate")
+    ap.add_argument("--scale-symmetric", action=argparse.BooleanOptionalAction, default=True,
+                    help="one scale for each left/right pair of segments")
+    ap.add_argument("--scale-frames", type=int, default=30,
+                    help="frames (evenly spaced over the trial) of the scaling fit")
+    ap.add_argument("--consistent", action=argparse.BooleanOptionalAction, default=None,
+                    help="optimise the motion for dynamic consistency (ConsistentMotion) and "
+                         "run the forward pass on it (default: on with --c3d, off for the "
+                         "synthetic capture; minutes on a whole trial)")
+    ap.add_argument("--consistent-iterations", type=int, default=40,
+                    help="IPOPT iterations of the consistent motion")
+    ap.add_argument("--knot-interval", type=float, default=1 / 30,
+                    help="spline knot spacing of the consistent motion (s)")
     add_viewer_arguments(ap, "the fitted walk")
     args = ap.parse_args(argv)
     viewer_options(args, contact_force_scale=0.0)        # exits when viser is missing
@@ -384,11 +408,23 @@ def main(argv=None) -> dict:
     print(f"capture {cap.source}: {len(t)} frames at {cap.rate_hz:g} Hz, "
           f"{100 * np.isfinite(X[..., 0]).mean():.1f} % of marker samples visible")
 
-    # 2. calibrate the marker offsets, then fit every frame
+    # 1b. scaling: segment sizes and marker offsets fitted together (or the offsets alone)
+    scaling = None
+    t0 = time.perf_counter()
+    if args.scale:
+        # the subject's mass kept (the densities rescaled); one scale per left/right pair
+        scaling = fit_segment_scales(model, X, max_frames=args.scale_frames, mass=model.mass,
+                                     symmetric=args.scale_symmetric)
+        model, tree = scaling.model, scaling.model.tree
+        print(f"scaling: marker RMS {1e3 * scaling.marker_rms_initial:.2f} -> "
+              f"{1e3 * scaling.marker_rms:.2f} mm over {len(scaling.frames)} frames, mass "
+              f"{model.mass:.1f} kg, height {model.height:.3f} m ({scaling.seconds:.1f} s)")
+
+    # 2. calibrate the marker offsets (already done by the scaling), then fit every frame
     fitter = MarkerFitter(tree, model.markers, preferred_q=model.reference_configuration(),
                           prior_weight=args.prior_weight)
-    t0 = time.perf_counter()
-    fitter = fitter.calibrate(X)
+    if scaling is None:
+        fitter = fitter.calibrate(X)
     t_cal = time.perf_counter() - t0
     fit = fitter.fit(X)
     fit = fitter.fit(X)                   # timed again with every function compiled
@@ -403,7 +439,7 @@ def main(argv=None) -> dict:
     a, b, strides = stride_window(res.active, groups)
     sl = slice(a, b)
     ratio = float(res.grf[sl, 2].mean() / res.weight)
-    res_rms = float(np.sqrt(np.mean(np.sum(res.residual[sl, 3:] ** 2, axis=1))))
+    res_rms = residual_force_rms(res, sl)
     res_trq = float(np.sqrt(np.mean(np.sum(res.residual[sl, :3] ** 2, axis=1))))
     work = joint_work(tree, t[sl], res.tau[sl], traj.v[sl])
     print(f"floor tilt {floor.tilt_degrees:.2f} deg; {strides} whole stride(s) over frames "
@@ -422,13 +458,48 @@ def main(argv=None) -> dict:
               "cost_absolute_work_j": work.total_absolute, "prior_weight": args.prior_weight,
               "cost_positive_work_j": work.total_positive,
               "work_per_joint_j": {j: w[2] for j, w in work.per_joint().items()},
-              "paper": PAPER}
+              "paper": PAPER, "residual_force_rms_before_n": res_rms}
+    if scaling is not None:
+        report.update(scaling.report())
+    traj0, res0 = traj, res                  # the per-frame analysis (experiments use it)
+
+    # 5b. the dynamically consistent motion: one trajectory optimisation over the trial
+    consistent = bool(args.c3d) if args.consistent is None else args.consistent
+    if consistent:
+        cm = ConsistentMotion(tree, list(zip(fitter.marker_names, fitter.marker_bodies,
+                                             fitter.marker_offsets)),
+                              model.foot_contact_points, floor=floor, friction=0.8,
+                              knot_interval=args.knot_interval, contact_band=(0.04, 0.07),
+                              max_iterations=args.consistent_iterations)
+        out = cm.solve(t, X, fit.q)
+        traj, res = out.trajectory, out.inverse_dynamics     # the independent check's forces
+        after = residual_force_rms(res, sl)
+        report.update({"residual_force_rms_after_n": after,
+                       "marker_rms_after_m": out.marker_rms,
+                       "consistent_motion": {
+                           "residual_force_rms_after_whole_n": residual_force_rms(res),
+                           "residual_force_rms_before_whole_n": residual_force_rms(res0),
+                           "optimiser_residual_force_rms_n": float(np.sqrt(np.mean(np.sum(
+                               out.residual[:, 3:] ** 2, axis=1)))),
+                           "residual_torque_rms_after_nm": float(np.sqrt(np.mean(np.sum(
+                               res.residual[sl, :3] ** 2, axis=1)))),
+                           "marker_rms_warm_start_m": out.marker_rms_before,
+                           "mean_vertical_grf_over_weight": float(
+                               res.grf[sl, 2].mean() / res.weight),
+                           "status": out.status, "iterations": int(out.iterations),
+                           "seconds": out.seconds, "knot_interval_s": args.knot_interval}})
+        print(f"consistent motion ({out.status}, {out.iterations} iterations, "
+              f"{out.seconds:.0f} s): pelvis residual force RMS over the strides "
+              f"{res_rms:.2f} -> {after:.2f} N, marker RMS {1e3 * out.marker_rms:.2f} mm")
 
     # 6. the forward pass: the walk simulated from its torques, the pelvis not actuated
     fwd = None
 
     def new_model():
-        return human_model(skeleton, marker_set)
+        m = human_model(skeleton, marker_set)
+        return m if scaling is None else m.scaled(scaling.segment_scale,
+                                                  marker_offsets=scaling.marker_offsets,
+                                                  mass=m.mass)
     if not args.no_forward_pass:
         fp = build_forward_pass(new_model, traj, floor, time_step=args.time_step or None,
                                 balance_gain=args.balance_gain)
@@ -445,14 +516,14 @@ def main(argv=None) -> dict:
                 tr, rs, _, _ = inverse_dynamics(model, t, Q, args.cutoff, floor)
                 return tr, rs
             report["noise_study_protocol"] = noise_protocol(
-                fitter, traj, res, floor, fp, analyse, args.noise_repetitions, levels)
+                fitter, traj0, res0, floor, fp, analyse, args.noise_repetitions, levels)
 
     # 7. experiments
     locked_work = None
     if not args.no_experiments:
         print("(a) noise study")
         frames = min(args.noise_frames, len(t))
-        report["noise_study"] = noise_study(model, fitter, traj, floor, frames, args.cutoff)
+        report["noise_study"] = noise_study(model, fitter, traj0, floor, frames, args.cutoff)
         print("(b) arm swing: arms held at the standing pose")
         held = MarkerFitter(tree, model.markers, preferred_q=model.reference_configuration(),
                             prior_weight=args.prior_weight, locked_joints=model.arm_joints
