@@ -5,15 +5,24 @@ The pipeline (``multibody.motion``):
 
 1. build the body from an HDM skeleton file and its marker placements
    (``multibody.models.human_model``: 48 DOF for ``cooper-skeleton.txt``);
-2. read the capture (``sensors.read_c3d``; markers matched regardless of a subject prefix),
-   calibrate the marker offsets over 20 frames, then fit every frame (``MarkerFitter``:
-   Levenberg-Marquardt with exact compiled Jacobians, warm-started, joint limits);
+2. read the capture (``sensors.read_c3d``; markers matched regardless of a subject prefix);
+   scale the model (``--scale``, the default: ``fit_segment_scales``, one isotropic factor
+   per segment, one per left/right pair, fitted with the marker offsets over 30 frames of
+   the trial; the subject's mass kept) or, with ``--no-scale``, calibrate the marker offsets
+   alone over 20 frames; then fit every frame (``MarkerFitter``: Levenberg-Marquardt with
+   exact compiled Jacobians, warm-started, joint limits);
 3. smooth ``q(t)`` (6 Hz zero-phase low-pass, quintic splines) into ``v`` and ``vdot``;
 4. fit the floor plane to the foot and toe contact points at rest, and solve each frame for
    joint torques, ground forces in friction cones at the contact points on the floor, and a
    minimised residual wrench on the pelvis (``ContactInverseDynamics``);
 5. joint powers and work (``joint_work``); the mean vertical ground force over whole strides
    (heel strike to heel strike of one foot) against body weight;
+   with ``--consistent`` (the default with ``--c3d``; minutes on a whole trial) the
+   dynamically consistent motion (``ConsistentMotion``: one trajectory optimisation of a
+   spline motion over the trial, marker error against the pelvis residual, smoothed contact
+   at the foot points, warm-started from the fit), checked by ``ContactInverseDynamics``
+   re-solved on it; that motion and its torques then replace the per-frame analysis in
+   ``fit.npz``, the forward pass and the plots (the experiments keep the per-frame one);
 6. the forward pass (``multibody.motion.ForwardPass``, ``_human_experiments.py``): the walk
    re-simulated in a ``TimeSteppingRigidBodySystem`` on the fitted floor (spheres at the foot
    contact points, joint limits) from the inverse-dynamics joint torques plus an implicit
@@ -30,16 +39,21 @@ The pipeline (``multibody.motion``):
    subject's posture (a Gaussian prior from the calibration frames: mean joint angles, a
    stiffness per axis inverse to its spread there), joint angles against the full-set fit.
 
-Outputs in ``--out``: ``model.urdf``, ``fit.npz`` (``t``, ``q`` in the URDF's joint order as
-Pinocchio reads it with a free-flyer root ``[x y z qx qy qz qw, joints]``: the smoothed motion
-the torques belong to; ``q_fit``: the per-frame marker fit, same order; ``marker_names``,
+Outputs in ``--out``: ``model.urdf`` (the scaled model with ``--scale``), ``fit.npz``
+(``t``, ``q`` in the URDF's joint order as Pinocchio reads it with a free-flyer root
+``[x y z qx qy qz qw, joints]``: the smoothed motion the torques belong to, the consistent
+one with ``--consistent``; ``q_fit``: the per-frame marker fit, same order; ``marker_names``,
 ``marker_links``, ``marker_offsets`` (calibrated, link frames), ``tau`` (Pinocchio's velocity
 order: the pelvis residual ``[force; torque]`` first, then the joint torques), ``grf``; also
 ``v``, ``vdot`` (Pinocchio's order) and ``contact_links``, ``contact_points`` (link frames),
 ``contact_forces`` (world), so that ``rnea(q, v, vdot) - sum J_c^T f = tau`` can be checked),
 ``forward.npz`` (the forward pass's ``t``, ``q`` and ``v`` in fit.npz's order),
-``report.json`` (``forward_pass``, ``noise_study_protocol``, ``reduced_marker_angle_rms_deg``
-among its keys) and the plots ``walking_motion.png`` (joint angles, torques and ground forces
+``report.json`` (among its keys: ``segment_scale`` {segment: factor} and ``scaling`` with
+``--scale``; ``residual_force_rms_before_n``, the pelvis residual force RMS over the strides
+of the per-frame analysis; with ``--consistent`` ``residual_force_rms_after_n`` (the same on
+the consistent motion, from its independent inverse dynamics), ``marker_rms_after_m`` and
+``consistent_motion``; ``forward_pass`` {``marker_rms_m``, ``joint_angle_rms_deg``,
+``realtime_factor``, ...}, ``noise_study_protocol``, ``reduced_marker_angle_rms_deg``) and the plots ``walking_motion.png`` (joint angles, torques and ground forces
 with stance shaded), ``walking_cost.png`` (work per joint), ``walking_stick.png`` (stick
 figure frames), ``walking_noise.png`` and ``walking_reduced_markers.png``.
 

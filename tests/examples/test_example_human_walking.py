@@ -26,7 +26,7 @@ def test_human_walking_on_a_synthetic_c3d(tmp_path):
     write_c3d(path, data)
     ex.main(["--c3d", str(path), "--skeleton", skeleton, "--marker-set", markers,
              "--out", str(tmp_path), "--noise-frames", "24", "--noise-repetitions", "2",
-             "--noise-levels", "0.1,4,64"])
+             "--noise-levels", "0.1,4,64", "--no-consistent"])
     rep = json.loads((tmp_path / "report.json").read_text())
     assert rep["dof"] == 25 and rep["mass"] == pytest.approx(model.mass)
     assert rep["strides"] >= 1 and rep["floor_tilt_deg"] < 2.0
@@ -46,6 +46,14 @@ def test_human_walking_on_a_synthetic_c3d(tmp_path):
     assert rows[0]["angle_err_deg_mean"] < rows[1]["angle_err_deg_mean"] \
         < rows[2]["angle_err_deg_mean"]
     assert rows[0]["torque_err_nm_mean"] < rows[2]["torque_err_nm_mean"]
+    # the scaling (on by default): a factor per segment, near 1 for the walker's own
+    # markers, the subject's mass kept
+    scale = rep["segment_scale"]
+    assert set(scale) == {b.name for b in model.tree.bodies[1:]}
+    assert all(abs(s - 1.0) < 0.01 for s in scale.values())
+    assert rep["scaling"]["marker_rms_after_m"] < 1e-3
+    assert "residual_force_rms_after_n" not in rep                 # --no-consistent
+    assert rep["residual_force_rms_before_n"] == rep["pelvis_residual_rms_n"]
     assert (tmp_path / "model.urdf").is_file()
     if importlib.util.find_spec("matplotlib") is not None:      # plots are optional
         for name in ("walking_motion.png", "walking_stick.png", "walking_cost.png",
@@ -149,3 +157,31 @@ def test_synthetic_walk_kinematics():
     arm = np.degrees(Q[:, tree.get_joint("r-arm_joint").q_start])
     assert 45 < -knee.min() < 75 and -knee.max() < 25          # swing peak, stance
     assert 25 < np.ptp(hip) < 70 and 20 < np.ptp(arm) < 45
+
+
+def test_consistent_motion_option(tmp_path):
+    """``--consistent`` on a short synthetic clip (a few IPOPT iterations): the report's
+    after-keys are the stride-window (here whole-clip) pelvis residual of the independent
+    inverse dynamics on the optimised motion and its marker RMS, and fit.npz and the forward
+    pass carry the optimised motion (its spline derivatives, not a re-smoothed q)."""
+    ex = load_example("human_walking")
+    out = ex.main(["--out", str(tmp_path), "--synthetic-frames", "60", "--consistent",
+                   "--consistent-iterations", "3", "--no-experiments", "--no-plot",
+                   "--time-step", "0.004"])
+    rep, model = out["report"], out["model"]
+    res, traj = out["inverse_dynamics"], out["trajectory"]
+    a, b = rep["stride_frames"]
+    assert rep["residual_force_rms_after_n"] == pytest.approx(
+        float(np.sqrt(np.mean(np.sum(res.residual[a:b, 3:] ** 2, axis=1)))), rel=1e-12)
+    assert np.isfinite(rep["residual_force_rms_before_n"])
+    assert rep["marker_rms_after_m"] < 0.01
+    cm = rep["consistent_motion"]
+    assert cm["iterations"] <= 3 and cm["marker_rms_warm_start_m"] < 0.01
+    z = np.load(tmp_path / "fit.npz")
+    np.testing.assert_array_equal(z["q"], model.configuration_to_urdf_order(traj.q))
+    np.testing.assert_array_equal(z["vdot"], model.velocity_to_urdf_order(traj.vdot))
+    np.testing.assert_array_equal(z["tau"], model.velocity_to_urdf_order(res.tau))
+    # the optimised motion differs from the per-frame fit (it was moved by the optimiser)
+    assert np.abs(z["q"] - z["q_fit"]).max() > 0
+    fwd = np.load(tmp_path / "forward.npz")
+    np.testing.assert_allclose(fwd["q"][0], z["q"][0], atol=1e-9)
