@@ -333,10 +333,11 @@ closure's); ``bias`` three per slot (a closure's rows; the others' first row onl
 on first use)."""
 IWORK = Sections("DBK_IWORK_SECTIONS", "int", [
     ("act", ("nc",)), ("idn", ("nc",)), ("idt", ("nc",)), ("one", ("nc",)), ("bil", ("nc",)),
-    ("pmode", ("nc",))])
+    ("pmode", ("nc",)), ("prow", (3, "nc"))])
 """Work ints of the C kernel (``one``: the slot is a 1 x 1 block; ``bil``: a closure
 slot's number of bilateral rows, else 0; ``pmode``: the polish's active-set mode of each
-active slot, :data:`POLISH_MODES`)."""
+active slot, :data:`POLISH_MODES`; ``prow``: the last nonzero column of each row of the
+polish's matrix during its elimination)."""
 
 POLISH_MODES = ("off", "slide", "stick", "free", "fixed")
 """The polish's mode of an active slot, by code: a contact without impulse (``off``), sliding

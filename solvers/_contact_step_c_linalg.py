@@ -4,7 +4,7 @@ quaternion to rotation, the exponential-map update of a quaternion, cross and do
 a body-frame pose in world axes (the layout's ``POSE_*`` names), and the block Cholesky
 factor of ``H + h D`` with its solve (the factor below the diagonal, its transpose above,
 the reciprocals of its diagonal on it; the forward substitution starts at the first nonzero
-entry of the right-hand side).
+entry of the right-hand side), and the row update of an elimination.
 """
 from __future__ import annotations
 
@@ -56,6 +56,24 @@ static void world_pose(const double *P, int body, const double *X, double *Xw) {
             Xw[POSE_ROTATION + 3 * i + j] = R[3 * i] * Rx[j] + R[3 * i + 1] * Rx[3 + j] + R[3 * i + 2] * Rx[6 + j];
         Xw[POSE_POSITION + i] = p[i] + R[3 * i] * px[0] + R[3 * i + 1] * px[1] + R[3 * i + 2] * px[2];
     }
+}
+
+/* y[0:n] -= f x[0:n], element by element (two at a time where the compiler has vector
+   types: the same products and differences, so the same bits) */
+static void row_update(double *restrict y, const double *restrict x, double f, int n) {
+    int i = 0;
+#if defined(__GNUC__) || defined(__clang__)
+    typedef double dbk_v2 __attribute__((vector_size(16)));
+    const dbk_v2 fv = {f, f};
+    for (; i + 2 <= n; i += 2) {
+        dbk_v2 a, b;
+        memcpy(&a, y + i, sizeof a);
+        memcpy(&b, x + i, sizeof b);
+        a -= fv * b;
+        memcpy(y + i, &a, sizeof a);
+    }
+#endif
+    for (; i < n; ++i) y[i] -= f * x[i];
 }
 
 /* Cholesky of the symmetric block A[s:s+n, s:s+n] (row-major, lda) into L: the factor

@@ -149,7 +149,7 @@ static int polish(int na, const int *act, const int *it, const int *cands, int n
                   double *co, const double *Jall, const double *Y, const double *bias,
                   const double *vfree, double mu, const double *cfmk, const double *plo,
                   const double *pup, const int *one, const int *bil, double *M, double *x,
-                  double *dsl, int *idn, int *idt, int *mode, const int *blocks,
+                  double *dsl, int *idn, int *idt, int *mode, int *hi, const int *blocks,
                   double *psol, double *vs, double dtol) {
     int nu, j, l, r, s, i, feasible = 0, consistent = 0;
     for (j = 0; j < na; ++j) {
@@ -197,30 +197,40 @@ static int polish(int na, const int *act, const int *it, const int *cands, int n
             const int *ci = cands + CI * it[it[HDR_CONTACT_CANDIDATE] + k], *cc = it + ci[CI_COLUMNS], ncol = ci[CI_NUM_COLUMNS];
             const double *Jk = Jall + 3 * nv * k;
             const int nr = bil[k] ? bil[k] : (idt[j] >= 0 ? 3 : 1);
+            int rows[3];
             for (r = 0; r < nr; ++r) {
-                const int row = r == 0 ? idn[j] : idt[j] + r - 1;
+                const int row = rows[r] = r == 0 ? idn[j] : idt[j] + r - 1;
                 double s0 = 0.0;
                 for (i = 0; i < ncol; ++i) { const int col = cc[COL_SIZE * i + COL_COLUMN]; s0 += Jk[r * nv + col] * vfree[col]; }
                 x[row] = -(s0 + bias[3 * k + r]);
-                for (l = 0; l < na; ++l) {
-                    const int kl = act[l];
-                    if (mode[l] == PM_FIXED) {        /* a one-row block held at a value */
-                        const double pl = dsl[2 * l];
-                        if (pl == 0.0 || !share_block(it, cands, k, kl)) continue;
-                        const double *Yl = Y + 3 * nv * kl;
-                        double t = 0.0;
-                        for (i = 0; i < ncol; ++i) { const int col = cc[COL_SIZE * i + COL_COLUMN]; t += Jk[r * nv + col] * Yl[col]; }
-                        x[row] -= t * pl;
+            }
+            /* the products J_k(r) . Y_l(s) over k's columns, the nr x 3 of them in one pass
+               (each summed in column order) */
+            for (l = 0; l < na; ++l) {
+                const int kl = act[l];
+                const int fixed = mode[l] == PM_FIXED;
+                if (fixed ? dsl[2 * l] == 0.0 : idn[l] < 0) continue;
+                if (!share_block(it, cands, k, kl)) continue;
+                const double *Yl = Y + 3 * nv * kl;
+                const int ns = fixed ? 1 : 3;
+                double D[3][3] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
+                for (i = 0; i < ncol; ++i) {
+                    const int col = cc[COL_SIZE * i + COL_COLUMN];
+                    const double y0 = Yl[col], y1 = Yl[nv + col], y2 = Yl[2 * nv + col];
+                    for (r = 0; r < nr; ++r) {
+                        const double jr = Jk[r * nv + col];
+                        D[r][0] += jr * y0;
+                        if (ns == 3) { D[r][1] += jr * y1; D[r][2] += jr * y2; }
+                    }
+                }
+                for (r = 0; r < nr; ++r) {
+                    const int row = rows[r];
+                    if (fixed) {                  /* a one-row block held at a value */
+                        x[row] -= D[r][0] * dsl[2 * l];
                         continue;
                     }
-                    if (idn[l] < 0 || !share_block(it, cands, k, kl)) continue;
-                    const double *Yl = Y + 3 * nv * kl;
                     double A[3];
-                    for (s = 0; s < 3; ++s) {
-                        double t = 0.0;
-                        for (i = 0; i < ncol; ++i) { const int col = cc[COL_SIZE * i + COL_COLUMN]; t += Jk[r * nv + col] * Yl[s * nv + col]; }
-                        A[s] = t + ((l == j && r == s) ? cfmk[k] : 0.0);
-                    }
+                    for (s = 0; s < 3; ++s) A[s] = D[r][s] + ((l == j && r == s) ? cfmk[k] : 0.0);
                     if (bil[kl]) {                    /* a closure's rows */
                         for (s = 0; s < bil[kl]; ++s) M[row * nu + idn[l] + s] += A[s];
                     } else if (idt[l] >= 0) {
@@ -233,27 +243,43 @@ static int polish(int na, const int *act, const int *it, const int *cands, int n
                 }
             }
         }
-        /* Gaussian elimination with partial pivoting */
+        /* Gaussian elimination with partial pivoting; hi[r] bounds row r's nonzero
+           columns (contacts on disjoint bodies give zero blocks: a stack's rows are
+           banded), so the updates and the back substitution skip exact zeros only */
         double scale = 0.0;
-        for (i = 0; i < nu * nu; ++i) if (fabs(M[i]) > scale) scale = fabs(M[i]);
+        for (r = 0; r < nu; ++r) {
+            int last = r;
+            for (i = 0; i < nu; ++i) {
+                const double a = fabs(M[r * nu + i]);
+                if (a > scale) scale = a;
+                if (a != 0.0 && i > last) last = i;
+            }
+            hi[r] = last;
+        }
         for (int c = 0; c < nu; ++c) {
             int piv = c;
             for (r = c + 1; r < nu; ++r) if (fabs(M[r * nu + c]) > fabs(M[piv * nu + c])) piv = r;
             if (!(fabs(M[piv * nu + c]) > 1e-13 * scale)) return 0;
             if (piv != c) {
-                for (i = 0; i < nu; ++i) { double t = M[c * nu + i]; M[c * nu + i] = M[piv * nu + i]; M[piv * nu + i] = t; }
+                const int e = hi[c] > hi[piv] ? hi[c] : hi[piv];
+                for (i = c; i <= e; ++i) { double t = M[c * nu + i]; M[c * nu + i] = M[piv * nu + i]; M[piv * nu + i] = t; }
                 double t = x[c]; x[c] = x[piv]; x[piv] = t;
+                const int th = hi[c]; hi[c] = hi[piv]; hi[piv] = th;
             }
+            const double pc = M[c * nu + c];
+            const int e = hi[c];
             for (r = c + 1; r < nu; ++r) {
-                double f = M[r * nu + c] / M[c * nu + c];
+                if (M[r * nu + c] == 0.0) continue;
+                double f = M[r * nu + c] / pc;
                 if (f == 0.0) continue;
-                for (i = c; i < nu; ++i) M[r * nu + i] -= f * M[c * nu + i];
+                row_update(M + r * nu + c, M + c * nu + c, f, e - c + 1);
                 x[r] -= f * x[c];
+                if (e > hi[r]) hi[r] = e;
             }
         }
         for (int c = nu - 1; c >= 0; --c) {
             double t = x[c];
-            for (i = c + 1; i < nu; ++i) t -= M[c * nu + i] * x[i];
+            for (i = c + 1; i <= hi[c]; ++i) t -= M[c * nu + i] * x[i];
             x[c] = t / M[c * nu + c];
         }
         /* feasibility; an infeasible slot changes its mode for the next pass */
