@@ -33,10 +33,11 @@ import math
 import warnings
 from typing import Any, Optional
 
-from solvers.errors import CompilerNotFound
+from solvers.errors import CompileError, CompilerNotFound
 from ..errors import SymbolicEvaluationError
 from ._compiled_reuse import CompiledFallbackWarning
 from .compiled import CompiledSimulator
+from ._simulator_events import check_options
 from .integrators import INTEGRATOR_NAMES
 
 __all__ = ["CompiledFallbackWarning", "auto_compiled", "compiled_options"]
@@ -47,13 +48,22 @@ _FIXED_OPTIONAL = ("runge_kutta2", "runge_kutta3")
 
 def compiled_options(kwargs: dict) -> tuple[Optional[dict], str]:
     """The compiled simulator's keyword arguments for the interpreted Simulator's
-    ``kwargs``, or ``(None, reason)`` when an option has no compiled twin."""
+    ``kwargs``, or ``(None, reason)`` when an option has no compiled twin.
+
+    Raises
+    ------
+    ValueError
+        An option the interpreted Simulator refuses too (``accuracy``, ``atol``,
+        ``max_step``, ``witness_tolerance``), with the same message.
+    """
     integrator = kwargs.get("integrator", "runge_kutta3")
     accuracy = kwargs.get("accuracy", 1e-4)
     max_step = kwargs.get("max_step", 0.1)
     atol = kwargs.get("atol")
     if integrator not in INTEGRATOR_NAMES:
         return None, f"integrator {integrator!r} is unknown"
+    check_options(integrator, accuracy, atol, max_step, kwargs.get("fixed_step", False),
+                  kwargs.get("witness_tolerance", 1e-10))
     fixed = integrator in _FIXED_ALWAYS or (kwargs.get("fixed_step", False)
                                             and integrator in _FIXED_OPTIONAL)
     out: dict[str, Any] = {"allow_non_finite_outputs": kwargs.get("allow_non_finite_outputs", False)}
@@ -83,7 +93,7 @@ def auto_compiled(system, context, kwargs: dict, interpreted: type):
         sim = CompiledSimulator(system, context, **options)
         sim.switch_when_asked(interpreted, kwargs)
         return sim
-    except (SymbolicEvaluationError, CompilerNotFound) as exc:
+    except (SymbolicEvaluationError, CompilerNotFound, CompileError) as exc:
         _note(name, str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
         return None
 

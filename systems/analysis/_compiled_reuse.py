@@ -30,6 +30,7 @@ Context, and a simulator's counters in the simulator, so reruns are bitwise iden
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import threading
 import types
@@ -53,6 +54,7 @@ MAX_PROGRAMS = 32
 _ARRAY_INLINE = 4096  # bytes; larger arrays are keyed by their blake2b digest
 _FRAMEWORK_KEYS = frozenset(vars(LeafSystem("reuse_probe")))
 _SCALARS = (str, int, bytes, type(None))
+_HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class defined in Python
 _lock = threading.Lock()
 _programs: "OrderedDict[tuple, Program]" = OrderedDict()
 _stats = {"hits": 0, "misses": 0}
@@ -181,7 +183,9 @@ class _Fingerprint:
                                  for group in s.exported_input_ports))
         groups = tuple((g.start, g.stop, g.step) for g in getattr(s, "discrete_state_groups", ()))
         own = tuple((k, self.value(v)) for k, v in vars(s).items() if k not in _FRAMEWORK_KEYS)
-        return head + (groups, own)
+        # the conversion bakes the abstract state's model values in: they are structure
+        abstract = self.value(list(s.default_abstract_state())) if s.num_abstract_states() else ()
+        return head + (groups, own, abstract)
 
     def port(self, p) -> tuple:
         owner = self.systems.get(id(p.system))
@@ -199,13 +203,13 @@ class _Fingerprint:
             return v if v == v and v != 0.0 else repr(v)
         if t is bool:
             return ("bool", v)
-        if t is np.ndarray:
+        if isinstance(v, np.ndarray):   # subclasses (np.matrix) by type and content too
             if v.dtype == object:
-                return ("objarray", v.shape, tuple(self.value(e) for e in v.ravel()))
+                return ("objarray", t, v.shape, tuple(self.value(e) for e in v.ravel()))
             data = v.tobytes()
             if len(data) > _ARRAY_INLINE:
                 data = hashlib.blake2b(data, digest_size=20).digest()
-            return ("array", v.dtype.str, v.shape, data)
+            return ("array", t, v.dtype.str, v.shape, data)
         if isinstance(v, np.generic):
             return ("scalar", v.dtype.str, v.tobytes())
         if isinstance(v, System) and id(v) in self.systems:  # a leaf of this diagram
@@ -236,12 +240,22 @@ class _Fingerprint:
                     self.value(v.__kwdefaults__), cells)
         if t is types.MethodType:
             return ("method", self.value(v.__func__), self.value(v.__self__))
-        if hasattr(v, "__dict__") or hasattr(type(v), "__slots__"):
+        if t is functools.partial:
+            return ("partial", self.value(v.func), self.value(v.args), self.value(v.keywords))
+        if _plain_class(t) and (hasattr(v, "__dict__") or hasattr(t, "__slots__")):
             slots = tuple((name, self.value(getattr(v, name)))
                           for cls in t.__mro__ for name in getattr(cls, "__slots__", ())
                           if isinstance(name, str) and hasattr(v, name))
             return ("object", t, self.value(getattr(v, "__dict__", {})), slots)
         return self.opaque(v)
+
+
+def _plain_class(t: type) -> bool:
+    """True when every class of ``t``'s MRO but ``object`` is defined in Python: then an
+    instance's content is its ``__dict__`` and slots (a C-level base, like
+    ``functools.partial``'s or ``dict``'s, keeps content the key could not see: such objects
+    are keyed by identity)."""
+    return all(c is object or c.__flags__ & _HEAPTYPE for c in t.__mro__)
 
 
 def _cell_full(cell) -> bool:

@@ -1,6 +1,7 @@
 """Compiled simulators reuse a structure's CasADi conversion and functions (never a stale
 one), and ``Simulator(..., compiled="auto")`` picks the compiled simulator or falls back
 with one note naming the block."""
+import functools
 import threading
 import warnings
 
@@ -260,3 +261,56 @@ def test_a_whole_run_reuses_its_traced_functions_and_driver():
     Simulator(d, c3).advance_to(0.1)  # interpreted
     np.testing.assert_allclose(np.asarray(c2.discrete_state), np.asarray(c3.discrete_state),
                                rtol=0, atol=1e-9)
+
+
+def _decay(k, x):
+    return -k * x
+
+
+class _Gain(np.ndarray):
+    """An ndarray subclass (its content is in the array's buffer, not in a __dict__)."""
+
+
+class _Decay(LeafSystem):
+    """xdot = -k x with k given three ways the conversion bakes in: an abstract state's
+    model value, a functools.partial, or an ndarray subclass."""
+
+    def __init__(self, k, how):
+        super().__init__("decay")
+        self.how = how
+        self.declare_continuous_state(1, initial=[1.0])
+        if how == "abstract":
+            self.declare_abstract_state(k)
+        elif how == "partial":
+            self.f = functools.partial(_decay, k)
+        else:
+            self.gain = np.array([[k]]).view(_Gain)
+        self.declare_output_port("x", 1, lambda c: c.continuous_state, feedthrough=False,
+                                 prerequisites=["continuous_state"])
+
+    def time_derivatives(self, c):
+        x = c.continuous_state
+        if self.how == "abstract":
+            return -c.get_abstract_state(0) * x
+        if self.how == "partial":
+            return self.f(x)
+        return -self.gain[0, 0] * x
+
+
+@pytest.mark.parametrize("how", ["abstract", "partial", "subclass"])
+def test_constants_held_where_the_key_must_look_inside_are_not_reused_stale(how):
+    with empty_table():
+        for k in (1.0, 5.0):
+            sim = Simulator(_Decay(k, how), compiled=True, integrator="cvodes", accuracy=1e-10)
+            sim.advance_to(1.0)
+            assert sim.get_context().continuous_state[0] == pytest.approx(np.exp(-k), rel=1e-6)
+        assert reuse_statistics()["entries"] == 2
+
+
+@pytest.mark.parametrize("kw", [dict(accuracy=-1.0), dict(atol=-1.0), dict(max_step=float("nan"))])
+def test_auto_refuses_the_options_the_interpreted_simulator_refuses(kw):
+    name = next(iter(kw))
+    with pytest.raises(ValueError, match=name):
+        Simulator(_Decay(1.0, "partial"), compiled="auto", **kw)
+    with pytest.raises(ValueError, match=name):
+        Simulator(_Decay(1.0, "partial"), **kw)
