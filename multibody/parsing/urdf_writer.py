@@ -130,7 +130,7 @@ def write_urdf(tree, path: str | os.PathLike | None = None, *, name: str | None 
     if root.type not in ("free", "weld"):
         raise JointError(f"joint '{root.name}': the root joint must be free or weld for URDF "
                          f"export, got '{root.type}'")
-    lines = [f'<?xml version="1.0"?>', f'<robot name={quoteattr(name or tree.name)}>']
+    lines = [f'<?xml version="1.0"?>', f'<robot name={quoteattr(name or tree.model_name)}>']
     has_world = root.type == "weld" and not np.allclose(root.origin, np.eye(4))
     if has_world:
         lines.append('  <link name="world"/>')

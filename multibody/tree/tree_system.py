@@ -95,8 +95,17 @@ class TreeSystem(LeafSystem):
 
     def __init__(self, name: str) -> None:
         super().__init__(_system_name(name))
+        self.model_name = str(name)
         self._block_functions = None
         self._block_declared = False
+
+    def _rename(self, value: str) -> None:
+        LeafSystem.name.fset(self, _system_name(value))
+        self.model_name = str(value)
+
+    name = property(LeafSystem.name.fget, _rename, doc=(
+        "The System name: the model's name (:attr:`model_name`, as the model file spells "
+        "it, used for export) with '.' replaced by '_'; setting it sets both."))
 
     # ------------------------------------------------------------ declarations at finalize
     def _freeze(self) -> None:

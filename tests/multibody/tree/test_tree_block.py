@@ -219,3 +219,18 @@ def test_tree_names_do_not_shadow_the_system_api():
                                                             "__static_attributes__", "__qualname__"}
     assert defined & system_api == set()
     assert set(vars(tree)) & system_api == set()       # no instance attribute hides a method
+
+
+def test_the_model_name_survives_as_the_file_spells_it():
+    urdf = ('<robot name="acme.arm-v1.2"><link name="base"/><link name="l1"><inertial>'
+            '<mass value="1"/><inertia ixx="1" iyy="1" izz="1" ixy="0" ixz="0" iyz="0"/>'
+            '</inertial></link><joint name="j" type="revolute"><parent link="base"/>'
+            '<child link="l1"/><axis xyz="0 0 1"/><limit lower="-1" upper="1" effort="1" '
+            'velocity="1"/></joint></robot>')
+    tree = RigidBodyTree.from_urdf(urdf)
+    assert (tree.name, tree.model_name) == ("acme_arm-v1_2", "acme.arm-v1.2")
+    from multibody.parsing import write_urdf
+    assert '<robot name="acme.arm-v1.2">' in write_urdf(tree)
+    assert RigidBodyTree.from_urdf(write_urdf(tree)).model_name == "acme.arm-v1.2"
+    tree.name = "other.name"                     # the System name stays a valid one
+    assert (tree.name, tree.model_name) == ("other_name", "other.name")
