@@ -284,8 +284,8 @@ class TimeSteppingRigidBodySystem(RigidBodySystemBase):
         self.declare_output_port("generalized_acceleration", nv,
                                  lambda c: self.get_output_port("step").eval(c)
                                  .generalized_acceleration, feedthrough=True)
-        self.declare_abstract_output_port("step", self._calc_step, model_value=None,
-                                          feedthrough=True)
+        self._step_port = self.declare_abstract_output_port(
+            "step", self._calc_step, model_value=None, feedthrough=True)
         self.declare_abstract_output_port("contact_results", self._calc_contacts,
                                           model_value=ContactResults(), feedthrough=True)
         self._declare_sensor_outputs(self._calc_sensor)
@@ -448,7 +448,7 @@ class TimeSteppingRigidBodySystem(RigidBodySystemBase):
     # ------------------------------------------------------------------ callbacks
     def _update(self, context):
         self._numeric(context, "discrete update")
-        sol = self.get_output_port("step").eval(context)
+        sol = self._step_port.eval(context)     # (the port by name: a search per step)
         context.get_memory()["warm_start"] = sol.warm_start      # the committed step's impulses
         return sol.xd_next
 
