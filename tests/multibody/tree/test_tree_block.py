@@ -142,6 +142,16 @@ def test_linearization_is_the_plant_diagram_and_finite_differences():
                         equilibrium_check=False)
         mats.append(lin.A)
     np.testing.assert_array_equal(mats[0], mats[1])
+    # the arm alone, about a moving state under a torque: A, B, C and D all the same
+    lins = []
+    for block in (_arm7(), RigidBodyPlant(_arm7())):
+        ctx = block.create_default_context()
+        ctx.set_continuous_state(x0[:14])
+        block.get_input_port("generalized_force").fix_value(ctx, np.linspace(1.0, -2.0, 7))
+        lins.append(linearize(block, ctx, equilibrium_check=False))
+    for m in ("A", "B", "C", "D"):
+        np.testing.assert_array_equal(getattr(lins[0], m), getattr(lins[1], m))
+    assert np.abs(lins[0].B).max() > 0.1
     # the bare tree about a hanging rest: A = [[0, I], [d vdot/dq, d vdot/dv]]
     tree = _acrobot()
     ctx = tree.create_default_context()
