@@ -117,12 +117,13 @@ static double residual(int na, const int *act, const int *it, const int *cands, 
         const int k = act[j];
         const int *ci = cands + CI * it[it[HDR_CONTACT_CANDIDATE] + k], *cc = it + ci[CI_COLUMNS], ncol = ci[CI_NUM_COLUMNS];
         const double *pk = co + CO_SIZE * k + CO_IMPULSE, *Jk = Jall + 3 * nv * k, *Gk = G + 9 * k;
-        double w[3];
-        for (int r = 0; r < 3; ++r) {
-            double s = 0.0;
-            for (int i = 0; i < ncol; ++i) { const int col = cc[COL_SIZE * i + COL_COLUMN]; s += Jk[r * nv + col] * vel[col]; }
-            w[r] = s + cfmk[k] * pk[r];
+        double w[3], s0 = 0.0, s1 = 0.0, s2 = 0.0;   /* three rows in one pass (each in column order) */
+        for (int i = 0; i < ncol; ++i) {
+            const int col = cc[COL_SIZE * i + COL_COLUMN];
+            const double vc = vel[col];
+            s0 += Jk[col] * vc; s1 += Jk[nv + col] * vc; s2 += Jk[2 * nv + col] * vc;
         }
+        w[0] = s0 + cfmk[k] * pk[0]; w[1] = s1 + cfmk[k] * pk[1]; w[2] = s2 + cfmk[k] * pk[2];
         for (int r = 0; r < 3; ++r) w[r] += bias[3 * k + r];
         double rb = block_residual(pk, w, Gk, mu, one[k] ? 1 : (bil[k] ? 2 : 0), plo[k], pup[k]);
         if (rb > res) res = rb;

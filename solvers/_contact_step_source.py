@@ -280,13 +280,21 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
                     chol_solve_block(L, nv, blocks[BLK_SIZE * bk + BLK_START], blocks[BLK_SIZE * bk + BLK_LENGTH], y);
                 }
             }
+            /* G = J Y^T and J v_free on the candidate's columns, in one pass (each of the
+               twelve sums in column order) */
             double *Gk = G + 9 * k;
-            for (r = 0; r < 3; ++r)
-                for (i = 0; i < 3; ++i) {
-                    double s = 0.0;
-                    for (j = 0; j < ncol; ++j) { const int col = cc[COL_SIZE * j + COL_COLUMN]; s += Jk[r * nv + col] * Yk[i * nv + col]; }
-                    Gk[3 * r + i] = s;
+            double gs[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0}, jv[3] = {0, 0, 0};
+            for (j = 0; j < ncol; ++j) {
+                const int col = cc[COL_SIZE * j + COL_COLUMN];
+                const double y0 = Yk[col], y1 = Yk[nv + col], y2 = Yk[2 * nv + col];
+                const double vc = vfree[col];
+                for (r = 0; r < 3; ++r) {
+                    const double jr = Jk[r * nv + col];
+                    gs[3 * r] += jr * y0; gs[3 * r + 1] += jr * y1; gs[3 * r + 2] += jr * y2;
+                    jv[r] += jr * vc;
                 }
+            }
+            for (i = 0; i < 9; ++i) Gk[i] = gs[i];
             for (r = 0; r < 3; ++r) Gk[4 * r] += cfm;
             cfmk[k] = cfm;
             plo[k] = 0.0;
@@ -296,9 +304,6 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
             bias[3 * k] = (biasmode == 1 || dist > 0) ? dist / h : erp * dist / h;
             bias[3 * k + 1] = bias[3 * k + 2] = 0.0;
             /* scale of the acceptance: |J v_free + b| */
-            double jv[3] = {0, 0, 0};
-            for (r = 0; r < 3; ++r)
-                for (j = 0; j < ncol; ++j) { const int col = cc[COL_SIZE * j + COL_COLUMN]; jv[r] += Jk[r * nv + col] * vfree[col]; }
             jv[0] += bias[3 * k];
             for (r = 0; r < 3; ++r) if (fabs(jv[r]) > bscale) bscale = fabs(jv[r]);
             /* warm start: last step's normal impulse and world friction impulse */
@@ -330,12 +335,13 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
             const int ncol = ci[CI_NUM_COLUMNS];
             double *pk = co + CO_SIZE * k + CO_IMPULSE;
             const double *Jk = Jall + 3 * nv * k, *Yk = Y + 3 * nv * k, *Gk = G + 9 * k;
-            double w[3];
-            for (r = 0; r < 3; ++r) {
-                double s = 0.0;
-                for (i = 0; i < ncol; ++i) { const int col = cc[COL_SIZE * i + COL_COLUMN]; s += Jk[r * nv + col] * vel[col]; }
-                w[r] = s + cfmk[k] * pk[r];
+            double w[3], s0 = 0.0, s1 = 0.0, s2 = 0.0;   /* three rows in one pass (each in column order) */
+            for (i = 0; i < ncol; ++i) {
+                const int col = cc[COL_SIZE * i + COL_COLUMN];
+                const double vc = vel[col];
+                s0 += Jk[col] * vc; s1 += Jk[nv + col] * vc; s2 += Jk[2 * nv + col] * vc;
             }
+            w[0] = s0 + cfmk[k] * pk[0]; w[1] = s1 + cfmk[k] * pk[1]; w[2] = s2 + cfmk[k] * pk[2];
             for (r = 0; r < 3; ++r) w[r] += bias[3 * k + r];
             if (bil[k]) {              /* a closure: its unprojected block solved exactly */
                 double d[3];
