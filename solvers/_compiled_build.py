@@ -113,6 +113,12 @@ def find_compiler(compiler: str | Sequence[str] | None = None) -> list[str] | No
     return None
 
 
+# No fused multiply-add contraction (``-march=native`` would allow it at -O1 and up, but
+# not at -O0): a function's quick and optimised libraries, and every optimisation level,
+# give the same bits, so a run that switches libraries midway stays bitwise reproducible.
+FP_FLAGS = ("-ffp-contract=off",)
+
+
 def auto_flags(source: str) -> tuple[str, ...]:
     """Optimisation flags for generated C code, chosen by its length in lines.
 
@@ -139,7 +145,7 @@ def cache_key(source: str, compiler: Sequence[str], flags: Sequence[str]) -> str
     """sha256 hex digest of everything that determines the library's content."""
     h = hashlib.sha256()
     for part in (f"runtime-v{RUNTIME_VERSION}", sys.platform, platform.machine(),
-                 ca.__version__, "\0".join(compiler), "\0".join(flags), source):
+                 ca.__version__, "\0".join(compiler), "\0".join((*flags, *FP_FLAGS)), source):
         h.update(part.encode())
         h.update(b"\0\1\0")
     return h.hexdigest()
@@ -228,17 +234,17 @@ def compile_library(source: str, target: Path, compiler: Sequence[str],
                 files.append(tmp / f"{target.stem}_unit{k}.c")
                 files[-1].write_text(u)
             objs = [f.with_suffix(".o") for f in files]
-            _run_all([[*compiler, *flags, "-fPIC", "-c", "-o", str(o), str(f)]
+            _run_all([[*compiler, *flags, *FP_FLAGS, "-fPIC", "-c", "-o", str(o), str(f)]
                       for f, o in zip(files, objs)])
-            _run_all([[*compiler, *flags, "-shared", "-fPIC", "-o", str(tmp_so),
+            _run_all([[*compiler, *flags, *FP_FLAGS, "-shared", "-fPIC", "-o", str(tmp_so),
                        *map(str, objs), "-lm"]])
             with open(tmp_c, "a") as out:  # the inspection copy holds every unit
                 for k, u in enumerate(units):
                     out.write(f"\n/* ---- unit {k} (a separate file when compiled) ---- */\n"
                               + u)
         else:
-            _run_all([[*compiler, *flags, "-shared", "-fPIC", "-o", str(tmp_so), str(tmp_c),
-                       "-lm"]])
+            _run_all([[*compiler, *flags, *FP_FLAGS, "-shared", "-fPIC", "-o", str(tmp_so),
+                       str(tmp_c), "-lm"]])
         if not tmp_so.exists():
             raise CompileError(f"the compiler wrote no library {tmp_so}")
         tmp_manifest = tmp / "manifest"

@@ -458,7 +458,14 @@ class CompiledFunction:
                                f"optimised compilation of CasADi function '{self.name}' "
                                f"failed, keeping its quickly compiled library: {exc}")
                 return
-            self._setup_c(rt, compiler)
+            try:
+                self._setup_c(rt, compiler)
+            except Exception as exc:  # noqa: BLE001 - a thread must not die with a traceback
+                _FAILED[key] = str(exc)
+                _warn_once("load:" + self.name + ":" + str(exc),
+                           f"the optimised library of CasADi function '{self.name}' could not "
+                           f"be loaded, keeping its quickly compiled library: {exc}")
+                return
             self.optimized = True
 
         self._final_thread = threading.Thread(target=work, daemon=True,
