@@ -8,7 +8,12 @@ Conventions
 -----------
 * A *vector* is a 1-D numpy array of shape ``(n,)`` or a CasADi column ``(n, 1)``.
 * A function given any CasADi argument returns a CasADi value; given only numpy
-  (or Python numbers) it returns numpy.
+  (or Python numbers) it returns numpy, except that the elementwise functions
+  (``sin`` ... ``fabs``) give a Python ``float`` for a Python ``float`` (``math``'s result,
+  the same value as numpy's up to the last bit of rounding; several times cheaper).
+  Arithmetic on those floats follows Python's rules: ``1.0 / ops.sin(0.0)`` raises
+  ``ZeroDivisionError`` (numpy would give ``inf`` with a warning); inside a block's callback
+  that surfaces as a ``SystemCallbackError`` naming the block, never as a silent ``inf``.
 
 Examples
 --------
