@@ -67,7 +67,9 @@ class InterpretedFallback:
     Under ``Simulator(..., compiled="auto")`` a call switches the simulator, in place, to the
     interpreted :class:`~systems.analysis.Simulator` on the same context (from its current
     time and state, logs kept) with one :class:`CompiledFallbackWarning`, and then does what
-    was asked; under ``compiled=True`` it raises ``TypeError`` naming the method.
+    was asked; under ``compiled=True`` it raises ``TypeError`` naming the method. The
+    interpreted simulator's statistics (``get_num_steps_taken``, ``get_statistics``) count
+    from the switch.
     """
 
     _fallback: Optional[tuple] = None  # (interpreted class, its keyword arguments)
