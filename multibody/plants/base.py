@@ -182,6 +182,38 @@ class RigidBodySystemBase(LeafSystem):
                 tau = t if tau is None else tau + t
         return tau
 
+    def get_input_port(self, name_or_index=None):
+        """An input port by name or index; with no argument the only input a user must
+        connect (the one actuator's command: the optional applied-force inputs aside), as
+        Drake's ``get_input_port()`` gives the only port.
+
+        Raises
+        ------
+        ValueError, IndexError
+            No such port, or no argument while there are several required inputs (the
+            message lists the ports).
+        """
+        if name_or_index is None:
+            required = [p for p in self.input_ports if not p.optional]
+            if len(required) == 1:
+                return required[0]
+        return super().get_input_port(name_or_index)
+
+    def get_output_port(self, name_or_index=None):
+        """An output port by name or index; with no argument the one sensor output when the
+        plant has exactly one (its state and contact results are asked for by name).
+
+        Raises
+        ------
+        ValueError, IndexError
+            No such port, or no argument while the plant has no single sensor output.
+        """
+        if name_or_index is None:
+            sensor_ports = getattr(self, "sensor_ports", {})
+            if len(sensor_ports) == 1:
+                return super().get_output_port(next(iter(sensor_ports)))
+        return super().get_output_port(name_or_index)
+
     def actuator_input_port(self, actuator):
         """The plant's input port carrying ``actuator``'s ``command`` (an actuator block of
         this plant, or its name).

@@ -30,6 +30,8 @@ def test_motor_command_and_sensor_output_are_the_default_ports():
     required = [(p.name, p.size) for p in plant.input_ports if not p.optional]
     assert required == [("motor", 1)]                 # the motor's command (volts)
     assert plant.actuator_input_port(motor) is plant.get_input_port("motor")
+    assert plant.get_input_port() is plant.get_input_port("motor")       # the default ports
+    assert plant.get_output_port() is plant.get_output_port("encoder")
     assert plant.actuator_input_port("motor") is plant.get_input_port("motor")
     out = plant.sensor_output_port(encoder)
     assert out is plant.get_output_port("encoder") and out.size == 4
