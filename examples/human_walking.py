@@ -79,16 +79,15 @@ import numpy as np
 
 from multibody.models import human_model
 from multibody.visualization import Visualizer, show_run
-from multibody.motion import (ConsistentMotion, ContactError, ContactInverseDynamics, Floor,
-                              MarkerFitter, estimate_floor, fit_segment_scales, joint_work,
-                              smooth_trajectory)
+from multibody.motion import (ContactError, ContactInverseDynamics, Floor, MarkerFitter,
+                              estimate_floor, fit_segment_scales, joint_work, smooth_trajectory)
 from sensors import MarkerData, read_c3d
 from _plotting import pyplot, save_figure
 from _viewer import add_viewer_arguments, viewer_options
 from _cli import script_parser
 from _synthetic_walk import walk_configurations
-from _human_experiments import (build_forward_pass, forward_pass, noise_protocol,
-                                plot_noise_protocol)
+from _human_experiments import (build_forward_pass, consistent_motion, forward_pass,
+                                noise_protocol, plot_noise_protocol, residual_force_rms)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(os.path.dirname(HERE), "tests", "data")
@@ -172,12 +171,6 @@ def inverse_dynamics(model, t, Q, cutoff, floor=None, progress=None):
             print(f"  {e}; using the level floor z = {floor.point[2]:.3f} m")
     cid.floor = floor
     return traj, cid.solve(traj, progress=progress), floor, cid
-
-
-def residual_force_rms(res, sl=slice(None)) -> float:
-    """RMS over the frames ``sl`` of the pelvis residual force (N): columns 3:6 of the
-    residual wrench ``[torque; force]``."""
-    return float(np.sqrt(np.mean(np.sum(res.residual[sl, 3:] ** 2, axis=1))))
 
 
 def joint_angle_rms_deg(tree, Qa, Qb, sl=slice(None)) -> float:
@@ -480,31 +473,9 @@ def main(argv=None) -> dict:
     # 5b. the dynamically consistent motion: one trajectory optimisation over the trial
     consistent = bool(args.c3d) if args.consistent is None else args.consistent
     if consistent:
-        cm = ConsistentMotion(tree, list(zip(fitter.marker_names, fitter.marker_bodies,
-                                             fitter.marker_offsets)),
-                              model.foot_contact_points, floor=floor, friction=0.8,
-                              knot_interval=args.knot_interval, contact_band=(0.04, 0.07),
-                              max_iterations=args.consistent_iterations)
-        out = cm.solve(t, X, fit.q)
-        traj, res = out.trajectory, out.inverse_dynamics     # the independent check's forces
-        after = residual_force_rms(res, sl)
-        report.update({"residual_force_rms_after_n": after,
-                       "marker_rms_after_m": out.marker_rms,
-                       "consistent_motion": {
-                           "residual_force_rms_after_whole_n": residual_force_rms(res),
-                           "residual_force_rms_before_whole_n": residual_force_rms(res0),
-                           "optimiser_residual_force_rms_n": float(np.sqrt(np.mean(np.sum(
-                               out.residual[:, 3:] ** 2, axis=1)))),
-                           "residual_torque_rms_after_nm": float(np.sqrt(np.mean(np.sum(
-                               res.residual[sl, :3] ** 2, axis=1)))),
-                           "marker_rms_warm_start_m": out.marker_rms_before,
-                           "mean_vertical_grf_over_weight": float(
-                               res.grf[sl, 2].mean() / res.weight),
-                           "status": out.status, "iterations": int(out.iterations),
-                           "seconds": out.seconds, "knot_interval_s": args.knot_interval}})
-        print(f"consistent motion ({out.status}, {out.iterations} iterations, "
-              f"{out.seconds:.0f} s): pelvis residual force RMS over the strides "
-              f"{res_rms:.2f} -> {after:.2f} N, marker RMS {1e3 * out.marker_rms:.2f} mm")
+        traj, res, keys = consistent_motion(model, fitter, t, X, fit.q, floor, res0, sl,
+                                            args.knot_interval, args.consistent_iterations)
+        report.update(keys)
 
     # 6. the forward pass: the walk simulated from its torques, the pelvis not actuated
     fwd = None
