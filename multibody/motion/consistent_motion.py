@@ -72,7 +72,7 @@ from solvers.progress import ProgressLine
 from .contact_inverse_dynamics import (ContactInverseDynamics, ContactInverseDynamicsResult,
                                        Floor, estimate_floor)
 from .errors import ContactError, MarkerSetError, TrajectoryError
-from .marker_set import marker_set_arrays
+from .marker_set import marker_set_arrays, marker_weight_array
 from .smoothing import JointTrajectory
 from .spline_hessian import HessianCallback, SplineBlockHessian
 from .spline_motion import VQDOT_JOINT_TYPES, UniformBSpline, spline_state
@@ -259,10 +259,7 @@ class ConsistentMotion:
         self.marker_names, self.marker_bodies, self.marker_offsets = \
             marker_set_arrays(tree, markers, who)
         M = len(self.marker_names)
-        w = np.ones(M) if marker_weights is None else np.asarray(marker_weights, float).ravel()
-        if w.shape != (M,) or not np.all(np.isfinite(w)) or np.any(w < 0):
-            raise MarkerSetError(f"{who}: marker_weights must be {M} finite numbers >= 0, got "
-                                 f"{marker_weights!r}")
+        w = marker_weight_array(marker_weights, M, who)
         self.marker_weights = w
         scales = {"knot_interval": knot_interval, "marker_scale": marker_scale,
                   "residual_force_scale": residual_force_scale,

@@ -45,7 +45,7 @@ import numpy as np
 from solvers.compiled import CompiledFunction
 from solvers.progress import ProgressLine
 from .errors import MarkerFitError, MarkerSetError, warn
-from .marker_set import marker_set_arrays
+from .marker_set import marker_set_arrays, marker_weight_array
 
 __all__ = ["MarkerFitter", "MarkerFitResult"]
 
@@ -181,10 +181,7 @@ class MarkerFitter:
         self.marker_names, self.marker_bodies, self.marker_offsets = \
             marker_set_arrays(tree, markers, who)
         M = len(self.marker_names)
-        w = np.ones(M) if marker_weights is None else np.asarray(marker_weights, float).ravel()
-        if w.shape != (M,) or not np.all(np.isfinite(w)) or np.any(w < 0):
-            raise MarkerSetError(f"{who}: marker_weights must be {M} finite numbers >= 0, got "
-                                 f"{marker_weights!r}")
+        w = marker_weight_array(marker_weights, M, who)
         self.marker_weights = w
         pw = np.asarray(prior_weight, float)
         if pw.shape not in ((), (tree.nv,)) or not np.all(np.isfinite(pw)) or np.any(pw < 0):

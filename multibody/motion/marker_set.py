@@ -14,7 +14,7 @@ import numpy as np
 
 from .errors import MarkerSetError
 
-__all__ = ["marker_set_arrays"]
+__all__ = ["marker_set_arrays", "marker_weight_array"]
 
 
 def marker_set_arrays(tree, markers: Sequence, who: str = "marker set"
@@ -71,3 +71,33 @@ def marker_set_arrays(tree, markers: Sequence, who: str = "marker set"
     if not names:
         raise MarkerSetError(f"{who}: no markers given")
     return names, bodies, np.array(offsets)
+
+
+def marker_weight_array(weights, count: int, who: str = "marker set",
+                        error: type = MarkerSetError) -> np.ndarray:
+    """Per-marker weights checked: ``(count,)`` finite numbers >= 0 (None: all ones).
+
+    Parameters
+    ----------
+    weights : (count,) array_like or None
+    count : int
+        Number of markers M.
+    who : str
+        How the message names the caller.
+    error : type
+        The exception raised (a :class:`~multibody.motion.MotionError`).
+
+    Returns
+    -------
+    (M,) ndarray
+
+    Raises
+    ------
+    MarkerSetError (or ``error``)
+        Wrong size, a non-finite or negative weight; the message names ``who``.
+    """
+    w = np.ones(count) if weights is None else np.asarray(weights, float).ravel()
+    if w.shape != (count,) or not np.all(np.isfinite(w)) or np.any(w < 0):
+        raise error(f"{who}: marker_weights must be {count} finite numbers >= 0, got "
+                    f"{weights!r}")
+    return w

@@ -63,7 +63,7 @@ import numpy as np
 from solvers.compiled import CompiledFunction
 from .errors import ScalingError
 from .marker_fit import MarkerFitter
-from .marker_set import marker_set_arrays
+from .marker_set import marker_set_arrays, marker_weight_array
 
 __all__ = ["ScalingError", "ScalingResult", "fit_segment_scales", "bone_lengths",
            "scaled_marker_kinematics"]
@@ -506,10 +506,7 @@ def fit_segment_scales(model, positions: Any, frames: Optional[Sequence[int]] = 
     if not (0 < lo_s < 1 < hi_s < np.inf):
         raise ScalingError(f"{who}: scale_bounds must satisfy 0 < lo < 1 < hi, got "
                            f"{scale_bounds!r}")
-    w = np.ones(M) if marker_weights is None else np.asarray(marker_weights, float).ravel()
-    if w.shape != (M,) or not np.all(np.isfinite(w)) or np.any(w < 0):
-        raise ScalingError(f"{who}: marker_weights must be {M} finite numbers >= 0, got "
-                           f"{marker_weights!r}")
+    w = marker_weight_array(marker_weights, M, who, error=ScalingError)
     all_segments = list(model.skeleton.segments)
     chosen = all_segments if segments is None else list(segments)
     unknown = [n for n in chosen if n not in model.skeleton.segments]
