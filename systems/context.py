@@ -538,11 +538,6 @@ class DiagramContext(Context):
         self._invalidate_all()
 
 
-def _copy_abstract(value):
-    import copy
-    return copy.deepcopy(value)
-
-
 def _build_tables(root: Context) -> dict:
     """Invalidation tables of a root context.
 
