@@ -51,8 +51,8 @@ import numpy as np
 import scipy.integrate
 
 from ..errors import StepSizeError
-from ._bogacki_shampine import controlled_step as _bs3_step
 from ._bogacki_shampine import list_valued as _list_valued
+from ._bogacki_shampine import unrolled_step as _bs3_unrolled
 from ._dopri import DormandPrinceStepper
 from ._float_sums import frozen as _frozen
 from ._float_sums import lincomb as _lincomb
@@ -246,6 +246,26 @@ class RungeKuttaStepper(Stepper):
         self._b_nz = tuple((j, v) for j, v in enumerate(tb.b) if v != 0.0)
         self._e_nz = None if self._e is None else tuple((j, v) for j, v in enumerate(self._e)
                                                         if v != 0.0)
+        # error-controlled Bogacki-Shampine on a small state: the written-out step, made
+        # for the state's size at the first reset
+        self._bs3 = self._bs3_n = None
+        self._bs3_ok = self.error_controlled and tableau is RUNGE_KUTTA3
+
+    def _bs3_for(self, n: int):
+        """The written-out Bogacki-Shampine step for ``n`` entries (None: the generic path)."""
+        if self._bs3_n != n:
+            self._bs3_n = n
+            self._bs3 = None if not 0 < n <= SMALL_STATE else _bs3_unrolled(
+                n, self._f_list or _list_valued(self.f), self._rejected,
+                error_weights=tuple(w for _, w in self._e_nz), exponent=self._exponent,
+                max_step=self.max_step, atol=self.atol, rtol=self.rtol, stretch=_STRETCH,
+                name=self.tableau.name)
+        return self._bs3
+
+    def _rejected(self, h: float) -> None:
+        """A try of the written-out step was rejected; ``h`` is the next one's size."""
+        self.num_rejected += 1
+        self._h = h
 
     def reset(self, t, x) -> None:
         super().reset(t, x)
@@ -279,6 +299,20 @@ class RungeKuttaStepper(Stepper):
     # -------------------------------------------------------------- stepping
     def step(self, t_limit: float) -> None:
         t, x = self.t, self.x
+        if self._bs3_ok:
+            bs3 = self._bs3 if self._bs3_n == x.shape[0] else self._bs3_for(x.shape[0])
+            if bs3 is not None:   # small state: the written-out step, the same numbers
+                k0 = self._k0
+                if k0 is None:
+                    k0 = self.f(t, x)
+                    k0 = k0.tolist() if type(k0) is np.ndarray else \
+                        np.asarray(k0, dtype=float).tolist()
+                if self._h is None:
+                    self._h = self._initial_step(t, x, np.array(k0))
+                t_new, x_new, k_new, self._h = bs3(t, x, k0, t_limit, self._h)
+                self.t_prev, self.x_prev, self._k0_prev = t, x, k0
+                self.t, self.x, self._k0 = t_new, x_new, k_new
+                return
         k0 = self._k0 if self._k0 is not None else self.f(t, x)
         if x.shape[0] <= SMALL_STATE:
             if type(k0) is not list:
@@ -287,13 +321,6 @@ class RungeKuttaStepper(Stepper):
                 h, t_new = self._fixed_h(t, t_limit, self.max_step)
                 ks, xi = self._stages_list(t, x.tolist(), h, k0, self._n_sol)
                 x_new, k_new = _frozen(_lincomb(x.tolist(), *_weighted(h, self._b_nz, ks))), None
-            elif self.tableau is RUNGE_KUTTA3:   # written out, the same numbers
-                if self._h is None:
-                    self._h = self._initial_step(t, x, np.array(k0))
-                t_new, x_new, k_new = _bs3_step(
-                    t, x, k0, t_limit, f=self._f_list or _list_valued(self.f), next_h=self._next_h,
-                    adapt=self._adapt, error_weights=tuple(w for _, w in self._e_nz),
-                    max_step=self.max_step, atol=self.atol, rtol=self.rtol, stretch=_STRETCH)
             else:
                 t_new, x_new, k_new = self._controlled_step_list(t, x, k0, t_limit)
             self.t_prev, self.x_prev, self._k0_prev = t, x, k0
@@ -330,9 +357,6 @@ class RungeKuttaStepper(Stepper):
             norm = _rms(err / scale)
             if self._adapt(norm, h, t, t_new == t_limit, h_min):
                 return t_new, x_new, k_last
-
-    def _next_h(self) -> float:
-        return self._h
 
     def _adapt(self, norm: float, h: float, t: float, on_limit: bool, h_min: float) -> bool:
         """Accept the step of size ``h`` (error ``norm``) or not; set the next step size."""
