@@ -95,18 +95,37 @@ def test_the_scaled_model_reproduces_the_fitted_markers(trial_fit):
 
 def test_misplaced_markers_over_a_trial(nominal, subject):
     """Markers 1 cm (per axis, random) away from their nominal places, 10 % of the samples
-    occluded: over 30 frames of motion the joint centres fix the bone lengths, still within
-    1 mm."""
+    occluded, every offset free (``fixed_offsets=()``, the feet's too): over 30 frames of
+    motion the joint centres fix the bone lengths, still within 1 mm."""
     rng = np.random.default_rng(7)
     o = np.array([m[2] for m in subject.markers]) + rng.normal(scale=0.01, size=(16, 3))
     moved = subject.scaled({}, marker_offsets=o)
     X = capture(moved, random_poses(moved, 30, seed=2))
     X[rng.random(X.shape[:2]) < 0.1] = np.nan                 # 10 % of the samples occluded
-    res = fit_segment_scales(nominal, X, scale_prior=1e-3)
+    res = fit_segment_scales(nominal, X, scale_prior=1e-3, fixed_offsets=())
     assert_bones_within(res.model.tree, subject.tree, 1e-3)
     assert res.marker_rms < 2e-4
     assert np.isnan(res.marker_errors).sum() == np.isnan(X[..., 0]).sum()
     assert np.max(np.abs(res.offset_corrections)) > 0.01       # the offsets moved
+
+
+def test_foot_offsets_held_by_default(trial_fit, nominal, subject):
+    """By default the markers on the contact segments (the feet) keep their nominal placement
+    on the scaled segment (correction exactly 0) while the others move; ``fixed_offsets``
+    names the held segments explicitly (here the pelvis instead), and an unknown segment is
+    refused."""
+    X, res = trial_fit
+    bodies = [m[1] for m in nominal.markers]
+    feet = set(nominal.foot_contact_points)
+    on_feet = np.array([b in feet for b in bodies])
+    assert on_feet.any() and (~on_feet).any()
+    assert np.all(res.offset_corrections[on_feet] == 0.0)
+    held = fit_segment_scales(nominal, X[:8], fixed_offsets=["pelvis"], max_iterations=5)
+    on_pelvis = np.array([b == "pelvis" for b in bodies])
+    assert np.all(held.offset_corrections[on_pelvis] == 0.0)
+    assert np.any(held.offset_corrections[on_feet] != 0.0)
+    with pytest.raises(ScalingError, match=r"fixed_offsets names unknown segments \['femur'\]"):
+        fit_segment_scales(nominal, X, fixed_offsets=["femur"])
 
 
 def test_static_pose_with_nominal_offsets(nominal, subject):
