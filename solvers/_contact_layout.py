@@ -173,11 +173,14 @@ HEADER = Record("HDR", [
     ("blocks", 1), ("joints", 1), ("free", 1), ("candidates", 1), ("contact_candidate", 1),
     ("reach", 1), ("ancestors", 1),
     # offsets into the double table
-    ("cand_doubles", 1), ("reach_radii", 1), ("damping", 1)])
+    ("cand_doubles", 1), ("reach_radii", 1), ("damping", 1),
+    # 1: the input's closure elimination (cproj, cpv) applies
+    ("closure_projection", 1)])
 """Header of the int table ``it``: counts (``num_candidates`` geometry pairs, ``num_contacts``
 contact slots: the dimension ``nc`` of the buffers), then absolute offsets of the sub-tables
 in ``it`` (``contact_candidate``: per contact slot, the index of its candidate) and of the
-candidates' doubles, the reach radii and ``h D`` in ``dt``."""
+candidates' doubles, the reach radii and ``h D`` in ``dt``; ``closure_projection`` 1 when the
+input's ``cproj``, ``cpv`` eliminate loop closures (see :data:`INPUT`)."""
 
 BLOCK = Record("BLK", [("start", 1), ("length", 1)])
 """A decoupled velocity block (a subtree hanging from the world)."""
@@ -306,10 +309,16 @@ kernel compiles)."""
 INPUT = Sections("DBK_IN_SECTIONS", "const double", [
     ("scal", (SCALARS,)), ("q", ("nq",)), ("v", ("nv",)), ("tau", ("nv",)),
     ("H", ("nv", "nv")), ("c", ("nv",)), ("P", (POSE, "nb")), ("S", (6, "nv")),
-    ("warm", (WARM, "nc")), ("cphi", (3, "nc")), ("cJ", (3, "nc", "nv"))])
+    ("warm", (WARM, "nc")), ("cphi", (3, "nc")), ("cJ", (3, "nc", "nv")),
+    ("cproj", ("nv", "nv")), ("cpv", ("nv",))])
 """The input buffer: scalars, ``q``, ``v``, ``tau``, ``H`` (row-major), ``c = C -
 tau_passive``, the poses ``P``, the world-axes motion columns ``S = [W; U]`` (6 x nv), the
-warm start."""
+warm start, the closure candidates' ``phi`` and ``J``, and the loop closures' elimination
+(read only when the header's ``closure_projection`` is 1): the affine map ``v -> cproj v +
+cpv`` (``cproj`` row-major) that the kernel applies to the free velocity, and ``cproj`` alone
+to each row of ``M^-1 J^T`` of a contact or one-dof row, so that the contact problem is
+posed on the closures' constrained Delassus operator (the map is written per step by
+``multibody.plants._ts_closures``)."""
 OUTPUT = Sections("DBK_OUT_SECTIONS", "double", [
     ("qn", ("nq",)), ("vn", ("nv",)), ("tauc", ("nv",)), ("acc", ("nv",)),
     ("stat", (STATUS,)), ("imp", (3, "nc")), ("wout", (WARM, "nc")),

@@ -203,6 +203,9 @@ def contact_step(it: np.ndarray, dt: np.ndarray, inp: np.ndarray, out: np.ndarra
     for i in range(nfree):
         vs = it[of + FREE.size * i + FREE.V_START]
         vfree[vs + 3:vs + 6] += h * np.cross(v[vs:vs + 3], v[vs + 3:vs + 6])
+    cproj = sec["cproj"].reshape(nv, nv) if it[hd.CLOSURE_PROJECTION] else None
+    if cproj is not None:       # loop closures eliminated: v_free -> cproj v_free + cpv
+        vfree = cproj @ vfree + sec["cpv"]
     # 3. margin
     sp = []
     for i in range(nreach):
@@ -280,6 +283,8 @@ def contact_step(it: np.ndarray, dt: np.ndarray, inp: np.ndarray, out: np.ndarra
         obl = ocol + COLUMN.size * ncol            # count, then the touched blocks
         bl = it[obl + 1:obl + 1 + it[obl]]
         Y = np.array([solve(J[r], bl) for r in range(3)])
+        if cproj is not None:
+            Y = Y @ cproj.T
         G = J @ Y.T + cfm * np.eye(3)
         bias = dist / h if (mode == 1 or dist > 0) else erp * dist / h
         jv = J @ vfree
@@ -322,6 +327,8 @@ def contact_step(it: np.ndarray, dt: np.ndarray, inp: np.ndarray, out: np.ndarra
         bl = it[obl + 1:obl + 1 + it[obl]]
         Y = np.zeros((3, nv))
         Y[0] = solve(J[0], bl)
+        if cproj is not None:
+            Y[0] = cproj @ Y[0]
         cfm_k = (cd[JF_DOUBLES.CFM] if fric else cd[JL_DOUBLES.CFM]) / h
         G = np.zeros((3, 3))
         G[0, 0] = sg * Y[0, vi] + cfm_k

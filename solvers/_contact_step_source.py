@@ -22,7 +22,7 @@ from ._contact_step_c_pgs import SOURCE as PGS_SOURCE
 
 __all__: list[str] = []  # private module
 
-VERSION = 18
+VERSION = 19
 
 _TEMPLATE = r"""
 #include <math.h>
@@ -39,6 +39,18 @@ typedef char dbk_narrow_phase_work_fits[(sizeof(cl_work) <= 8 * NARROW_PHASE_WOR
    statically indeterminate stacks (box on box: 4 corners each), where the polish on its
    active set is exact */
 #define POLISH_EVERY 50
+
+/* y = A y (+ b when b is not NULL), A n x n row-major, through tmp: the loop closures'
+   elimination (the layout's cproj, cpv) */
+static void affine_map(const double *A, const double *b, int n, double *y, double *tmp) {
+    for (int i = 0; i < n; ++i) {
+        const double *a = A + (size_t)i * n;
+        double s = b ? b[i] : 0.0;
+        for (int j = 0; j < n; ++j) s += a[j] * y[j];
+        tmp[i] = s;
+    }
+    memcpy(y, tmp, n * sizeof(double));
+}
 
 /*@LINALG@*/
 /*@PGS@*/
@@ -88,6 +100,10 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
         cross3(v + vs, v + vs + 3, a);
         for (i = 0; i < 3; ++i) vfree[vs + 3 + i] += h * a[i];
     }
+    /* 2b. loop closures eliminated (header closure_projection): v_free -> cproj v_free + cpv,
+       and below each row of M^-1 J^T -> cproj (M^-1 J^T) (the constrained Delassus) */
+    const int cproj_on = it[HDR_CLOSURE_PROJECTION];
+    if (cproj_on) affine_map(cproj, cpv, nv, vfree, tmp);
 
     /* 3. speculative margin: margin + h (s1 + s2), the two largest speed bounds */
     double s1 = 0.0, s2 = 0.0;
@@ -187,6 +203,7 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
             const int *bl = it + ci[CI_COLUMNS] + COL_SIZE * ci[CI_NUM_COLUMNS];
             for (j = 0; j < bl[0]; ++j)
                 chol_solve_block(L, nv, blocks[BLK_SIZE * bl[1 + j] + BLK_START], blocks[BLK_SIZE * bl[1 + j] + BLK_LENGTH], Yk);
+            if (cproj_on) affine_map(cproj, NULL, nv, Yk, tmp);
             for (i = 0; i < 9; ++i) Gk[i] = 0.0;
             cfmk[k] = (fric ? cd[CD_JF_CFM] : cd[CD_JL_CFM]) / h;
             Gk[0] = sg * Yk[vi] + cfmk[k];
@@ -279,6 +296,7 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
                     const int bk = bl[1 + j];
                     chol_solve_block(L, nv, blocks[BLK_SIZE * bk + BLK_START], blocks[BLK_SIZE * bk + BLK_LENGTH], y);
                 }
+                if (cproj_on) affine_map(cproj, NULL, nv, y, tmp);
             }
             /* G = J Y^T and J v_free on the candidate's columns, in one pass (each of the
                twelve sums in column order) */
