@@ -1,23 +1,48 @@
-"""Loop closures in the compiled step (private to :mod:`multibody.plants`).
+r"""Loop closures in the compiled step (private to :mod:`multibody.plants`).
 
 The two-frame bilateral blocks of :mod:`multibody.constraints.closure` (ball, weld, distance,
-point-on-line) are ``closure`` candidates of the contact kernel (``solvers.contact_step``'s
-layout): each block's ``m`` rows are ``ceil(m / 3)`` slots of up to three rows. Every step
-one compiled function of ``q`` gives the position errors ``phi`` and Jacobians ``J`` of all
-closures (from the blocks' public ``kinematic_terms(q, None)``), which are written into the
-kernel's input sections ``cphi``, ``cJ`` (in the slots' layout, two slices); the kernel
-solves each slot as an unprojected block with the bias ``erp phi / h`` and the block's
-cfm, as the pivoting step's ``BILATERAL`` rows have them.
+point-on-line) are eliminated exactly before the contact problem (:class:`ClosureElimination`).
+Every step one compiled function of ``q`` gives the position errors ``phi`` and Jacobians
+``J_c`` of all closures (from the blocks' public ``kinematic_terms(q, None)``); with
+``M = H + h D`` (``H`` with MuJoCo's Euler damping split) and ``X = M^-1 J_c^T``,
+``S = J_c X + diag(cfm / h)`` and the closures' bias ``b = erp phi / h``, the closures hold
+
+.. math::
+
+    v = v_f + X \lambda, \qquad J_c v + \mathrm{diag}(cfm / h) \lambda + b = 0
+    \;\Rightarrow\; \lambda = -S^+ (J_c v_f + b),
+
+for any velocity ``v_f`` (the free velocity plus the contacts' response ``M^-1 J^T p``).
+The kernel is handed the affine map ``v -> (I - X S^+ J_c) v - X S^+ b``
+(``solvers.contact_step``'s input sections ``cproj``, ``cpv``), which it applies to its free
+velocity and to each row of ``M^-1 J^T`` of its contact and one-dof rows: its PGS and polish
+then solve the contacts on the constrained Delassus operator
+``J (M^-1 - X S^+ X^T) J^T + diag(cfm / h)`` (the Schur complement of the closure rows, as
+the pivoting step's ``solve_impulses`` forms it), and its velocity satisfies the closures
+exactly (to round-off) whatever the contact impulses. After the kernel the closures'
+impulses are ``lambda = -S^+ (J_c v_free + b + X^T J^T p)`` (:meth:`ClosureStep.finish`).
+
+``S^+`` is the pseudo-inverse from a symmetric eigendecomposition: eigenvalues at or below
+:data:`ELIMINATION_RCOND` times the largest are dropped, so redundant closure rows (a planar
+four-bar's ball closure has a row that is identically zero, a mechanism's closures can be
+dependent) get the minimum-norm impulse, as the pivoting step's pseudo-inverse of ``A_ee``
+gives them.
 
 After the kernel integrated ``q_n``, the rigid closures (no spring, ``cfm = 0``) are
 post-stabilized as the pivoting step does (:func:`multibody.plants._ts_projection.
 project_positions`: Gauss-Newton steps ``dq = -M^-1 J^T (J M^-1 J^T)^-1 phi(q_n)``, mass
 matrix ``H + h D`` of the step's start; Cline & Pai 2003). Where every joint moves as
 ``q + dv`` (``nv <= 64``), :class:`ClosureProjection` does the same steps in one compiled
-call that also gives the closure terms at the projected positions (the next step's kernel
-input), so a step with closures has no numpy work of its own.
+call that also gives the closure terms at the projected positions (the next step's input).
+
+:class:`ClosureTerms` also gives ``phi`` and ``J`` in the layout of the kernel's ``closure``
+candidates (up to three rows per slot), which the tables no longer create: the closures are
+eliminated instead (a contact's friction row can repeat a closure's row, an indeterminate
+split that a PGS over both does not resolve).
 """
 from __future__ import annotations
+
+from typing import Optional
 
 import casadi as ca
 import numpy as np
@@ -29,6 +54,12 @@ from ..constraints import BallConstraint, DistanceConstraint, PointOnLineConstra
 from ..tree import Joint
 
 __all__: list[str] = []  # private module
+
+ELIMINATION_RCOND = 1e-12
+"""Relative cut of ``S = J_c M^-1 J_c^T + diag(cfm / h)``'s eigenvalues in the closures'
+elimination (module docstring): an eigenvalue at or below ``ELIMINATION_RCOND`` times the
+largest is a redundant direction of the closure rows (its impulse is zero), as the pivoting
+step's pseudo-inverse (``rcond=1e-12``) treats it."""
 
 CLOSURE_BLOCKS = (BallConstraint, WeldConstraint, DistanceConstraint, PointOnLineConstraint)
 """The blocks the kernel takes as ``closure`` candidates."""
@@ -130,16 +161,22 @@ class ClosureTerms:
         self._last = (q.tobytes(), terms)
 
 
-def closure_rows_index(slots: list) -> np.ndarray:
-    """The flat row ``3 k + i`` of each stacked closure row in the kernel's input sections
-    ``cphi`` (3 nc,) and ``cJ`` (3 nc, nv), so that one indexed assignment writes the
-    closures' ``phi`` (m,) and ``J`` (m, nv); ``slots``: per slot ``(k, r0, nr)`` (slot,
-    first row, row count)."""
-    out = []
-    for k, r0, nr in slots:
-        out.extend((r0 + i, 3 * k + i) for i in range(nr))
-    out.sort()
-    return np.array([d for _, d in out], dtype=np.intp)
+def closure_block_groups(tree, closures, mask: np.ndarray, block_of: np.ndarray) -> dict:
+    """The velocity blocks the closures' elimination couples: ``{block: group}``, each group
+    the set of blocks linked through closures (connected components of the blocks of both
+    frames' ancestor columns, ``mask`` (N, nv) the bodies' ancestor columns, ``block_of``
+    (nv,) each column's block). A row of ``M^-1 J^T`` mapped by the elimination reaches
+    every block of its group (the kernel's touched blocks of a candidate)."""
+    group: dict = {}
+    for blk in closures:
+        ia, ib = closure_bodies(tree, blk)
+        cols = np.flatnonzero((mask[ia] != 0) | (mask[ib] != 0))
+        g = {int(block_of[c]) for c in cols}
+        for b in list(g):
+            g |= group.get(b, set())
+        for b in g:
+            group[b] = g
+    return group
 
 
 def project_closures(terms: ClosureTerms, rigid: np.ndarray, integrate, qn: np.ndarray,
@@ -303,3 +340,112 @@ class ClosureProjection:
         q = out[:self.nq]
         self.terms.remember(q, (out, self.nq))
         return q
+
+
+class ClosureStep:
+    """One step's closure elimination (:meth:`ClosureElimination.prepare`): the closure terms
+    at the step's start and what :meth:`finish` needs for the closures' impulses.
+
+    Attributes
+    ----------
+    terms : tuple
+        The closure terms at ``q`` (:class:`ClosureTerms`' output).
+    phi : ndarray, shape (m,)
+    J : ndarray, shape (m, nv)
+    bias : ndarray, shape (m,)
+        ``erp phi / h`` per row.
+    cfm : ndarray, shape (m,)
+    impulses : ndarray, shape (m,) or None
+        ``lambda`` once :meth:`finish` ran.
+    """
+
+    __slots__ = ("terms", "phi", "J", "bias", "cfm", "X", "Splus", "a", "h", "impulses")
+
+    def __init__(self, terms, phi, J, bias, cfm, X, Splus, a, h) -> None:
+        self.terms, self.phi, self.J, self.bias, self.cfm = terms, phi, J, bias, cfm
+        self.X, self.Splus, self.a, self.h = X, Splus, a, h
+        self.impulses = None
+
+    def finish(self, tauc: np.ndarray) -> np.ndarray:
+        """The closures' impulses ``lambda = -S^+ (J_c v_free + b + X^T J^T p)`` from the
+        kernel's contact force ``tauc = J^T p / h`` (nv,), which gets ``J_c^T lambda / h``
+        added in place (the step's total constraint force, as the pivoting step's
+        ``J^T p / h`` over every row). Returns ``lambda`` (m,)."""
+        lam = -(self.Splus @ (self.a + self.X.T @ (self.h * tauc)))
+        tauc += self.J.T @ lam / self.h
+        self.impulses = lam
+        return lam
+
+
+class ClosureElimination:
+    """The loop closures' exact elimination before the contact problem (module docstring):
+    per step, the kernel's affine map ``(cproj, cpv)`` and the closures' impulses after it.
+
+    Parameters
+    ----------
+    terms : ClosureTerms
+    tree : RigidBodyTree
+        Its free joints' velocity ranges give the free velocity's rotating-frame term.
+    """
+
+    def __init__(self, terms: ClosureTerms, tree) -> None:
+        self.terms, self.nv = terms, tree.nv
+        fv = [j.v_start for j in tree.joints if j.type == "free"]
+        self._ang = np.array([[s, s + 1, s + 2] for s in fv], dtype=np.intp).reshape(-1, 3)
+        self._lin = self._ang + 3
+        self._eye = np.eye(tree.nv)
+        self._rows = (None, None, None)
+
+    def _row_softening(self, values: tuple) -> tuple:
+        """Per stacked row ``(erp, cfm)`` from the closures' ``((erp, cfm), ...)``."""
+        key, erp, cfm = self._rows
+        if key != values:
+            rows = self.terms.rows
+            erp = np.repeat([float(e) for e, _ in values], rows)
+            cfm = np.repeat([float(c) for _, c in values], rows)
+            self._rows = (values, erp, cfm)
+        return erp, cfm
+
+    def prepare(self, q: np.ndarray, v: np.ndarray, tau: np.ndarray, H: np.ndarray,
+                c: np.ndarray, damping_h: Optional[np.ndarray], softening: tuple, h: float,
+                cproj: np.ndarray, cpv: np.ndarray) -> Optional[ClosureStep]:
+        """Write the step's map into ``cproj`` (nv, nv) and ``cpv`` (nv,) and return its
+        :class:`ClosureStep`, or None when ``M`` is singular (the kernel then reports it).
+
+        Parameters
+        ----------
+        q, v, tau : ndarray
+            The step's start and its generalized force (actuation and applied forces).
+        H : ndarray, shape (nv, nv)
+        c : ndarray, shape (nv,)
+            ``C(q, v) - tau_passive`` (the kernel's input ``c``).
+        damping_h : ndarray, shape (nv,), or None
+            ``h D`` added to ``H`` (None with MuJoCo's Euler split: ``M = H``).
+        softening : tuple of (erp, cfm)
+            Each closure block's, in the plant's order.
+        h : float
+        """
+        terms = self.terms(q)
+        phi, J = self.terms.stacked(terms)
+        M = H if damping_h is None else H + np.diag(damping_h)
+        try:
+            X = np.linalg.solve(M, J.T)
+        except np.linalg.LinAlgError:
+            return None
+        erp, cfm = self._row_softening(softening)
+        bias = erp * phi / h
+        S = J @ X
+        S[np.diag_indices_from(S)] += cfm / h
+        w, V = np.linalg.eigh(0.5 * (S + S.T))
+        top = float(w[-1]) if w.size else 0.0
+        keep = w > ELIMINATION_RCOND * top
+        Vk = V[:, keep]
+        Splus = (Vk / w[keep]) @ Vk.T
+        K = X @ Splus
+        cproj[:] = self._eye - K @ J
+        cpv[:] = -(K @ bias)
+        vf = v.copy()                       # v + h (0, w x v) at free joints
+        if self._ang.shape[0]:
+            vf[self._lin] += h * np.cross(v[self._ang], v[self._lin])
+        a = J @ vf + X.T @ (h * (tau - c)) + bias      # J_c v_free + b
+        return ClosureStep(terms, phi, J, bias, cfm, X, Splus, a, h)

@@ -6,10 +6,10 @@ with the default friction cone and no per-geometry margins, and any number of
 softening; each side of a limit is a ``joint_limit`` candidate of the kernel: one
 unilateral row, activated, biased and softened as the block's own time-stepping rows) and
 :class:`~multibody.constraints.JointFrictionConstraint` blocks (each velocity coordinate a
-``joint_friction`` candidate: one box row ``|p| <= h F`` with the block's cfm), and,
-without a contact block, loop closures (ball, weld, distance, point-on-line: ``closure``
-candidates of up to three bilateral rows whose ``phi`` and ``J`` one compiled function of
-``q`` gives each step, post-stabilized after the step as the pivoting step does;
+``joint_friction`` candidate: one box row ``|p| <= h F`` with the block's cfm), and loop
+closures, with or without contact (ball, weld, distance, point-on-line: eliminated exactly
+before the contact problem by an affine map of the kernel's free velocity and contact
+responses, their impulses recovered after it, post-stabilized as the pivoting step does;
 :mod:`._ts_closures`), and every joint integrates as
 ``q + h v`` or by the exponential map of a quaternion (ball, free), a step is two calls: the
 plant's compiled dynamics/kinematics function ``(q, v) -> (H, c, P, S)`` (one vector) and the C kernel of
@@ -104,12 +104,6 @@ def unsupported_reason(tree, constraints, damping_scheme: str = "implicit") -> O
         return ("the compiled step needs one PointContactConstraint block (with any joint "
                 "limits and joint friction) or joint limits and joint friction only, got "
                 + (", ".join(describe_block(c) for c in contacts) or "none"))
-    if closures and contacts:
-        return (", ".join(describe_block(c) for c in closures) + " with contact "
-                f"'{contacts[0].name}': the compiled step takes closures without contacts (a "
-                "contact's friction row parallel to a closure's row splits their force "
-                "indeterminately, which the kernel's residual test does not fix; the pivoting "
-                "step eliminates the closure rows)")
     for j in tree.joints:
         if j.nq and joint_type(j) is None:
             return f"joint '{j.name}' ({j.type}) has nq != nv"
@@ -152,14 +146,16 @@ def run_kernel(tab: CompiledContactStep, t: float, xd: np.ndarray, tau: np.ndarr
     sc.in_tau[:] = tau
     sc.in_dyn[:] = dyn
     H = sc.in_H
-    closure_phi = None
-    if tab.closures:
-        closure_phi = terms = tab.closure_terms(xd[:nq])      # (block_rows reads phi)
-        if terms is not sc.closure_written:      # (the same terms are still in the input)
-            a, b = tab.closure_span
-            sc.in_cphi_rows[a:b], sc.in_cJ_flat[a * nv:b * nv] = \
-                tab.closure_terms.padded_terms(terms)
-            sc.closure_written = terms
+    closure = None
+    if tab.closures:         # eliminated exactly: the kernel's affine map (_ts_closures)
+        euler = scalars[L.SCALARS.EULER_DAMPING]
+        closure = tab.elimination.prepare(
+            xd[:nq], xd[nq:nq + nv], tau, H, sc.in_c,
+            None if euler else tab.dt[tab.it[L.HEADER.DAMPING]:],
+            sc.limit_values[len(tab.limits) + len(tab.frictions):], tab.h, sc.in_cproj,
+            sc.in_cpv)
+        if closure is None:
+            return StepFailure("a velocity block of H + h D is not positive definite")
     if warm is None:
         sc.in_w[:] = 0.0
     elif warm.keys is tab.warm_keys:    # this plant's kernel wrote it: same entries
@@ -186,6 +182,8 @@ def run_kernel(tab: CompiledContactStep, t: float, xd: np.ndarray, tau: np.ndarr
             f"the kernel did not converge: residual {residual:.3g} > tolerance "
             f"{scalars[L.SCALARS.TOL]:.3g} after {sweeps} PGS sweeps and the polish, "
             f"{na} active contacts")
+    if closure is not None:                        # the closures' impulses, force
+        closure.finish(out[tab.o_tauc:tab.o_tauc + nv])
     if tab.closures and tab.project is not None:   # the pivoting step's projection
         euler = scalars[L.SCALARS.EULER_DAMPING]
 
@@ -216,12 +214,12 @@ def run_kernel(tab: CompiledContactStep, t: float, xd: np.ndarray, tau: np.ndarr
         impulses = [out[a:a + 3 * na]]
         n_points = na
     else:                      # built on first access (most steps never look at them)
-        impulses = LazyRows(lambda: tab.block_impulses(co), len(tab.blocks))
+        impulses = LazyRows(lambda: tab.block_impulses(co, closure), len(tab.blocks))
         n_points = 0
         if npc:
             n_points = int(np.count_nonzero(co[:npc, _CO.ACTIVE]))
     lv = sc.limit_values
-    rows = LazyRows(lambda: [block_rows(tab, b, co, Jall, scalars, lv, closure_phi)
+    rows = LazyRows(lambda: [block_rows(tab, b, co, Jall, scalars, lv, closure)
                              for b in tab.blocks], len(tab.blocks))
     geoms, h = tab.geoms, tab.h
     m_rows = 3 * n_points + (na - n_points) + tab.closure_rows

@@ -43,19 +43,18 @@ class LazyRows(Sequence):
 
 
 def block_rows(step: CompiledContactStep, blk, co: np.ndarray, Jall: np.ndarray,
-                scalars: tuple, limit_values: tuple, closure_phi=None):
-    """The rows of constraint block ``blk`` in the step (the contact block's, or a limit
-    block's active sides); ``closure_phi``: the closure terms of the step's start (as
-    ``step.closure_terms`` gives them)."""
+                scalars: tuple, limit_values: tuple, closure=None):
+    """The rows of constraint block ``blk`` in the step (the contact block's, a limit
+    block's active sides, or a closure's rows); ``closure``: the step's closure elimination
+    (:class:`~._ts_closures.ClosureStep`: the closure terms at the step's start)."""
     if blk is step.contact:
         return contact_rows(step, co, Jall, scalars)
     if isinstance(blk, CLOSURE_BLOCKS):              # every row, bilateral, erp phi / h
         i = step.closures.index(blk)
         erp, cfm = limit_values[len(step.limits) + len(step.frictions) + i]
-        J = np.concatenate([Jall[k, :nr, :] for k, _, nr in step.closure_slots[i]])
-        r0 = sum(step.closure_terms.rows[:i])
-        phi = step.closure_terms.stacked(closure_phi)[0][r0:r0 + J.shape[0]].copy()
-        return ConstraintRows.make(J.copy(), erp * phi / step.h, BILATERAL, cfm=cfm, phi=phi)
+        J = step.closure_block_slice(closure.J, blk).copy()
+        phi = step.closure_block_slice(closure.phi, blk).copy()
+        return ConstraintRows.make(J, erp * phi / step.h, BILATERAL, cfm=cfm, phi=phi)
     a, b = step.one_dof_slots(blk)
     act = a + np.flatnonzero(co[a:b, _CO.ACTIVE])
     nv = step.nv

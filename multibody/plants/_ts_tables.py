@@ -7,21 +7,25 @@ Tables (``it``, int32; offsets are absolute indices into ``it``), every field by
 the layout (``solvers.contact_step.layout``) gives it:
 
 * header (``HEADER``): counts, the offsets of the sub-tables in ``it`` and of the
-  candidates' doubles, the reach radii and the damping ``h D`` in ``dt``;
+  candidates' doubles, the reach radii and the damping ``h D`` in ``dt``, and
+  ``closure_projection`` (1 with loop closures: they are no candidates but eliminated
+  exactly before the contact problem by the per-step affine map of
+  :class:`~._ts_closures.ClosureElimination`);
 * blocks (``BLOCK``): the decoupled velocity blocks (subtrees hanging from the world);
 * joints (``JOINT``, types ``JOINT_TYPES``), free joints (``FREE``);
 * candidates: the geometry pairs with a moving body, then the joint-limit sides (block by
   block, each block's sides in its site order: lower sides first), then the joint-friction
-  coordinates (block by block, in row order; bound ``h F`` and cfm in ``dt``), then the
-  closures (block by block, each block's rows three to a slot; erp and cfm in ``dt``; its
-  columns those of both bodies' ancestors); ``CANDIDATE_INTS`` ints
+  coordinates (block by block, in row order; bound ``h F`` and cfm in ``dt``);
+  ``CANDIDATE_INTS`` ints
   each (the common fields, then the kind's: the two shape kinds; a side's coordinate,
   velocity and sign), and ``CANDIDATE_DOUBLES`` doubles in ``dt`` (the shapes' poses in
   their bodies' frames and parameters; a side's bound, margin, erp and cfm: the defaults of
   the block's parameters here, a context's own values in its scratch copy of ``dt``); a
   candidate's column list
   (``COLUMN`` entries of ``mask[B] - mask[A]``) followed by the count and indices of the
-  velocity blocks it touches; per contact slot its candidate (``contact_candidate``);
+  velocity blocks it touches (with closures: also every block a closure links to one of
+  them, :func:`~._ts_closures.closure_block_groups`); per contact slot its candidate
+  (``contact_candidate``);
 * reach bodies and, per body, its ancestor columns (``ANCESTORS``).
 """
 from __future__ import annotations
@@ -36,7 +40,8 @@ from solvers.contact_step import layout as L
 
 from ..constraints import JointFrictionConstraint, JointLimitConstraint, PointContactConstraint
 from ..geometry import Box, Capsule, Cylinder, Ellipsoid, Halfspace, Mesh, Sphere
-from ._ts_closures import CLOSURE_BLOCKS, ClosureTerms, closure_bodies, closure_rows_index
+from ._ts_closures import (CLOSURE_BLOCKS, ClosureElimination, ClosureTerms,
+                           closure_block_groups)
 
 __all__ = ["CompiledContactStep", "Scratch", "shape_description", "joint_type", "limit_softening",
            "friction_values", "friction_coordinates", "ONE_DOF_BLOCKS"]
@@ -45,7 +50,6 @@ _CO = L.CANDIDATE_OUT
 _SP, _SPI, _SPD = L.KIND["shape_pair"].code, L.SP_INTS, L.SP_DOUBLES
 _JL, _JLI, _JLD = L.KIND["joint_limit"].code, L.JL_INTS, L.JL_DOUBLES
 _JF, _JFI, _JFD = L.KIND["joint_friction"].code, L.JF_INTS, L.JF_DOUBLES
-_CL, _CLI, _CLD = L.KIND["closure"].code, L.CL_INTS, L.CL_DOUBLES
 _WARM_PARTS = ("n", "fx", "fy", "fz")          # a contact slot's warm-start entries (WARM)
 _NARROW_PHASE_STATUS = {-1: "the pair was refused (unsupported or malformed shape)",
                         -2: "EPA could not start (degenerate shape)",
@@ -142,8 +146,8 @@ class CompiledContactStep:
     tree : RigidBodyTree
     constraints : PointContactConstraint or sequence of constraint blocks
         The plant's constraint blocks (at most one PointContactConstraint, any number of
-        JointLimitConstraint and JointFrictionConstraint, closures without a contact
-        block; :func:`unsupported_reason` accepts them).
+        JointLimitConstraint and JointFrictionConstraint, and closures;
+        :func:`unsupported_reason` accepts them).
     kernel : solvers.contact_step.ContactStepKernel
     h : float
     damping_h : ndarray, shape (nv,)
@@ -239,40 +243,14 @@ class CompiledContactStep:
             self.friction_slots.append((first, len(slot_cand)))
             rows = L.CANDIDATE_DOUBLES * np.arange(n0, len(cand_i))
             self.friction_soft.append((rows + _JFD.BOUND, rows + _JFD.CFM))
-        # closures: ceil(m / 3) slots of up to three rows each, after the frictions' (keys:
-        # block, slot); closure_slots: per block its (slot, first row, rows) in the stacked
-        # rows of closure_terms
-        self.closure_slots, self.closure_soft, r0 = [], [], 0
+        # closures: no candidates; eliminated exactly before the contact problem (the
+        # kernel's affine map, written per step by ClosureElimination: _ts_closures)
         self.closure_terms = ClosureTerms(tree, self.closures) if self.closures else None
+        self.elimination = (ClosureElimination(self.closure_terms, tree) if self.closures
+                            else None)
         self._rigid_memo: dict = {}         # rigid_rows by the softening values
-        for blk, m in zip(self.closures, self.closure_terms.rows if self.closures else ()):
-            n0, mine = len(cand_i), []
-            ia, ib = closure_bodies(tree, blk)
-            for i, a in enumerate(range(0, m, 3)):
-                nr = min(3, m - a)
-                ci = np.zeros(L.CANDIDATE_INTS, int)
-                ci[common.KIND], ci[common.FIRST_CONTACT], ci[common.NUM_CONTACTS] = \
-                    _CL, len(slot_cand), 1
-                ci[common.BODY_A], ci[common.BODY_B], ci[_CLI.NUM_ROWS] = ia, ib, nr
-                mine.append((len(slot_cand), r0 + a, nr))
-                slot_cand.append(len(cand_i))
-                cand_i.append(ci)
-                cand_d.append(np.zeros(L.CANDIDATE_DOUBLES))
-                keys.extend((blk.name, i, "closure", part) for part in _WARM_PARTS)
-            r0 += m
-            self.closure_slots.append(mine)
-            rows = L.CANDIDATE_DOUBLES * np.arange(n0, len(cand_i))
-            self.closure_soft.append((rows + _CLD.ERP, rows + _CLD.CFM))
-        # the closures' slots are the last: their places in the cphi / cJ input sections are
-        # one span, in the order of closure_terms' slot layout
-        idx = closure_rows_index([x for sl in self.closure_slots for x in sl])
-        k0 = len(slot_cand) - sum(len(sl) for sl in self.closure_slots)
-        self.closure_span = (3 * k0, len(slot_cand) * 3)
-        if self.closures and not np.array_equal(idx, 3 * k0 + self.closure_terms.padded):
-            raise AssertionError("closure slots are not the kernel's last candidates in the "
-                                 "order of ClosureTerms.padded")
-        self.closure_rows = sum(m - len(sl) for m, sl in zip(
-            self.closure_terms.rows if self.closures else (), self.closure_slots))
+        self.closure_rows = sum(self.closure_terms.rows) if self.closures else 0
+        self.closure_soft: list = []        # (their erp, cfm: per step, not in dt)
         self.warm_keys = tuple(keys)
         self.slot_coordinate = np.array(
             [-1] * self.num_pair_slots
@@ -319,6 +297,7 @@ class CompiledContactStep:
         block_of = np.zeros(nv, int)
         for k, (a, b) in enumerate(blocks):
             block_of[a:b] = k
+        closure_group = closure_block_groups(tree, self.closures, mask, block_of)
         common = L.CANDIDATE_COMMON
         for k, ci in enumerate(cand_i):
             if ci[common.KIND] == _JL:      # the side's one column, with its sign
@@ -327,14 +306,15 @@ class CompiledContactStep:
             elif ci[common.KIND] == _JF:    # the coordinate's one column
                 dm = np.zeros(nv, int)
                 dm[ci[_JFI.VELOCITY]] = 1
-            elif ci[common.KIND] == _CL:    # both bodies' ancestor columns
-                dm = ((mask[ci[common.BODY_A]] != 0) | (mask[ci[common.BODY_B]] != 0)).astype(int)
             else:
                 dm = mask[ci[common.BODY_B]] - mask[ci[common.BODY_A]]
             cols = np.flatnonzero(dm)
             off = put([x for col in cols
                        for x in record(L.COLUMN, column=col, sign=int(dm[col]))])
-            touched = sorted({int(block_of[col]) for col in cols})
+            touched = {int(block_of[col]) for col in cols}
+            for blk_ in list(touched):      # the closures' map couples their blocks
+                touched |= closure_group.get(blk_, set())
+            touched = sorted(touched)
             put([len(touched)] + touched)
             ci[common.COLUMNS], ci[common.NUM_COLUMNS] = off, len(cols)
             it[cand_off + L.CANDIDATE_INTS * k: cand_off + L.CANDIDATE_INTS * (k + 1)] = \
@@ -351,7 +331,8 @@ class CompiledContactStep:
         counts = dict(nq=nq, nv=nv, num_bodies=N, num_candidates=npairs, num_contacts=nc,
                       num_blocks=len(blocks),
                       num_joints=len(joints), num_free=len(frees),
-                      max_sweeps=int(max_sweeps), num_reach=len(reach_idx))
+                      max_sweeps=int(max_sweeps), num_reach=len(reach_idx),
+                      closure_projection=int(bool(self.closures)))
         for name, val in counts.items():
             it[hd.offsets[name]] = val
         dt = np.concatenate([np.array(cand_d).ravel() if npairs else np.zeros(0),
@@ -381,9 +362,11 @@ class CompiledContactStep:
         self.n_work = L.WORK.total(**dims)
         self.n_iwork = L.IWORK.total(**dims) + 1
 
-    def block_impulses(self, co: np.ndarray) -> list:
+    def block_impulses(self, co: np.ndarray, closure=None) -> list:
         """Per constraint block (plant order) the impulses of its active rows: the contact
-        block's normals, then its (t1, t2) pairs; a limit block's active sides in order."""
+        block's normals, then its (t1, t2) pairs; a limit block's active sides in order; a
+        closure block's rows (from ``closure``, the step's
+        :class:`~._ts_closures.ClosureStep`)."""
         out = []
         npc = self.num_pair_slots
         for blk in self.blocks:
@@ -392,14 +375,18 @@ class CompiledContactStep:
                 p = co[act][:, _CO.slice("impulse")]
                 out.append(np.concatenate([p[:, 0], p[:, 1:].ravel()]))
             elif isinstance(blk, CLOSURE_BLOCKS):
-                sl = self.closure_slots[self.closures.index(blk)]
-                out.append(np.concatenate([co[k, _CO.IMPULSE:_CO.IMPULSE + nr]
-                                           for k, _, nr in sl]))
+                out.append(self.closure_block_slice(closure.impulses, blk).copy())
             else:
                 a, b = self.one_dof_slots(blk)
                 act = a + np.flatnonzero(co[a:b, _CO.ACTIVE])
                 out.append(co[act, _CO.IMPULSE].copy())
         return out
+
+    def closure_block_slice(self, stacked: np.ndarray, blk) -> np.ndarray:
+        """The rows of closure block ``blk`` in the closures' stacked rows ``stacked``."""
+        i = self.closures.index(blk)
+        r0 = sum(self.closure_terms.rows[:i])
+        return stacked[r0:r0 + self.closure_terms.rows[i]]
 
     def one_dof_slots(self, blk) -> tuple:
         """The contact slots ``[a, b)`` of a joint-limit or joint-friction block."""
@@ -477,11 +464,8 @@ class Scratch:
                 and sec["P"][1] == sec["S"][0]):
             raise ImportError("the kernel's input sections H, c, P, S are not adjacent")
         self.in_w = view["warm"]
-        self.in_cphi = view["cphi"].reshape(nc, 3)
-        self.in_cJ = view["cJ"].reshape(nc, 3, nv)
-        self.in_cphi_rows = view["cphi"]    # flat: closure_span (times nv) addresses them
-        self.in_cJ_flat = view["cJ"]
-        self.closure_written = None        # the closure terms last written into them
+        self.in_cproj = view["cproj"].reshape(nv, nv)   # the closures' elimination
+        self.in_cpv = view["cpv"]
         self.scalars = None                # the SCALARS last written into in_s
         self.work = np.zeros(step.n_work)
         self.iwork = np.zeros(step.n_iwork, dtype=np.int32)
