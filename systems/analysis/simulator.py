@@ -383,14 +383,17 @@ class Simulator:
                 if self._stepper is None or boundary - t <= 4.0 * ulp(t if t > 1.0 else (
                         -t if t < -1.0 else 1.0)):
                     t1 = boundary
-                    self._set_time(t1)
+                    self._loader.set_time(t1)
                     if self._stepper is not None:  # a step below time resolution: no integration
                         self._stepper.reset(t1, self._stepper.x)
                     elif witnesses:
                         t1, hits = events.isolate_on_time(t, t1, self._witness_tol,
-                                                          self._set_time)
-                else:
-                    t1, hits = self._integrate_step(boundary)
+                                                          self._loader.set_time)
+                else:   # when nothing runs between steps, the steps up to the next stop
+                    t1, hits = self._integrate_step(boundary, None if (
+                        witnesses or per_step_pub or events.any_per_step_update or bar.enabled
+                        or self._monitor is not None or self._rate > 0.0) else (
+                        t_event, t_final, stats))
                 stats["steps"] += 1
                 # one comparison when no periodic event is due (merge tolerance inlined)
                 due = events.due(t1) if t_event <= t1 + 1e-12 * max(1.0, abs(t1)) else ()
@@ -481,29 +484,15 @@ class Simulator:
         self._sim_start = self._context.time
         self._rejected_before = -(self._stepper.num_rejected if self._stepper is not None else 0)
 
-    def _load(self, t: float, x: np.ndarray) -> None:
-        """Put (t, x) into the context (x is copied once and shared read-only by the leaves)."""
-        self._loader.load(t, x)
-
-    def _set_time(self, t: float) -> None:
-        self._loader.set_time(t)
-
-    def _make_derivative_function(self) -> Callable[[float, np.ndarray], np.ndarray]:
-        """``f(t, x) -> xdot`` over the context: the place a compiled mode plugs in.
-
-        The interpreted mode loads (t, x) into the context (fast path, no per-leaf copy)
-        and calls ``system.eval_time_derivatives``; a non-finite derivative raises
-        :class:`NonFiniteStateError` naming the system and the index.
-        """
-        return derivative_function(self._system, self._context, self._loader, self._nfev,
-                                   self._faults)
-
     def _restart_stepper(self) -> None:
         if self._nx == 0:
             self._stepper = None
             return
         if self._stepper is None:
-            f = self._make_derivative_function()
+            # f(t, x) -> xdot: loads (t, x) (x shared read-only by the leaves), calls the
+            # leaves' time_derivatives; a non-finite derivative raises NonFiniteStateError
+            f = derivative_function(self._system, self._context, self._loader, self._nfev,
+                                    self._faults)
             map_v = partition = None
             if self._integrator_name == "semi_explicit_euler":
                 system, root = self._system, self._context
@@ -538,16 +527,30 @@ class Simulator:
         self._events.refresh_guards()
 
     # ================================================================== integration
-    def _integrate_step(self, boundary: float):
+    def _integrate_step(self, boundary: float, stop=None):
+        """One integrator step toward ``boundary``; with ``stop = (t_event, t_final, stats)``
+        (nothing runs between steps: no witness, per-step event, monitor, realtime rate or
+        progress line) the steps :meth:`advance_to` would take in one go, until one ends where
+        it has something to do (``t_final``, an event due within the merge tolerance, within
+        time's resolution of ``boundary``); each counted but that last, each state checked,
+        the context loaded with the last one only (nobody reads it in between)."""
         st = self._stepper
         t0, x0 = st.t, st.x
+        isfinite, ulp, small = math.isfinite, math.ulp, self._nx <= 32
         try:
-            st.step(boundary)
-            t1, x1 = st.t, st.x
-            self._faults.check_state(t1, x1, t0)
+            while True:
+                st.step(boundary)
+                t1, x1 = st.t, st.x
+                if not isfinite(sum(x1.tolist()) if small else float(x1.sum())):
+                    self._faults.check_state(t1, x1, t0)
+                if stop is None or t1 >= stop[1] or stop[0] <= t1 + 1e-12 * max(1.0, abs(t1)) or \
+                        boundary - t1 <= 4.0 * ulp(t1 if t1 > 1.0 else -t1 if t1 < -1.0 else 1.0):
+                    break
+                stop[2]["steps"] += 1
+                t0, x0 = t1, x1
             xs = self._first_slot.continuous_state   # x1 itself, or a slice of it
             if self._context.time != t1 or (xs is not x1 and xs.base is not x1):
-                self._load(t1, x1)  # (else the last stage was evaluated at (t1, x1) itself)
+                self._loader.load(t1, x1)  # (else the last stage was evaluated at (t1, x1) itself)
             hits: Tuple = ()
             events = self._events
             if events.witnesses:
@@ -557,10 +560,10 @@ class Simulator:
                 else:
                     events.guard_values = g1
         except StepSizeError as exc:
-            self._load(t0, x0)
+            self._loader.load(t0, x0)
             raise SimulationError(f"simulating '{self._system.name}': {exc}") from exc
         except BaseException:
-            self._load(t0, x0)  # the context keeps the last accepted state
+            self._loader.load(t0, x0)  # the context keeps the last accepted state
             raise
         return t1, hits
 
@@ -582,10 +585,10 @@ class Simulator:
         st, events = self._stepper, self._events
         g0 = events.guard_values
         b, gb = events.isolate(t0, t1, g1, self._witness_tol,
-                               lambda m: self._load(m, st.state_at(m)))
+                               lambda m: self._loader.load(m, st.state_at(m)))
         xb = st.state_at(b)
         self._faults.check_state(b, xb, t0)
-        self._load(b, xb)
+        self._loader.load(b, xb)
         self._restart_stepper()  # the step ends at b, not where the integrator went
         events.guard_values = gb
         return b, events.triggered(g0, gb)
