@@ -74,18 +74,25 @@ def _unary(np_fun, ca_fun, math_fun=None):
     # A plain Python float goes through ``math`` (a few times cheaper than a numpy ufunc on
     # a scalar; the same value up to the last bit of rounding) and stays a Python float;
     # where ``math`` refuses (a domain or range error, e.g. sin(inf), log(-1)) numpy's
-    # answer (nan/inf, with numpy's warning) is returned as before.
-    def f(x):
-        if type(x) is float and math_fun is not None:
-            try:
-                return math_fun(x)
-            except (ValueError, OverflowError):
-                return np_fun(x)
+    # answer (nan/inf, with numpy's warning) is returned as before. The float test comes
+    # first and alone: it is the call a model's numeric evaluation makes.
+    def general(x):
         if type(x) in _SCALAR_TYPES or type(x) is np.ndarray and x.dtype != object:
             return np_fun(x)
         if is_casadi(x) or is_symbolic(x):
             return ca_fun(_as_casadi(x))
         return np_fun(x)
+
+    if math_fun is None:
+        f = general
+    else:
+        def f(x):
+            if type(x) is float:
+                try:
+                    return math_fun(x)
+                except (ValueError, OverflowError):
+                    return np_fun(x)
+            return general(x)
     f.__name__ = np_fun.__name__
     f.__doc__ = f"Elementwise ``{np_fun.__name__}`` for numpy and CasADi values."
     return f
@@ -151,14 +158,28 @@ def vertcat(*parts: Any):
     Returns a 1-D numpy array of shape ``(sum n_i,)`` when every part is numeric,
     otherwise a CasADi column.
     """
-    for p in parts:   # fast path: Python floats (a loop: cheaper than all() of a generator)
-        if type(p) is not float:
-            break
-    else:
-        if parts:
-            return _ARRAY(parts)
+    if parts and type(parts[0]) is float and type(parts[-1]) is float:
+        # The usual numeric call, Python floats (a model's ``ops.entries`` arithmetic): one
+        # array made at once, no test per part. A float64 result means every part was a
+        # number (a part of any other shape next to a scalar is refused, a CasADi value
+        # makes an object array); anything else takes the general path below.
+        try:
+            out = _ARRAY(parts)
+        except (TypeError, ValueError):
+            out = None
+        if out is not None and out.dtype is _FLOAT64:
+            return out
+    return _vertcat_general(parts)
+
+
+def _vertcat_general(parts: tuple):
     if not parts:
         return np.zeros(0)
+    for p in parts:   # numeric vectors only (a model's q and v, say): one concatenation
+        if type(p) is not _NDARRAY or p.dtype is not _FLOAT64 or p.ndim != 1:
+            break
+    else:
+        return np.concatenate(parts)
     if all(type(p) in _SCALAR_TYPES for p in parts):
         return np.array(parts, dtype=float)
     if any(is_symbolic(p) or isinstance(p, SYMBOLIC_TYPES) for p in parts):
