@@ -11,6 +11,16 @@ __all__ = ["Gain", "MatrixGain", "Integrator", "LinearSystem", "AffineSystem",
            "FirstOrderLowPassFilter"]
 
 
+_NDARRAY = np.ndarray
+
+
+def _times(M: np.ndarray, v):
+    """``M @ v``: ``ndarray.dot`` for a numpy vector (the same product, bit for bit, without
+    the ``@`` operator's dispatch, about 0.4 us less per call on small systems), ``@`` for a
+    CasADi column (symbolic evaluation)."""
+    return M.dot(v) if type(v) is _NDARRAY else M @ v
+
+
 def _matrix(value, name, owner, shape=None) -> np.ndarray:
     arr = np.asarray(value, dtype=float)
     if arr.ndim == 0:
@@ -131,6 +141,8 @@ class LinearSystem(LeafSystem):
         self._u = self.declare_input_port("u", nu) if nu else None
         has_d = bool(np.any(D != 0))
         self._has_c, self._has_d = bool(C.size), has_d and nu > 0
+        # zero offsets are not added (A x + 0 is A x, up to the sign of a zero entry)
+        self._has_f0, self._has_y0 = bool(np.any(self.f0 != 0)), bool(np.any(self.y0 != 0))
         if self.time_period > 0:
             self.declare_discrete_state(nx)
             if nx:
@@ -153,22 +165,31 @@ class LinearSystem(LeafSystem):
         return self._u.eval(context) if self._u is not None else np.zeros(0)
 
     def _output(self, context):
-        y = self.y0 + self.C @ self._state(context) if self._has_c else self.y0
+        # y = C x + D u + y0, the terms that are not identically zero, in this order
+        if not self._has_c:
+            y = self.y0 if not self._has_d else _times(self.D, self._u.eval(context))
+            return y + self.y0 if self._has_d and self._has_y0 else y
+        y = _times(self.C, self._state(context))
+        if self._has_y0:
+            y = y + self.y0
         if self._has_d:
-            y = y + self.D @ self._u.eval(context)
+            y = y + _times(self.D, self._u.eval(context))
         return y
 
-    def time_derivatives(self, context):
-        xdot = self.A @ context.continuous_state + self.f0
+    def _step(self, x, context):
+        """A x + f0 + B u (f0 and B u when they are not identically zero)."""
+        xn = _times(self.A, x)
+        if self._has_f0:
+            xn = xn + self.f0
         if self._u is not None:
-            xdot = xdot + self.B @ self._u.eval(context)
-        return xdot
+            xn = xn + _times(self.B, self._u.eval(context))
+        return xn
+
+    def time_derivatives(self, context):
+        return self._step(context.continuous_state, context)
 
     def _update(self, context):
-        xn = self.A @ context.discrete_state + self.f0
-        if self._u is not None:
-            xn = xn + self.B @ self._u.eval(context)
-        return xn
+        return self._step(context.discrete_state, context)
 
 
 class AffineSystem(LinearSystem):

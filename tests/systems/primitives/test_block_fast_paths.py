@@ -1,0 +1,62 @@
+"""The numeric callbacks of the library's small blocks (LinearSystem, AffineSystem,
+PidController) against their symbolic evaluation (CasADi, the same source) and against the
+plain numpy formula they replace (bit for bit where the arithmetic is numpy's)."""
+import numpy as np
+import pytest
+
+from systems.controllers import PidController
+from systems.primitives import AffineSystem, LinearSystem
+from systems.symbolic import to_casadi
+
+RNG = np.random.default_rng(7)
+
+
+def _symbolic(system, ctx):
+    """(xdot or xd_next, y) of ``system`` at ``ctx`` through its CasADi conversion."""
+    cs = to_casadi(system)
+    args = cs.from_context(ctx)
+    dyn = cs.update(*args) if system.num_discrete_states() else cs.f(*args)
+    return np.asarray(dyn, float).ravel(), np.asarray(cs.g(*args), float).ravel()
+
+
+def _linear_cases():
+    A, B = RNG.standard_normal((3, 3)), RNG.standard_normal((3, 2))
+    C, D = RNG.standard_normal((2, 3)), RNG.standard_normal((2, 2))
+    f0, y0 = RNG.standard_normal(3), RNG.standard_normal(2)
+    return [
+        ("linear", lambda: LinearSystem(A, B, C, D)),
+        ("linear no D", lambda: LinearSystem(A, B, C, np.zeros((2, 2)))),
+        ("affine", lambda: AffineSystem(A, B, f0, C, D, y0)),
+        ("affine zero f0", lambda: AffineSystem(A, B, np.zeros(3), C, D, y0)),
+        ("gain only (LQR)", lambda: AffineSystem(D=RNG.standard_normal((1, 4)), y0=[0.3])),
+        ("gain only, y0 = 0", lambda: AffineSystem(D=RNG.standard_normal((2, 4)), y0=[0.0, 0.0])),
+        ("discrete", lambda: AffineSystem(A, B, f0, C, D, y0, time_period=0.1)),
+        ("no input", lambda: LinearSystem(A, C=C)),
+    ]
+
+
+@pytest.mark.parametrize("name, make", _linear_cases(), ids=[c[0] for c in _linear_cases()])
+def test_linear_callbacks_equal_numpy_formula_and_symbolic(name, make):
+    sys_ = make()
+    ctx = sys_.create_default_context()
+    nx, nu = sys_.A.shape[0], sys_.B.shape[1]
+    x = RNG.standard_normal(nx)
+    discrete = sys_.time_period > 0
+    if nx:
+        (ctx.set_discrete_state if discrete else ctx.set_continuous_state)(x)
+    u = RNG.standard_normal(nu)
+    if nu:
+        sys_.get_input_port().fix_value(ctx, u)
+    # the formula as numpy writes it (every term added)
+    dyn_ref = sys_.A @ x + sys_.f0 + (sys_.B @ u if nu else 0.0)
+    y_ref = sys_.y0 + sys_.C @ x + (sys_.D @ u if nu else 0.0)
+    y = sys_.get_output_port().eval(ctx)
+    assert np.array_equal(y, y_ref)
+    if nx:
+        dyn = sys_.eval_unique_periodic_discrete_update(ctx) if discrete \
+            else sys_.time_derivatives(ctx)
+        assert np.array_equal(dyn, dyn_ref)
+    dyn_s, y_s = _symbolic(sys_, ctx)
+    np.testing.assert_allclose(y, y_s, rtol=1e-14, atol=1e-14)
+    if nx:
+        np.testing.assert_allclose(dyn, dyn_s, rtol=1e-14, atol=1e-14)
