@@ -11,6 +11,7 @@ __all__ = ["PidController"]
 
 #: Up to this many positions, numeric evaluations add Python floats (the same sums).
 _SMALL = 16
+_NDARRAY, _ARRAY = np.ndarray, np.array
 
 
 def _gains(value, name: str) -> np.ndarray:
@@ -51,6 +52,7 @@ class PidController(LeafSystem):
         self.kp, self.ki, self.kd = (np.full(n, g[0]) if g.shape[0] == 1 else g for g in gains)
         self._gain_list = list(zip(self.kp.tolist(), self.ki.tolist(), self.kd.tolist()))
         self.num_positions = n
+        self._small, self._one = n <= _SMALL, n == 1
         self.declare_continuous_state(n)
         self._x = self.declare_input_port("estimated_state", 2 * n)
         self._xd = self.declare_input_port("desired_state", 2 * n)
@@ -76,28 +78,28 @@ class PidController(LeafSystem):
         self.get_my_context_from_root(context).set_continuous_state(value)
 
     def _control(self, context):
-        n = self.num_positions
         z = context.continuous_state
         if not self._feeds:
             return self.ki * z
         xd, x = self._xd.eval(context), self._x.eval(context)
-        if n <= _SMALL and type(z) is np.ndarray and type(x) is np.ndarray and \
-                type(xd) is np.ndarray:
+        if self._small and type(z) is _NDARRAY and type(x) is _NDARRAY and type(xd) is _NDARRAY:
             # numeric and small: the same sums on Python floats (no numpy call per term)
-            if n == 1:
-                (p, i, d), = self._gain_list
+            if self._one:
+                p, i, d = self._gain_list[0]
                 a, b = xd.tolist()
                 c, e = x.tolist()
-                return np.array([p * (a - c) + i * z.item(0) + d * (b - e)])
+                return _ARRAY((p * (a - c) + i * z.item(0) + d * (b - e),))
+            n = self.num_positions
             xdl, xl, zl = xd.tolist(), x.tolist(), z.tolist()
-            return np.array([p * (xdl[j] - xl[j]) + i * zl[j] + d * (xdl[n + j] - xl[n + j])
-                             for j, (p, i, d) in enumerate(self._gain_list)])
+            return _ARRAY([p * (xdl[j] - xl[j]) + i * zl[j] + d * (xdl[n + j] - xl[n + j])
+                           for j, (p, i, d) in enumerate(self._gain_list)])
+        n = self.num_positions
         e = xd - x   # [x_d - x; xdot_d - xdot]
         return self.kp * e[0:n] + self.ki * z + self.kd * e[n:2 * n]
 
     def time_derivatives(self, context):
-        n = self.num_positions
         xd, x = self._xd.eval(context), self._x.eval(context)
-        if n == 1 and type(x) is np.ndarray and type(xd) is np.ndarray:
-            return np.array([xd.item(0) - x.item(0)])
+        if self._one and type(x) is _NDARRAY and type(xd) is _NDARRAY:
+            return _ARRAY((xd.item(0) - x.item(0),))
+        n = self.num_positions
         return xd[0:n] - x[0:n]

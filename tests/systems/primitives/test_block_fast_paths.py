@@ -60,3 +60,24 @@ def test_linear_callbacks_equal_numpy_formula_and_symbolic(name, make):
     np.testing.assert_allclose(y, y_s, rtol=1e-14, atol=1e-14)
     if nx:
         np.testing.assert_allclose(dyn, dyn_s, rtol=1e-14, atol=1e-14)
+
+
+@pytest.mark.parametrize("gains", [(10.0, 5.0, 2.0), ([1.0, 2.0, 3.0], 0.5, [0.1, 0.2, 0.3]),
+                                   (0.0, 4.0, 0.0)], ids=["n=1", "n=3", "integral only"])
+def test_pid_callbacks_equal_numpy_formula_and_symbolic(gains):
+    pid = PidController(*gains)
+    n = pid.num_positions
+    ctx = pid.create_default_context()
+    z, x, xd = RNG.standard_normal(n), RNG.standard_normal(2 * n), RNG.standard_normal(2 * n)
+    ctx.set_continuous_state(z)
+    pid.get_input_port_estimated_state().fix_value(ctx, x)
+    pid.get_input_port_desired_state().fix_value(ctx, xd)
+    e = xd - x
+    u_ref = pid.kp * e[:n] + pid.ki * z + pid.kd * e[n:]
+    u = pid.get_output_port_control().eval(ctx)
+    zdot = pid.time_derivatives(ctx)
+    assert np.array_equal(u, u_ref)
+    assert np.array_equal(zdot, e[:n])
+    zdot_s, u_s = _symbolic(pid, ctx)
+    np.testing.assert_allclose(u, u_s, rtol=1e-14, atol=1e-14)
+    np.testing.assert_allclose(zdot, zdot_s, rtol=1e-14, atol=1e-14)
