@@ -52,6 +52,7 @@ from solvers.compiled import CompiledFunction
 
 from ..constraints import BallConstraint, DistanceConstraint, PointOnLineConstraint, WeldConstraint
 from ..tree import Joint
+from ._time_stepping_kinematics import quat_to_rot
 
 __all__: list[str] = []  # private module
 
@@ -391,10 +392,25 @@ class ClosureElimination:
     def __init__(self, terms: ClosureTerms, tree) -> None:
         self.terms, self.nv = terms, tree.nv
         fv = [j.v_start for j in tree.joints if j.type == "free"]
+        fq = [j.q_start for j in tree.joints if j.type == "free"]
+        self._quat = np.array([[s, s + 1, s + 2, s + 3] for s in fq],
+                              dtype=np.intp).reshape(-1, 4)
         self._ang = np.array([[s, s + 1, s + 2] for s in fv], dtype=np.intp).reshape(-1, 3)
         self._lin = self._ang + 3
         self._eye = np.eye(tree.nv)
         self._rows = (None, None, None)
+
+    def reframe(self, q_int: np.ndarray, q_proj: np.ndarray, v: np.ndarray) -> None:
+        """Re-express the free joints' velocities ``v`` (in place), which the kernel gave in
+        the body frames of its integrated positions ``q_int``, in the frames of the
+        post-stabilized positions ``q_proj`` (``R_proj^T R_int``), as the pivoting step
+        re-expresses them after its projection."""
+        if not self._quat.shape[0] or np.array_equal(q_int, q_proj):
+            return
+        Rrel = np.matmul(quat_to_rot(q_proj[self._quat]).transpose(0, 2, 1),
+                         quat_to_rot(q_int[self._quat]))
+        for idx in (self._ang, self._lin):
+            v[idx] = np.matmul(Rrel, v[idx][:, :, None])[:, :, 0]
 
     def _row_softening(self, values: tuple) -> tuple:
         """Per stacked row ``(erp, cfm)`` from the closures' ``((erp, cfm), ...)``."""

@@ -195,8 +195,10 @@ def run_kernel(tab: CompiledContactStep, t: float, xd: np.ndarray, tau: np.ndarr
                                       tab.dt[tab.it[L.HEADER.DAMPING]:], rigid,
                                       tab.project, mass)
         else:
+            q_int = out[:nq].copy()
             out[:nq] = project_closures(tab.closure_terms, rigid, tab.project, out[:nq],
                                         mass)
+            tab.elimination.reframe(q_int, out[:nq], out[nq:nq + nv])
     if xd.shape[0] == nq + nv:         # no block states: the kernel's output is it
         xd_next = out[:nq + nv]
     else:
