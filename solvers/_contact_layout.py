@@ -328,21 +328,25 @@ h``, ``(v_next - v) / h``, the status, the block's impulses (normals of the acti
 then their (t1, t2) pairs), the warm start out, per contact slot its outputs, its rows (3 x
 nv)."""
 WORK = Sections("DBK_WORK_SECTIONS", "double", [
-    ("L", ("nv", "nv")), ("vfree", ("nv",)), ("vel", ("nv",)), ("Y", (3, "nc", "nv")),
+    ("L", ("nv", "nv")), ("Minv", ("nv", "nv")), ("vfree", ("nv",)), ("vel", ("nv",)),
+    ("Y", (3, "nc", "nv")),
     ("G", (9, "nc")), ("bias", (3, "nc")), ("cfmk", ("nc",)), ("plo", ("nc",)),
     ("pup", ("nc",)), ("tmp", ("nv",)), ("Mp", (9, "nc", "nc")),
     ("xp", (3, "nc")), ("dsl", (2, "nc")), ("psave", (3, "nc")), ("psol2", (3, "nc")),
-    ("vtmp", ("nv",)),
+    ("vtmp", ("nv",)), ("Jc", (3, "nc", "nv")), ("Yc", (3, "nc", "nv")),
+    ("gi", (8, "nc")),
     ("found", (FOUND, MAX_CONTACTS)), ("npwork", (NARROW_PHASE_WORK,))])
 """Work doubles of the C kernel (the numpy twin does not use them); ``cfmk`` the ``cfm / h``
 of each contact slot (the contact block's, or a joint limit's, joint friction's or
-closure's); ``bias`` three per slot (a closure's rows; the others' first row only);
+closure's); ``Minv`` the explicit inverses of the blocks of at most ``MINV_MAX`` (12)
+velocities of ``H + h D`` (its other entries unused); ``bias`` three per slot (a closure's rows; the others' first row only);
 ``plo``, ``pup`` the bounds of each slot's first impulse (:data:`CANDIDATE_KINDS`);
-``found`` the points of one pair, ``npwork`` the narrow phase's work buffer (zeros at first: it initialises itself
+``Jc``, ``Yc`` the sweeps' packed copies of the active slots' rows and
+``M^-1 J^T`` (``jo``, ``yo`` their offsets), ``gi`` their per-slot constants; ``found`` the points of one pair, ``npwork`` the narrow phase's work buffer (zeros at first: it initialises itself
 on first use)."""
 IWORK = Sections("DBK_IWORK_SECTIONS", "int", [
     ("act", ("nc",)), ("idn", ("nc",)), ("idt", ("nc",)), ("one", ("nc",)), ("bil", ("nc",)),
-    ("pmode", ("nc",)), ("prow", (3, "nc"))])
+    ("pmode", ("nc",)), ("prow", (3, "nc")), ("jo", ("nc",)), ("yo", ("nc",))])
 """Work ints of the C kernel (``one``: the slot is a 1 x 1 block; ``bil``: a closure
 slot's number of bilateral rows, else 0; ``pmode``: the polish's active-set mode of each
 active slot, :data:`POLISH_MODES`; ``prow``: the last nonzero column of each row of the

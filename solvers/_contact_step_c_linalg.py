@@ -99,6 +99,45 @@ static int chol_block(const double *A, int lda, int s, int n, double *L) {
     return 0;
 }
 
+/* the explicit inverse of a small block, Minv[s:s+n, s:s+n] = A^-1 = X^T X with X = L^-1
+   (lower triangular; chol_block's factor holds the reciprocals of L's diagonal), n <= MINV_MAX:
+   Y = M^-1 J^T on a block is then one small matrix-vector product per row */
+#define MINV_MAX 12
+static void chol_inverse_block(const double *L, int lda, int s, int n, double *Minv) {
+    const double *Ls = L + s * lda + s;
+    double X[MINV_MAX * MINV_MAX];
+    for (int i = 0; i < n; ++i) {
+        const double *li = Ls + i * lda;
+        X[i * n + i] = li[i];
+        for (int j = 0; j < i; ++j) {
+            double t = 0.0;
+            for (int k = j; k < i; ++k) t += li[k] * X[k * n + j];
+            X[i * n + j] = -t * li[i];
+        }
+        for (int j = i + 1; j < n; ++j) X[i * n + j] = 0.0;
+    }
+    double *Ms = Minv + s * lda + s;
+    for (int i = 0; i < n; ++i)
+        for (int j = 0; j <= i; ++j) {
+            double t = 0.0;
+            for (int k = i; k < n; ++k) t += X[k * n + i] * X[k * n + j];
+            Ms[i * lda + j] = t;
+            Ms[j * lda + i] = t;
+        }
+}
+
+/* y[s:s+n] = Minv[s:s+n, s:s+n] x[s:s+n] (a block chol_inverse_block inverted; y != x) */
+static void minv_apply_block(const double *Minv, int lda, int s, int n, const double *x,
+                             double *y) {
+    const double *xs = x + s;
+    for (int i = 0; i < n; ++i) {
+        const double *m = Minv + (s + i) * lda + s;
+        double t = 0.0;
+        for (int j = 0; j < n; ++j) t += m[j] * xs[j];
+        y[s + i] = t;
+    }
+}
+
 /* x[s:s+n] <- A^-1 x[s:s+n] with the block's factor (chol_block); the forward substitution
    starts at the first nonzero entry (a row of J touches the block from some column on) */
 static void chol_solve_block(const double *L, int lda, int s, int n, double *x) {

@@ -88,6 +88,46 @@ static void add_y(const int *it, const int *cands, const int *blocks, int k, int
     }
 }
 
+/* the sweeps' packed copies of the active slots' rows (the same numbers as Jall and Y, laid
+   out contiguously in L1-sized runs): Jc per column of the slot's candidate its three J
+   entries (column order), Yc per velocity of the candidate's blocks its three M^-1 J^T
+   entries (block order); jo, yo each active slot's offsets */
+static void pack_rows(int na, const int *act, const int *it, const int *cands,
+                      const int *blocks, int nv, const double *Jall, const double *Y,
+                      double *Jc, double *Yc, int *jo, int *yo) {
+    int oj = 0, oy = 0;
+    for (int j = 0; j < na; ++j) {
+        const int k = act[j];
+        const int *ci = cands + CI * it[it[HDR_CONTACT_CANDIDATE] + k];
+        const int *cc = it + ci[CI_COLUMNS], ncol = ci[CI_NUM_COLUMNS];
+        const double *Jk = Jall + 3 * nv * k, *Yk = Y + 3 * nv * k;
+        jo[j] = oj;
+        yo[j] = oy;
+        for (int i = 0; i < ncol; ++i, oj += 3) {
+            const int col = cc[COL_SIZE * i + COL_COLUMN];
+            Jc[oj] = Jk[col]; Jc[oj + 1] = Jk[nv + col]; Jc[oj + 2] = Jk[2 * nv + col];
+        }
+        const int *bl = cc + COL_SIZE * ncol;
+        for (int b = 0; b < bl[0]; ++b) {
+            const int *blk = blocks + BLK_SIZE * bl[1 + b];
+            const int s = blk[BLK_START], e = s + blk[BLK_LENGTH];
+            for (int i = s; i < e; ++i, oy += 3) {
+                Yc[oy] = Yk[i]; Yc[oy + 1] = Yk[nv + i]; Yc[oy + 2] = Yk[2 * nv + i];
+            }
+        }
+    }
+}
+
+/* add_y on a slot's packed Yc (bl: its candidate's blocks; the same sums as add_y) */
+static void add_yc(const int *bl, const int *blocks, const double *yc, double a0, double a1,
+                   double a2, double *vel) {
+    for (int b = 0; b < bl[0]; ++b) {
+        const int *blk = blocks + BLK_SIZE * bl[1 + b];
+        const int s = blk[BLK_START], e = s + blk[BLK_LENGTH];
+        for (int i = s; i < e; ++i, yc += 3) vel[i] += yc[0] * a0 + yc[1] * a1 + yc[2] * a2;
+    }
+}
+
 static int share_block(const int *it, const int *cands, int k, int l) {
     const int *a = cand_blocks(it, cands, k), *b = cand_blocks(it, cands, l);
     for (int i = 0; i < a[0]; ++i)

@@ -39,6 +39,9 @@ typedef char dbk_narrow_phase_work_fits[(sizeof(cl_work) <= 8 * NARROW_PHASE_WOR
    statically indeterminate stacks (box on box: 4 corners each), where the polish on its
    active set is exact */
 #define POLISH_EVERY 50
+/* the sweeps' per-slot constants (gi): 1 / G_nn, the tangent block's inverse (3), a
+   nonsingular flag, its largest eigenvalue and reciprocal */
+#define GI_SIZE 8
 
 /* y = A y (+ b when b is not NULL), A n x n row-major, through tmp: the loop closures'
    elimination (the layout's cproj, cpv) */
@@ -89,6 +92,10 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
         }
     }
     for (i = 0; i < nv; ++i) ((double *)H)[i * nv + i] = tmp[i];
+    /* the small blocks' explicit inverses (free bodies: 6 x 6), for Y = M^-1 J^T */
+    for (k = 0; k < nblock; ++k)
+        if (blocks[BLK_SIZE * k + BLK_LENGTH] <= MINV_MAX)
+            chol_inverse_block(L, nv, blocks[BLK_SIZE * k + BLK_START], blocks[BLK_SIZE * k + BLK_LENGTH], Minv);
 
     /* 2. free velocity: v + h M^-1 (tau - c) + h (0, w x v) at free joints */
     for (i = 0; i < nv; ++i) vfree[i] = h * (tau[i] - c[i]);
@@ -274,16 +281,16 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
             /* rows n, t1, t2: d . (u + w x x) = d . U + (x x d) . W on the signed columns */
             double *Jk = Jall + 3 * nv * k;
             const double *dirs[3] = {n, t1, t2};
-            for (r = 0; r < 3; ++r) {
-                double xd[3];
-                cross3(x, dirs[r], xd);
-                double *row = Jk + r * nv;
-                for (i = 0; i < nv; ++i) row[i] = 0.0;
-                for (j = 0; j < ncol; ++j) {
-                    const int col = cc[COL_SIZE * j + COL_COLUMN];
-                    row[col] = cc[COL_SIZE * j + COL_SIGN] * (dot3(dirs[r], (double[3]){U[col], U[nv + col], U[2 * nv + col]})
-                                                + dot3(xd, (double[3]){W[col], W[nv + col], W[2 * nv + col]}));
-                }
+            double xd[3][3];
+            for (r = 0; r < 3; ++r) cross3(x, dirs[r], xd[r]);
+            memset(Jk, 0, 3 * nv * sizeof(double));
+            for (j = 0; j < ncol; ++j) {          /* each column's U and W read once */
+                const int col = cc[COL_SIZE * j + COL_COLUMN];
+                const double sg = cc[COL_SIZE * j + COL_SIGN];
+                const double uc[3] = {U[col], U[nv + col], U[2 * nv + col]};
+                const double wc[3] = {W[col], W[nv + col], W[2 * nv + col]};
+                for (r = 0; r < 3; ++r)
+                    Jk[r * nv + col] = sg * (dot3(dirs[r], uc) + dot3(xd[r], wc));
             }
             /* Y = M^-1 J^T on the blocks the candidate touches */
             double *Yk = Y + 3 * nv * k;
@@ -294,7 +301,9 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
                 memcpy(y, Jk + r * nv, nv * sizeof(double));
                 for (j = 0; j < nbl; ++j) {
                     const int bk = bl[1 + j];
-                    chol_solve_block(L, nv, blocks[BLK_SIZE * bk + BLK_START], blocks[BLK_SIZE * bk + BLK_LENGTH], y);
+                    const int bs = blocks[BLK_SIZE * bk + BLK_START], bn = blocks[BLK_SIZE * bk + BLK_LENGTH];
+                    if (bn <= MINV_MAX) minv_apply_block(Minv, nv, bs, bn, Jk + r * nv, y);
+                    else chol_solve_block(L, nv, bs, bn, y);
                 }
                 if (cproj_on) affine_map(cproj, NULL, nv, y, tmp);
             }
@@ -342,6 +351,21 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
         const double *pk = co + CO_SIZE * k + CO_IMPULSE, *Yk = Y + 3 * nv * k;
         add_y(it, cands, blocks, k, nv, Yk, pk[0], pk[1], pk[2], vel);
     }
+    pack_rows(na, act, it, cands, blocks, nv, Jall, Y, Jc, Yc, jo, yo);
+    /* per slot the sweeps' constants: 1 / G_nn; the tangent block's inverse [[c, -b],
+       [-b, a]] / det (when it is not singular) and its largest eigenvalue g, 1 / g */
+    for (j = 0; j < na; ++j) {
+        k = act[j];
+        const double *Gk = G + 9 * k;
+        double *gk = gi + GI_SIZE * k;
+        gk[0] = 1.0 / Gk[0];
+        const double a = Gk[4], b = 0.5 * (Gk[5] + Gk[7]), cdd = Gk[8];
+        const double det = a * cdd - b * b;
+        gk[6] = det > 1e-300 * (a * cdd + 1e-300);
+        gk[1] = cdd / det; gk[2] = b / det; gk[3] = a / det;
+        gk[4] = lmax2(a, b, cdd);
+        gk[5] = 1.0 / gk[4];
+    }
     int iter = 0, last_polish = 0;
     double change = 0.0;
     for (iter = 0; iter < maxit && na > 0; ++iter) {
@@ -351,13 +375,13 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
             const int *ci = cands + CI * cslot[k];
             const int *cc = it + ci[CI_COLUMNS];
             const int ncol = ci[CI_NUM_COLUMNS];
+            const int *bl = cc + COL_SIZE * ncol;
             double *pk = co + CO_SIZE * k + CO_IMPULSE;
-            const double *Jk = Jall + 3 * nv * k, *Yk = Y + 3 * nv * k, *Gk = G + 9 * k;
+            const double *jc = Jc + jo[j], *yc = Yc + yo[j], *Gk = G + 9 * k;
             double w[3], s0 = 0.0, s1 = 0.0, s2 = 0.0;   /* three rows in one pass (each in column order) */
-            for (i = 0; i < ncol; ++i) {
-                const int col = cc[COL_SIZE * i + COL_COLUMN];
-                const double vc = vel[col];
-                s0 += Jk[col] * vc; s1 += Jk[nv + col] * vc; s2 += Jk[2 * nv + col] * vc;
+            for (i = 0; i < ncol; ++i, jc += 3) {
+                const double vc = vel[cc[COL_SIZE * i + COL_COLUMN]];
+                s0 += jc[0] * vc; s1 += jc[1] * vc; s2 += jc[2] * vc;
             }
             w[0] = s0 + cfmk[k] * pk[0]; w[1] = s1 + cfmk[k] * pk[1]; w[2] = s2 + cfmk[k] * pk[2];
             for (r = 0; r < 3; ++r) w[r] += bias[3 * k + r];
@@ -370,12 +394,13 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
                     pk[r] += d[r];
                 }
                 if (ch > change) change = ch;
-                if (ch != 0.0) add_y(it, cands, blocks, k, nv, Yk, d[0], d[1], d[2], vel);
+                if (ch != 0.0) add_yc(bl, blocks, yc, d[0], d[1], d[2], vel);
                 continue;
             }
             /* normal */
             const double om = iter < 2 ? 1.0 : OMEGA;   /* plain sweeps before the first polish */
-            double pn = pk[0] - om * w[0] / Gk[0];
+            const double *gk = gi + GI_SIZE * k;
+            double pn = pk[0] - om * w[0] * gk[0];
             if (pn < plo[k]) pn = plo[k];
             if (pn > pup[k]) pn = pup[k];
             double dpn = pn - pk[0];
@@ -383,25 +408,27 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
                 const double ch = fabs(dpn) * Gk[0];
                 if (ch > change) change = ch;
                 pk[0] = pn;
-                if (dpn != 0.0) add_y(it, cands, blocks, k, nv, Yk, dpn, 0.0, 0.0, vel);
+                if (dpn != 0.0) add_yc(bl, blocks, yc, dpn, 0.0, 0.0, vel);
                 continue;
             }
             /* tangent: exact 2x2 stick if inside the disc, else projected step 1/lambda_max */
             double wt1 = w[1] + Gk[3] * dpn, wt2 = w[2] + Gk[6] * dpn;
-            double a = Gk[4], b = 0.5 * (Gk[5] + Gk[7]), cdd = Gk[8];
-            double det = a * cdd - b * b;
-            double lim = mu * pn, pt1 = 0.0, pt2 = 0.0, tt = INFINITY;
-            if (det > 1e-300 * (a * cdd + 1e-300)) {
-                pt1 = pk[1] - om * (cdd * wt1 - b * wt2) / det;
-                pt2 = pk[2] - om * (a * wt2 - b * wt1) / det;
-                tt = sqrt(pt1 * pt1 + pt2 * pt2);
+            double lim = mu * pn, pt1 = 0.0, pt2 = 0.0;
+            int inside = 0;                  /* (squared lengths: no square root to test) */
+            if (gk[6] != 0.0) {
+                pt1 = pk[1] - om * (gk[1] * wt1 - gk[2] * wt2);
+                pt2 = pk[2] - om * (gk[3] * wt2 - gk[2] * wt1);
+                inside = pt1 * pt1 + pt2 * pt2 <= lim * lim;
             }
-            double g = lmax2(a, b, cdd);
-            if (tt > lim) {
-                pt1 = pk[1] - wt1 / g;
-                pt2 = pk[2] - wt2 / g;
-                tt = sqrt(pt1 * pt1 + pt2 * pt2);
-                if (tt > lim) { double f = tt > 0 ? lim / tt : 0.0; pt1 *= f; pt2 *= f; }
+            const double g = gk[4];
+            if (!inside) {
+                pt1 = pk[1] - wt1 * gk[5];
+                pt2 = pk[2] - wt2 * gk[5];
+                const double t2 = pt1 * pt1 + pt2 * pt2;
+                if (t2 > lim * lim) {
+                    const double tt = sqrt(t2), f = tt > 0 ? lim / tt : 0.0;
+                    pt1 *= f; pt2 *= f;
+                }
             }
             double d1 = pt1 - pk[1], d2 = pt2 - pk[2];
             double ch = fabs(dpn) * Gk[0];
@@ -410,7 +437,7 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
             if (ch > change) change = ch;
             pk[0] = pn; pk[1] = pt1; pk[2] = pt2;
             if (dpn != 0.0 || d1 != 0.0 || d2 != 0.0)
-                add_y(it, cands, blocks, k, nv, Yk, dpn, d1, d2, vel);
+                add_yc(bl, blocks, yc, dpn, d1, d2, vel);
         }
         if (change <= ittol * bscale) { ++iter; break; }
         /* polish on PGS's active set (after the first sweep: a warm start's set; later once
