@@ -61,10 +61,11 @@ class Acrobot(LeafSystem):
         Numeric contexts compute on Python floats (``ops.entries`` unpacks the state and the
         parameter vector once); a symbolic context gives CasADi expressions, same code.
         """
-        return self._terms(context)[:2]
+        m11, m12, m22, bias1, bias2, _, _ = self._terms(context)
+        return (m11, m12, m22), (bias1, bias2)
 
     def _terms(self, context):
-        """(M entries, bias, (v1, v2)): the state unpacked once for both uses."""
+        """M11, M12, M22, bias1, bias2, v1, v2: the state unpacked once for both uses."""
         m1, m2, l1, lc1, lc2, I1c, I2c, b1, b2, g = ops.entries(context.get_parameter("spong"))
         q1, q2, v1, v2 = ops.entries(context.continuous_state)
         I1 = I1c + m1 * lc1 ** 2
@@ -76,10 +77,10 @@ class Acrobot(LeafSystem):
         bias1 = (-2 * m2l1lc2 * s2 * v2 * v1 - m2l1lc2 * s2 * v2 * v2
                  + g * (m1 * lc1 * s1 + m2 * (l1 * s1 + lc2 * s12)) + b1 * v1)
         bias2 = m2l1lc2 * s2 * v1 * v1 + g * m2 * lc2 * s12 + b2 * v2
-        return (m11, m12, I2), (bias1, bias2), (v1, v2)
+        return m11, m12, I2, bias1, bias2, v1, v2
 
     def time_derivatives(self, context):
-        (m11, m12, m22), (b1, b2), (v1, v2) = self._terms(context)
+        m11, m12, m22, b1, b2, v1, v2 = self._terms(context)
         tau, = ops.entries(self.tau.eval(context))
         det = m11 * m22 - m12 * m12
         r1, r2 = -b1, tau - b2
