@@ -42,7 +42,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..constraints import ConstraintRows, ContactResults, PointContactConstraint
+from ..constraints import (BallConstraint, ConstraintRows, ContactResults, DistanceConstraint,
+                           PointContactConstraint, PointOnLineConstraint, WeldConstraint)
 from ..constraints.kinematics import cross_rows
 from ..constraints.mujoco_softening import noslip_impulses
 from ._step_method import StepInputs, StepMethod, implicit_damping, velocity_blocks
@@ -51,9 +52,36 @@ from ._time_stepping_solve import SolveReport, one_blas_thread, solve_impulses
 from ._ts_projection import project_positions
 from .solutions import ContactWarmStart, StepSolution, StepStatus
 
-__all__ = ["PivotingStep"]
+__all__ = ["PivotingStep", "constrained_free_velocity"]
 
 _NO_ROWS = SolveReport("no_rows", "none", 0.0, 0)
+
+
+def constrained_free_velocity(v_free: np.ndarray, Minv: np.ndarray, rows: list,
+                               h: float) -> np.ndarray:
+    """The free velocity with the closure rows ``rows`` held (no contact impulse):
+    ``v_free - M^-1 J_c^T S^+ (J_c v_free + b)``, ``S = J_c M^-1 J_c^T + diag(cfm / h)``
+    (pseudo-inverse with ``rcond=1e-12``: redundant rows carry nothing): the velocity whose
+    slip the contacts align their friction directions with when closures are present (the
+    slip the step would have without contact impulses).
+
+    Parameters
+    ----------
+    v_free : ndarray, shape (nv,)
+    Minv : ndarray, shape (nv, nv)
+    rows : list of ConstraintRows
+        The closure blocks' rows of the step.
+    h : float
+    """
+    J = np.vstack([r.J for r in rows])
+    if J.shape[0] == 0:
+        return v_free
+    X = Minv @ J.T
+    S = J @ X
+    S[np.diag_indices_from(S)] += np.concatenate([r.cfm for r in rows]) / h
+    lam = np.linalg.pinv(S, rcond=1e-12, hermitian=True) @ (
+        J @ v_free + np.concatenate([r.bias for r in rows]))
+    return v_free - X @ lam
 
 
 class PivotingStep(StepMethod):
@@ -84,6 +112,9 @@ class PivotingStep(StepMethod):
         self._fv_ang = fv[:, None] + np.arange(3)
         self._fv_lin = fv[:, None] + np.arange(3, 6)
         self._blocks = velocity_blocks(tree)
+        self._closures = [i for i, cb in enumerate(plant.constraints)
+                          if isinstance(cb, (BallConstraint, WeldConstraint, DistanceConstraint,
+                                             PointOnLineConstraint))]
         sizes = sorted({b - a for a, b in self._blocks})
         self._block_groups = [(np.array([a for a, b in self._blocks if b - a == n]), n)
                               for n in sizes]
@@ -169,7 +200,17 @@ class PivotingStep(StepMethod):
         kinm.v_free = v_free          # contacts align their friction directions with it
         kinm.Minv = Minv              # MuJoCo softening: the rows' Delassus diagonals
         constraints = plant.constraints
-        rows = [cb.calc_rows(plant.block_context(cb, context, xd), kinm) for cb in constraints]
+        rows = [None] * len(constraints)
+        if self._closures and len(self._closures) < len(constraints):
+            # the slip the contacts align their friction directions with is that of the
+            # closures' constrained free velocity (as the compiled step has it)
+            for i in self._closures:
+                rows[i] = constraints[i].calc_rows(
+                    plant.block_context(constraints[i], context, xd), kinm)
+            kinm.v_free = constrained_free_velocity(v_free, Minv, [rows[i] for i in
+                                                                   self._closures], h)
+        rows = [r if r is not None else cb.calc_rows(plant.block_context(cb, context, xd), kinm)
+                for cb, r in zip(constraints, rows)]
         sizes = [r.m for r in rows]
         m = sum(sizes)
         if m:
