@@ -56,6 +56,8 @@ def is_casadi(x: Any) -> bool:
 
 def is_symbolic(x: Any) -> bool:
     """True when ``x`` is a CasADi ``SX``/``MX`` value or a sequence holding one."""
+    if type(x) is float:   # the numeric call (a time, a scalar): one test
+        return False
     if isinstance(x, SYMBOLIC_TYPES):
         return True
     if isinstance(x, (list, tuple)):

@@ -125,7 +125,7 @@ class Step(LeafSystem):
 
     def _calc(self, context):
         t = context.time
-        if ops.is_symbolic(t):
+        if type(t) is not float and ops.is_symbolic(t):
             return ca.if_else(t >= self.step_time, ca.DM(self.final_value), ca.DM(self.initial_value))
         return self.final_value if t >= self.step_time else self.initial_value
 

@@ -89,3 +89,10 @@ def test_entries():
     x = ca.SX.sym("x", 3)
     assert [str(e) for e in ops.entries(x)] == ["x_0", "x_1", "x_2"]
     assert ops.entries(ca.DM([1.0, 2.0])) == [1.0, 2.0]
+
+
+def test_is_symbolic():
+    x = ca.SX.sym("x")
+    assert not ops.is_symbolic(0.5) and not ops.is_symbolic(np.array([0.5]))
+    assert ops.is_symbolic(x) and ops.is_symbolic([0.5, x]) and ops.is_symbolic(ca.MX.sym("m"))
+    assert not ops.is_symbolic(ca.DM(1.0))

@@ -81,3 +81,14 @@ def test_pid_callbacks_equal_numpy_formula_and_symbolic(gains):
     zdot_s, u_s = _symbolic(pid, ctx)
     np.testing.assert_allclose(u, u_s, rtol=1e-14, atol=1e-14)
     np.testing.assert_allclose(zdot, zdot_s, rtol=1e-14, atol=1e-14)
+
+
+def test_step_numeric_and_symbolic():
+    from systems.primitives import Step
+    step = Step(0.5, initial_value=[0.0, 1.0], final_value=[2.0, 3.0])
+    ctx = step.create_default_context()
+    for t, expected in ((0.25, [0.0, 1.0]), (0.5, [2.0, 3.0]), (0.75, [2.0, 3.0])):
+        ctx.set_time(t)
+        y = step.get_output_port().eval(ctx)
+        assert y.tolist() == expected
+        assert np.asarray(to_casadi(step).g(t, [], [], [], []), float).ravel().tolist() == expected
