@@ -87,8 +87,8 @@ def _unrolled_source(n: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def unrolled_step(n: int, f, rejected, *, error_weights, exponent: float, max_step: float, atol: float,
-                  rtol: float, stretch: float, name: str):
+def unrolled_step(n: int, f, rejected, *, error_weights, exponent: float, max_step: float,
+                  atol: float, rtol: float, stretch: float, name: str):
     """``step(t, x, k0, t_limit, h) -> (t_new, x_new, k_new, h_next)``: one accepted
     ``runge_kutta3`` step of a state of ``n`` entries, written out.
 
