@@ -11,7 +11,7 @@ __all__ = ["PidController"]
 
 #: Up to this many positions, numeric evaluations add Python floats (the same sums).
 _SMALL = 16
-_NDARRAY, _ARRAY = np.ndarray, np.array
+_NDARRAY, _ARRAY, _EMPTY = np.ndarray, np.array, np.empty
 
 
 def _gains(value, name: str) -> np.ndarray:
@@ -88,7 +88,9 @@ class PidController(LeafSystem):
                 p, i, d = self._gain_list[0]
                 a, b = xd.tolist()
                 c, e = x.tolist()
-                return _ARRAY((p * (a - c) + i * z.item(0) + d * (b - e),))
+                u = _EMPTY(1)   # (cheaper than an array made from a tuple)
+                u[0] = p * (a - c) + i * z.item(0) + d * (b - e)
+                return u
             n = self.num_positions
             xdl, xl, zl = xd.tolist(), x.tolist(), z.tolist()
             return _ARRAY([p * (xdl[j] - xl[j]) + i * zl[j] + d * (xdl[n + j] - xl[n + j])
@@ -100,6 +102,8 @@ class PidController(LeafSystem):
     def time_derivatives(self, context):
         xd, x = self._xd.eval(context), self._x.eval(context)
         if self._one and type(x) is _NDARRAY and type(xd) is _NDARRAY:
-            return _ARRAY((xd.item(0) - x.item(0),))
+            zdot = _EMPTY(1)
+            zdot[0] = xd.item(0) - x.item(0)
+            return zdot
         n = self.num_positions
         return xd[0:n] - x[0:n]
