@@ -73,6 +73,9 @@ from systems import DiagramBuilder, LeafSystem
 from systems.analysis import Simulator, simulate_batch
 from systems.primitives import LogVectorOutput
 
+from .balance import (ROWS, BalanceGains, balance_reference_rows, leg_chains,
+                      pelvis_balance_function, pelvis_pose_function, place_contact_points,
+                      stance_shares)
 from .contact_inverse_dynamics import Floor
 from .errors import MotionError
 
@@ -171,61 +174,6 @@ class JointTrackingController(LeafSystem):
         nq = self.balance.size1_in(0)
         extra = self.balance(xv[:nq], xv[nq:], ref)
         return out + extra if symbolic else out + np.asarray(extra, float).ravel()
-
-
-def _pose_rows(tree, body, q, v) -> np.ndarray:
-    """``[p (3), R (9, row-major), v (3), omega (3)]`` of ``body`` in world axes."""
-    T = np.asarray(tree.body_pose(body, q), float)
-    tw = np.asarray(tree.jacobian(body, q), float) @ v
-    return np.r_[T[:3, 3], T[:3, :3].ravel(), tw[3:], tw[:3]]
-
-
-def _pose_error(tree, body, q, v, ref):
-    """``(delta, delta_dot)`` (6 each, ``[rotation; translation]`` world axes): the small
-    displacement and twist from ``body``'s pose to the reference rows ``ref``
-    (:func:`_pose_rows`), on CasADi symbols."""
-    T = tree.body_pose(body, q)
-    R, p = T[:3, :3], T[:3, 3]
-    J = tree.jacobian(body, q)
-    tw = ca.mtimes(J, v)
-    E = ca.mtimes(ca.reshape(ref[3:12], 3, 3).T, R.T)
-    phi = 0.5 * ca.vertcat(E[2, 1] - E[1, 2], E[0, 2] - E[2, 0], E[1, 0] - E[0, 1])
-    return (ca.vertcat(phi, ref[0:3] - p),
-            ca.vertcat(ref[15:18] - tw[:3], ref[12:15] - tw[3:6]), J)
-
-
-def _balance_function(tree, legs, kp, kd, gain) -> ca.Function:
-    """``(q, v, ref) -> tau`` (joint commands): the pelvis and foot pose feedback carried by
-    the legs' joint PD (module docstring). ``legs``: ``[(foot body, command indices of the
-    leg's joints, their velocity indices)]``; ``ref``: the pelvis rows, then per leg the
-    foot rows (:func:`_pose_rows`, 18 each), then per leg its stance weight ``w``.
-
-    Stance (weight ``w``): the leg joint displacement that moves the pelvis by its pose error
-    ``delta_p`` with the foot fixed, ``dq = -J_fl^+ J_fr J_pr^{-1} delta_p``; swing
-    (``1 - w``): the one that moves the foot by its pose error, ``dq = J_fl^+ delta_f``
-    (``J_fl``, ``J_fr``: the foot Jacobian's leg and root columns, ``J_pr`` the pelvis's root
-    columns, ``+`` a damped pseudo-inverse). The command adds ``gain (K_p dq + K_d dq_dot)``
-    (``dq_dot`` likewise from the twist errors)."""
-    root = tree.joints[0]
-    nl = len(legs)
-    q = ca.SX.sym("q", tree.nq)
-    v = ca.SX.sym("v", tree.nv)
-    ref = ca.SX.sym("ref", 18 * (1 + nl) + nl)
-    rv = list(range(root.v_start, root.v_start + 6))
-    dp, dpd, Jp = _pose_error(tree, root.child, q, v, ref[:18])
-    n = len(kp)
-    tau = ca.SX.zeros(n, 1)
-    for k, (foot, cmd, vi) in enumerate(legs):
-        df, dfd, Jf = _pose_error(tree, foot, q, v, ref[18 * (k + 1):18 * (k + 2)])
-        Jl = Jf[:, list(vi)]
-        pinv = ca.mtimes(Jl.T, ca.inv(ca.mtimes(Jl, Jl.T) + 1e-3 * ca.SX.eye(6)))
-        A = -ca.mtimes(pinv, ca.mtimes(Jf[:, rv], ca.inv(Jp[:, rv])))
-        w = ref[18 * (1 + nl) + k]
-        dq = w * ca.mtimes(A, dp) + (1 - w) * ca.mtimes(pinv, df)
-        dqd = w * ca.mtimes(A, dpd) + (1 - w) * ca.mtimes(pinv, dfd)
-        for i, c in enumerate(cmd):
-            tau[c] += gain * (kp[c] * dq[i] + kd[c] * dqd[i])
-    return ca.Function("balance", [q, v, ref], [tau], ["q", "v", "ref"], ["tau"])
 
 
 @dataclass
@@ -329,7 +277,9 @@ class ForwardPass:
                  sphere_radius: float = 0.01, contact_allowance: Optional[Mapping] = None,
                  joint_limits: bool = True,
                  reference_q=None, balance_gain: float = 0.0,
-                 compiled: bool = True) -> None:
+                 balance_gains: BalanceGains = BalanceGains(), balance_mode: str = "wrench",
+                 stance_scale: float = 1.0, joint_gain_scale: Optional[Mapping] = None,
+                 contact_reference=None, compiled: bool = True) -> None:
         self.times = np.asarray(times, float).ravel()
         if self.times.size < 2 or np.any(np.diff(self.times) <= 0):
             raise MotionError(f"ForwardPass: times must hold at least two increasing frames, "
@@ -339,6 +289,8 @@ class ForwardPass:
         dt = float(np.min(np.diff(self.times)))
         self.time_step = float(time_step) if time_step else dt / 2.0
         self.tree = fwd = tree
+        if contact_points and contact_reference is not None:
+            contact_points = place_contact_points(tree, contact_points, floor, contact_reference)
         self._contact_points = dict(contact_points or {})
         self._floor = floor
         if any(g.name == "forward_floor" for g in tree.bodies[0].collision_geometries):
@@ -359,6 +311,11 @@ class ForwardPass:
         Mdiag = np.diag(np.asarray(fwd.mass_matrix(q_ref), float))[self.actuated_velocity_indices]
         self.kp = omega ** 2 * Mdiag + float(min_stiffness)
         self.kd = 2.0 * zeta * np.sqrt(self.kp * Mdiag)
+        for name, f in (joint_gain_scale or {}).items():
+            j = fwd.get_joint(name)
+            pos = np.searchsorted(self.actuated_velocity_indices, np.arange(j.v_start, j.v_start + j.nv))
+            self.kp[pos] *= f
+            self.kd[pos] *= np.sqrt(f)
         for j in joints:                        # implicit (K_d + h K_p) v_{n+1}
             sl = slice(j.v_start, j.v_start + j.nv)
             pos = np.searchsorted(self.actuated_velocity_indices, np.arange(sl.start, sl.stop))
@@ -400,15 +357,21 @@ class ForwardPass:
                                                  constraints=constraints, name="forward_pass",
                                                  lcp_tolerance=lcp_tolerance,
                                                  pgs_max_sweeps=pgs_max_sweeps)
-        self.legs = self._legs(contact_points) if (balance_gain and self.floating
-                                                   and contact_points) else []
+        self.legs = []
         bal = None
-        if self.legs:
-            bal = _balance_function(fwd, self.legs, self.kp, self.kd, float(balance_gain))
+        if balance_gain and self.floating and contact_points:
+            pos = {int(v): i for i, v in enumerate(self.actuated_velocity_indices)}
+            self.legs = leg_chains(fwd, contact_points, pos)
+            if balance_mode == "wrench":
+                bal = pelvis_balance_function(fwd, self.legs, len(self.q_indices),
+                                              balance_gains.scaled(balance_gain))
+            else:
+                bal = pelvis_pose_function(fwd, self.legs, self.kp, self.kd, balance_gain)
+        self.stance_scale = stance_scale
         K = len(self.times)
         self.controller = JointTrackingController(
             fwd.nq + fwd.nv, self.q_indices, self.kp, self.times,
-            np.zeros((K, len(self.q_indices))), bal, np.zeros((K, 19 * len(self.legs) + 18)))
+            np.zeros((K, len(self.q_indices))), bal, np.zeros((K, ROWS + len(self.legs))))
         b = DiagramBuilder("forward_pass")
         b.add_system(self.plant)
         b.add_system(self.controller)
@@ -421,59 +384,34 @@ class ForwardPass:
         contact or limit it takes the interpreted one, and so do the runs)."""
         self._sim = None
 
-    def _legs(self, contact_points) -> list:
-        """``[(foot body, command indices, velocity indices)]`` per side: the contact body
-        nearest the root on each side (names up to the first '-' or '_': 'r', 'l'), the
-        joints from the root to it."""
-        tree = self.tree
-        parent = {j.child: j for j in tree.joints}
-
-        def chain(body):
-            out = []
-            while body in parent and parent[body] is not tree.joints[0]:
-                out.insert(0, parent[body])
-                body = parent[body].parent
-            return out
-        sides = {}
-        for b in contact_points:
-            side = b.split("-")[0].split("_")[0]
-            if side not in sides or len(chain(b)) < len(chain(sides[side])):
-                sides[side] = b
-        legs = []
-        pos = {int(v): i for i, v in enumerate(self.actuated_velocity_indices)}
-        for side in sorted(sides):
-            js = chain(sides[side])
-            vi = [v for j in js for v in range(j.v_start, j.v_start + j.nv)]
-            legs.append((sides[side], [pos[v] for v in vi], vi))
-        return legs
-
     def stance_weights(self, q) -> np.ndarray:
-        """Default stance weight of each leg in the pose feedback (K, legs): ``exp(-(h -
-        5 mm) / 1 cm)`` (1 below 5 mm) of its lowest contact point's height ``h`` above the
-        floor."""
+        """Default stance weights of the legs in the pelvis feedback (K, legs): each leg's
+        ``exp(-max(h - 5 mm, 0) / 1 cm)`` of its lowest contact point's height ``h`` above the
+        floor in the reference ``q`` (K, nq) (the placed points), shared to sum to 1
+        (:func:`~multibody.motion.balance.stance_shares`)."""
         q = np.asarray(q, float)
         H = np.zeros((len(q), len(self.legs)))
         for k, (foot, _, _) in enumerate(self.legs):
-            pts = [(b, p) for b, ps in self._contact_points.items() for p in ps
-                   if b == foot or b.startswith(foot.split("-")[0].split("_")[0])]
+            side = foot.split("-")[0].split("_")[0]
+            pts = [(b, np.asarray(ps, float)) for b, ps in self._contact_points.items()
+                   if b.split("-")[0].split("_")[0] == side]
             for i, qi in enumerate(q):
                 hs = []
-                for b, p in pts:
+                for b, P in pts:
                     T = np.asarray(self.tree.body_pose(b, qi), float)
-                    hs.append(self._floor.height(T[:3, :3] @ np.asarray(p) + T[:3, 3]))
+                    hs.append(np.min(self._floor.height(P @ T[:3, :3].T + T[:3, 3])))
                 H[i, k] = min(hs)
-        return np.exp(-np.clip(H - 0.005, 0.0, None) / 0.01)
+        return np.minimum(1.0, self.stance_scale * stance_shares(np.exp(-np.clip(H - 0.005, 0.0, None) / 0.01)))
 
     def balance_reference(self, q, v, stance=None) -> np.ndarray:
-        """The pose table (K, 18 + 19 legs) of the pelvis and leg feedback: the pelvis's
-        and each foot's position, rotation (row-major), world linear and angular velocity in
-        the references, then the legs' stance weights (``stance`` (K, legs), default
-        :meth:`stance_weights`)."""
-        q, v = np.asarray(q, float), np.asarray(v, float)
-        bodies = [self.tree.joints[0].child] + [f for f, _, _ in self.legs]
-        rows = np.array([np.concatenate([_pose_rows(self.tree, b, qi, vi) for b in bodies])
-                         for qi, vi in zip(q, v)])
+        """The table (K, 18 + legs) of the pelvis feedback: the root body's reference rows
+        (:func:`~multibody.motion.balance.balance_reference_rows`), then the legs' stance
+        weights (``stance`` (K, legs), default :meth:`stance_weights`)."""
+        rows = balance_reference_rows(self.tree, q, v)
         w = self.stance_weights(q) if stance is None else np.asarray(stance, float)
+        if w.shape != (len(rows), len(self.legs)):
+            raise MotionError(f"ForwardPass: stance must be ({len(rows)}, {len(self.legs)}) "
+                              f"(frames, legs {[f for f, _, _ in self.legs]}), got {w.shape}")
         return np.c_[rows, w]
 
     # ------------------------------------------------------------------ references
