@@ -1,0 +1,257 @@
+"""Loop closures together with contact on the compiled step (issue 21, deliver 1): the
+closures are eliminated exactly before the contact problem (the kernel's contacts see the
+constrained Delassus operator, the closures' impulses are recovered after it), so a plant with
+closures and a contact block takes the compiled step, with no warning and no fallback.
+
+Scenes (h = 2e-3, from rest or a loop-consistent velocity): a planar four-bar whose coupler
+knob falls onto a floor, a pendulum (free body) hung by a three-row ball closure swinging onto
+a floor, a slider-crank whose connecting rod hits the floor, a ball on a tether (distance
+closure) swinging onto a floor, and a rod pinned at one end dropped onto a support. Each runs
+compiled and pivoting (``contact_solver="lcp"``): the states agree within 1e-7 at every step
+(the velocity of the step is unique), so do the generalized constraint forces; the closures
+hold to 1e-9. The contact impulses themselves are unique only where the contact rows are
+independent of the closures' (the tethered ball: compared within 1e-7 N s); a body pinned by
+a ball and touching at one point can turn about the line through the pin and the contact, so
+its contact and pin impulses split indeterminately along that line (the pinned rod): there
+the test asserts what is determined -- the closure, the friction cone, the moment balance
+about the pin at rest, the generalized force, the energy not growing -- and not one split.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from _compiled_step import without_compiler
+from _time_stepping_models import four_bar
+
+from multibody import Free, RigidBodyTree
+from multibody.constraints import BallConstraint, DistanceConstraint, PointContactConstraint
+from multibody.errors import StepMethodWarning
+from multibody.geometry import Halfspace, Sphere
+from multibody.models import free_pendulum, free_pendulum_state, slider_crank, slider_crank_guess
+from multibody.plants import TimeSteppingRigidBodySystem
+
+H = 2e-3
+G = 9.81
+XZ = [[1, 0, 0], [0, 0, 1]]
+pytestmark = pytest.mark.skipif(
+    __import__("solvers.compiled", fromlist=["x"]).find_compiler() is None,
+    reason="no C compiler: the compiled step is not built")
+
+
+def _pose(p=(0.0, 0.0, 0.0)):
+    X = np.eye(4)
+    X[:3, 3] = p
+    return X
+
+
+def four_bar_on_floor(mu: float = 0.2):
+    """The four-bar of the closure tests let go at rest; a knob (r 0.05) mid-coupler falls
+    ~4 cm onto a floor (z 0.06; free, the knob's centre would sink to z 0.078) and slides to
+    rest. mu 0.2: the knob's mobility is 2.4 times as tangential as normal, and from mu 0.3
+    on (mu times that ratio above 0.7) the sliding impact's PGS converges too slowly for
+    the kernel's 500 sweeps (:func:`test_a_slow_impact_falls_back_once_and_stays_exact`)."""
+    tree, q0 = four_bar()
+    tree.add_collision_geometry("coupler", Sphere(0.05), pose=_pose((0.5, 0, 0)), name="knob")
+    tree.add_collision_geometry("world", Halfspace(), pose=_pose((0, 0, 0.06)), name="floor")
+
+    def blocks(t):
+        return [BallConstraint(t, "coupler_end", "rocker_end", axes=XZ, name="loop"),
+                PointContactConstraint(t, mu=mu, name="touch")]
+    return tree, blocks, q0, np.zeros(tree.nv)
+
+
+def pendulum_on_floor():
+    """A free bob (r 0.1) hung 0.7 m below a ball closure, let go at 1.3 rad; the floor
+    stops it at 0.8 rad. (Stopped near the bottom, at 0.4 rad, the bob's motion is mostly
+    tangential to the floor and mu 0.5 jams it: Painleve's regime, see the slider-crank.)"""
+    tree = free_pendulum()
+    tree.add_collision_geometry("bob", Sphere(0.1), name="bob_ball")
+    tree.add_collision_geometry("world", Halfspace(),
+                                pose=_pose((0, 0, -0.7 * np.cos(0.8) - 0.1)), name="floor")
+
+    def blocks(t):
+        return [BallConstraint(t, "world", "pivot", name="pivot"),
+                PointContactConstraint(t, mu=0.5, name="touch")]
+    return tree, blocks, np.asarray(free_pendulum_state(1.3))[:tree.nq], np.zeros(tree.nv)
+
+
+def slider_crank_on_floor():
+    """The slider-crank (crank 0.2 m, rod 0.6 m, in-plane ball closure) driven at 6 rad/s;
+    a knob on the rod (r 0.03) hits a floor 0.2 m down. (mu 0.3: at mu 0.5 the first impact
+    jams -- Painleve's regime, mu times the ratio of the knob's tangential to normal
+    mobility above 1 -- and the kernel's PGS does not converge on it: that step falls back.)"""
+    tree = slider_crank()
+    tree.add_collision_geometry("rod", Sphere(0.03), pose=_pose((0.05, 0, 0)), name="knob")
+    tree.add_collision_geometry("world", Halfspace(), pose=_pose((0, 0, -0.2)), name="floor")
+
+    def blocks(t):
+        return [BallConstraint(t, "slider", "rod_tip", axes=XZ, name="closure"),
+                PointContactConstraint(t, mu=0.3, name="touch")]
+    return tree, blocks, slider_crank_guess(0.3), np.array([6.0, 0.0, 0.0])
+
+
+def tethered_ball():
+    """A free ball (r 0.1) on a tether (distance closure, 0.54 m) to the origin, let go at
+    (0.45, 0, -0.3); it swings onto a floor at z = -0.6 (contact rows independent of the
+    tether's: unique impulses)."""
+    t = RigidBodyTree("tethered_ball")
+    t.add_body("ball", 1.0, inertia=0.004 * np.eye(3))
+    t.add_joint(Free("float", "world", "ball"))
+    t.add_collision_geometry("ball", Sphere(0.1), name="ball")
+    t.add_collision_geometry("world", Halfspace(), pose=_pose((0, 0, -0.6)), name="floor")
+    t.add_frame("anchor", "world", np.eye(4))
+    q = t.neutral_configuration()
+    q[4:7] = (0.45, 0.0, -0.3)
+
+    def blocks(tr):
+        return [DistanceConstraint(tr, "anchor", "ball", float(np.hypot(0.45, 0.3)),
+                                   name="tether"),
+                PointContactConstraint(tr, mu=0.5, name="touch")]
+    return t, blocks, q, np.zeros(t.nv)
+
+
+ROD_L, ROD_M, ROD_R = 0.8, 2.0, 0.02
+
+
+def pinned_rod():
+    """test_contact_physics' rod (0.8 m, 2 kg) pinned at one end by a ball closure, its tip
+    sphere (r 0.02) dropped from 0.3 rad onto the support at the pin's height."""
+    t = RigidBodyTree("rod")
+    I = np.diag([1e-4, ROD_M * ROD_L ** 2 / 12, ROD_M * ROD_L ** 2 / 12])
+    t.add_body("rod", ROD_M, com=(ROD_L / 2, 0, 0), inertia=I)
+    t.add_joint(Free("float", "world", "rod"))
+    t.add_collision_geometry("rod", Sphere(ROD_R), pose=_pose((ROD_L, 0, 0)), name="tip")
+    t.add_collision_geometry("world", Halfspace(), pose=_pose((0, 0, -ROD_R)), name="ground")
+    q = t.neutral_configuration()
+    q[:4] = (np.cos(0.15), 0.0, -np.sin(0.15), 0.0)      # tip up by 0.3 rad (about -y)
+
+    def blocks(tr):
+        return [BallConstraint(tr, "world", "rod", name="pin"),
+                PointContactConstraint(tr, mu=0.5, name="contact")]
+    return t, blocks, q, np.zeros(t.nv)
+
+
+def _run(scene, solver, steps, strict=True):
+    """Per step: the state, tau_constraint, the impulses, the largest closure error, the
+    energy, the contacts; plus the plant and the step methods taken. ``strict``: a
+    StepMethodWarning (the scene's or a fallback's) is an error."""
+    tree, blocks, q0, v0 = scene()
+    with warnings.catch_warnings():
+        if strict:
+            warnings.simplefilter("error", StepMethodWarning)
+        plant = TimeSteppingRigidBodySystem(tree, H, constraints=blocks(tree),
+                                            contact_solver=solver)
+        ctx = plant.create_default_context()
+        plant.set_positions(ctx, q0)
+        plant.set_velocities(ctx, v0)
+        out = {k: [] for k in ("x", "tau", "imp", "err", "E", "contacts")}
+        methods = set()
+        closure = plant.constraints[0]
+        for _ in range(steps):
+            plant.advance(ctx, 1)
+            step = plant.get_output_port("step").eval(ctx)
+            methods.add(step.status.method)
+            out["x"].append(np.array(ctx.discrete_state, dtype=float))
+            out["tau"].append(np.array(step.tau_constraint))
+            out["imp"].append([np.array(p) for p in step.impulses])
+            q = plant.get_positions(ctx)
+            out["err"].append(float(np.max(np.abs(closure.kinematic_terms(q, None)[0]))))
+            out["E"].append(plant.total_energy(ctx))
+            out["contacts"].append(plant.get_output_port("contact_results").eval(ctx))
+    return plant, methods, out
+
+
+SCENES = {"four_bar": (four_bar_on_floor, 500), "pendulum": (pendulum_on_floor, 400),
+          "slider_crank": (slider_crank_on_floor, 300), "tethered_ball": (tethered_ball, 400),
+          "pinned_rod": (pinned_rod, 300)}
+
+
+@pytest.mark.parametrize("name", list(SCENES))
+def test_compiled_agrees_with_the_pivoting_step(name):
+    scene, steps = SCENES[name]
+    fast, fast_methods, a = _run(scene, "auto", steps)
+    slow, _, b = _run(scene, "lcp", steps)
+    assert fast.step_method == "compiled_pgs" and fast.step_method_reason is None
+    assert fast_methods == {"compiled_pgs"}                    # no step fell back
+    assert sum(len(c) > 0 for c in a["contacts"]) > 20         # the scene does touch
+    np.testing.assert_allclose(a["x"], b["x"], atol=1e-7, rtol=0)
+    np.testing.assert_allclose(a["tau"], b["tau"], atol=1e-5, rtol=0)
+    assert max(a["err"]) < 1e-9
+
+
+def test_tethered_ball_impulses_equal_the_pivoting_steps():
+    """Contact rows independent of the tether's: the tether's impulse and the contact's
+    normal and friction impulses equal the pivoting step's within 1e-7 N s at every step."""
+    _, _, a = _run(tethered_ball, "auto", 400)
+    _, _, b = _run(tethered_ball, "lcp", 400)
+    touching = 0
+    for ia, ib, ca, cb in zip(a["imp"], b["imp"], a["contacts"], b["contacts"]):
+        np.testing.assert_allclose(ia[0], ib[0], atol=1e-7, rtol=0)        # tether
+        assert len(ca) == len(cb)
+        for x, y in zip(ca, cb):
+            touching += 1
+            assert x.normal_force * H == pytest.approx(y.normal_force * H, abs=1e-7)
+            np.testing.assert_allclose(x.friction_force * H, y.friction_force * H, atol=1e-7)
+    assert touching > 100
+
+
+def test_pinned_rod_guaranteed_quantities():
+    """The pinned rod dropped onto its support (an indeterminate split along the line from
+    the pin to the contact): at every step the pin holds (1e-9 m) and the contact force lies
+    in the cone; the energy never grows by more than the contact's ERP correction allows
+    (1e-4 J) and ends below its start by the impact's loss; at rest the pin and the contact
+    carry the weight (vertical sum m g) with the moment balance about the pin
+    ``L N + r f_x = m g L / 2`` (the friction along the rod and the normal force trade
+    through the tip's offset r below the rod's axis), and the generalized constraint force
+    equals the pivoting step's."""
+    plant, _, a = _run(pinned_rod, "auto", 600)
+    _, _, b = _run(pinned_rod, "lcp", 600)
+    assert max(a["err"]) < 1e-9
+    for cs in a["contacts"]:
+        for c in cs:
+            assert c.normal_force >= 0.0
+            assert np.linalg.norm(c.friction_force) <= 0.5 * c.normal_force * (1 + 1e-9) + 1e-12
+    E = np.array(a["E"])
+    assert np.max(np.diff(E)) < 1e-4
+    assert E[-1] < E[0] - 0.1                                  # the impact's loss
+    c = a["contacts"][-1][0]
+    pin = a["imp"][-1][0] / H                                  # the pin's force on the rod
+    assert pin[2] + c.normal_force == pytest.approx(ROD_M * G, rel=1e-7)
+    moment = ROD_L * c.normal_force + ROD_R * c.friction_force[0]
+    assert moment == pytest.approx(ROD_M * G * ROD_L / 2, rel=1e-7)
+    np.testing.assert_allclose(a["tau"][-1], b["tau"][-1], atol=1e-6)
+    np.testing.assert_allclose(a["x"][-1], b["x"][-1], atol=1e-7)
+
+
+def test_numpy_twin_equals_the_c_kernel(monkeypatch):
+    """The kernel's numpy twin takes the same elimination: the four-bar on the floor within
+    1e-9 of the C kernel over 300 steps."""
+    _, _, one = _run(four_bar_on_floor, "auto", 300)
+    without_compiler(monkeypatch)
+    tree, blocks, q0, v0 = four_bar_on_floor()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        plant = TimeSteppingRigidBodySystem(tree, H, constraints=blocks(tree))
+        assert plant.step_method == "numpy_pgs"
+        ctx = plant.create_default_context()
+        plant.set_positions(ctx, q0)
+        twin = []
+        for _ in range(300):
+            plant.advance(ctx, 1)
+            twin.append(np.array(ctx.discrete_state, dtype=float))
+    np.testing.assert_allclose(twin, one["x"], atol=1e-9, rtol=0)
+
+
+def test_a_slow_impact_falls_back_once_and_stays_exact():
+    """The four-bar with mu 0.5: the sliding impact's PGS (a one-DOF mechanism's contact:
+    normal and friction rows of rank one) does not reach the tolerance in 500 sweeps; that
+    step is the pivoting step's, warned once, and the run still equals the pivoting run."""
+    with pytest.warns(StepMethodWarning, match="fell back from the compiled step") as rec:
+        plant, methods, a = _run(lambda: four_bar_on_floor(0.5), "auto", 300, strict=False)
+    assert len([w for w in rec if issubclass(w.category, StepMethodWarning)]) == 1
+    assert plant.step_method == "compiled_pgs" and methods == {"compiled_pgs", "lcp"}
+    _, _, b = _run(lambda: four_bar_on_floor(0.5), "lcp", 300)
+    np.testing.assert_allclose(a["x"], b["x"], atol=1e-7, rtol=0)
+    assert max(a["err"]) < 1e-9
