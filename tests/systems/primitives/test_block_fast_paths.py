@@ -51,7 +51,12 @@ def test_linear_callbacks_equal_numpy_formula_and_symbolic(name, make):
     dyn_ref = sys_.A @ x + sys_.f0 + (sys_.B @ u if nu else 0.0)
     y_ref = sys_.y0 + sys_.C @ x + (sys_.D @ u if nu else 0.0)
     y = sys_.get_output_port().eval(ctx)
-    assert np.array_equal(y, y_ref)
+    if sys_.C.size == 0 and y.shape == (1,):   # one row: a BLAS dot product instead of gemv
+        # (the same bits with OpenBLAS; in general within a few roundings of the terms)
+        bound = 1e-15 * (np.abs(sys_.D) @ np.abs(u) + np.abs(sys_.y0))
+        assert np.all(np.abs(y - y_ref) <= bound)
+    else:
+        assert np.array_equal(y, y_ref)
     if nx:
         dyn = sys_.eval_unique_periodic_discrete_update(ctx) if discrete \
             else sys_.time_derivatives(ctx)
