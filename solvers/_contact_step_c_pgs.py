@@ -128,13 +128,6 @@ static void add_yc(const int *bl, const int *blocks, const double *yc, double a0
     }
 }
 
-static int share_block(const int *it, const int *cands, int k, int l) {
-    const int *a = cand_blocks(it, cands, k), *b = cand_blocks(it, cands, l);
-    for (int i = 0; i < a[0]; ++i)
-        for (int j = 0; j < b[0]; ++j) if (a[1 + i] == b[1 + j]) return 1;
-    return 0;
-}
-
 /* vel = v_free + sum_k Y_k p_k over the active contacts */
 static void rebuild_vel(int na, const int *act, const int *it, const int *cands,
                         const int *blocks, int nv, const double *co, const double *Y,
@@ -245,25 +238,36 @@ static int polish(int na, const int *act, const int *it, const int *cands, int n
                 for (i = 0; i < ncol; ++i) { const int col = cc[COL_SIZE * i + COL_COLUMN]; s0 += Jk[r * nv + col] * vfree[col]; }
                 x[row] = -(s0 + bias[3 * k + r]);
             }
-            /* the products J_k(r) . Y_l(s) over k's columns, the nr x 3 of them in one pass
-               (each summed in column order) */
+            /* the products J_k(r) . Y_l(s) on the velocity blocks k and l share (J_k's full
+               rows are zero off k's columns, Y_l's off l's blocks), the nr x 3 of them in
+               one pass */
+            const int *bk = cand_blocks(it, cands, k);
             for (l = 0; l < na; ++l) {
                 const int kl = act[l];
                 const int fixed = mode[l] == PM_FIXED;
                 if (fixed ? dsl[2 * l] == 0.0 : idn[l] < 0) continue;
-                if (!share_block(it, cands, k, kl)) continue;
+                const int *blb = cand_blocks(it, cands, kl);
                 const double *Yl = Y + 3 * nv * kl;
                 const int ns = fixed ? 1 : 3;
                 double D[3][3] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
-                for (i = 0; i < ncol; ++i) {
-                    const int col = cc[COL_SIZE * i + COL_COLUMN];
-                    const double y0 = Yl[col], y1 = Yl[nv + col], y2 = Yl[2 * nv + col];
-                    for (r = 0; r < nr; ++r) {
-                        const double jr = Jk[r * nv + col];
-                        D[r][0] += jr * y0;
-                        if (ns == 3) { D[r][1] += jr * y1; D[r][2] += jr * y2; }
+                int shared = 0;
+                for (int ba = 0; ba < bk[0]; ++ba) {
+                    int in_l = 0;
+                    for (int bb = 0; bb < blb[0]; ++bb) in_l |= blb[1 + bb] == bk[1 + ba];
+                    if (!in_l) continue;
+                    shared = 1;
+                    const int *blk = blocks + BLK_SIZE * bk[1 + ba];
+                    const int bs = blk[BLK_START], be = bs + blk[BLK_LENGTH];
+                    for (i = bs; i < be; ++i) {
+                        const double y0 = Yl[i], y1 = Yl[nv + i], y2 = Yl[2 * nv + i];
+                        for (r = 0; r < nr; ++r) {
+                            const double jr = Jk[r * nv + i];
+                            D[r][0] += jr * y0;
+                            if (ns == 3) { D[r][1] += jr * y1; D[r][2] += jr * y2; }
+                        }
                     }
                 }
+                if (!shared) continue;
                 for (r = 0; r < nr; ++r) {
                     const int row = rows[r];
                     if (fixed) {                  /* a one-row block held at a value */

@@ -29,6 +29,7 @@ __all__: list[str] = []  # private module
 
 OMEGA = 1.4
 POLISH_EVERY = 50
+POLISH_GAP = 8        # the C kernel's: sweeps between polishes once close, doubled after each
 POLISH_PASSES = 8   # the C kernel's POLISH_PASSES
 VECTOR_JOINT, FREE_JOINT = JOINT_TYPES.index("vector"), JOINT_TYPES.index("free")
 JOINT_LIMIT, JOINT_FRICTION = KIND["joint_limit"].code, KIND["joint_friction"].code
@@ -390,7 +391,7 @@ def contact_step(it: np.ndarray, dt: np.ndarray, inp: np.ndarray, out: np.ndarra
     # 5. PGS
     na = len(prob.p)
     vel = prob.vel(vfree)
-    it_n, last_polish, change = 0, 0, 0.0
+    it_n, last_polish, change, gap = 0, 0, 0.0, POLISH_GAP
     while it_n < maxit and na > 0:
         change = 0.0
         om = 1.0 if it_n < 2 else OMEGA
@@ -431,9 +432,11 @@ def contact_step(it: np.ndarray, dt: np.ndarray, inp: np.ndarray, out: np.ndarra
         it_n += 1
         if change <= ittol * bscale:
             break
-        if (it_n - 1 == 1 or (change < 1e-6 * bscale and it_n - 1 - last_polish >= 8)
+        if (it_n - 1 == 1 or (change < 1e-6 * bscale and it_n - 1 - last_polish >= gap)
                 or it_n - 1 - last_polish >= POLISH_EVERY):
             last_polish = it_n - 1
+            if it_n - 1 > 1:            # a polish that does not end the step: back off
+                gap *= 2
             saved = [p.copy() for p in prob.p]
             r0 = prob.residual(vel)
             new = prob.polish(vfree, bias_l, ittol * bscale)

@@ -39,6 +39,10 @@ typedef char dbk_narrow_phase_work_fits[(sizeof(cl_work) <= 8 * NARROW_PHASE_WOR
    statically indeterminate stacks (box on box: 4 corners each), where the polish on its
    active set is exact */
 #define POLISH_EVERY 50
+/* once PGS is close (change < 1e-6 of the scale), a polish after POLISH_GAP sweeps, the gap
+   doubled after each polish that does not end the step (the active set is not settled yet:
+   on the 10-sphere pile's slow settling most such polishes are wasted) */
+#define POLISH_GAP 8
 /* the sweeps' per-slot constants (gi): 1 / G_nn, the tangent block's inverse (3), a
    nonsingular flag, its largest eigenvalue and reciprocal */
 #define GI_SIZE 8
@@ -366,7 +370,7 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
         gk[4] = lmax2(a, b, cdd);
         gk[5] = 1.0 / gk[4];
     }
-    int iter = 0, last_polish = 0;
+    int iter = 0, last_polish = 0, gap = POLISH_GAP;
     double change = 0.0;
     for (iter = 0; iter < maxit && na > 0; ++iter) {
         change = 0.0;
@@ -443,9 +447,10 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
         /* polish on PGS's active set (after the first sweep: a warm start's set; later once
            PGS is close, so that its set is likely right, and every POLISH_EVERY sweeps);
            keep it when it is exact */
-        if (iter == 1 || (change < 1e-6 * bscale && iter - last_polish >= 8)
+        if (iter == 1 || (change < 1e-6 * bscale && iter - last_polish >= gap)
             || iter - last_polish >= POLISH_EVERY) {
             last_polish = iter;
+            if (iter > 1) gap *= 2;        /* a polish that does not end the step: back off */
             for (j = 0; j < na; ++j) memcpy(psave + 3 * j, co + CO_SIZE * act[j] + CO_IMPULSE, 3 * sizeof(double));
             const double r0 = residual(na, act, it, cands, nv, co, Jall, G, bias, vel, mu, cfmk, plo, pup, one, bil);
             if (polish(na, act, it, cands, nv, co, Jall, Y, bias, vfree, mu, cfmk, plo, pup, one, bil,
