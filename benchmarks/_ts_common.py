@@ -23,6 +23,10 @@ HUMANOID_Z, HUMANOID_TILT = 1.2, 0.3      # pelvis height (m) and tilt about x (
 HUMAN_WN, HUMAN_ZETA = 40.0, 1.0          # human PD: natural frequency (rad/s), damping ratio
 FOURBAR_L, FOURBAR_D, FOURBAR_THETA = 0.5, 0.8, 0.3
 FOURBAR_MASSES = (1.0, 2.0, 1.5)          # crank 1, coupler, crank 2 (thin rods)
+# the four-bar on the floor: a knob (sphere) mid-coupler, the base raised so that the knob
+# meets the floor (z = 0) when the cranks are at KNOB_ANGLE; released at FLOOR_THETA
+KNOB_R, KNOB_MU, KNOB_ANGLE, FLOOR_THETA = 0.05, 0.3, 0.6, 1.0
+FLOOR_BASE_Z = FOURBAR_L * float(np.cos(KNOB_ANGLE)) + KNOB_R
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -136,12 +140,14 @@ def humanoid_mjcf() -> str:
 
 
 # ------------------------------------------------------------------ the four-bar
-def four_bar_mjcf(closure: bool) -> str:
+def four_bar_mjcf(closure: bool, floor: bool = False) -> str:
     """MJCF text of the planar parallelogram four-bar of
     :func:`multibody.models.parallelogram_four_bar` (thin rods as massive capsules without
     contact): a static ``base`` (welded), crank 1 hanging from the origin, the coupler,
     crank 2 with the site ``tip``; the site ``pivot_b`` at ``(d, 0, 0)`` on the base. With
-    ``closure`` MuJoCo's ``<connect>`` equality closes ``tip`` on ``pivot_b``."""
+    ``closure`` MuJoCo's ``<connect>`` equality closes ``tip`` on ``pivot_b``. With
+    ``floor`` the base is raised to ``FLOOR_BASE_Z`` and a massless sphere ``knob``
+    (``KNOB_R``, friction ``KNOB_MU``) mid-coupler touches a floor plane at z = 0."""
     L, D = FOURBAR_L, FOURBAR_D
     m1, m2, m3 = FOURBAR_MASSES
 
@@ -157,21 +163,25 @@ def four_bar_mjcf(closure: bool) -> str:
                 f'conaffinity="0" fromto="0 0 0 {to[0]} {to[1]} {to[2]}"/>{inner}')
     crank2 = (f'<body name="crank2" pos="{D} 0 0"><joint name="j3" axis="0 1 0"/>'
               + rod("crank2", m3, (0, 0, L), f'<site name="tip" pos="0 0 {L}"/>') + "</body>")
+    knob = (f'<geom name="knob" type="sphere" size="{KNOB_R}" pos="{D / 2} 0 0" mass="0" '
+            f'contype="1" conaffinity="0" friction="{KNOB_MU} 0.005 0.0001"/>' if floor else "")
     coupler = (f'<body name="coupler" pos="0 0 {-L}"><joint name="j2" axis="0 1 0"/>'
-               + rod("coupler", m2, (D, 0, 0), crank2) + "</body>")
+               + rod("coupler", m2, (D, 0, 0), knob + crank2) + "</body>")
     crank1 = ('<body name="crank1"><joint name="j1" axis="0 1 0"/>'
               + rod("crank1", m1, (0, 0, -L), coupler) + "</body>")
     eq = (f'<equality><connect body1="crank2" body2="base" anchor="0 0 {L}"/></equality>'
           if closure else "")
-    return (f'<mujoco model="four_bar"><option timestep="{H}"/><worldbody>'
-            f'<body name="base"><site name="pivot_b" pos="{D} 0 0"/>{crank1}</body>'
+    ground = (f'<geom name="floor" type="plane" size="0 0 1" contype="0" conaffinity="1" '
+              f'friction="{KNOB_MU} 0.005 0.0001"/>' if floor else "")
+    base = f' pos="0 0 {FLOOR_BASE_Z}"' if floor else ""
+    return (f'<mujoco model="four_bar"><option timestep="{H}"/><worldbody>{ground}'
+            f'<body name="base"{base}><site name="pivot_b" pos="{D} 0 0"/>{crank1}</body>'
             f"</worldbody>{eq}</mujoco>")
 
 
-def four_bar_angles() -> np.ndarray:
-    """Joint angles (j1, j2, j3) of the closed four-bar released at ``FOURBAR_THETA``."""
-    t = FOURBAR_THETA
-    return np.array([t, -t, t])
+def four_bar_angles(theta: float = FOURBAR_THETA) -> np.ndarray:
+    """Joint angles (j1, j2, j3) of the closed four-bar released at ``theta``."""
+    return np.array([theta, -theta, theta])
 
 
 # ------------------------------------------------------------------ the human model

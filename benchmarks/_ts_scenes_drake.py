@@ -265,5 +265,27 @@ def four_bar() -> DrakeRun:
     return DrakeRun(diagram, plant, plant.GetPositionsAndVelocities(ctx), ["coupler"])
 
 
+def four_bar_floor() -> DrakeRun:
+    from multibody.geometry import Sphere
+    from multibody.parsing import parse_mjcf
+    tree = parse_mjcf(C.four_bar_mjcf(closure=False, floor=True))
+    X = np.eye(4)
+    X[0, 3] = C.FOURBAR_D / 2
+    builder, plant, _ = _from_tree(tree, [("coupler", Sphere(C.KNOB_R), X)], C.KNOB_MU)
+    if not plant.HasJointNamed("base_weld"):
+        from pydrake.all import RigidTransform
+        plant.WeldFrames(plant.world_frame(), plant.GetFrameByName("base"),
+                         RigidTransform([0.0, 0.0, C.FLOOR_BASE_Z]))
+    plant.AddBallConstraint(plant.GetBodyByName("crank2"), [0, 0, C.FOURBAR_L],
+                            plant.GetBodyByName("base"), [C.FOURBAR_D, 0, 0])
+    plant.Finalize()
+    diagram = builder.Build()
+    ctx = plant.CreateDefaultContext()
+    for n, a in zip(("j1", "j2", "j3"), C.four_bar_angles(C.FLOOR_THETA)):
+        plant.GetJointByName(n).set_angle(ctx, float(a))
+    return DrakeRun(diagram, plant, plant.GetPositionsAndVelocities(ctx), ["coupler"])
+
+
 SCENES = {"box": box, "pile": pile, "quadruped": quadruped, "stack": stack, "capsule": capsule,
-          "humanoid": humanoid, "human": human, "four_bar": four_bar}
+          "humanoid": humanoid, "human": human, "four_bar": four_bar,
+          "four_bar_floor": four_bar_floor}

@@ -272,5 +272,24 @@ def four_bar(solver: str = "auto") -> DynablocksRun:
     return _build(tree, [closure], solver, np.r_[q, np.zeros(tree.nv)], ["coupler"])
 
 
+def four_bar_floor(solver: str = "auto") -> DynablocksRun:
+    """The four-bar released at ``FLOOR_THETA``, its coupler's knob falling onto the floor
+    (the closure eliminated before the contact problem)."""
+    from multibody.geometry import Halfspace, Sphere
+    from multibody.parsing import parse_mjcf
+    tree = parse_mjcf(C.four_bar_mjcf(closure=False, floor=True))
+    X = np.eye(4)
+    X[0, 3] = C.FOURBAR_D / 2
+    tree.add_collision_geometry("coupler", Sphere(C.KNOB_R), pose=X, name="knob")
+    tree.add_collision_geometry("world", Halfspace(), name="floor")
+    closure = BallConstraint(tree, "pivot_b", "tip", name="closure")
+    contact = PointContactConstraint(tree, mu=C.KNOB_MU, name="contact")
+    q = tree.neutral_configuration()
+    for n, a in zip(("j1", "j2", "j3"), C.four_bar_angles(C.FLOOR_THETA)):
+        q[tree.get_joint(n).q_start] = a
+    return _build(tree, [closure, contact], solver, np.r_[q, np.zeros(tree.nv)], ["coupler"])
+
+
 SCENES = {"box": box, "pile": pile, "quadruped": quadruped, "stack": stack, "capsule": capsule,
-          "humanoid": humanoid, "human": human, "four_bar": four_bar}
+          "humanoid": humanoid, "human": human, "four_bar": four_bar,
+          "four_bar_floor": four_bar_floor}

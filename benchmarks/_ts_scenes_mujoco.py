@@ -147,6 +147,14 @@ def four_bar() -> MujocoRun:
     return MujocoRun(model, data, ["coupler"])
 
 
+def four_bar_floor() -> MujocoRun:
+    import mujoco
+    model = mujoco.MjModel.from_xml_string(C.four_bar_mjcf(closure=True, floor=True))
+    data = mujoco.MjData(model)
+    data.qpos[:] = C.four_bar_angles(C.FLOOR_THETA)
+    return MujocoRun(model, data, ["coupler"])
+
+
 def _floor(spec, mu: float) -> None:
     import mujoco
     for g in spec.geoms:                 # robot geometry touches the floor only
@@ -241,4 +249,5 @@ def _quat(R: np.ndarray) -> np.ndarray:
 
 
 SCENES = {"box": box, "pile": pile, "quadruped": quadruped, "stack": stack, "capsule": capsule,
-          "humanoid": humanoid, "human": human, "four_bar": four_bar}
+          "humanoid": humanoid, "human": human, "four_bar": four_bar,
+          "four_bar_floor": four_bar_floor}

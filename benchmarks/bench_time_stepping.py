@@ -1,4 +1,4 @@
-"""Time per step of the time-stepping rigid-body system on eight scenes, side by side with
+"""Time per step of the time-stepping rigid-body system on nine scenes, side by side with
 Drake's discrete MultibodyPlant (SAP) and MuJoCo (where ``pydrake`` / ``mujoco`` import), at
 h = 1e-3 s, with the step method each scene takes and the final heights.
 
@@ -24,7 +24,10 @@ engine; data and model texts in ``_ts_common.py``):
   Drake and MuJoCo load ``write_urdf`` of the tree;
 * ``four_bar``: the parallelogram four-bar of ``multibody.models.parallelogram_four_bar``
   released at 0.3 rad, closed by a ball constraint (ours: ``BallConstraint``; Drake:
-  ``AddBallConstraint``; MuJoCo: an equality ``connect``).
+  ``AddBallConstraint``; MuJoCo: an equality ``connect``);
+* ``four_bar_floor``: the same four-bar with its base raised, released at 1 rad: a knob
+  (sphere, r = 0.05 m, massless, mu = 0.3) mid-coupler falls onto the floor, which it meets
+  at 0.6 rad (closure and contact together).
 
 Engines: ``dynablocks`` (``TimeSteppingRigidBodySystem``, default ``contact_solver="auto"``:
 the compiled step where it applies, else the pivoting step), ``dynablocks_lcp``
@@ -42,7 +45,7 @@ ms/step*: the whole run in compiled code, one call -- dynablocks
 diagram), Drake ``AdvanceTo`` (already one C++ loop: the same number), MuJoCo
 ``mujoco.rollout.rollout``; *vs rollout*: whole ms/step over MuJoCo's; *height*: the
 reported body's height (m) after the run (box, top box, mean sphere, trunk, capsule, pelvis,
-coupler), so the physics is seen to agree.
+coupler, coupler), so the physics is seen to agree.
 
 Each time is the median over ``--repeats`` interleaved rounds (every round runs each engine
 once, one after the other, so load from other processes hits them alike; one short warm-up
@@ -89,6 +92,7 @@ SCENES = {
     "humanoid": "40-DOF humanoid falling (capsules, joint limits)",
     "human": "human model standing (PD, joint limits)",
     "four_bar": "four-bar closure",
+    "four_bar_floor": "four-bar closure, knob falling onto the floor (closure + contact)",
 }
 ENGINES = {
     # name: (label, module with SCENES, requirement, contact_solver)
