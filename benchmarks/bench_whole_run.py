@@ -13,8 +13,11 @@ over ``--repeats`` interleaved rounds (every round runs each engine once, after 
 each); construction and compilation are excluded; BLAS is limited to one thread. The last
 column is ``max |x_whole - x_interpreted|`` after the run (the trajectories agree).
 
+``--cpu-time`` counts process CPU time instead of wall-clock time (steadier on a shared
+machine).
+
 Run: ``.venv/bin/python benchmarks/bench_whole_run.py [--steps 2000] [--repeats 5]
-[--scenes box,pile,quadruped] [--quick]``
+[--scenes box,pile,quadruped] [--quick] [--cpu-time]``
 """
 from __future__ import annotations
 
@@ -27,6 +30,7 @@ import argparse  # noqa: E402,F401
 import importlib.util  # noqa: E402
 import statistics  # noqa: E402
 import sys  # noqa: E402
+import time  # noqa: E402
 import warnings  # noqa: E402
 
 sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
@@ -113,12 +117,16 @@ def main(argv=None) -> dict:
     ap.add_argument("--scenes", default="box,pile,quadruped",
                     help="comma-separated subset of box, pile, quadruped")
     ap.add_argument("--quick", action="store_true", help="20 steps, one round")
+    ap.add_argument("--cpu-time", action="store_true",
+                    help="time with process CPU time instead of wall-clock time")
     args = ap.parse_args(argv)
+    C.CLOCK.now = time.process_time if args.cpu_time else time.perf_counter
     steps, repeats = (20, 1) if args.quick else (args.steps, args.repeats)
     results = {}
     limiter = threadpool_limits(1) if threadpool_limits is not None else None
     try:
-        print(f"ms per step (median of {repeats} interleaved rounds, {steps} steps, h = 1 ms)")
+        print(f"ms per step (median of {repeats} interleaved rounds, {steps} steps, h = 1 ms, "
+              f"{'process CPU' if args.cpu_time else 'wall-clock'} time)")
         print(f"{'scene':10} {'interpreted':>12} {'whole (C)':>10} {'mj_step':>9} {'rollout':>9} "
               f"{'whole/mj_step':>14} {'whole/rollout':>14} {'max|dx|':>9}")
         for scene in args.scenes.split(","):

@@ -61,6 +61,56 @@ static void affine_map(const double *A, const double *b, int n, double *y, doubl
 
 /*@LINALG@*/
 /*@PGS@*/
+/* broad phase: the radius of a sphere about the shape's origin holding it (-1: no bound) */
+static double bound_radius(int kind, const double *par) {
+    switch (kind) {
+    case CL_SPHERE: return par[0];
+    case CL_BOX: return sqrt(par[0] * par[0] + par[1] * par[1] + par[2] * par[2]);
+    case CL_CAPSULE: return par[0] + par[1];
+    case CL_CYLINDER: return sqrt(par[0] * par[0] + par[1] * par[1]);
+    case CL_ELLIPSOID: return fmax(par[0], fmax(par[1], par[2]));
+    default: return -1.0;
+    }
+}
+
+/* a bound lowered by a rounding slack (it must not exclude a pair the narrow phase accepts) */
+static double lower_slack(double x) { return x - 1e-12 * (fabs(x) + 1.0); }
+
+/* a lower bound of a shape pair's distance at the current poses (its bounding spheres; a
+   halfspace: the other's bounding sphere against its plane), -inf when a shape has no
+   bound; a pair whose bound exceeds the margin has no point within it (the narrow phase
+   reports none), so the narrow phase is skipped */
+static double pair_lower_bound(const int *ci, const double *cd, const double *P) {
+    const int ka = ci[CI_SP_SHAPE_A], kb = ci[CI_SP_SHAPE_B];
+    const int ba = ci[CI_BODY_A], bb = ci[CI_BODY_B];
+    const double *pa = cd + CD_SP_POSE_A, *pb = cd + CD_SP_POSE_B;
+    double c[2][3];
+    for (int g = 0; g < 2; ++g) {          /* the shapes' origins in the world */
+        const double *Pb = P + POSE_SIZE * (g ? bb : ba), *X = g ? pb : pa;
+        const double *R = Pb + POSE_ROTATION, *o = Pb + POSE_POSITION, *px = X + POSE_POSITION;
+        for (int i = 0; i < 3; ++i)
+            c[g][i] = o[i] + R[3 * i] * px[0] + R[3 * i + 1] * px[1] + R[3 * i + 2] * px[2];
+    }
+    if (ka == CL_HALFSPACE || kb == CL_HALFSPACE) {
+        if (ka == kb) return -INFINITY;
+        const int h = ka == CL_HALFSPACE ? 0 : 1;
+        const double r = bound_radius(h ? ka : kb, h ? cd + CD_SP_PARAM_A : cd + CD_SP_PARAM_B);
+        if (r < 0) return -INFINITY;
+        /* the plane's normal: the halfspace frame's z axis in the world, R_b (R_x e_z) */
+        const double *Pb = P + POSE_SIZE * (h ? bb : ba) + POSE_ROTATION;
+        const double *Rx = (h ? pb : pa) + POSE_ROTATION;
+        double n[3], d = 0.0;
+        for (int i = 0; i < 3; ++i)
+            n[i] = Pb[3 * i] * Rx[2] + Pb[3 * i + 1] * Rx[5] + Pb[3 * i + 2] * Rx[8];
+        for (int i = 0; i < 3; ++i) d += n[i] * (c[1 - h][i] - c[h][i]);
+        return lower_slack(d - r);
+    }
+    const double ra = bound_radius(ka, cd + CD_SP_PARAM_A), rb = bound_radius(kb, cd + CD_SP_PARAM_B);
+    if (ra < 0 || rb < 0) return -INFINITY;
+    double d2 = 0.0;
+    for (int i = 0; i < 3; ++i) d2 += (c[1][i] - c[0][i]) * (c[1][i] - c[0][i]);
+    return lower_slack(sqrt(d2) - ra - rb);
+}
 /* returns 0 on success, 1 singular mass matrix */
 int dbk_contact_step(const int *it, const double *dt, const double *in, double *out,
                      double *work, int *iwork) {
@@ -229,6 +279,7 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
             o[CO_IMPULSE] = wn < plo[k] ? plo[k] : (wn > pup[k] ? pup[k] : wn);
             continue;
         }
+        if (pair_lower_bound(ci, cd, P) > margin) continue;   /* broad phase: no point */
         double Xa[POSE_SIZE], Xb[POSE_SIZE];
         world_pose(P, ci[CI_BODY_A], cd + CD_SP_POSE_A, Xa);
         world_pose(P, ci[CI_BODY_B], cd + CD_SP_POSE_B, Xb);
