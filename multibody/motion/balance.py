@@ -203,7 +203,7 @@ def stance_shares(load) -> np.ndarray:
 
 
 def place_contact_points(tree, contact_points: Mapping, floor: Floor, q,
-                         active=None) -> dict:
+                         active=None, flat: bool = False) -> dict:
     """Contact points moved along the floor normal so that each is on ``floor`` at its
     lowest over the motion ``q`` (K, nq).
 
@@ -241,6 +241,12 @@ def place_contact_points(tree, contact_points: Mapping, floor: Floor, q,
             raise MotionError(f"place_contact_points: active['{body}'] must be {H.shape}, got "
                               f"{mask.shape}")
         new = P.copy()
+        if flat:
+            k = int(np.argmin(np.where(mask.all(axis=1), H.max(axis=1), np.inf)))
+            for i in range(len(P)):
+                new[i] = P[i] - H[k, i] * (Ts[k][:3, :3].T @ n)
+            out[body] = new
+            continue
         for i in range(len(P)):
             if not mask[:, i].any():
                 continue
@@ -292,3 +298,51 @@ def pelvis_pose_function(tree, legs: Sequence, kp, kd, gain: float,
         for i, c in enumerate(cmd):
             tau[c] += gain * (kp[c] * dq[i] + kd[c] * dqd[i])
     return ca.Function("pelvis_pose", [q, v, ref], [tau], ["q", "v", "ref"], ["tau"])
+
+
+def stance_floor(tree, contact_points: Mapping, q, times, floor: Floor, *,
+                 speed: float = 0.15, band: float = 0.01, rounds: int = 4) -> Floor:
+    """The plane under the feet of the motion ``q`` (K, nq) at ``times`` (K,): a least-squares
+    plane through each side's lowest contact point in the frames where it moves slower than
+    ``speed`` (m/s), refitted ``rounds`` times without the points more than ``band`` (m)
+    above it (a foot lifting, a heel rocking).
+
+    ``floor`` gives the starting plane (its normal's side is kept). A marker fit moves the
+    feet a little from stride to stride; the floor of the inverse dynamics, fitted to the
+    contact points at rest, can then be tilted by a degree against the feet in stance, which
+    puts the later strides' feet centimetres above it -- the forward pass's floor is this
+    plane instead.
+
+    Raises
+    ------
+    MotionError
+        Fewer than three resting points.
+    """
+    q = np.asarray(q, float)
+    t = np.asarray(times, float)
+    sides: dict = {}
+    for b, pts in contact_points.items():
+        sides.setdefault(b.split("-")[0].split("_")[0], []).append((b, np.asarray(pts, float)))
+    n0 = np.asarray(floor.normal, float)
+    n0 = n0 / np.linalg.norm(n0)
+    Xs = [np.array([np.vstack([P @ np.asarray(tree.body_pose(b, qi), float)[:3, :3].T
+                               + np.asarray(tree.body_pose(b, qi), float)[:3, 3]
+                               for b, P in items]) for qi in q]) for items in sides.values()]
+    Vs = [np.gradient(X, t, axis=0) for X in Xs]
+    n, c, band_now = n0, np.asarray(floor.point, float), np.inf
+    for _ in range(rounds):
+        low = []
+        for X, V in zip(Xs, Vs):                       # each side's lowest point, at rest
+            i = np.argmin(X @ n, axis=1)
+            r = np.arange(len(q))
+            P, S = X[r, i], np.linalg.norm(V[r, i], axis=1)
+            low.append(P[(S < speed) & ((P - c) @ n < band_now)])
+        P = np.vstack(low) if low else np.zeros((0, 3))
+        if len(P) < 3:
+            raise MotionError(f"stance_floor: {len(P)} resting foot points (slower than "
+                              f"{speed} m/s); need at least 3")
+        c = P.mean(axis=0)
+        _, _, Vt = np.linalg.svd(P - c)
+        n = Vt[-1] if Vt[-1] @ n0 > 0 else -Vt[-1]
+        band_now = band
+    return Floor(n, c)

@@ -75,7 +75,7 @@ from systems.primitives import LogVectorOutput
 
 from .balance import (ROWS, BalanceGains, balance_reference_rows, leg_chains,
                       pelvis_balance_function, pelvis_pose_function, place_contact_points,
-                      stance_shares)
+                      stance_floor, stance_shares)
 from .contact_inverse_dynamics import Floor
 from .errors import MotionError
 
@@ -278,7 +278,7 @@ class ForwardPass:
                  joint_limits: bool = True,
                  reference_q=None, balance_gain: float = 0.0,
                  balance_gains: BalanceGains = BalanceGains(), balance_mode: str = "wrench",
-                 stance_scale: float = 1.0, joint_gain_scale: Optional[Mapping] = None,
+                 stance_scale: float = 1.0, refit_floor: bool = True, flat_feet: bool = False, joint_gain_scale: Optional[Mapping] = None,
                  contact_reference=None, compiled: bool = True) -> None:
         self.times = np.asarray(times, float).ravel()
         if self.times.size < 2 or np.any(np.diff(self.times) <= 0):
@@ -290,7 +290,10 @@ class ForwardPass:
         self.time_step = float(time_step) if time_step else dt / 2.0
         self.tree = fwd = tree
         if contact_points and contact_reference is not None:
-            contact_points = place_contact_points(tree, contact_points, floor, contact_reference)
+            if refit_floor:
+                floor = stance_floor(tree, contact_points, contact_reference, self.times, floor)
+            contact_points = place_contact_points(tree, contact_points, floor, contact_reference,
+                                                  flat=flat_feet)
         self._contact_points = dict(contact_points or {})
         self._floor = floor
         if any(g.name == "forward_floor" for g in tree.bodies[0].collision_geometries):

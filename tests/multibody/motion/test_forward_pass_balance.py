@@ -1,0 +1,139 @@
+"""The pelvis balance of the forward pass (multibody.motion.balance): a one-legged body on a
+passive ankle falls without the pelvis feedback through its stance leg and stays up with it;
+the wrench's joint torques give the root exactly that wrench (static check); contact points
+placed on the floor; the stance floor under tilted resting feet."""
+import numpy as np
+import pytest
+
+from multibody.motion import Floor, MotionError
+from multibody.motion.balance import (BalanceGains, balance_reference_rows, leg_chains,
+                                      pelvis_balance_function, place_contact_points,
+                                      stance_floor, stance_shares)
+from multibody.motion.forward_pass import ForwardPass
+from multibody.tree import RigidBodyTree
+from multibody.tree.joints import Free, Revolute
+
+LEG = 0.9
+FOOT = [(-0.1, -0.08, -0.05), (-0.1, 0.08, -0.05), (0.12, -0.08, -0.05), (0.12, 0.08, -0.05)]
+
+
+def _monopod():
+    """Pelvis (free) with a torso mass above the hip, a two-axis hip, a rigid leg, a two-axis
+    ankle and a foot with four corner points."""
+    t = RigidBodyTree("monopod")
+    small = 1e-3 * np.eye(3)
+    t.add_body("pelvis", 40.0, com=(0, 0, 0.3), inertia=np.diag([2.0, 2.0, 0.5]))
+    t.add_joint(Free("floating_base", "world", "pelvis"))
+    t.add_body("r-hip", 0.2, inertia=small)
+    t.add_joint(Revolute("r-hip_x", "pelvis", "r-hip", axis=(1, 0, 0)))
+    t.add_body("r-leg", 10.0, com=(0, 0, -LEG / 2), inertia=np.diag([0.7, 0.7, 0.05]))
+    t.add_joint(Revolute("r-hip_y", "r-hip", "r-leg", axis=(0, 1, 0)))
+    X = np.eye(4)
+    X[2, 3] = -LEG
+    t.add_body("r-ankle", 0.2, inertia=small)
+    t.add_joint(Revolute("r-ankle_y", "r-leg", "r-ankle", axis=(0, 1, 0), origin=X))
+    t.add_body("r-foot", 1.0, com=(0.01, 0, -0.03), inertia=np.diag([0.002, 0.005, 0.005]))
+    t.add_joint(Revolute("r-ankle_x", "r-ankle", "r-foot", axis=(1, 0, 0)))
+    return t
+
+
+def _standing(tree, frames=181):
+    q0 = tree.neutral_configuration()
+    q0[6] = LEG + 0.05                                   # foot points on z = 0
+    K = frames
+    times = np.arange(K) / 120.0
+    return times, np.repeat(q0[None], K, 0), np.zeros((K, tree.nv))
+
+
+def _run(gain):
+    tree = _monopod()
+    times, Q, V = _standing(tree)
+    floor = Floor(np.array([0.0, 0.0, 1.0]), np.zeros(3))
+    fp = ForwardPass(tree, times, {"r-foot": FOOT}, floor, time_step=1 / 240,
+                     joint_gain_scale={"r-ankle_x": 0.0, "r-ankle_y": 0.0},
+                     balance_gain=gain, balance_gains=BalanceGains(1e3, 3e2, 3e2, 60.0))
+    ctx_v = V.copy()
+    ctx_v[0, 3:6] = [0.1, -0.05, 0.0]                     # a push: the pelvis starts moving
+    out = fp.run(Q, ctx_v, np.zeros_like(V))
+    return fp, out, Q
+
+
+def test_a_body_on_a_passive_ankle_falls_without_the_pelvis_feedback_and_stands_with_it():
+    fp0, fell, Q = _run(0.0)
+    assert fp0.legs == []
+    fp1, stood, _ = _run(1.0)
+    assert [f for f, _, _ in fp1.legs] == ["r-foot"]
+    h0 = Q[0, 6]
+    assert fell.q[-1, 6] < h0 - 0.3                      # toppled over the foot's edge
+    assert np.all(stood.q[:, 6] > h0 - 0.02)             # upright all along
+    drift = np.linalg.norm(stood.q[-1, 4:7] - Q[0, 4:7])
+    assert drift < 0.05
+
+
+
+def test_the_leg_torques_give_the_root_the_pelvis_wrench_moved_through_the_foot():
+    tree = _monopod()
+    legs = leg_chains(tree, {"r-foot": FOOT}, {v: v - 6 for v in range(6, tree.nv)})
+    assert legs == [("r-foot", [0, 1, 2, 3], [6, 7, 8, 9])]
+    g = BalanceGains(1000.0, 0.0, 300.0, 0.0)
+    fn = pelvis_balance_function(tree, legs, tree.nv - 6, g)
+    q = tree.neutral_configuration()
+    q[:4] = [np.cos(0.05), 0.0, np.sin(0.05), 0.0]       # pelvis pitched 0.1 rad
+    q[4:7] = [0.02, -0.01, 0.9]
+    q[7:] = [0.1, -0.2, 0.15, 0.05]
+    rows = balance_reference_rows(tree, tree.neutral_configuration()[None],
+                                  np.zeros((1, tree.nv)))[0]
+    tau = np.asarray(fn(q, np.zeros(tree.nv), np.r_[rows, 1.0]), float).ravel()
+    T = np.asarray(tree.body_pose("pelvis", q), float)
+    p, R = T[:3, 3], T[:3, :3]
+    f = g.kp_translation * (rows[:3] - p)
+    E = rows[3:12].reshape(3, 3) @ R.T
+    m = g.kp_rotation * 0.5 * np.array([E[2, 1] - E[1, 2], E[0, 2] - E[2, 0], E[1, 0] - E[0, 1]])
+    c = np.asarray(tree.body_pose("r-foot", q), float)[:3, 3]
+    lam = np.r_[m + np.cross(p - c, f), f]
+    Jc = np.asarray(tree.jacobian("r-foot", q), float)
+    Jp = np.asarray(tree.jacobian("pelvis", q), float)
+    np.testing.assert_allclose(tau, -Jc[:, 6:].T @ lam, atol=1e-9)
+    # the ground's lambda on the foot reaches the root as the wrench (m, f) at the pelvis
+    np.testing.assert_allclose(Jc[:, :6].T @ lam, Jp[:, :6].T @ np.r_[m, f], atol=1e-9)
+    assert abs(m[1]) > 10 and np.linalg.norm(f) > 10      # both parts in play
+
+
+def test_contact_points_are_placed_on_the_floor_at_their_lowest():
+    tree = _monopod()
+    times, Q, _ = _standing(tree, frames=5)
+    Q[:, 6] += np.array([0.03, 0.01, -0.02, 0.0, 0.05])  # the foot 2 cm into the floor at k=2
+    floor = Floor(np.array([0.0, 0.0, 1.0]), np.zeros(3))
+    pts = place_contact_points(tree, {"r-foot": FOOT}, floor, Q)["r-foot"]
+    T = np.asarray(tree.body_pose("r-foot", Q[2]), float)
+    np.testing.assert_allclose((pts @ T[:3, :3].T + T[:3, 3])[:, 2], 0.0, atol=1e-12)
+    np.testing.assert_allclose(pts - np.asarray(FOOT), [[0, 0, 0.02]] * 4, atol=1e-12)
+    with pytest.raises(MotionError, match="active\\['r-foot'\\]"):
+        place_contact_points(tree, {"r-foot": FOOT}, floor, Q, active={"r-foot": np.ones((2, 4))})
+
+
+def test_the_stance_floor_is_the_plane_under_the_resting_feet():
+    tree = _monopod()
+    times, Q, _ = _standing(tree, frames=40)
+    n = np.array([0.02, -0.01, 1.0])
+    n /= np.linalg.norm(n)
+    # the foot rests at four places (still), lifted between them; the ground is tilted
+    P = np.asarray(FOOT)
+    for k in range(40):
+        Q[k, 4:6] = [0.4 * (k // 10), 0.3 * ((k // 10) % 2)]
+        T = np.asarray(tree.body_pose("r-foot", Q[k]), float)
+        Q[k, 6] -= np.min((P @ T[:3, :3].T + T[:3, 3]) @ n) / n[2]
+        if k % 10 >= 7:
+            Q[k, 6] += 0.05 * (k % 10 - 6)
+    tilted = stance_floor(tree, {"r-foot": FOOT}, Q, times, Floor(np.array([0, 0, 1.0]),
+                                                                   np.zeros(3)))
+    np.testing.assert_allclose(tilted.normal, n, atol=1e-6)
+    assert abs(tilted.height(np.zeros(3))) < 1e-6
+    with pytest.raises(MotionError, match="resting foot points"):
+        stance_floor(tree, {"r-foot": FOOT}, Q, times, tilted, speed=-1.0)
+
+
+def test_stance_shares():
+    np.testing.assert_allclose(stance_shares([[300.0, 100.0], [0.0, 500.0], [0.0, 0.0],
+                                              [-5.0, 50.0]]),
+                               [[0.75, 0.25], [0.0, 1.0], [0.0, 0.0], [0.0, 1.0]])
