@@ -350,22 +350,30 @@ class ClosureStep:
     Attributes
     ----------
     terms : tuple
-        The closure terms at ``q`` (:class:`ClosureTerms`' output).
-    phi : ndarray, shape (m,)
-    J : ndarray, shape (m, nv)
+        The closure terms at ``q`` (:class:`ClosureTerms`' output; ``phi`` (m,) and ``J``
+        (m, nv) are :attr:`phi`, :attr:`J`).
     bias : ndarray, shape (m,)
-        ``erp phi / h`` per row.
-    cfm : ndarray, shape (m,)
+        ``erp phi / h`` per row (zero on a row whose Jacobian is zero).
     impulses : ndarray, shape (m,) or None
         ``lambda`` once :meth:`finish` ran.
     """
 
-    __slots__ = ("terms", "phi", "J", "bias", "cfm", "X", "Splus", "a", "h", "impulses")
+    __slots__ = ("terms", "stacked", "bias", "X", "Splus", "a", "h", "impulses")
 
-    def __init__(self, terms, phi, J, bias, cfm, X, Splus, a, h) -> None:
-        self.terms, self.phi, self.J, self.bias, self.cfm = terms, phi, J, bias, cfm
+    def __init__(self, stacked, terms, bias, X, Splus, a, h) -> None:
+        self.stacked, self.terms, self.bias = stacked, terms, bias
         self.X, self.Splus, self.a, self.h = X, Splus, a, h
         self.impulses = None
+
+    @property
+    def phi(self) -> np.ndarray:
+        """The closures' position errors at the step's start, shape (m,)."""
+        return self.stacked(self.terms)[0]
+
+    @property
+    def J(self) -> np.ndarray:
+        """The closures' Jacobian at the step's start, shape (m, nv)."""
+        return self.stacked(self.terms)[1]
 
     def finish(self, tauc: np.ndarray) -> np.ndarray:
         """The closures' impulses ``lambda = -S^+ (J_c v_free + b + X^T J^T p)`` from the
@@ -398,7 +406,11 @@ class ClosureElimination:
         self._ang = np.array([[s, s + 1, s + 2] for s in fv], dtype=np.intp).reshape(-1, 3)
         self._lin = self._ang + 3
         self._eye = np.eye(tree.nv)
+        self._zero = np.zeros(tree.nv)
         self._rows = (None, None, None)
+        self.compiled = (CompiledElimination(terms, tree.nq, tree.nv)
+                         if tree.nv <= PROJECTION_MAX_NV else None)
+        """The compiled :meth:`prepare` (None beyond ``PROJECTION_MAX_NV``)."""
 
     def reframe(self, q_int: np.ndarray, q_proj: np.ndarray, v: np.ndarray) -> None:
         """Re-express the free joints' velocities ``v`` (in place), which the kernel gave in
@@ -427,6 +439,8 @@ class ClosureElimination:
                 cproj: np.ndarray, cpv: np.ndarray) -> Optional[ClosureStep]:
         """Write the step's map into ``cproj`` (nv, nv) and ``cpv`` (nv,) and return its
         :class:`ClosureStep`, or None when ``M`` is singular (the kernel then reports it).
+        One compiled call (:class:`CompiledElimination`) where it applies and ``S`` has no
+        dependent live rows; else numpy with the eigendecomposition.
 
         Parameters
         ----------
@@ -442,13 +456,24 @@ class ClosureElimination:
         h : float
         """
         terms = self.terms(q)
+        erp, cfm = self._row_softening(softening)
+        vf = v
+        if self._ang.shape[0]:              # v + h (0, w x v) at free joints
+            vf = v.copy()
+            vf[self._lin] += h * np.cross(v[self._ang], v[self._lin])
+        fast = self.compiled
+        if fast is not None:
+            got = fast(q, H, self._zero if damping_h is None else damping_h, vf,
+                       h * (tau - c), erp / h, cfm / h, cproj, cpv)
+            if got is not None:
+                X, Splus, a, bias = got
+                return ClosureStep(self.terms.stacked, terms, bias, X, Splus, a, h)
         phi, J = self.terms.stacked(terms)
         M = H if damping_h is None else H + np.diag(damping_h)
         try:
             X = np.linalg.solve(M, J.T)
         except np.linalg.LinAlgError:
             return None
-        erp, cfm = self._row_softening(softening)
         bias = erp * phi / h
         S = J @ X
         S[np.diag_indices_from(S)] += cfm / h
@@ -460,8 +485,70 @@ class ClosureElimination:
         K = X @ Splus
         cproj[:] = self._eye - K @ J
         cpv[:] = -(K @ bias)
-        vf = v.copy()                       # v + h (0, w x v) at free joints
-        if self._ang.shape[0]:
-            vf[self._lin] += h * np.cross(v[self._ang], v[self._lin])
         a = J @ vf + X.T @ (h * (tau - c)) + bias      # J_c v_free + b
-        return ClosureStep(terms, phi, J, bias, cfm, X, Splus, a, h)
+        return ClosureStep(self.terms.stacked, terms, bias, X, Splus, a, h)
+
+
+class CompiledElimination:
+    """:meth:`ClosureElimination.prepare` in one compiled call (``nv <=
+    PROJECTION_MAX_NV``): ``phi, J`` at ``q``, the Cholesky factors of ``M`` and ``S``
+    (unrolled symbolically; a row whose Jacobian is zero is kept out of ``S`` by a unit
+    diagonal, its impulse zero), the map ``(cproj, cpv)``, ``X``, ``S^-1``, ``J_c v_free +
+    b``, ``b``; and a flag when a pivot of ``S`` is at or below ``ELIMINATION_RCOND`` times
+    its largest diagonal (dependent rows) or one of ``M`` is not positive: the caller then
+    takes the numpy path (the eigendecomposition's pseudo-inverse).
+
+    Parameters
+    ----------
+    terms : ClosureTerms
+    nq, nv : int
+    """
+
+    def __init__(self, terms: ClosureTerms, nq: int, nv: int) -> None:
+        m = terms.m
+        self.nv, self.m = nv, m
+        q = ca.SX.sym("q", nq)
+        Hs = ca.SX.sym("H", nv, nv)
+        d = ca.SX.sym("d", nv)
+        vf = ca.SX.sym("vf", nv)
+        f = ca.SX.sym("f", nv)                 # h (tau - c)
+        erp_h = ca.SX.sym("erp_h", m)          # erp / h per row
+        cfm_h = ca.SX.sym("cfm_h", m)          # cfm / h per row
+        phi, J = terms.symbolic(q)
+        live = ca.sum2(J * J) > 0
+        Lm, mpiv = _cholesky(Hs + ca.diag(d), nv)
+        X = _cho_solve(Lm, nv, J.T)                                   # nv x m
+        S = ca.mtimes(J, X) + ca.diag(cfm_h * live + (1 - live))
+        Ls, spiv = _cholesky(S, m)
+        Sinv = _cho_solve(Ls, m, ca.diag(live))                       # dead rows: zero
+        bias = erp_h * phi * live
+        a = (ca.mtimes(J, vf) + ca.mtimes(X.T, f) + bias) * live
+        K = ca.mtimes(X, Sinv)
+        cproj = ca.SX.eye(nv) - ca.mtimes(K, J)
+        cpv = -ca.mtimes(K, bias)
+        smax = ca.mmax(ca.diag(S) * live)
+        bad = ca.logic_or(ca.logic_not(ca.mmin(ca.vertcat(*mpiv)) > 0),
+                          ca.logic_not(ca.mmin(ca.vertcat(*[p - ELIMINATION_RCOND * smax
+                                                            for p in spiv])) > 0))
+        fun = ca.Function(ops.function_name("closures", "elimination"),
+                          [q, Hs, d, vf, f, erp_h, cfm_h],
+                          [ca.vertcat(ca.vec(cproj.T), cpv, ca.vec(X.T), ca.vec(Sinv), a,
+                                      bias, bad)])
+        self.fn = CompiledFunction(fun)
+
+    def __call__(self, q, H, d, vf, f, erp_h, cfm_h, cproj, cpv):
+        """Write ``cproj``, ``cpv`` and return ``(X (nv, m), S^-1 (m, m), a (m,), b
+        (m,))``, or None (nothing written) when the numpy path must take the step."""
+        out = self.fn(q, H.reshape(-1), d, vf, f, erp_h, cfm_h)
+        if out[-1] != 0.0:
+            return None
+        nv, m = self.nv, self.m
+        k = nv * nv
+        cproj.reshape(-1)[:] = out[:k]
+        cpv[:] = out[k:k + nv]
+        k += nv
+        X = out[k:k + nv * m].reshape(nv, m)
+        k += nv * m
+        Sinv = out[k:k + m * m].reshape(m, m)
+        k += m * m
+        return X, Sinv, out[k:k + m], out[k + m:k + 2 * m]

@@ -255,3 +255,22 @@ def test_a_slow_impact_falls_back_once_and_stays_exact():
     _, _, b = _run(lambda: four_bar_on_floor(0.5), "lcp", 300)
     np.testing.assert_allclose(a["x"], b["x"], atol=1e-7, rtol=0)
     assert max(a["err"]) < 1e-9
+
+
+def test_redundant_closure_rows_take_the_rank_revealing_path():
+    """The four-bar on the floor closed twice by the same in-plane ball (dependent rows: S
+    is singular, its pseudo-inverse drops the repeated direction) moves as the four-bar closed
+    once (within 1e-9), and the two closures carry half the loop's impulse each (the minimum-
+    norm split, as the pivoting step's pseudo-inverse gives it)."""
+    def twice():
+        tree, blocks, q0, v0 = four_bar_on_floor()
+        first = blocks(tree)
+        again = BallConstraint(tree, "coupler_end", "rocker_end", axes=XZ, name="loop_again")
+        return tree, lambda t: [first[0], again, first[1]], q0, v0
+    plant, methods, a = _run(twice, "auto", 300)
+    _, _, once = _run(four_bar_on_floor, "auto", 300)
+    assert methods == {"compiled_pgs"}
+    np.testing.assert_allclose(a["x"], once["x"], atol=1e-9, rtol=0)
+    for ia, io in zip(a["imp"], once["imp"]):
+        np.testing.assert_allclose(ia[0], ia[1], atol=1e-9)
+        np.testing.assert_allclose(ia[0] + ia[1], io[0], atol=1e-9)
