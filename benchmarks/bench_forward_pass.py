@@ -1,61 +1,141 @@
-"""The forward pass of ``examples/human_walking.py`` against real time.
+"""The forward pass of ``examples/human_walking.py`` on a saved run: tracking and real time.
 
-The walk of the example (the synthetic 25-DOF walker, or ``--c3d`` a capture with the HDM
-body) is analysed once (marker fit, smoothing, contact inverse dynamics); then
-:class:`multibody.motion.ForwardPass` re-simulates it from its torques ``rounds`` times
-(the compiled whole run in C, built and compiled once before the rounds). Timing: wall and
-process CPU time of each run, medians over the rounds, BLAS limited to one thread; the
-realtime factor is the trial's duration over the median time. Also printed: the joint-angle
-tracking (deg RMS) and how many steps fell back to the pivoting step.
+Loads a finished run of the example (``--saved DIR``: its ``fit.npz`` and ``report.json``,
+e.g. the consistent motion of a whole ``--c3d`` run, which takes ~15 min of CPU to make) and
+re-simulates its motion with :class:`multibody.motion.ForwardPass` without redoing the
+optimisation: the model is rebuilt from the skeleton, the run's segment scales and marker
+offsets, the floor refitted to the run's per-frame fit (``q_fit``) as the example does. Each
+configuration (``--config`` NAME=ForwardPass keyword arguments, repeatable; default: the
+example's forward pass, then with the contact points placed on the stance floor) is built
+and compiled once, then run ``rounds`` times; timing: process CPU time of the simulation
+alone (compilation excluded), medians, BLAS limited to one thread. Printed per
+configuration: the forward-pass keys of ``report.json`` (``marker_rms_m``,
+``joint_angle_rms_deg``, ``realtime_factor``), the pelvis drift from the capture and how
+many steps fell back to the pivoting step.
 
-Run: ``.venv/bin/python benchmarks/bench_forward_pass.py [--c3d C] [--rounds 5]``
+Without ``--saved`` the example runs first (synthetic walk, or ``--c3d``) with its per-frame
+motion (``--no-consistent``, a minute) into ``--out``.
+
+Run: ``.venv/bin/python benchmarks/bench_forward_pass.py [--saved DIR | --c3d C]
+[--config "placed=contact_reference=REF"] [--rounds 3] [--json OUT]`` (``REF`` in a
+configuration stands for the reference motion ``q``).
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import sys
-import time
 import warnings
 
+import numpy as np
 from threadpoolctl import threadpool_limits
 
-sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.append(os.path.join(HERE, "..", "examples"))
 import human_walking as hw  # noqa: E402
-from _human_experiments import build_forward_pass  # noqa: E402
 from _cli import script_parser  # noqa: E402
+from _human_experiments import marker_rms  # noqa: E402
 from multibody.models import human_model  # noqa: E402
+from multibody.motion import MarkerFitter  # noqa: E402
+from multibody.motion.balance import BalanceGains  # noqa: E402
+from multibody.motion.forward_pass import ForwardPass  # noqa: E402
+from multibody.parsing.urdf_writer import (configuration_from_urdf_order,  # noqa: E402
+                                           velocity_from_urdf_order)
+from sensors import read_c3d  # noqa: E402
+
+DEFAULT_CONFIGS = ["example=", "placed=contact_reference=REF",
+                   "placed_h120=contact_reference=REF,time_step=1/120"]
+
+
+def load_saved(saved: str, c3d=None) -> dict:
+    """The model, markers, floor and reference motion of a saved example run (module
+    docstring); ``c3d`` the capture (default: the synthetic walk, rebuilt from
+    ``fit.npz``'s motion)."""
+    with open(os.path.join(saved, "report.json")) as fh:
+        rep = json.load(fh)
+    z = np.load(os.path.join(saved, "fit.npz"))
+    files = hw.model_files(argparse.Namespace(skeleton=None, marker_set=None, c3d=c3d))
+    scales = rep.get("segment_scale")
+    mass = human_model(*files).mass
+
+    def new_model():
+        m = human_model(*files)
+        return m.scaled(scales, marker_offsets=z["marker_offsets"], mass=mass) if scales else m
+    model = new_model()
+    tree = model.tree
+    names = [str(n) for n in z["marker_names"]]
+    fitter = MarkerFitter(tree, list(zip(names, [str(b) for b in z["marker_links"]],
+                                         z["marker_offsets"])))
+    q_fit = configuration_from_urdf_order(tree, z["q_fit"])
+    q = configuration_from_urdf_order(tree, z["q"])
+    X = (read_c3d(c3d).select(names).positions if c3d else
+         np.array([fitter.marker_positions(qi) for qi in q_fit]))
+    _, _, floor, _ = hw.inverse_dynamics(model, z["t"], q_fit, 6.0, progress=False)
+    return {"new_model": new_model, "fitter": fitter, "X": X, "floor": floor, "t": z["t"],
+            "q": q, "v": velocity_from_urdf_order(tree, z["v"]),
+            "tau": velocity_from_urdf_order(tree, z["tau"]), "report": rep}
+
+
+def bench(d: dict, name: str, options: dict, rounds: int) -> dict:
+    """Build one forward pass, run it ``rounds`` times; its keys (module docstring)."""
+    m = d["new_model"]()
+    fp = ForwardPass(m.tree, d["t"], m.foot_contact_points, d["floor"],
+                     reference_q=m.reference_configuration(), **options)
+    span = float(d["t"][-1] - d["t"][0])
+    cpus = []
+    with threadpool_limits(1), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out = fp.run(d["q"], d["v"], d["tau"])              # compiles
+        for _ in range(rounds):
+            out = fp.run(d["q"], d["v"], d["tau"])
+            cpus.append(span / out.realtime_factor)
+    drift = np.linalg.norm(out.q[:, 4:7] - d["q"][:, 4:7], axis=1)
+    keys = {"marker_rms_m": marker_rms(d["fitter"], out.q, d["X"]),
+            "joint_angle_rms_deg": out.joint_angle_rms_deg,
+            "realtime_factor": span / statistics.median(cpus),
+            "pelvis_position_rms_m": float(np.sqrt(np.mean(drift ** 2))),
+            "pelvis_within_10cm_s": float(d["t"][np.argmax(drift > 0.1)] - d["t"][0])
+            if np.any(drift > 0.1) else span,
+            "time_step_s": fp.time_step, "fallback_steps": len(out.fallback_steps)}
+    print(f"{name:12s} markers {1e3 * keys['marker_rms_m']:8.1f} mm RMS, joints "
+          f"{keys['joint_angle_rms_deg']:5.2f} deg RMS, {keys['realtime_factor']:5.1f}x real "
+          f"time (CPU, median of {rounds}), pelvis {1e3 * keys['pelvis_position_rms_m']:.0f} "
+          f"mm RMS (within 10 cm for {keys['pelvis_within_10cm_s']:.2f} s of {span:.2f}), "
+          f"h = {1e3 * fp.time_step:.2f} ms, {keys['fallback_steps']} fallbacks", flush=True)
+    return keys
 
 
 def main(argv=None) -> dict:
     ap = script_parser(__doc__)
-    ap.add_argument("--c3d", help="capture (default: the synthetic walk)")
-    ap.add_argument("--rounds", type=int, default=5, help="timed runs (median taken)")
+    ap.add_argument("--saved", help="directory of a finished example run (fit.npz, report.json)")
+    ap.add_argument("--c3d", help="the capture of that run (default: the synthetic walk)")
+    ap.add_argument("--out", default="/tmp/bench_forward_pass",
+                    help="where the example runs first when --saved is not given")
+    ap.add_argument("--config", action="append",
+                    help="NAME=keyword arguments of ForwardPass (repeatable)")
+    ap.add_argument("--rounds", type=int, default=3, help="timed runs (median taken)")
+    ap.add_argument("--json", help="write the keys to this file")
     args = ap.parse_args(argv)
-    run = ["--out", "/tmp/bench_forward_pass", "--no-plot", "--no-experiments",
-           "--no-forward-pass"] + (["--c3d", args.c3d] if args.c3d else [])
-    r = hw.main(run)
-    traj, res = r["trajectory"], r["inverse_dynamics"]
-    files = hw.model_files(argparse.Namespace(skeleton=None, marker_set=None, c3d=args.c3d))
-    fp = build_forward_pass(lambda: human_model(*files), traj, r["floor"])
-    span = float(traj.t[-1] - traj.t[0])
-    walls, cpus, outs = [], [], []
-    with threadpool_limits(1), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        fp.run(traj.q, traj.v, res.tau)                  # compile once
-        for _ in range(args.rounds):
-            out = fp.run(traj.q, traj.v, res.tau)
-            cpus.append(span / out.realtime_factor)
-            walls.append(out.wall_seconds)
-            outs.append(out)
-    w, c = statistics.median(walls), statistics.median(cpus)
-    print(f"forward pass of {span:.2f} s ({fp.tree.nv} DOF, h = {1e3 * fp.time_step:.2f} ms, "
-          f"{fp.plant.step_method}): median wall {w:.3f} s ({span / w:.1f}x real time), "
-          f"median CPU {c:.3f} s ({span / c:.1f}x); joint angles "
-          f"{outs[0].joint_angle_rms_deg:.2f} deg RMS; {len(outs[0].fallback_steps)} steps "
-          "fell back to the pivoting step")
-    return {"realtime_factor_wall": span / w, "realtime_factor_cpu": span / c}
+    saved = args.saved
+    if not saved:
+        hw.main(["--out", args.out, "--no-plot", "--no-experiments", "--no-forward-pass",
+                 "--no-consistent"] + (["--c3d", args.c3d] if args.c3d else []))
+        saved = args.out
+    d = load_saved(saved, args.c3d)
+    print(f"saved run {saved}: {len(d['t'])} frames, markers of the reference "
+          f"{1e3 * marker_rms(d['fitter'], d['q'], d['X']):.2f} mm RMS")
+    env = {"REF": d["q"], "BalanceGains": BalanceGains}
+    out = {}
+    for spec in args.config or DEFAULT_CONFIGS:
+        name, _, kw = spec.partition("=")
+        options = eval(f"dict({kw})", env)                  # noqa: S307 - a benchmark's CLI
+        out[name] = bench(d, name, options, args.rounds)
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(out, fh, indent=1)
+    return out
 
 
 if __name__ == "__main__":
