@@ -275,13 +275,8 @@ def four_bar(solver: str = "auto") -> DynablocksRun:
 def four_bar_floor(solver: str = "auto") -> DynablocksRun:
     """The four-bar released at ``FLOOR_THETA``, its coupler's knob falling onto the floor
     (the closure eliminated before the contact problem)."""
-    from multibody.geometry import Halfspace, Sphere
     from multibody.parsing import parse_mjcf
-    tree = parse_mjcf(C.four_bar_mjcf(closure=False, floor=True))
-    X = np.eye(4)
-    X[0, 3] = C.FOURBAR_D / 2
-    tree.add_collision_geometry("coupler", Sphere(C.KNOB_R), pose=X, name="knob")
-    tree.add_collision_geometry("world", Halfspace(), name="floor")
+    tree = parse_mjcf(C.four_bar_mjcf(closure=False, floor=True))   # (knob and floor with it)
     closure = BallConstraint(tree, "pivot_b", "tip", name="closure")
     contact = PointContactConstraint(tree, mu=C.KNOB_MU, name="contact")
     q = tree.neutral_configuration()
