@@ -334,7 +334,7 @@ WORK = Sections("DBK_WORK_SECTIONS", "double", [
     ("pup", ("nc",)), ("tmp", ("nv",)), ("Mp", (9, "nc", "nc")),
     ("xp", (3, "nc")), ("dsl", (2, "nc")), ("psave", (3, "nc")), ("psol2", (3, "nc")),
     ("vtmp", ("nv",)), ("Jc", (3, "nc", "nv")), ("Yc", (3, "nc", "nv")),
-    ("gi", (8, "nc")),
+    ("gi", (8, "nc")), ("jl", (3, "nv")),
     ("found", (FOUND, MAX_CONTACTS)), ("npwork", (NARROW_PHASE_WORK,))])
 """Work doubles of the C kernel (the numpy twin does not use them); ``cfmk`` the ``cfm / h``
 of each contact slot (the contact block's, or a joint limit's, joint friction's or
@@ -342,7 +342,7 @@ closure's); ``Minv`` the explicit inverses of the blocks of at most ``MINV_MAX``
 velocities of ``H + h D`` (its other entries unused); ``bias`` three per slot (a closure's rows; the others' first row only);
 ``plo``, ``pup`` the bounds of each slot's first impulse (:data:`CANDIDATE_KINDS`);
 ``Jc``, ``Yc`` the sweeps' packed copies of the active slots' rows and
-``M^-1 J^T`` (``jo``, ``yo`` their offsets), ``gi`` their per-slot constants; ``found`` the points of one pair, ``npwork`` the narrow phase's work buffer (zeros at first: it initialises itself
+``M^-1 J^T`` (``jo``, ``yo`` their offsets), ``gi`` their per-slot constants; ``jl`` one contact's rows on its candidate's columns; ``found`` the points of one pair, ``npwork`` the narrow phase's work buffer (zeros at first: it initialises itself
 on first use)."""
 IWORK = Sections("DBK_IWORK_SECTIONS", "int", [
     ("act", ("nc",)), ("idn", ("nc",)), ("idt", ("nc",)), ("one", ("nc",)), ("bil", ("nc",)),

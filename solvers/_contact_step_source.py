@@ -345,23 +345,40 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
                 const double uc[3] = {U[col], U[nv + col], U[2 * nv + col]};
                 const double wc[3] = {W[col], W[nv + col], W[2 * nv + col]};
                 for (r = 0; r < 3; ++r)
-                    Jk[r * nv + col] = sg * (dot3(dirs[r], uc) + dot3(xd[r], wc));
+                    Jk[r * nv + col] = jl[3 * j + r] = sg * (dot3(dirs[r], uc) + dot3(xd[r], wc));
             }
-            /* Y = M^-1 J^T on the blocks the candidate touches */
+            /* Y = M^-1 J^T on the blocks the candidate touches (only there: no reader looks
+               elsewhere, except the closures' map, which takes full rows); from the rows'
+               values kept in jl (no reloading of the rows just stored) */
             double *Yk = Y + 3 * nv * k;
             const int *bl = it + ci[CI_COLUMNS] + COL_SIZE * ncol;
             const int nbl = bl[0];
-            for (r = 0; r < 3; ++r) {
-                double *y = Yk + r * nv;
-                memcpy(y, Jk + r * nv, nv * sizeof(double));
-                for (j = 0; j < nbl; ++j) {
-                    const int bk = bl[1 + j];
-                    const int bs = blocks[BLK_SIZE * bk + BLK_START], bn = blocks[BLK_SIZE * bk + BLK_LENGTH];
-                    if (bn <= MINV_MAX) minv_apply_block(Minv, nv, bs, bn, Jk + r * nv, y);
-                    else chol_solve_block(L, nv, bs, bn, y);
+            if (cproj_on) memset(Yk, 0, 3 * nv * sizeof(double));
+            for (int b = 0; b < nbl; ++b) {
+                const int bk = bl[1 + b];
+                const int bs = blocks[BLK_SIZE * bk + BLK_START], bn = blocks[BLK_SIZE * bk + BLK_LENGTH];
+                if (bn <= MINV_MAX) {
+                    /* column by column: Minv is symmetric, its row col is its column */
+                    double a0[MINV_MAX], a1[MINV_MAX], a2[MINV_MAX];
+                    for (i = 0; i < bn; ++i) a0[i] = a1[i] = a2[i] = 0.0;
+                    for (j = 0; j < ncol; ++j) {
+                        const int col = cc[COL_SIZE * j + COL_COLUMN];
+                        if (col < bs || col >= bs + bn) continue;
+                        const double *m = Minv + col * nv + bs;
+                        const double x0 = jl[3 * j], x1 = jl[3 * j + 1], x2 = jl[3 * j + 2];
+                        for (i = 0; i < bn; ++i) { a0[i] += m[i] * x0; a1[i] += m[i] * x1; a2[i] += m[i] * x2; }
+                    }
+                    memcpy(Yk + bs, a0, bn * sizeof(double));
+                    memcpy(Yk + nv + bs, a1, bn * sizeof(double));
+                    memcpy(Yk + 2 * nv + bs, a2, bn * sizeof(double));
+                } else {
+                    for (r = 0; r < 3; ++r) {
+                        memcpy(Yk + r * nv + bs, Jk + r * nv + bs, bn * sizeof(double));
+                        chol_solve_block(L, nv, bs, bn, Yk + r * nv);
+                    }
                 }
-                if (cproj_on) affine_map(cproj, NULL, nv, y, tmp);
             }
+            if (cproj_on) for (r = 0; r < 3; ++r) affine_map(cproj, NULL, nv, Yk + r * nv, tmp);
             /* G = J Y^T and J v_free on the candidate's columns, in one pass (each of the
                twelve sums in column order) */
             double *Gk = G + 9 * k;
@@ -371,7 +388,7 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
                 const double y0 = Yk[col], y1 = Yk[nv + col], y2 = Yk[2 * nv + col];
                 const double vc = vfree[col];
                 for (r = 0; r < 3; ++r) {
-                    const double jr = Jk[r * nv + col];
+                    const double jr = jl[3 * j + r];
                     gs[3 * r] += jr * y0; gs[3 * r + 1] += jr * y1; gs[3 * r + 2] += jr * y2;
                     jv[r] += jr * vc;
                 }
@@ -433,11 +450,20 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
             const int *bl = cc + COL_SIZE * ncol;
             double *pk = co + CO_SIZE * k + CO_IMPULSE;
             const double *jc = Jc + jo[j], *yc = Yc + yo[j], *Gk = G + 9 * k;
-            double w[3], s0 = 0.0, s1 = 0.0, s2 = 0.0;   /* three rows in one pass (each in column order) */
-            for (i = 0; i < ncol; ++i, jc += 3) {
+            /* three rows in one pass, each as two partial sums (even and odd columns: half
+               the dependency chain of the sweep's critical path) */
+            double w[3], s0 = 0.0, s1 = 0.0, s2 = 0.0, e0 = 0.0, e1 = 0.0, e2 = 0.0;
+            for (i = 0; i + 1 < ncol; i += 2, jc += 6) {
+                const double vc = vel[cc[COL_SIZE * i + COL_COLUMN]];
+                const double vd = vel[cc[COL_SIZE * (i + 1) + COL_COLUMN]];
+                s0 += jc[0] * vc; s1 += jc[1] * vc; s2 += jc[2] * vc;
+                e0 += jc[3] * vd; e1 += jc[4] * vd; e2 += jc[5] * vd;
+            }
+            if (i < ncol) {
                 const double vc = vel[cc[COL_SIZE * i + COL_COLUMN]];
                 s0 += jc[0] * vc; s1 += jc[1] * vc; s2 += jc[2] * vc;
             }
+            s0 += e0; s1 += e1; s2 += e2;
             w[0] = s0 + cfmk[k] * pk[0]; w[1] = s1 + cfmk[k] * pk[1]; w[2] = s2 + cfmk[k] * pk[2];
             for (r = 0; r < 3; ++r) w[r] += bias[3 * k + r];
             if (bil[k]) {              /* a closure: its unprojected block solved exactly */
