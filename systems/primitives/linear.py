@@ -21,6 +21,12 @@ def _times(M: np.ndarray, v):
     return M.dot(v) if type(v) is _NDARRAY else M @ v
 
 
+def _frozen(M: np.ndarray) -> np.ndarray:
+    M = M.copy()
+    M.flags.writeable = False
+    return M
+
+
 def _matrix(value, name, owner, shape=None) -> np.ndarray:
     arr = np.asarray(value, dtype=float)
     if arr.ndim == 0:
@@ -104,6 +110,8 @@ class LinearSystem(LeafSystem):
     Attributes
     ----------
     A, B, C, D : ndarray
+        Read-only copies of the matrices given (the system is fixed at construction; so
+        are AffineSystem's ``f0`` and ``y0``).
     time_period : float
     """
 
@@ -130,9 +138,11 @@ class LinearSystem(LeafSystem):
         B = np.zeros((nx, nu)) if B is None else _matrix(B, "B", owner, (nx, nu))
         C = np.zeros((ny, nx)) if C is None else _matrix(C, "C", owner, (ny, nx))
         D = np.zeros((ny, nu)) if D is None else _matrix(D, "D", owner, (ny, nu))
-        self.A, self.B, self.C, self.D = A, B, C, D
-        self.f0 = np.zeros(nx) if f0 is None else self._vector(f0, nx, "f0")
-        self.y0 = np.zeros(ny) if y0 is None else self._vector(y0, ny, "y0")
+        f0 = np.zeros(nx) if f0 is None else self._vector(f0, nx, "f0")
+        y0 = np.zeros(ny) if y0 is None else self._vector(y0, ny, "y0")
+        # Fixed at construction (the callbacks' shortcuts are decided from them): private
+        # read-only copies, so a change in place raises instead of being half seen.
+        self.A, self.B, self.C, self.D, self.f0, self.y0 = (_frozen(M) for M in (A, B, C, D, f0, y0))
         self.time_period = float(time_period)
         if self.time_period < 0:
             raise ValueError(f"{owner}: time_period must be >= 0, got {time_period}")

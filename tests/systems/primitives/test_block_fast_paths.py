@@ -97,3 +97,33 @@ def test_step_numeric_and_symbolic():
         y = step.get_output_port().eval(ctx)
         assert y.tolist() == expected
         assert np.asarray(to_casadi(step).g(t, [], [], [], []), float).ravel().tolist() == expected
+
+
+def test_matrices_are_fixed_at_construction():
+    A = np.array([[0.0, 1.0], [-2.0, -0.5]])
+    sys_ = LinearSystem(A, [[0.0], [1.0]], np.eye(2))
+    A[0, 1] = 5.0                      # the caller's array is not the system's
+    assert sys_.A[0, 1] == 1.0
+    with pytest.raises(ValueError):
+        sys_.A[0, 1] = 5.0
+
+
+def test_linearization_output_is_in_deviation_variables():
+    """linearize's LinearSystem: delta y = C delta x + D delta u (its y0 attribute is the
+    operating point's output, not an output offset), as documented and as in Drake."""
+    from systems.analysis.linearize import linearize
+    A, B = np.array([[-1.0, 0.5], [0.0, -2.0]]), np.array([[1.0], [0.5]])
+    C, D = np.array([[1.0, 2.0]]), np.array([[0.25]])
+    f0, y0 = np.array([0.3, -0.4]), np.array([1.5])
+    aff = AffineSystem(A, B, f0, C, D, y0)
+    ctx = aff.create_default_context()
+    x0 = -np.linalg.solve(A, f0)
+    ctx.set_continuous_state(x0)
+    aff.get_input_port().fix_value(ctx, [0.0])
+    lin = linearize(aff, ctx)
+    np.testing.assert_allclose(lin.y0, C @ x0 + y0, rtol=1e-14)
+    lctx = lin.create_default_context()
+    dx, du = np.array([0.1, -0.2]), np.array([0.3])
+    lctx.set_continuous_state(dx)
+    lin.get_input_port().fix_value(lctx, du)
+    np.testing.assert_allclose(lin.get_output_port().eval(lctx), C @ dx + D @ du, rtol=1e-14)
