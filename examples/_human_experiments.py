@@ -73,7 +73,15 @@ def consistent_motion(model, fitter, t, X, q_fit, floor, res0, sl, knot_interval
                 "marker_rms_warm_start_m": out.marker_rms_before,
                 "mean_vertical_grf_over_weight": float(res.grf[sl, 2].mean() / res.weight),
                 "status": out.status, "iterations": int(out.iterations),
-                "seconds": out.seconds, "knot_interval_s": float(knot_interval)}}
+                "seconds": out.seconds, "knot_interval_s": float(knot_interval),
+                "stall_rule": {"tolerance": cm.stall_tolerance,
+                               "iterations": cm.stall_iterations,
+                               "violation_n": cm.stall_violation},
+                "objective_history": [float(f) for f in out.objective_history],
+                "violation_history_n": [float(v) for v in out.violation_history]}}
+    f = out.objective_history
+    print("  objective every 5 iterations: " + ", ".join(f"{f[k]:.4g}" for k in
+                                                          range(0, len(f), 5)))
     print(f"consistent motion ({out.status}, {out.iterations} iterations, {out.seconds:.0f} s):"
           f" pelvis residual force RMS over the strides {before:.2f} -> {after:.2f} N, marker "
           f"RMS {1e3 * out.marker_rms:.2f} mm")

@@ -393,8 +393,9 @@ def main(argv=None) -> dict:
                     help="optimise the motion for dynamic consistency (ConsistentMotion) and "
                          "run the forward pass on it (default: on with --c3d, off for the "
                          "synthetic capture; minutes on a whole trial)")
-    ap.add_argument("--consistent-iterations", type=int, default=40,
-                    help="IPOPT iterations of the consistent motion")
+    ap.add_argument("--consistent-iterations", type=int, default=100,
+                    help="at most this many IPOPT iterations of the consistent motion (it "
+                         "stops earlier by IPOPT's tests or ConsistentMotion's stall rule)")
     ap.add_argument("--knot-interval", type=float, default=1 / 30,
                     help="spline knot spacing of the consistent motion (s)")
     add_viewer_arguments(ap, "the fitted walk")

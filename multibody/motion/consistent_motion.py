@@ -61,12 +61,13 @@ implementation of an interior-point filter line-search algorithm", Math. Prog. 1
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
 import casadi as ca
 import numpy as np
 from scipy.optimize import nnls
+from scipy.sparse import csc_matrix
 
 from solvers.progress import ProgressLine
 from .contact_inverse_dynamics import (ContactInverseDynamics, ContactInverseDynamicsResult,
@@ -106,11 +107,16 @@ class ConsistentMotionResult:
         The same on the warm start.
     floor : Floor
     status : str
-        IPOPT's return status.
+        IPOPT's return status, or "Stalled" when the stall rule stopped it.
     success : bool
+        IPOPT's success, or the stall rule's stop (``status == "Stalled"``).
     iterations : int
     seconds : float
         Wall time of the solve (building the NLP included).
+    objective_history : list of float
+        The objective at each IPOPT iteration (the start first).
+    violation_history : list of float
+        The largest contact-constraint violation (N) at each iteration.
     """
 
     trajectory: JointTrajectory
@@ -126,6 +132,8 @@ class ConsistentMotionResult:
     success: bool
     iterations: int
     seconds: float
+    objective_history: list = field(default_factory=list)
+    violation_history: list = field(default_factory=list)
 
     @property
     def marker_rms(self) -> float:
@@ -150,11 +158,18 @@ class ConsistentMotionResult:
 
 
 class _Progress(ca.Callback):
-    """IPOPT iteration callback that draws a :class:`ProgressLine`."""
+    """IPOPT iteration callback: draws a :class:`ProgressLine`, records the objective and the
+    largest constraint violation of each iteration, and asks IPOPT to stop when the stall
+    rule holds (:class:`ConsistentMotion`, ``stall_tolerance``). Only ``f`` and ``g`` are
+    passed in (the other outputs are declared empty, so no copy of ``x`` or the multipliers
+    is made per iteration)."""
 
-    def __init__(self, nx: int, ng: int, bar: ProgressLine) -> None:
+    def __init__(self, ng: int, bar: ProgressLine, window: int, tolerance: float,
+                 violation: float) -> None:
         ca.Callback.__init__(self)
-        self.nx, self.ng, self.bar, self.count = nx, ng, bar, 0
+        self.ng, self.bar, self.count = ng, bar, 0
+        self.window, self.tol, self.violation = int(window), float(tolerance), float(violation)
+        self.objective, self.max_violation, self.stalled = [], [], False
         self.construct("consistent_motion_progress", {})
 
     def get_n_in(self):
@@ -173,15 +188,26 @@ class _Progress(ca.Callback):
         n = ca.nlpsol_out(i)
         if n == "f":
             return ca.Sparsity.scalar()
-        if n in ("x", "lam_x"):
-            return ca.Sparsity.dense(self.nx)
-        if n in ("g", "lam_g"):
+        if n == "g":
             return ca.Sparsity.dense(self.ng)
         return ca.Sparsity(0, 0)
 
     def eval(self, arg):
-        self.count += 1
-        self.bar.update(self.count, f"iteration {self.count}, objective {float(arg[1]):.4g}")
+        f = float(arg[1])
+        g = np.asarray(arg[2]).ravel()
+        viol = float(np.max(g, initial=0.0))
+        self.objective.append(f)
+        self.max_violation.append(viol)
+        self.count = len(self.objective) - 1                 # IPOPT's iteration number
+        self.bar.update(self.count, f"iteration {self.count}, objective {f:.4g}, "
+                                    f"contact violation {viol:.2g} N")
+        n = self.window
+        if self.tol > 0 and len(self.objective) > n:
+            best_before = min(self.objective[:-n])
+            best_now = min(self.objective[-n:])
+            if best_before - best_now <= self.tol * abs(best_now) and viol <= self.violation:
+                self.stalled = True
+                return [1]
         return [0]
 
 
@@ -229,6 +255,18 @@ class ConsistentMotion:
         The Hessian IPOPT uses: ``2 J^T J`` of the least-squares terms, assembled from
         exact per-frame Jacobians (default; the curvature of the contact constraints is
         left out), CasADi's exact Hessian (slow beyond a few frames) or IPOPT's L-BFGS.
+    stall_tolerance, stall_iterations, stall_violation : float, int, float
+        The stopping rule besides IPOPT's own tests: stop ("Stalled", counted a success)
+        when the best objective of the last ``stall_iterations`` iterations is lower than the
+        best before them by at most ``stall_tolerance`` of its value while no contact
+        constraint is violated by more than ``stall_violation`` (N). With the Gauss-Newton
+        Hessian IPOPT converges only linearly near the end (the curvature of the contact
+        constraints is left out, and the residuals are not zero), so the last digits of the
+        objective cost many iterations that change neither the residual nor the markers
+        measurably; ``stall_tolerance=0`` turns the rule off.
+    ipopt_options : dict, optional
+        Further IPOPT options (``{"print_level": 5}``, ``{"linear_solver": "ma27"}`` ...),
+        applied over the defaults.
 
     Raises
     ------
@@ -248,7 +286,9 @@ class ConsistentMotion:
                  contact_band: tuple = (0.04, 0.07), max_force: Optional[float] = None,
                  candidate_height: float = 0.1, candidate_speed: float = 1.0,
                  max_iterations: int = 100, tolerance: float = 1e-6,
-                 hessian: str = "gauss-newton") -> None:
+                 hessian: str = "gauss-newton", ipopt_options: Optional[dict] = None,
+                 stall_tolerance: float = 0.01, stall_iterations: int = 5,
+                 stall_violation: float = 1.0) -> None:
         who = f"ConsistentMotion on tree '{tree.name}'"
         self.tree = tree.finalize()
         h0, h1 = (float(x) for x in contact_band)
@@ -287,6 +327,14 @@ class ConsistentMotion:
         self.max_force = 2.0 * self.weight if max_force is None else float(max_force)
         self.candidate_height, self.candidate_speed = float(candidate_height), float(candidate_speed)
         self.max_iterations, self.tolerance, self.hessian = int(max_iterations), float(tolerance), hessian
+        self.ipopt_options = dict(ipopt_options or {})
+        if not (np.isfinite(stall_tolerance) and stall_tolerance >= 0 and int(stall_iterations) >= 1
+                and np.isfinite(stall_violation) and stall_violation >= 0):
+            raise ContactError(f"{who}: stall_tolerance and stall_violation must be finite and "
+                               f">= 0 and stall_iterations >= 1, got {stall_tolerance!r}, "
+                               f"{stall_violation!r}, {stall_iterations!r}")
+        self.stall_tolerance, self.stall_iterations = float(stall_tolerance), int(stall_iterations)
+        self.stall_violation = float(stall_violation)
         self._who = who
         self._joint_q = np.array([j.q_start + c for j in self.tree.joints
                                   if j.type in VQDOT_JOINT_TYPES for c in range(j.nq)], int)
@@ -499,7 +547,10 @@ class ConsistentMotion:
         # NLP
         Cs = ca.MX.sym("C", nq, K)
         Bs = ca.MX.sym("beta", P * E, T)
-        Y, Yd, Ydd = (ca.mtimes(Cs, ca.DM(b.T)) for b in bases)
+        # the bases as sparse matrices: frame k sees only degree + 1 control points, so the
+        # constraint Jacobian and the gradient keep that band (dense DMs made every frame's
+        # constraints depend on every control point: T x K n structural non-zeros)
+        Y, Yd, Ydd = (ca.mtimes(Cs, ca.DM(csc_matrix(b.T))) for b in bases)
         f = ca.sum2(nlp.map(T)(Y, Yd, Ydd, Bs, *(ca.DM(d) for d in data)))
         g = ca.vec(gfun.map(T)(Y, Yd, Ydd, Bs, *(ca.DM(d) for d in data)))
         x = ca.vertcat(ca.vec(Cs), ca.vec(Bs))
@@ -517,7 +568,8 @@ class ConsistentMotion:
             return hess.values(self._local_hessians(Jm, Jr, Jv, fn, sq, mw, T, nvis / T,
                                                     lam_f))
         bar = ProgressLine(self.max_iterations, "consistent motion", enabled=progress, delay=0.5)
-        cb = _Progress(x.numel(), g.numel(), bar)
+        cb = _Progress(g.numel(), bar, self.stall_iterations, self.stall_tolerance,
+                       self.stall_violation)
         opts = {"ipopt": {"max_iter": self.max_iterations, "tol": self.tolerance,
                           "print_level": 0, "hessian_approximation": self.hessian,
                           "mu_strategy": "monotone", "mu_init": 1e-6,
@@ -525,6 +577,7 @@ class ConsistentMotion:
                           "bound_frac": 1e-6, "acceptable_tol": 1e-4,
                           "acceptable_iter": 5},
                 "print_time": False, "iteration_callback": cb}
+        opts["ipopt"].update(self.ipopt_options)
         if self.hessian == "gauss-newton":
             hcb = HessianCallback(x.numel(), g.numel(), 0, hess.sparsity, gauss_newton)
             opts["hess_lag"] = hcb
@@ -550,8 +603,10 @@ class ConsistentMotion:
         rv = cid.root_v
         return ConsistentMotionResult(
             traj, tau, tau[:, rv], forces, err, float(np.sqrt(np.nanmean(e0 ** 2))), check,
-            before, floor, str(stats.get("return_status", "")), bool(stats.get("success", False)),
-            int(stats.get("iter_count", cb.count)), time.perf_counter() - start)
+            before, floor, "Stalled" if cb.stalled else str(stats.get("return_status", "")),
+            bool(cb.stalled or stats.get("success", False)),
+            int(stats.get("iter_count", cb.count)), time.perf_counter() - start,
+            list(cb.objective), list(cb.max_violation))
 
     def _local_hessians(self, Jm, Jr, Jv, fn, sq, mw, T, mbar, lam_f):
         """Per-frame Gauss-Newton Hessians (T, 3 nq + P E, 3 nq + P E) of the cost."""

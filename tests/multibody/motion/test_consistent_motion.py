@@ -96,10 +96,26 @@ def test_recovers_a_known_motion_its_torques_and_ground_force(walker):
     dq[:, 4:7] *= 0.01
     dq[:, 7:] *= 0.05
     q_init = q + dq
+    # (IPOPT's own convergence test: the stall rule off)
     cm = ConsistentMotion(tree, walker.markers, walker.foot_contact_points, knot_interval=KNOT,
-                          max_iterations=100, tolerance=1e-8, prior_weight=0.0)
+                          max_iterations=100, tolerance=1e-8, prior_weight=0.0,
+                          stall_tolerance=0.0)
     out = cm.solve(t, X, q_init, progress=False)
-    assert out.success, out.status
+    assert out.success and out.status != "Stalled", out.status
+    # the stall rule: a loose one stops earlier, where the best objective of the last
+    # stall_iterations iterations improved on the best before them by at most the tolerance
+    loose = ConsistentMotion(tree, walker.markers, walker.foot_contact_points,
+                             knot_interval=KNOT, max_iterations=100, tolerance=1e-8,
+                             prior_weight=0.0, stall_tolerance=0.05, stall_iterations=3)
+    early = loose.solve(t, X, q_init, progress=False)
+    f = early.objective_history
+    assert early.status == "Stalled" and early.success
+    assert len(f) == early.iterations + 1 and early.iterations < out.iterations
+    assert min(f[:-3]) - min(f[-3:]) <= 0.05 * min(f[-3:])
+    assert all(min(f[:k - 3]) - min(f[k - 3:k]) > 0.05 * min(f[k - 3:k])
+               for k in range(4, len(f)))                      # not earlier
+    assert max(early.violation_history) >= 0.0 and early.violation_history[-1] <= 1.0
+    assert out.objective_history[-1] < f[-1] < f[0]
     # the warm start is clearly off, the result is the motion
     assert out.marker_rms_before > 5e-3
     assert out.marker_rms < 2e-4
