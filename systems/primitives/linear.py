@@ -74,7 +74,7 @@ class MatrixGain(LeafSystem):
         super().__init__(name)
         self.D = _matrix(D, "D", "MatrixGain")
         u = self.declare_input_port("u", self.D.shape[1])
-        self.declare_output_port("y", self.D.shape[0], lambda c: self.D @ u.eval(c),
+        self.declare_output_port("y", self.D.shape[0], lambda c: _times(self.D, u.eval(c)),
                                  feedthrough=True, prerequisites=())
 
 
