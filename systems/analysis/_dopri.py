@@ -33,6 +33,7 @@ import numpy as np
 
 from ..errors import StepSizeError
 from ._float_sums import frozen
+from ._unrolled import entries, make_run
 
 __all__ = ["DormandPrinceStepper"]
 
@@ -50,6 +51,71 @@ _E = (-71 / 57600, 0.0, 71 / 16695, -71 / 1920, 17253 / 339200, -22 / 525, 1 / 4
 _SAFETY, _MIN_FACTOR, _MAX_FACTOR, _EXPONENT = 0.9, 0.2, 10.0, -1.0 / 5.0
 
 
+def _body(n: int) -> list:
+    """One accepted step's source for ``n`` entries (as :meth:`DormandPrinceStepper.step`,
+    expression for expression; stages ``p = k0, q, r, s, w, z = k5``, ``u = f(t_new, x_new)``)."""
+    def stage(names, coefs):   # x_i + a_0 k0_i + a_1 k1_i + ... for every entry
+        return entries(" + ".join(["x{i}"] + [f"{c} * {k}{{i}}" for c, k in zip(coefs, names)]),
+                       n)
+    return [
+        "min_step = 10.0 * abs(nextafter(t, inf) - t)",
+        "h_abs = max_step if hn > max_step else (min_step if hn < min_step else hn)",
+        "rej = False",
+        "while True:",
+        "    if not h_abs >= min_step:",
+        "        raise StepSizeError(f'RK45: step size {h_abs:.3g} s fell below the resolution '",
+        "                            f'of time at t={t!r} (or the derivative is not finite)')",
+        "    t_new = t + h_abs",
+        "    if t_new > t_limit:",
+        "        t_new = t_limit",
+        "    h = t_new - t",
+        "    h_abs = abs(h)",
+        "    a10 = h * A10",
+        "    a20, a21 = h * A20, h * A21",
+        "    a30, a31, a32 = h * A30, h * A31, h * A32",
+        "    a40, a41, a42, a43 = h * A40, h * A41, h * A42, h * A43",
+        "    a50, a51, a52, a53, a54 = h * A50, h * A51, h * A52, h * A53, h * A54",
+        f"    {entries('q{i}', n)}, = f(t + C1 * h, fb(pk({stage('p', ['a10'])})))",
+        f"    {entries('r{i}', n)}, = f(t + C2 * h, fb(pk({stage('pq', ['a20', 'a21'])})))",
+        f"    {entries('s{i}', n)}, = f(t + C3 * h, fb(pk({stage('pqr', ['a30', 'a31', 'a32'])})))",
+        f"    {entries('w{i}', n)}, = f(t + C4 * h, fb(pk("
+        f"{stage('pqrs', ['a40', 'a41', 'a42', 'a43'])})))",
+        f"    {entries('z{i}', n)}, = f(t + h, fb(pk("
+        f"{stage('pqrsw', ['a50', 'a51', 'a52', 'a53', 'a54'])})))",
+        "    b0, b2, b3, b4, b5 = h * B0, h * B2, h * B3, h * B4, h * B5",
+        *(f"    y{i} = x{i} + b0 * p{i} + b2 * r{i} + b3 * s{i} + b4 * w{i} + b5 * z{i}"
+          for i in range(n)),
+        f"    x_new = fb(pk({entries('y{i}', n)}))",
+        "    k_new = f(t_new, x_new)",
+        f"    {entries('u{i}', n)}, = k_new",
+        "    e0, e2, e3, e4, e5, e6 = h * E0, h * E2, h * E3, h * E4, h * E5, h * E6",
+        *(line for i in range(n) for line in (
+            f"    a, b = abs(x{i}), abs(y{i})",
+            f"    v{i} = (e0 * p{i} + e2 * r{i} + e3 * s{i} + e4 * w{i} + e5 * z{i} + e6 * u{i}) / "
+            f"(atol + (a if a > b else b) * rtol)")),
+        f"    norm = sqrt(({' + '.join(f'v{i} * v{i}' for i in range(n))}) / {n})",
+        "    if norm < 1.0:",
+        "        factor = MAX_FACTOR if norm == 0.0 else \\",
+        "            min(MAX_FACTOR, SAFETY * norm ** EXPONENT)",
+        "        if rej:",
+        "            factor = min(1.0, factor)",
+        "        h_abs *= factor",
+        "        hn = h_abs",
+        "        break",
+        "    rejected()",
+        "    rej = True",
+        "    h_abs *= max(MIN_FACTOR, SAFETY * norm ** EXPONENT) if isfinite(norm) else MIN_FACTOR",
+    ]
+
+
+_CONSTANTS = dict(
+    C1=_C[1], C2=_C[2], C3=_C[3], C4=_C[4], A10=_A1[0], A20=_A2[0], A21=_A2[1], A30=_A3[0],
+    A31=_A3[1], A32=_A3[2], A40=_A4[0], A41=_A4[1], A42=_A4[2], A43=_A4[3], A50=_A5[0],
+    A51=_A5[1], A52=_A5[2], A53=_A5[3], A54=_A5[4], B0=_B[0], B2=_B[2], B3=_B[3], B4=_B[4],
+    B5=_B[5], E0=_E[0], E2=_E[2], E3=_E[3], E4=_E[4], E5=_E[5], E6=_E[6], SAFETY=_SAFETY,
+    MIN_FACTOR=_MIN_FACTOR, MAX_FACTOR=_MAX_FACTOR, EXPONENT=_EXPONENT)
+
+
 class DormandPrinceStepper:
     """``RK45`` for small states (see the module docstring); the :class:`Stepper` contract.
 
@@ -61,6 +127,8 @@ class DormandPrinceStepper:
     """
 
     error_controlled = True
+    runs_steps = False   # (True once reset with a state: see run)
+    run_steps = 0
 
     def __init__(self, f, *, max_step: float, rtol: float, atol: float):
         self.f = f
@@ -75,6 +143,7 @@ class DormandPrinceStepper:
         # every state handed to f here is immutable (frozen): the derivative function's
         # list variant, when it has one, skips the array round trip
         self._eval = getattr(f, "as_list", None) or self._eval_array
+        self._run = self._run_n = None   # the written-out runs of steps, for a state size
 
     def reset(self, t, x) -> None:
         """Restart at ``(t, x)`` (a state jump): the derivative is re-evaluated and the next
@@ -87,6 +156,32 @@ class DormandPrinceStepper:
             self._hint = self._h
         self._h = None
         self._k0 = self._k0_prev = None
+        if self._run_n != len(xl):
+            self._run_n = len(xl)
+            self._run = None if not xl else make_run("RK45", len(xl), _body, dict(
+                _CONSTANTS, f=self._eval, rejected=self._rejected, save=self._save,
+                max_step=self.max_step, atol=self.atol, rtol=self.rtol))
+        self.runs_steps = self._run is not None
+
+    def _rejected(self) -> None:
+        self.num_rejected += 1
+
+    def _save(self, t, x, k0, t_prev, x_prev, k0_prev, h, steps) -> None:
+        """The end of a written-out run (see :mod:`systems.analysis._unrolled`)."""
+        self.run_steps = steps
+        if steps:
+            self.t, self.x, self._k0, self._h = t, x, k0, h
+            self.t_prev, self.x_prev, self._k0_prev = t_prev, x_prev, k0_prev
+
+    def run(self, t_limit: float, t_event: float, t_final: float, check) -> None:
+        """Accepted steps until the Simulator's next stop (:meth:`Stepper.run
+        <systems.analysis.integrators.Stepper.run>`): the written-out :meth:`step`."""
+        t, x = self.t, self.x
+        k0 = self._k0 if self._k0 is not None else self._eval(t, x)
+        if self._h is None:
+            self._h = self._first_step(t, x.tolist(), k0, t_limit)
+        self.run_steps = 0
+        self._run(t, x, k0, t_limit, self._h, t_event, t_final, check)
 
     def _eval_array(self, t, x):
         k = self.f(t, x)

@@ -48,15 +48,15 @@ from dataclasses import dataclass
 from typing import Callable, Dict, Optional, Tuple
 
 import numpy as np
-import scipy.integrate
 
 from ..errors import StepSizeError
 from ._bogacki_shampine import list_valued as _list_valued
-from ._bogacki_shampine import unrolled_step as _bs3_unrolled
+from ._bogacki_shampine import unrolled_run as _bs3_run
 from ._dopri import DormandPrinceStepper
 from ._float_sums import frozen as _frozen
 from ._float_sums import lincomb as _lincomb
 from ._float_sums import weighted as _weighted
+from ._steppers_base import SCIPY_METHODS, ScipyStepper, Stepper
 
 __all__ = [
     "ButcherTableau", "TABLEAUS", "SCIPY_METHODS", "INTEGRATOR_NAMES", "Stepper",
@@ -140,11 +140,6 @@ RUNGE_KUTTA4 = ButcherTableau(
 TABLEAUS: Dict[str, ButcherTableau] = {
     t.name: t for t in (EXPLICIT_EULER, RUNGE_KUTTA2, RUNGE_KUTTA3, RUNGE_KUTTA4)}
 
-SCIPY_METHODS = {
-    "RK45": scipy.integrate.RK45, "DOP853": scipy.integrate.DOP853,
-    "Radau": scipy.integrate.Radau, "BDF": scipy.integrate.BDF, "LSODA": scipy.integrate.LSODA,
-}
-
 INTEGRATOR_NAMES = ("explicit_euler", "semi_explicit_euler", "runge_kutta2", "runge_kutta3",
                     "runge_kutta4") + tuple(SCIPY_METHODS)
 
@@ -163,52 +158,12 @@ def check_integrator_name(name: str) -> str:
     return name
 
 
+def _unchecked(t, x, t0) -> None:
+    """No check of the states of single steps (the Simulator checks them itself)."""
+
+
 def _rms(v: np.ndarray) -> float:
     return math.sqrt(float(v @ v) / v.shape[0])
-
-
-class Stepper:
-    """Base of the integrators: one accepted step at a time over ``f(t, x)``.
-
-    Attributes
-    ----------
-    t, x : float, ndarray (nx,)
-        The current (last accepted) time and state.
-    t_prev, x_prev : float, ndarray (nx,)
-        Start of the last step.
-    num_rejected : int
-        Steps rejected by error control.
-    error_controlled : bool
-    """
-
-    error_controlled = False
-
-    def __init__(self, f: Callable[[float, np.ndarray], np.ndarray]):
-        self.f = f
-        self.t = self.t_prev = 0.0
-        self.x = self.x_prev = np.zeros(0)
-        self.num_rejected = 0
-
-    def reset(self, t: float, x: np.ndarray) -> None:
-        """Restart at ``(t, x)``, dropping any cached derivative or solver state."""
-        self.t = self.t_prev = float(t)
-        self.x = self.x_prev = np.array(x, dtype=float)
-
-    def step(self, t_limit: float) -> None:  # pragma: no cover - interface
-        """Take one accepted step, ending at or before ``t_limit`` (exactly on it when reached)."""
-        raise NotImplementedError
-
-    def state_at(self, tau: float) -> np.ndarray:  # pragma: no cover - interface
-        """The state at ``tau`` in ``[t_prev, t]`` (the last step)."""
-        raise NotImplementedError
-
-    @staticmethod
-    def _fixed_h(t: float, t_limit: float, h_max: float) -> Tuple[float, float]:
-        """Fixed step size and end time, stretched onto ``t_limit`` when within 1e-6 h."""
-        remaining = t_limit - t
-        if remaining <= h_max * (1.0 + 1e-6):
-            return remaining, t_limit
-        return h_max, t + h_max
 
 
 class RungeKuttaStepper(Stepper):
@@ -246,30 +201,46 @@ class RungeKuttaStepper(Stepper):
         self._b_nz = tuple((j, v) for j, v in enumerate(tb.b) if v != 0.0)
         self._e_nz = None if self._e is None else tuple((j, v) for j, v in enumerate(self._e)
                                                         if v != 0.0)
-        # error-controlled Bogacki-Shampine on a small state: the written-out step, made
-        # for the state's size at the first reset
+        # error-controlled Bogacki-Shampine on a small state: the written-out runs of steps,
+        # made for the state's size at a reset
         self._bs3 = self._bs3_n = None
         self._bs3_ok = self.error_controlled and tableau is RUNGE_KUTTA3
-
-    def _bs3_for(self, n: int):
-        """The written-out Bogacki-Shampine step for ``n`` entries (None: the generic path)."""
-        if self._bs3_n != n:
-            self._bs3_n = n
-            self._bs3 = None if not 0 < n <= SMALL_STATE else _bs3_unrolled(
-                n, self._f_list or _list_valued(self.f), self._rejected,
-                error_weights=tuple(w for _, w in self._e_nz), exponent=self._exponent,
-                max_step=self.max_step, atol=self.atol, rtol=self.rtol, stretch=_STRETCH,
-                name=self.tableau.name)
-        return self._bs3
 
     def _rejected(self, h: float) -> None:
         """A try of the written-out step was rejected; ``h`` is the next one's size."""
         self.num_rejected += 1
         self._h = h
 
+    def _save(self, t, x, k0, t_prev, x_prev, k0_prev, h, steps) -> None:
+        """The end of a written-out run (see :mod:`systems.analysis._unrolled`)."""
+        self._h, self.run_steps = h, steps
+        if steps:
+            self.t, self.x, self._k0 = t, x, k0
+            self.t_prev, self.x_prev, self._k0_prev = t_prev, x_prev, k0_prev
+
+    def run(self, t_limit: float, t_event: float, t_final: float, check) -> None:
+        t, x = self.t, self.x
+        k0 = self._k0
+        if k0 is None:
+            k0 = self.f(t, x)
+            k0 = k0.tolist() if type(k0) is np.ndarray else np.asarray(k0, dtype=float).tolist()
+        if self._h is None:
+            self._h = self._initial_step(t, x, np.array(k0))
+        self.run_steps = 0
+        self._bs3(t, x, k0, t_limit, self._h, t_event, t_final, check)
+
     def reset(self, t, x) -> None:
         super().reset(t, x)
         self._k0 = self._k0_prev = None
+        n = self.x.shape[0]
+        if self._bs3_ok and self._bs3_n != n:
+            self._bs3_n = n
+            self._bs3 = None if not 0 < n <= SMALL_STATE else _bs3_run(
+                n, self._f_list or _list_valued(self.f), self._rejected, self._save,
+                error_weights=tuple(w for _, w in self._e_nz), exponent=self._exponent,
+                max_step=self.max_step, atol=self.atol, rtol=self.rtol, stretch=_STRETCH,
+                name=self.tableau.name)
+        self.runs_steps = self._bs3 is not None
 
     # -------------------------------------------------------------- one step of the scheme
     def _stages(self, t: float, x: np.ndarray, h: float, k0: np.ndarray, n: int) -> list:
@@ -299,20 +270,9 @@ class RungeKuttaStepper(Stepper):
     # -------------------------------------------------------------- stepping
     def step(self, t_limit: float) -> None:
         t, x = self.t, self.x
-        if self._bs3_ok:
-            bs3 = self._bs3 if self._bs3_n == x.shape[0] else self._bs3_for(x.shape[0])
-            if bs3 is not None:   # small state: the written-out step, the same numbers
-                k0 = self._k0
-                if k0 is None:
-                    k0 = self.f(t, x)
-                    k0 = k0.tolist() if type(k0) is np.ndarray else \
-                        np.asarray(k0, dtype=float).tolist()
-                if self._h is None:
-                    self._h = self._initial_step(t, x, np.array(k0))
-                t_new, x_new, k_new, self._h = bs3(t, x, k0, t_limit, self._h)
-                self.t_prev, self.x_prev, self._k0_prev = t, x, k0
-                self.t, self.x, self._k0 = t_new, x_new, k_new
-                return
+        if self.runs_steps:   # small state: the written-out step, the same numbers
+            self.run(t_limit, math.inf, -math.inf, _unchecked)
+            return
         k0 = self._k0 if self._k0 is not None else self.f(t, x)
         if x.shape[0] <= SMALL_STATE:
             if type(k0) is not list:
@@ -503,85 +463,6 @@ class SemiExplicitEulerStepper(Stepper):
         if tau == self.t_prev:
             return self.x_prev
         return self._one(self.t_prev, self.x_prev, tau - self.t_prev)
-
-
-#: Solvers whose ``t_bound`` may be moved between steps (LSODA fixes it in Fortran).
-_MOVABLE_BOUND = (scipy.integrate.RK45, scipy.integrate.DOP853, scipy.integrate.Radau,
-                  scipy.integrate.BDF)
-
-
-class ScipyStepper(Stepper):
-    """One of scipy's ``OdeSolver`` classes, stepped one step at a time.
-
-    The solver is created with ``t_bound = t_limit``; when the limit moves without a
-    state jump its bound is moved (RK45, DOP853, Radau, BDF) or the solver is re-created
-    with the last step size as ``first_step`` (LSODA). ``state_at`` uses the solver's
-    dense output of the last step.
-    """
-
-    error_controlled = True
-
-    def __init__(self, f, method: str, *, max_step: float, rtol: float, atol: float):
-        super().__init__(f)
-        self.method = method
-        self.cls = SCIPY_METHODS[method]
-        self.max_step, self.rtol, self.atol = float(max_step), float(rtol), float(atol)
-        self._solver = None
-        self._dense = None
-        self._h_hint: Optional[float] = None
-        self._nfev_seen = 0
-
-    def reset(self, t, x) -> None:
-        super().reset(t, x)
-        self._remember_hint()
-        self._solver = None
-        self._dense = None
-
-    def _remember_hint(self):
-        s = self._solver
-        if s is not None:
-            h = getattr(s, "h_abs", None)
-            if h is None or not math.isfinite(h) or h <= 0:
-                h = s.step_size
-            if h is not None and h > 0:
-                self._h_hint = float(h)
-
-    def _create(self, t_limit):
-        first = None
-        if self._h_hint is not None:
-            first = min(self._h_hint, t_limit - self.t, self.max_step)
-            if not first > 0:
-                first = None
-        self._solver = self.cls(self.f, self.t, self.x, t_limit, max_step=self.max_step,
-                                rtol=self.rtol, atol=self.atol, first_step=first)
-
-    def step(self, t_limit: float) -> None:
-        s = self._solver
-        if s is None:
-            self._create(t_limit)
-        elif s.t_bound != t_limit:
-            if isinstance(s, _MOVABLE_BOUND):
-                s.t_bound = t_limit
-                s.status = "running"
-            else:
-                self._remember_hint()
-                self._create(t_limit)
-        s = self._solver
-        msg = s.step()
-        if s.status == "failed":
-            raise StepSizeError(f"scipy {self.method} failed at t={s.t!r}: {msg}")
-        self.t_prev, self.x_prev = self.t, self.x
-        self.t, self.x = float(s.t), s.y   # scipy assigns a fresh array every step
-        self._dense = None
-
-    def state_at(self, tau: float) -> np.ndarray:
-        if tau == self.t:
-            return self.x
-        if tau == self.t_prev:
-            return self.x_prev
-        if self._dense is None:
-            self._dense = self._solver.dense_output()
-        return np.asarray(self._dense(tau), dtype=float)
 
 
 def make_stepper(name: str, f, *, fixed_step: bool, max_step: float, rtol: float, atol: float,
