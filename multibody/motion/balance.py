@@ -85,12 +85,15 @@ class BalanceGains:
     kd_translation: float = 2.0e3
     kp_rotation: float = 2.0e3
     kd_rotation: float = 2.0e2
+    swing: float = 0.0
+    step_velocity: float = 0.0
 
     def scaled(self, factor: float) -> "BalanceGains":
         """All four gains times ``factor``."""
         f = float(factor)
         return BalanceGains(f * self.kp_translation, f * self.kd_translation,
-                            f * self.kp_rotation, f * self.kd_rotation)
+                            f * self.kp_rotation, f * self.kd_rotation, f * self.swing,
+                            self.step_velocity)
 
 
 def leg_chains(tree, contact_points: Mapping, command_of_velocity: Mapping) -> list:
@@ -134,7 +137,7 @@ def leg_chains(tree, contact_points: Mapping, command_of_velocity: Mapping) -> l
 
 
 def pelvis_balance_function(tree, legs: Sequence, n_commands: int,
-                            gains: BalanceGains) -> ca.Function:
+                            gains: BalanceGains, kp=None, kd=None) -> ca.Function:
     """``(q, v, ref) -> tau`` (n_commands,): the pelvis wrench carried by the stance legs
     (module docstring), on CasADi symbols.
 
@@ -160,7 +163,8 @@ def pelvis_balance_function(tree, legs: Sequence, n_commands: int,
                           f"be free, got '{root.type}'")
     q = ca.SX.sym("q", tree.nq)
     v = ca.SX.sym("v", tree.nv)
-    ref = ca.SX.sym("ref", ROWS + len(legs))
+    nl = len(legs)
+    ref = ca.SX.sym("ref", ROWS * (1 + nl) + nl)
     T = tree.body_pose(root.child, q)
     R, p = T[:3, :3], T[:3, 3]
     tw = ca.mtimes(tree.jacobian(root.child, q), v)            # [omega; pdot] world
@@ -170,20 +174,35 @@ def pelvis_balance_function(tree, legs: Sequence, n_commands: int,
     m = g.kp_rotation * phi + g.kd_rotation * (ref[15:18] - tw[:3])
     f = g.kp_translation * (ref[0:3] - p) + g.kd_translation * (ref[12:15] - tw[3:6])
     tau = ca.SX.zeros(n_commands, 1)
+    wpos = ROWS * (1 + nl)
     for k, (foot, cmd, vi) in enumerate(legs):
         c = tree.body_pose(foot, q)[:3, 3]
-        lam = ref[ROWS + k] * ca.vertcat(m + ca.cross(p - c, f), f)
+        w = ref[wpos + k]
+        lam = w * ca.vertcat(m + ca.cross(p - c, f), f)
         J = tree.jacobian(foot, q)[:, list(vi)]
         tk = -ca.mtimes(J.T, lam)
+        if g.swing:
+            # the swing foot toward its reference pose moved with the pelvis's position
+            # error and its velocity error (foot placement), through the joint PD
+            fr = ref[ROWS * (1 + k):ROWS * (2 + k)]
+            df, _, _ = _pose_error(tree, foot, q, v, fr)
+            shift = -(ref[0:3] - p) + g.step_velocity * (tw[3:6] - ref[12:15])
+            shift[2] = 0.0
+            df = ca.vertcat(df[:3], df[3:] + shift)
+            pinv = ca.mtimes(J.T, ca.inv(ca.mtimes(J, J.T) + 1e-3 * ca.SX.eye(6)))
+            sw = g.swing * (1 - ca.fmin(1.0, 2.0 * w))
+            kpl = ca.DM([kp[ci] for ci in cmd])
+            tk = tk + sw * kpl * ca.mtimes(pinv, df)
         for i, ci in enumerate(cmd):
             tau[ci] += tk[i]
     return ca.Function("pelvis_balance", [q, v, ref], [tau], ["q", "v", "ref"], ["tau"])
 
 
-def balance_reference_rows(tree, q, v) -> np.ndarray:
-    """The root's reference rows (K, 18) of the motion ``q`` (K, nq), ``v`` (K, nv): world
-    position, rotation (row-major), linear and angular velocity of the root body."""
-    body = tree.joints[0].child
+def balance_reference_rows(tree, q, v, body: Optional[str] = None) -> np.ndarray:
+    """The reference rows (K, 18) of ``body`` (default the root body) in the motion ``q``
+    (K, nq), ``v`` (K, nv): world position, rotation (row-major), linear and angular
+    velocity."""
+    body = tree.joints[0].child if body is None else body
     rows = []
     for qi, vi in zip(np.asarray(q, float), np.asarray(v, float)):
         T = np.asarray(tree.body_pose(body, qi), float)
@@ -283,7 +302,8 @@ def pelvis_pose_function(tree, legs: Sequence, kp, kd, gain: float,
     root = tree.joints[0]
     q = ca.SX.sym("q", tree.nq)
     v = ca.SX.sym("v", tree.nv)
-    ref = ca.SX.sym("ref", ROWS + len(legs))
+    nl = len(legs)
+    ref = ca.SX.sym("ref", ROWS * (1 + nl) + nl)
     rv = list(range(root.v_start, root.v_start + 6))
     dp, dpd, Jp = _pose_error(tree, root.child, q, v, ref[:ROWS])
     tau = ca.SX.zeros(len(kp), 1)
@@ -292,7 +312,7 @@ def pelvis_pose_function(tree, legs: Sequence, kp, kd, gain: float,
         Jl = Jf[:, list(vi)]
         pinv = ca.mtimes(Jl.T, ca.inv(ca.mtimes(Jl, Jl.T) + damping * ca.SX.eye(6)))
         A = -ca.mtimes(pinv, ca.mtimes(Jf[:, rv], ca.inv(Jp[:, rv])))
-        w = ref[ROWS + k]
+        w = ref[ROWS * (1 + nl) + k]
         dq = w * ca.mtimes(A, dp)
         dqd = w * ca.mtimes(A, dpd)
         for i, c in enumerate(cmd):

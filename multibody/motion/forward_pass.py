@@ -278,7 +278,8 @@ class ForwardPass:
                  joint_limits: bool = True,
                  reference_q=None, balance_gain: float = 0.0,
                  balance_gains: BalanceGains = BalanceGains(), balance_mode: str = "wrench",
-                 stance_scale: float = 1.0, refit_floor: bool = True, flat_feet: bool = False, joint_gain_scale: Optional[Mapping] = None,
+                 stance_scale: float = 1.0, refit_floor: bool = True, flat_feet: bool = False,
+                 contact_forces=None, min_load: float = 1.0, joint_gain_scale: Optional[Mapping] = None,
                  contact_reference=None, compiled: bool = True) -> None:
         self.times = np.asarray(times, float).ravel()
         if self.times.size < 2 or np.any(np.diff(self.times) <= 0):
@@ -292,8 +293,20 @@ class ForwardPass:
         if contact_points and contact_reference is not None:
             if refit_floor:
                 floor = stance_floor(tree, contact_points, contact_reference, self.times, floor)
+            active = None
+            if contact_forces is not None:
+                F = np.asarray(contact_forces, float)
+                sizes = [len(np.asarray(p, float).reshape(-1, 3)) for p in contact_points.values()]
+                if F.shape != (len(self.times), sum(sizes), 3):
+                    raise MotionError(f"ForwardPass: contact_forces must be ({len(self.times)}, "
+                                      f"{sum(sizes)}, 3) (frames, contact points in order, xyz), "
+                                      f"got {F.shape}")
+                load = F @ (np.asarray(floor.normal, float) / np.linalg.norm(floor.normal))
+                cuts = np.cumsum([0] + sizes)
+                active = {b: load[:, cuts[i]:cuts[i + 1]] > min_load
+                          for i, b in enumerate(contact_points)}
             contact_points = place_contact_points(tree, contact_points, floor, contact_reference,
-                                                  flat=flat_feet)
+                                                  active=active, flat=flat_feet)
         self._contact_points = dict(contact_points or {})
         self._floor = floor
         if any(g.name == "forward_floor" for g in tree.bodies[0].collision_geometries):
@@ -367,14 +380,15 @@ class ForwardPass:
             self.legs = leg_chains(fwd, contact_points, pos)
             if balance_mode == "wrench":
                 bal = pelvis_balance_function(fwd, self.legs, len(self.q_indices),
-                                              balance_gains.scaled(balance_gain))
+                                              balance_gains.scaled(balance_gain), self.kp,
+                                              self.kd)
             else:
                 bal = pelvis_pose_function(fwd, self.legs, self.kp, self.kd, balance_gain)
         self.stance_scale = stance_scale
         K = len(self.times)
         self.controller = JointTrackingController(
             fwd.nq + fwd.nv, self.q_indices, self.kp, self.times,
-            np.zeros((K, len(self.q_indices))), bal, np.zeros((K, ROWS + len(self.legs))))
+            np.zeros((K, len(self.q_indices))), bal, np.zeros((K, ROWS * (1 + len(self.legs)) + len(self.legs))))
         b = DiagramBuilder("forward_pass")
         b.add_system(self.plant)
         b.add_system(self.controller)
@@ -410,7 +424,8 @@ class ForwardPass:
         """The table (K, 18 + legs) of the pelvis feedback: the root body's reference rows
         (:func:`~multibody.motion.balance.balance_reference_rows`), then the legs' stance
         weights (``stance`` (K, legs), default :meth:`stance_weights`)."""
-        rows = balance_reference_rows(self.tree, q, v)
+        rows = np.hstack([balance_reference_rows(self.tree, q, v)]
+                         + [balance_reference_rows(self.tree, q, v, f) for f, _, _ in self.legs])
         w = self.stance_weights(q) if stance is None else np.asarray(stance, float)
         if w.shape != (len(rows), len(self.legs)):
             raise MotionError(f"ForwardPass: stance must be ({len(rows)}, {len(self.legs)}) "

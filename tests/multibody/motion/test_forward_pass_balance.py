@@ -83,7 +83,7 @@ def test_the_leg_torques_give_the_root_the_pelvis_wrench_moved_through_the_foot(
     q[7:] = [0.1, -0.2, 0.15, 0.05]
     rows = balance_reference_rows(tree, tree.neutral_configuration()[None],
                                   np.zeros((1, tree.nv)))[0]
-    tau = np.asarray(fn(q, np.zeros(tree.nv), np.r_[rows, 1.0]), float).ravel()
+    tau = np.asarray(fn(q, np.zeros(tree.nv), np.r_[rows, rows, 1.0]), float).ravel()
     T = np.asarray(tree.body_pose("pelvis", q), float)
     p, R = T[:3, 3], T[:3, :3]
     f = g.kp_translation * (rows[:3] - p)
