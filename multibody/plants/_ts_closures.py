@@ -35,10 +35,9 @@ matrix ``H + h D`` of the step's start; Cline & Pai 2003). Where every joint mov
 ``q + dv`` (``nv <= 64``), :class:`ClosureProjection` does the same steps in one compiled
 call that also gives the closure terms at the projected positions (the next step's input).
 
-:class:`ClosureTerms` also gives ``phi`` and ``J`` in the layout of the kernel's ``closure``
-candidates (up to three rows per slot), which the tables no longer create: the closures are
-eliminated instead (a contact's friction row can repeat a closure's row, an indeterminate
-split that a PGS over both does not resolve).
+The kernel's ``closure`` candidates (a closure's rows in its PGS) are no longer written by
+the tables: with contact, a contact's row can repeat a closure's row in the constrained
+directions, an indeterminate split that a PGS over both rows does not resolve.
 """
 from __future__ import annotations
 
@@ -72,8 +71,7 @@ def closure_bodies(tree, blk) -> tuple:
 
 
 class ClosureTerms:
-    """``q -> (phi, J)`` of every closure block, one compiled function, also in the
-    kernel's slot layout.
+    """``q -> (phi, J)`` of every closure block, one compiled function.
 
     Parameters
     ----------
@@ -85,10 +83,8 @@ class ClosureTerms:
     ----------
     rows : list of int
         Each block's number of rows ``m_i``; the function's outputs stack them.
-    padded : ndarray of int, shape (m,)
-        Each stacked row's place ``3 s + i`` in the slot layout (block ``b``'s rows are
-        ``ceil(m_b / 3)`` slots of three places, its row ``3 j + i`` in the block's slot
-        ``j``; the unused places are zero); ``P = 3 * slots`` places in all.
+    m : int
+        All rows.
     """
 
     def __init__(self, tree, closures) -> None:
@@ -101,49 +97,32 @@ class ClosureTerms:
             Js.append(ca.reshape(ca.SX(J), -1, tree.nv))
             self.rows.append(int(phis[-1].numel()))
         self.m = sum(self.rows)
-        padded, s0 = [], 0
-        for m in self.rows:
-            padded.extend(3 * (s0 + i // 3) + i % 3 for i in range(m))
-            s0 += -(-m // 3)
-        self.padded, self.P = np.array(padded, dtype=np.intp), 3 * s0
         fun = ca.Function(ops.function_name("closures", "terms"), [q],
                           [ca.vertcat(*phis), ca.vertcat(*Js)])
         self.symbolic = fun
-        """The CasADi function ``q -> (phi, J)`` (SX; :class:`ClosureProjection` inlines
-        it)."""
+        """The CasADi function ``q -> (phi, J)`` (SX; :class:`ClosureProjection` and
+        :class:`CompiledElimination` inline it)."""
         self.fn = CompiledFunction(ca.Function(
-            ops.function_name("closures", "terms_padded"), [q],
+            ops.function_name("closures", "terms_stacked"), [q],
             [ca.vertcat(*self.outputs(*fun(q)))]))
         self._last = (None, None)
 
-    def outputs(self, phi, J) -> tuple:
+    @staticmethod
+    def outputs(phi, J) -> tuple:
         """The compiled outputs of symbolic ``phi`` (m x 1), ``J`` (m x nv), stacked in one
         vector by the callers (one output array: each further output of a compiled call
-        costs ~0.2 us): ``phi`` and ``J`` in the slot layout (P, and P nv row by row), then
-        ``phi`` and ``J`` row by row (m, m nv)."""
-        idx = self.padded.tolist()
-        pphi, pJ = ca.SX.zeros(self.P, 1), ca.SX.zeros(self.P, self.nv)
-        pphi[idx] = phi
-        pJ[idx, :] = J
-        return pphi, ca.vec(pJ.T), phi, ca.vec(J.T)
-
-    def padded_terms(self, terms: tuple) -> tuple:
-        """``(phi (P,), J (P nv,))`` in the slot layout, of the terms ``terms``."""
-        out, a = terms
-        b = a + self.P
-        return out[a:b], out[b:b + self.P * self.nv]
+        costs ~0.2 us): ``phi``, then ``J`` row by row (m, m nv)."""
+        return phi, ca.vec(J.T)
 
     def stacked(self, terms: tuple) -> tuple:
         """``(phi (m,), J (m, nv))`` of the terms ``terms``."""
         out, a = terms
-        a += self.P * (1 + self.nv)
         return out[a:a + self.m], out[a + self.m:a + self.m * (1 + self.nv)].reshape(
             self.m, self.nv)
 
     def __call__(self, q: np.ndarray) -> tuple:
         """The terms at ``q`` (nq,): ``(out, a)``, the :meth:`outputs` stacked in ``out``
-        from ``a`` on (read them with :meth:`padded_terms` and :meth:`stacked`; callers
-        must not write into them). The last result is kept: a step's projection gives the
+        from ``a`` on (read them with :meth:`stacked`; callers must not write into them). The last result is kept: a step's projection gives the
         terms at ``q_next``, which the next step starts from (a pure function of ``q``, so
         contexts may share it)."""
         q = np.asarray(q, float)
@@ -294,7 +273,7 @@ class ClosureProjection:
     Inputs ``(qn (nq,), H (nv*nv,), d (nv,), rigid (m,))``: the integrated positions,
     ``H`` (symmetric, its lower triangle read), the diagonal ``h D`` added to it (zeros
     with the Euler damping split) and 1.0 on the rigid rows. One output vector: ``q``, the
-    four terms of :meth:`ClosureTerms.outputs` at ``q``, and ``bad``.
+    terms of :meth:`ClosureTerms.outputs` at ``q``, and ``bad``.
     """
 
     def __init__(self, terms: ClosureTerms, nq: int, nv: int) -> None:
