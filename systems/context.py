@@ -42,7 +42,7 @@ from ._state_loader import StateLoader
 from .errors import InputNotConnectedError, PortValueError, SystemCallbackError
 from .ports import normalize_vector
 
-_FLOAT64 = np.dtype(np.float64)
+_FLOAT64, _NDARRAY = np.dtype(np.float64), np.ndarray
 
 
 __all__ = ["Context", "LeafContext", "DiagramContext", "PREREQUISITES"]
@@ -347,8 +347,8 @@ class LeafContext(Context):
                     f"output port '{port.name}' of system '{self.system.name}': calc raised "
                     f"{type(exc).__name__}: {exc}") from exc
             size = port.size
-            if size is not None and (type(value) is not np.ndarray or value.shape != (size,)
-                                     or value.dtype is not _FLOAT64):
+            if size is not None and (type(value) is not _NDARRAY or
+                                     value.dtype is not _FLOAT64 or value.shape != (size,)):
                 value = normalize_vector(value, size,
                                          f"output port '{port.name}' of system '{self.system.name}'")
             self._cache[index] = value

@@ -19,6 +19,8 @@ from .errors import NonFiniteOutputError, PortValueError
 
 __all__ = ["InputPort", "OutputPort", "normalize_vector"]
 
+_NDARRAY = np.ndarray
+
 
 def normalize_vector(value: Any, size: int, what: str):
     """Return ``value`` as a vector of ``size`` elements, or raise naming ``what``.
@@ -26,7 +28,7 @@ def normalize_vector(value: Any, size: int, what: str):
     Numeric values become float64 arrays of shape ``(size,)``; CasADi values (or
     sequences holding them) become CasADi columns ``(size, 1)``.
     """
-    if type(value) is np.ndarray and value.dtype == np.float64 and value.shape == (size,):
+    if type(value) is _NDARRAY and value.dtype == np.float64 and value.shape == (size,):
         return value
     if value is None:
         raise PortValueError(f"{what}: got None, expected a vector of size {size} (did a calc "
@@ -183,7 +185,7 @@ class OutputPort(_Port):
         """
         ctx = context if context.system is self.system else self.system.get_my_context_from_root(context)
         value = ctx.eval_output(self.index)
-        if type(value) is np.ndarray and self.size is not None and not allow_non_finite and \
+        if type(value) is _NDARRAY and self.size is not None and not allow_non_finite and \
                 not math.isfinite(sum(value.tolist()) if value.shape[0] <= 32 else float(value.sum())):
             _raise_non_finite(self, ctx, value)
         return value
