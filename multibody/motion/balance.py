@@ -222,7 +222,8 @@ def stance_shares(load) -> np.ndarray:
 
 
 def place_contact_points(tree, contact_points: Mapping, floor: Floor, q,
-                         active=None, flat: bool = False) -> dict:
+                         active=None, flat: bool = False, loads=None,
+                         stiffness: Optional[float] = None) -> dict:
     """Contact points moved along the floor normal so that each is on ``floor`` at its
     lowest over the motion ``q`` (K, nq).
 
@@ -260,6 +261,16 @@ def place_contact_points(tree, contact_points: Mapping, floor: Floor, q,
             raise MotionError(f"place_contact_points: active['{body}'] must be {H.shape}, got "
                               f"{mask.shape}")
         new = P.copy()
+        if stiffness:
+            F = np.asarray(loads[body], float)
+            for i in range(len(P)):
+                on = mask[:, i] & (F[:, i] > 0)
+                if on.any():
+                    k = int(np.argmax(np.where(on, F[:, i], -np.inf)))
+                    s_i = float(np.mean(H[on, i] + F[on, i] / stiffness))
+                    new[i] = P[i] - s_i * (Ts[k][:3, :3].T @ n)
+            out[body] = new
+            continue
         if flat:
             k = int(np.argmin(np.where(mask.all(axis=1), H.max(axis=1), np.inf)))
             for i in range(len(P)):
@@ -289,8 +300,27 @@ def _pose_error(tree, body, q, v, ref):
             ca.vertcat(ref[15:18] - tw[:3], ref[12:15] - tw[3:6]), J)
 
 
+def _sensed_weights(tree, q, sensed, nl):
+    """Per leg ``clip(1 - h / band, 0, 1)`` of its lowest contact point's height ``h`` above
+    the floor in the current state (``sensed = (normal, offset, band, [[(body, (P, 3))]])``),
+    on CasADi symbols."""
+    n, off, band, per_leg = sensed
+    out = []
+    for k in range(nl):
+        hs = []
+        for body, P in per_leg[k]:
+            T = tree.body_pose(body, q)
+            for p in np.asarray(P, float).reshape(-1, 3):
+                hs.append(ca.dot(ca.DM(n), ca.mtimes(T[:3, :3], ca.DM(p)) + T[:3, 3]) - off)
+        h = hs[0]
+        for x in hs[1:]:
+            h = ca.fmin(h, x)
+        out.append(ca.fmin(1.0, ca.fmax(0.0, 1.0 - h / band)))
+    return out
+
+
 def pelvis_pose_function(tree, legs: Sequence, kp, kd, gain: float,
-                         damping: float = 1e-3) -> ca.Function:
+                         damping: float = 1e-3, sensed=None) -> ca.Function:
     """``(q, v, ref) -> tau``: the pelvis pose feedback written as leg joint displacements
     through the joint PD (``K_p``, ``K_d`` per command): each stance leg ``k`` (weight
     ``w_k``) adds ``gain w_k (K_p dq_k + K_d dq_dot_k)`` with ``dq_k = -J_{fl}^+ J_{fr}
@@ -307,16 +337,17 @@ def pelvis_pose_function(tree, legs: Sequence, kp, kd, gain: float,
     rv = list(range(root.v_start, root.v_start + 6))
     dp, dpd, Jp = _pose_error(tree, root.child, q, v, ref[:ROWS])
     tau = ca.SX.zeros(len(kp), 1)
+    sw = None if sensed is None else _sensed_weights(tree, q, sensed, nl)
     for k, (foot, cmd, vi) in enumerate(legs):
         Jf = tree.jacobian(foot, q)
         Jl = Jf[:, list(vi)]
         pinv = ca.mtimes(Jl.T, ca.inv(ca.mtimes(Jl, Jl.T) + damping * ca.SX.eye(6)))
         A = -ca.mtimes(pinv, ca.mtimes(Jf[:, rv], ca.inv(Jp[:, rv])))
-        w = ref[ROWS * (1 + nl) + k]
+        w = ref[ROWS * (1 + nl) + k] if sensed is None else sw[k]
         dq = w * ca.mtimes(A, dp)
         dqd = w * ca.mtimes(A, dpd)
         for i, c in enumerate(cmd):
-            tau[c] += gain * (kp[c] * dq[i] + kd[c] * dqd[i])
+            tau[c] += gain * kp[c] * dq[i]
     return ca.Function("pelvis_pose", [q, v, ref], [tau], ["q", "v", "ref"], ["tau"])
 
 

@@ -279,7 +279,9 @@ class ForwardPass:
                  reference_q=None, balance_gain: float = 0.0,
                  balance_gains: BalanceGains = BalanceGains(), balance_mode: str = "wrench",
                  stance_scale: float = 1.0, refit_floor: bool = True, flat_feet: bool = False,
-                 contact_forces=None, min_load: float = 1.0, joint_gain_scale: Optional[Mapping] = None,
+                 contact_forces=None, min_load: float = 1.0,
+                 contact_stiffness: Optional[float] = None, contact_damping: float = 0.0,
+                 sensed_stance: float = 0.0, joint_gain_scale: Optional[Mapping] = None,
                  contact_reference=None, compiled: bool = True) -> None:
         self.times = np.asarray(times, float).ravel()
         if self.times.size < 2 or np.any(np.diff(self.times) <= 0):
@@ -305,8 +307,11 @@ class ForwardPass:
                 cuts = np.cumsum([0] + sizes)
                 active = {b: load[:, cuts[i]:cuts[i + 1]] > min_load
                           for i, b in enumerate(contact_points)}
-            contact_points = place_contact_points(tree, contact_points, floor, contact_reference,
-                                                  active=active, flat=flat_feet)
+                loads = {b: load[:, cuts[i]:cuts[i + 1]] for i, b in enumerate(contact_points)}
+            contact_points = place_contact_points(
+                tree, contact_points, floor, contact_reference, active=active, flat=flat_feet,
+                loads=loads if contact_forces is not None else None,
+                stiffness=contact_stiffness if contact_forces is not None else None)
         self._contact_points = dict(contact_points or {})
         self._floor = floor
         if any(g.name == "forward_floor" for g in tree.bodies[0].collision_geometries):
@@ -361,7 +366,10 @@ class ForwardPass:
                     g = fwd.add_collision_geometry(body, Sphere(r), T,
                                                    name=f"{body}_forward_contact_{i}")
                     pairs.append(("forward_floor", g.name))
-            constraints.append(PointContactConstraint(fwd, mu=mu, pairs=pairs, name="feet"))
+            soft = ({} if contact_stiffness is None else
+                    {"kp": float(contact_stiffness), "kd": float(contact_damping)})
+            constraints.append(PointContactConstraint(fwd, mu=mu, pairs=pairs, name="feet",
+                                                      **soft))
         if joint_limits and any(np.any(np.isfinite(j.lower)) or np.any(np.isfinite(j.upper))
                                 for j in joints):
             constraints.append(JointLimitConstraint(fwd, [j.name for j in joints
@@ -383,7 +391,16 @@ class ForwardPass:
                                               balance_gains.scaled(balance_gain), self.kp,
                                               self.kd)
             else:
-                bal = pelvis_pose_function(fwd, self.legs, self.kp, self.kd, balance_gain)
+                sensed = None
+                if sensed_stance:
+                    nrm = np.asarray(floor.normal, float) / np.linalg.norm(floor.normal)
+                    per_leg = [[(b, P) for b, P in contact_points.items()
+                                if b.split("-")[0].split("_")[0]
+                                == f.split("-")[0].split("_")[0]] for f, _, _ in self.legs]
+                    sensed = (nrm, float(nrm @ np.asarray(floor.point, float)), sensed_stance,
+                              per_leg)
+                bal = pelvis_pose_function(fwd, self.legs, self.kp, self.kd, balance_gain,
+                                           sensed=sensed)
         self.stance_scale = stance_scale
         K = len(self.times)
         self.controller = JointTrackingController(
