@@ -51,6 +51,7 @@ __all__ = ["Context", "LeafContext", "DiagramContext", "PREREQUISITES"]
 PREREQUISITES = ("time", "continuous_state", "discrete_state", "abstract_state", "parameters")
 
 _INVALID = object()
+_LOADERS: dict = {}   # a written-out load_readonly's source -> its code
 
 
 class Context:
@@ -184,28 +185,17 @@ class Context:
                 if (id(cache), i) not in seen:
                     seen.add((id(cache), i))
                     cells.append((cache, i))
-        root, leaves, cells, invalid = self, tuple(slots), tuple(cells), _INVALID
-        time_cells = tuple(self._tables.get("time", ()))
-
-        def load_readonly(t, x):
-            root._time = t
-            for leaf, a, b in leaves:
-                leaf._xc = x[a:b]
-            for cache, i in cells:
-                cache[i] = invalid
-
-        if len(leaves) == 1 and len(cells) <= 2:   # one leaf holds the whole state: x itself
-            (only, _, _), = leaves
-            cells_ = cells + ((None, None),) * (2 - len(cells))
-            (c0, i0), (c1, i1) = cells_
-
-            def load_readonly(t, x):
-                root._time = t
-                only._xc = x
-                if c0 is not None:
-                    c0[i0] = invalid
-                    if c1 is not None:
-                        c1[i1] = invalid
+        root, invalid, time_cells = self, _INVALID, tuple(self._tables.get("time", ()))
+        # load_readonly(t, x) written out (no loops; one leaf holds the whole state: x itself)
+        src = "\n".join(["def load_readonly(t, x):", "    root._time = t"] + [
+            f"    l{j}._xc = x" + (f"[{a}:{b}]" if len(slots) > 1 else "")
+            for j, (_, a, b) in enumerate(slots)] + [f"    c{j}[{i}] = invalid"
+                                                     for j, (_, i) in enumerate(cells)])
+        code = _LOADERS.get(src) or _LOADERS.setdefault(src, compile(src, "<loader>", "exec"))
+        scope = {"root": root, "invalid": invalid, **{f"l{j}": leaf for j, (leaf, _, _) in
+                 enumerate(slots)}, **{f"c{j}": cache for j, (cache, _) in enumerate(cells)}}
+        exec(code, scope)   # noqa: S102 - the source above, made of names and indices
+        load_readonly = scope["load_readonly"]
 
         def set_time(t):
             root._time = t
