@@ -334,7 +334,7 @@ WORK = Sections("DBK_WORK_SECTIONS", "double", [
     ("pup", ("nc",)), ("tmp", ("nv",)), ("Mp", (9, "nc", "nc")),
     ("xp", (3, "nc")), ("dsl", (2, "nc")), ("psave", (3, "nc")), ("psol2", (3, "nc")),
     ("vtmp", ("nv",)), ("Jc", (3, "nc", "nv")), ("Yc", (3, "nc", "nv")),
-    ("gi", (8, "nc")), ("jl", (3, "nv")),
+    ("gi", (8, "nc")), ("jl", (3, "nv")), ("wsl", (3, "nc")),
     ("found", (FOUND, MAX_CONTACTS)), ("npwork", (NARROW_PHASE_WORK,))])
 """Work doubles of the C kernel (the numpy twin does not use them); ``cfmk`` the ``cfm / h``
 of each contact slot (the contact block's, or a joint limit's, joint friction's or

@@ -164,6 +164,23 @@ static double residual(int na, const int *act, const int *it, const int *cands, 
     return res;
 }
 
+/* a contact slot's tangent slip w_t = J_t v + cfm p_t + b_t (out: 2 values) */
+static void slip_at(const int *it, const int *cands, int nv, const double *Jall,
+                    const double *cfmk, const double *bias, int k, const double *p,
+                    const double *v, double *out) {
+    const int *ci = cands + CI * it[it[HDR_CONTACT_CANDIDATE] + k], *cc = it + ci[CI_COLUMNS];
+    const int ncol = ci[CI_NUM_COLUMNS];
+    const double *Jk = Jall + 3 * nv * k;
+    double w1 = cfmk[k] * p[1] + bias[3 * k + 1], w2 = cfmk[k] * p[2] + bias[3 * k + 2];
+    for (int i = 0; i < ncol; ++i) {
+        const int col = cc[COL_SIZE * i + COL_COLUMN];
+        w1 += Jk[nv + col] * v[col];
+        w2 += Jk[2 * nv + col] * v[col];
+    }
+    out[0] = w1;
+    out[1] = w2;
+}
+
 /* Newton polish on the active set PGS found, refined: each slot gets a mode (pmode,
    PM_*): a contact with p_n > 0 sticks (w = 0 on its three rows) when its friction is
    strictly inside the disc, else slides (w_n = 0, p_t = mu p_n d, d its current direction);
@@ -184,7 +201,7 @@ static int polish(int na, const int *act, const int *it, const int *cands, int n
                   const double *vfree, double mu, const double *cfmk, const double *plo,
                   const double *pup, const int *one, const int *bil, double *M, double *x,
                   double *dsl, int *idn, int *idt, int *mode, int *hi, const int *blocks,
-                  double *psol, double *vs, double dtol) {
+                  double *psol, double *vs, double dtol, const double *vel0, double *wsl) {
     int nu, j, l, r, s, i, feasible = 0, consistent = 0;
     for (j = 0; j < na; ++j) {
         const int k = act[j];
@@ -203,6 +220,8 @@ static int polish(int na, const int *act, const int *it, const int *cands, int n
             if (!(tt < mu * pk[0] * (1 - 1e-9)) && tt > 0) {
                 mode[j] = PM_SLIDE;
                 dsl[2 * j] = pk[1] / tt; dsl[2 * j + 1] = pk[2] / tt;
+                slip_at(it, cands, nv, Jall, cfmk, bias, act[j], pk, vel0, wsl + 3 * j);
+                wsl[3 * j + 2] = pk[0];
             }
         }
     }
@@ -215,9 +234,9 @@ static int polish(int na, const int *act, const int *it, const int *cands, int n
                 idn[j] = nu;
                 if (bil[k] > 1) idt[j] = nu + 1;
                 nu += bil[k];
-            } else if (mode[j] == PM_FREE || mode[j] == PM_SLIDE) {
+            } else if (mode[j] == PM_FREE) {
                 idn[j] = nu++;
-            } else if (mode[j] == PM_STICK) {
+            } else if (mode[j] == PM_STICK || mode[j] == PM_SLIDE) {
                 idn[j] = nu;
                 idt[j] = nu + 1;
                 nu += 3;
@@ -288,6 +307,30 @@ static int polish(int na, const int *act, const int *it, const int *cands, int n
                 }
             }
         }
+        /* a sliding contact's two tangent rows: the sliding law p_t = -mu p_n w_t / |w_t|
+           linearised at its point (w0, p_n0) (Newton): p_t + mu h p_n + kap P T p =
+           kap P (w0 + x_t), h = w0 / |w0|, P = I - h h^T, kap = mu p_n0 / |w0|, where T p -
+           x_t = w_t are the rows assembled above; without a point (kap = 0) the friction
+           keeps its direction dsl */
+        for (j = 0; j < na; ++j) {
+            if (mode[j] != PM_SLIDE) continue;
+            const double *w0 = wsl + 3 * j;
+            const double nw = sqrt(w0[0] * w0[0] + w0[1] * w0[1]);
+            double h1 = -dsl[2 * j], h2 = -dsl[2 * j + 1], kap = 0.0;
+            if (nw > 0 && w0[2] > 0) { h1 = w0[0] / nw; h2 = w0[1] / nw; kap = mu * w0[2] / nw; }
+            const double P00 = kap * (1 - h1 * h1), P01 = -kap * h1 * h2, P11 = kap * (1 - h2 * h2);
+            double *ma = M + idt[j] * nu, *mb = ma + nu;
+            for (i = 0; i < nu; ++i) {
+                const double a = ma[i], b = mb[i];
+                ma[i] = P00 * a + P01 * b;
+                mb[i] = P01 * a + P11 * b;
+            }
+            const double xa = w0[0] + x[idt[j]], xb = w0[1] + x[idt[j] + 1];
+            x[idt[j]] = kap > 0 ? P00 * xa + P01 * xb : 0.0;
+            x[idt[j] + 1] = kap > 0 ? P01 * xa + P11 * xb : 0.0;
+            ma[idt[j]] += 1.0; mb[idt[j] + 1] += 1.0;
+            ma[idn[j]] += mu * h1; mb[idn[j]] += mu * h2;
+        }
         /* Gaussian elimination with partial pivoting; hi[r] bounds row r's nonzero
            columns (contacts on disjoint bodies give zero blocks: a stack's rows are
            banded), so the updates and the back substitution skip exact zeros only */
@@ -341,11 +384,12 @@ static int polish(int na, const int *act, const int *it, const int *cands, int n
                 continue;
             }
             if (!(pn >= 0)) { mode[j] = PM_OFF; changed = 1; continue; }
-            if (idt[j] >= 0) {
+            if (mode[j] == PM_STICK) {
                 const double a = x[idt[j]], b = x[idt[j] + 1], tt = sqrt(a * a + b * b);
                 if (!(tt <= mu * pn * (1 + 1e-9))) {
                     mode[j] = PM_SLIDE;
                     dsl[2 * j] = a / tt; dsl[2 * j + 1] = b / tt;
+                    wsl[3 * j] = wsl[3 * j + 1] = wsl[3 * j + 2] = 0.0;   /* no point yet */
                     changed = 1;
                 }
             }
@@ -367,8 +411,7 @@ static int polish(int na, const int *act, const int *it, const int *cands, int n
             }
             if (idn[j] < 0) continue;
             pj[0] = x[idn[j]];
-            if (idt[j] >= 0) { pj[1] = x[idt[j]]; pj[2] = x[idt[j] + 1]; }
-            else { pj[1] = mu * pj[0] * dsl[2 * j]; pj[2] = mu * pj[0] * dsl[2 * j + 1]; }
+            pj[1] = x[idt[j]]; pj[2] = x[idt[j] + 1];
         }
         memcpy(vs, vfree, nv * sizeof(double));
         for (j = 0; j < na; ++j) {
@@ -381,6 +424,24 @@ static int polish(int na, const int *act, const int *it, const int *cands, int n
            the mode */
         for (j = 0; j < na; ++j) {
             const int k = act[j];
+            if (mode[j] == PM_SLIDE) {
+                /* the sliding law at the solution: the slip gone, the contact sticks; the
+                   friction off the slip's opposite direction by more than dtol (velocity
+                   units), another Newton pass linearised here */
+                const double *pj = psol + 3 * j;
+                double wt[3];
+                slip_at(it, cands, nv, Jall, cfmk, bias, k, pj, vs, wt);
+                const double nwt = sqrt(wt[0] * wt[0] + wt[1] * wt[1]);
+                const double tp = sqrt(pj[1] * pj[1] + pj[2] * pj[2]);
+                if (nwt <= dtol) { mode[j] = PM_STICK; changed = 1; continue; }
+                const double e1 = (tp > 0 ? pj[1] / tp : 0.0) + wt[0] / nwt;
+                const double e2 = (tp > 0 ? pj[2] / tp : 0.0) + wt[1] / nwt;
+                if (nwt * sqrt(e1 * e1 + e2 * e2) > 0.01 * dtol) {
+                    wsl[3 * j] = wt[0]; wsl[3 * j + 1] = wt[1]; wsl[3 * j + 2] = pj[0];
+                    changed = 1;
+                }
+                continue;
+            }
             if (mode[j] != PM_OFF && mode[j] != PM_FIXED) continue;
             const int *ci = cands + CI * it[it[HDR_CONTACT_CANDIDATE] + k], *cc = it + ci[CI_COLUMNS], ncol = ci[CI_NUM_COLUMNS];
             const double *Jk = Jall + 3 * nv * k;

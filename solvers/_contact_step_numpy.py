@@ -147,10 +147,10 @@ class _Problem:
             res = max(res, rn, rt)
         return res
 
-    def polish(self, vfree, bias, dtol):
-        """The C kernel's polish (its active-set passes, :mod:`._contact_step_numpy_polish`):
-        the new impulses or None."""
-        return _polish.polish(self, vfree, bias, dtol, POLISH_PASSES)
+    def polish(self, vfree, bias, dtol, vel):
+        """The C kernel's polish (its active-set passes, :mod:`._contact_step_numpy_polish`)
+        from PGS's point (velocity ``vel``): the new impulses or None."""
+        return _polish.polish(self, vfree, bias, dtol, POLISH_PASSES, vel)
 
 
 def contact_step(it: np.ndarray, dt: np.ndarray, inp: np.ndarray, out: np.ndarray) -> int:
@@ -439,7 +439,7 @@ def contact_step(it: np.ndarray, dt: np.ndarray, inp: np.ndarray, out: np.ndarra
                 gap *= 2
             saved = [p.copy() for p in prob.p]
             r0 = prob.residual(vel)
-            new = prob.polish(vfree, bias_l, ittol * bscale)
+            new = prob.polish(vfree, bias_l, ittol * bscale, vel)
             if new is not None:
                 prob.p = new
                 vtmp = prob.vel(vfree)

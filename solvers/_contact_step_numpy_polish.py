@@ -14,11 +14,13 @@ import numpy as np
 __all__: list[str] = []  # private module
 
 
-def first_modes(prob):
-    """The polish's first modes (``POLISH_MODES`` of the layout) from the impulses PGS found,
-    and their values: per slot a mode and a pair (a sliding direction, or a fixed one-row
-    value first)."""
+def first_modes(prob, vel):
+    """The polish's first modes (``POLISH_MODES`` of the layout) from the impulses PGS found
+    (at the velocity ``vel``), and their values: per slot a mode and a pair (a sliding
+    direction, or a fixed one-row value first), and per sliding slot the point of its
+    sliding law's linearisation (the slip ``w_t`` and ``p_n``; zeros: none)."""
     mu, modes, val = prob.mu, [], np.zeros((len(prob.p), 2))
+    wsl = np.zeros((len(prob.p), 3))
     for j, p in enumerate(prob.p):
         if prob.bil[j]:
             modes.append("free")
@@ -30,26 +32,30 @@ def first_modes(prob):
             if not tt < mu * p[0] * (1 - 1e-9) and tt > 0:
                 modes.append("slide")
                 val[j] = p[1:] / tt
+                wsl[j, :2] = prob.w(j, vel)[1:]
+                wsl[j, 2] = p[0]
             else:
                 modes.append("stick")
         else:
             modes.append("off")
-    return modes, val
+    return modes, val, wsl
 
 
-def solve_modes(prob, vfree, bias, modes, val):
+def solve_modes(prob, vfree, bias, modes, val, wsl):
     """One polish pass: the dense solve on the modes; None when singular, else the indices
-    of each slot's normal and tangent unknowns and the solution."""
+    of each slot's normal and tangent unknowns and the solution. A sliding slot's tangent
+    rows are its sliding law ``p_t = -mu p_n w_t / |w_t|`` linearised at ``wsl`` (Newton;
+    without a point its friction keeps the direction ``val``), as in the C kernel."""
     na, mu, cfm = len(prob.p), prob.mu, prob.cfm
     idn, idt, nu = [-1] * na, [-1] * na, 0
     for j in range(na):
         if prob.bil[j]:
             idn[j] = nu
             nu += prob.bil[j]
-        elif modes[j] in ("free", "slide"):
+        elif modes[j] == "free":
             idn[j] = nu
             nu += 1
-        elif modes[j] == "stick":
+        elif modes[j] in ("stick", "slide"):
             idn[j], idt[j] = nu, nu + 1
             nu += 3
     if nu == 0:
@@ -81,6 +87,21 @@ def solve_modes(prob, vfree, bias, modes, val):
                     M[row, idt[ll]:idt[ll] + 2] += A[1:]
                 else:
                     M[row, idn[ll]] += A[0] + mu * (val[ll] @ A[1:])
+    for j in range(na):        # the sliding law's rows: p_t + mu h p_n + kap P (T p - x_t - w0)
+        if modes[j] != "slide":
+            continue
+        w0, pn0 = wsl[j, :2], wsl[j, 2]
+        nw = math.hypot(w0[0], w0[1])
+        hh, kap = -val[j], 0.0
+        if nw > 0 and pn0 > 0:
+            hh, kap = w0 / nw, mu * pn0 / nw
+        P = kap * (np.eye(2) - np.outer(hh, hh))
+        ra = idt[j]
+        M[ra:ra + 2] = P @ M[ra:ra + 2]
+        x[ra:ra + 2] = P @ (w0 + x[ra:ra + 2]) if kap > 0 else 0.0
+        M[ra, ra] += 1.0
+        M[ra + 1, ra + 1] += 1.0
+        M[ra:ra + 2, idn[j]] += mu * hh
     try:
         sol = np.linalg.solve(M, x)
     except np.linalg.LinAlgError:
@@ -88,15 +109,15 @@ def solve_modes(prob, vfree, bias, modes, val):
     return idn, idt, sol
 
 
-def polish(prob, vfree, bias, dtol, passes):
-    """The C kernel's polish: at most ``passes`` dense solves on the modes; the new impulses
-    (3 per slot) of a consistent pass or of the last feasible one, else None. ``dtol``: the
-    velocity tolerance of the modes' conditions."""
+def polish(prob, vfree, bias, dtol, passes, vel):
+    """The C kernel's polish from PGS's point (velocity ``vel``): at most ``passes`` dense
+    solves on the modes; the new impulses (3 per slot) of a consistent pass or of the last
+    feasible one, else None. ``dtol``: the velocity tolerance of the modes' conditions."""
     na, mu = len(prob.p), prob.mu
-    modes, val = first_modes(prob)
+    modes, val, wsl = first_modes(prob, vel)
     out = None
     for _ in range(passes):
-        solved = solve_modes(prob, vfree, bias, modes, val)
+        solved = solve_modes(prob, vfree, bias, modes, val, wsl)
         if solved is None:
             return None
         idn, idt, sol = solved
@@ -117,11 +138,12 @@ def polish(prob, vfree, bias, dtol, passes):
             if not pn >= 0:
                 modes[j], changed = "off", True
                 continue
-            if idt[j] >= 0:
+            if modes[j] == "stick":
                 pt = sol[idt[j]:idt[j] + 2]
                 tt = math.hypot(pt[0], pt[1])
                 if not tt <= mu * pn * (1 + 1e-9):
                     modes[j], val[j], changed = "slide", pt / tt, True
+                    wsl[j] = 0.0                 # no linearisation point yet
         if changed:
             out = None
             continue
@@ -135,12 +157,22 @@ def polish(prob, vfree, bias, dtol, passes):
                          else val[j, 0])
             elif idn[j] >= 0:
                 pj[0] = sol[idn[j]]
-                pj[1:] = sol[idt[j]:idt[j] + 2] if idt[j] >= 0 else mu * pj[0] * val[j]
+                pj[1:] = sol[idt[j]:idt[j] + 2]
             out.append(pj)
         vs = vfree.copy()
         for Y, pj in zip(prob.Y, out):
             vs += Y.T @ pj
         for j in range(na):           # the modes' assumptions at the solution
+            if modes[j] == "slide":   # the sliding law: slip gone -> stick, else Newton
+                wt = prob.J[j][1:] @ vs + prob.cfm[j] * out[j][1:] + bias[j][1:]
+                nwt, tp = math.hypot(wt[0], wt[1]), math.hypot(out[j][1], out[j][2])
+                if nwt <= dtol:
+                    modes[j], changed = "stick", True
+                    continue
+                e = (out[j][1:] / tp if tp > 0 else np.zeros(2)) + wt / nwt
+                if nwt * math.hypot(e[0], e[1]) > 0.01 * dtol:
+                    wsl[j, :2], wsl[j, 2], changed = wt, out[j][0], True
+                continue
             if modes[j] not in ("off", "fixed"):
                 continue
             w0 = prob.J[j][0] @ vs + prob.cfm[j] * out[j][0] + bias[j][0]

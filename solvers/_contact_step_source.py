@@ -531,7 +531,8 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
             for (j = 0; j < na; ++j) memcpy(psave + 3 * j, co + CO_SIZE * act[j] + CO_IMPULSE, 3 * sizeof(double));
             const double r0 = residual(na, act, it, cands, nv, co, Jall, G, bias, vel, mu, cfmk, plo, pup, one, bil);
             if (polish(na, act, it, cands, nv, co, Jall, Y, bias, vfree, mu, cfmk, plo, pup, one, bil,
-                       Mp, xp, dsl, idn, idt, pmode, prow, blocks, psol2, vtmp, ittol * bscale)) {
+                       Mp, xp, dsl, idn, idt, pmode, prow, blocks, psol2, vtmp, ittol * bscale,
+                       vel, wsl)) {
                 /* exact on the right active set: done; else keep whichever point is better
                    (the polished one often is, and PGS continues from it) */
                 rebuild_vel(na, act, it, cands, blocks, nv, co, Y, vfree, vtmp);
