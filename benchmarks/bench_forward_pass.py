@@ -17,8 +17,9 @@ Without ``--saved`` the example runs first (synthetic walk, or ``--c3d``) with i
 motion (``--no-consistent``, a minute) into ``--out``.
 
 Run: ``.venv/bin/python benchmarks/bench_forward_pass.py [--saved DIR | --c3d C]
-[--config "placed=contact_reference=REF"] [--rounds 3] [--json OUT]`` (``REF`` in a
-configuration stands for the reference motion ``q``).
+[--config "placed=contact_reference=REF,contact_forces=CF"] [--rounds 3] [--json OUT]``
+(in a configuration ``REF`` stands for the reference motion ``q``, ``CF`` for its contact
+forces, ``BalanceGains`` for :class:`multibody.motion.balance.BalanceGains`).
 """
 from __future__ import annotations
 
@@ -45,8 +46,8 @@ from multibody.parsing.urdf_writer import (configuration_from_urdf_order,  # noq
                                            velocity_from_urdf_order)
 from sensors import read_c3d  # noqa: E402
 
-DEFAULT_CONFIGS = ["example=", "placed=contact_reference=REF",
-                   "placed_h120=contact_reference=REF,time_step=1/120"]
+DEFAULT_CONFIGS = ["example=", "placed=contact_reference=REF,contact_forces=CF",
+                   "placed_h120=contact_reference=REF,contact_forces=CF,time_step=1/120"]
 
 
 def load_saved(saved: str, c3d=None) -> dict:
@@ -75,7 +76,8 @@ def load_saved(saved: str, c3d=None) -> dict:
     _, _, floor, _ = hw.inverse_dynamics(model, z["t"], q_fit, 6.0, progress=False)
     return {"new_model": new_model, "fitter": fitter, "X": X, "floor": floor, "t": z["t"],
             "q": q, "v": velocity_from_urdf_order(tree, z["v"]),
-            "tau": velocity_from_urdf_order(tree, z["tau"]), "report": rep}
+            "tau": velocity_from_urdf_order(tree, z["tau"]), "report": rep,
+            "contact_forces": z["contact_forces"]}
 
 
 def bench(d: dict, name: str, options: dict, rounds: int) -> dict:
@@ -126,7 +128,7 @@ def main(argv=None) -> dict:
     d = load_saved(saved, args.c3d)
     print(f"saved run {saved}: {len(d['t'])} frames, markers of the reference "
           f"{1e3 * marker_rms(d['fitter'], d['q'], d['X']):.2f} mm RMS")
-    env = {"REF": d["q"], "BalanceGains": BalanceGains}
+    env = {"REF": d["q"], "CF": d["contact_forces"], "BalanceGains": BalanceGains}
     out = {}
     for spec in args.config or DEFAULT_CONFIGS:
         name, _, kw = spec.partition("=")

@@ -58,7 +58,8 @@ from .contact_inverse_dynamics import Floor
 from .errors import MotionError
 
 __all__ = ["BalanceGains", "pelvis_balance_function", "balance_reference_rows",
-           "place_contact_points", "leg_chains", "stance_shares"]
+           "place_contact_points", "placed_contacts", "stance_floor", "leg_chains",
+           "stance_shares"]
 
 ROWS = 18
 """Reference rows of the root per frame: position (3), rotation (9, row-major), world linear
@@ -67,7 +68,7 @@ velocity (3), world angular velocity (3)."""
 
 @dataclass(frozen=True)
 class BalanceGains:
-    """Gains of the pelvis wrench (module docstring).
+    """Gains of the pelvis feedback (module docstring).
 
     Attributes
     ----------
@@ -79,17 +80,22 @@ class BalanceGains:
         N m/rad.
     kd_rotation : float
         N m s/rad.
+    swing : float
+        Gain (0 to 1) of the swing-foot placement through the joint PD (0: off).
+    step_velocity : float
+        Seconds: the swing foot is moved by this times the pelvis's horizontal velocity
+        error (a step farther in the direction the body drifts).
     """
 
-    kp_translation: float = 2.0e4
-    kd_translation: float = 2.0e3
-    kp_rotation: float = 2.0e3
-    kd_rotation: float = 2.0e2
+    kp_translation: float = 1.0e3
+    kd_translation: float = 3.0e2
+    kp_rotation: float = 3.0e2
+    kd_rotation: float = 60.0
     swing: float = 0.0
     step_velocity: float = 0.0
 
     def scaled(self, factor: float) -> "BalanceGains":
-        """All four gains times ``factor``."""
+        """The four wrench gains and ``swing`` times ``factor``."""
         f = float(factor)
         return BalanceGains(f * self.kp_translation, f * self.kd_translation,
                             f * self.kp_rotation, f * self.kd_rotation, f * self.swing,
@@ -137,9 +143,9 @@ def leg_chains(tree, contact_points: Mapping, command_of_velocity: Mapping) -> l
 
 
 def pelvis_balance_function(tree, legs: Sequence, n_commands: int,
-                            gains: BalanceGains, kp=None, kd=None) -> ca.Function:
+                            gains: BalanceGains, kp=None) -> ca.Function:
     """``(q, v, ref) -> tau`` (n_commands,): the pelvis wrench carried by the stance legs
-    (module docstring), on CasADi symbols.
+    and the swing-foot placement (module docstring), on CasADi symbols.
 
     Parameters
     ----------
@@ -150,29 +156,36 @@ def pelvis_balance_function(tree, legs: Sequence, n_commands: int,
     n_commands : int
         Size of the output (the controller's joint commands).
     gains : BalanceGains
+    kp : (n_commands,) array_like, optional
+        The joint PD's stiffness (needed when ``gains.swing`` is not 0).
 
     Returns
     -------
     casadi.Function
-        Inputs ``q`` (nq), ``v`` (nv), ``ref`` (18 + legs): the root's reference rows
-        (:data:`ROWS`) and the legs' stance weights.
+        Inputs ``q`` (nq), ``v`` (nv), ``ref`` (18 (1 + legs) + legs): the root's
+        reference rows (:data:`ROWS`), each leg's foot rows, then the legs' stance weights.
+
+    Raises
+    ------
+    MotionError
+        A root joint that is not free; a swing gain without ``kp``.
     """
     root = tree.joints[0]
     if root.type != "free":
         raise MotionError(f"balance: the root joint '{root.name}' of tree '{tree.name}' must "
                           f"be free, got '{root.type}'")
+    if gains.swing and kp is None:
+        raise MotionError("balance: a swing gain needs the joint stiffness kp")
     q = ca.SX.sym("q", tree.nq)
     v = ca.SX.sym("v", tree.nv)
     nl = len(legs)
     ref = ca.SX.sym("ref", ROWS * (1 + nl) + nl)
-    T = tree.body_pose(root.child, q)
-    R, p = T[:3, :3], T[:3, 3]
-    tw = ca.mtimes(tree.jacobian(root.child, q), v)            # [omega; pdot] world
-    E = ca.mtimes(ca.reshape(ref[3:12], 3, 3).T, R.T)          # R_d R^T
-    phi = 0.5 * ca.vertcat(E[2, 1] - E[1, 2], E[0, 2] - E[2, 0], E[1, 0] - E[0, 1])
+    dp, dpd, Jp = _pose_error(tree, root.child, q, v, ref[:ROWS])
+    phi, p = dp[:3], ref[0:3] - dp[3:]                          # rotation error, position
+    tw = ca.mtimes(Jp, v)                                       # [omega; pdot] world
     g = gains
-    m = g.kp_rotation * phi + g.kd_rotation * (ref[15:18] - tw[:3])
-    f = g.kp_translation * (ref[0:3] - p) + g.kd_translation * (ref[12:15] - tw[3:6])
+    m = g.kp_rotation * phi + g.kd_rotation * dpd[:3]
+    f = g.kp_translation * dp[3:] + g.kd_translation * dpd[3:]
     tau = ca.SX.zeros(n_commands, 1)
     wpos = ROWS * (1 + nl)
     for k, (foot, cmd, vi) in enumerate(legs):
@@ -182,11 +195,9 @@ def pelvis_balance_function(tree, legs: Sequence, n_commands: int,
         J = tree.jacobian(foot, q)[:, list(vi)]
         tk = -ca.mtimes(J.T, lam)
         if g.swing:
-            # the swing foot toward its reference pose moved with the pelvis's position
-            # error and its velocity error (foot placement), through the joint PD
             fr = ref[ROWS * (1 + k):ROWS * (2 + k)]
             df, _, _ = _pose_error(tree, foot, q, v, fr)
-            shift = -(ref[0:3] - p) + g.step_velocity * (tw[3:6] - ref[12:15])
+            shift = -dp[3:] - g.step_velocity * dpd[3:]           # (horizontal)
             shift[2] = 0.0
             df = ca.vertcat(df[:3], df[3:] + shift)
             pinv = ca.mtimes(J.T, ca.inv(ca.mtimes(J, J.T) + 1e-3 * ca.SX.eye(6)))
@@ -222,8 +233,7 @@ def stance_shares(load) -> np.ndarray:
 
 
 def place_contact_points(tree, contact_points: Mapping, floor: Floor, q,
-                         active=None, flat: bool = False, loads=None,
-                         stiffness: Optional[float] = None) -> dict:
+                         active=None) -> dict:
     """Contact points moved along the floor normal so that each is on ``floor`` at its
     lowest over the motion ``q`` (K, nq).
 
@@ -261,22 +271,6 @@ def place_contact_points(tree, contact_points: Mapping, floor: Floor, q,
             raise MotionError(f"place_contact_points: active['{body}'] must be {H.shape}, got "
                               f"{mask.shape}")
         new = P.copy()
-        if stiffness:
-            F = np.asarray(loads[body], float)
-            for i in range(len(P)):
-                on = mask[:, i] & (F[:, i] > 0)
-                if on.any():
-                    k = int(np.argmax(np.where(on, F[:, i], -np.inf)))
-                    s_i = float(np.mean(H[on, i] + F[on, i] / stiffness))
-                    new[i] = P[i] - s_i * (Ts[k][:3, :3].T @ n)
-            out[body] = new
-            continue
-        if flat:
-            k = int(np.argmin(np.where(mask.all(axis=1), H.max(axis=1), np.inf)))
-            for i in range(len(P)):
-                new[i] = P[i] - H[k, i] * (Ts[k][:3, :3].T @ n)
-            out[body] = new
-            continue
         for i in range(len(P)):
             if not mask[:, i].any():
                 continue
@@ -298,57 +292,6 @@ def _pose_error(tree, body, q, v, ref):
     phi = 0.5 * ca.vertcat(E[2, 1] - E[1, 2], E[0, 2] - E[2, 0], E[1, 0] - E[0, 1])
     return (ca.vertcat(phi, ref[0:3] - p),
             ca.vertcat(ref[15:18] - tw[:3], ref[12:15] - tw[3:6]), J)
-
-
-def _sensed_weights(tree, q, sensed, nl):
-    """Per leg ``clip(1 - h / band, 0, 1)`` of its lowest contact point's height ``h`` above
-    the floor in the current state (``sensed = (normal, offset, band, [[(body, (P, 3))]])``),
-    on CasADi symbols."""
-    n, off, band, per_leg = sensed
-    out = []
-    for k in range(nl):
-        hs = []
-        for body, P in per_leg[k]:
-            T = tree.body_pose(body, q)
-            for p in np.asarray(P, float).reshape(-1, 3):
-                hs.append(ca.dot(ca.DM(n), ca.mtimes(T[:3, :3], ca.DM(p)) + T[:3, 3]) - off)
-        h = hs[0]
-        for x in hs[1:]:
-            h = ca.fmin(h, x)
-        out.append(ca.fmin(1.0, ca.fmax(0.0, 1.0 - h / band)))
-    return out
-
-
-def pelvis_pose_function(tree, legs: Sequence, kp, kd, gain: float,
-                         damping: float = 1e-3, sensed=None) -> ca.Function:
-    """``(q, v, ref) -> tau``: the pelvis pose feedback written as leg joint displacements
-    through the joint PD (``K_p``, ``K_d`` per command): each stance leg ``k`` (weight
-    ``w_k``) adds ``gain w_k (K_p dq_k + K_d dq_dot_k)`` with ``dq_k = -J_{fl}^+ J_{fr}
-    J_{pr}^{-1} delta`` the leg displacement that moves the pelvis by its pose error
-    ``delta`` with the foot fixed (``J_fl``, ``J_fr``: the foot Jacobian's leg and root
-    columns, ``J_pr`` the pelvis's root columns, ``+`` a pseudo-inverse damped by
-    ``damping``); ``dq_dot_k`` likewise from the twist error. Same ``ref`` as
-    :func:`pelvis_balance_function`."""
-    root = tree.joints[0]
-    q = ca.SX.sym("q", tree.nq)
-    v = ca.SX.sym("v", tree.nv)
-    nl = len(legs)
-    ref = ca.SX.sym("ref", ROWS * (1 + nl) + nl)
-    rv = list(range(root.v_start, root.v_start + 6))
-    dp, dpd, Jp = _pose_error(tree, root.child, q, v, ref[:ROWS])
-    tau = ca.SX.zeros(len(kp), 1)
-    sw = None if sensed is None else _sensed_weights(tree, q, sensed, nl)
-    for k, (foot, cmd, vi) in enumerate(legs):
-        Jf = tree.jacobian(foot, q)
-        Jl = Jf[:, list(vi)]
-        pinv = ca.mtimes(Jl.T, ca.inv(ca.mtimes(Jl, Jl.T) + damping * ca.SX.eye(6)))
-        A = -ca.mtimes(pinv, ca.mtimes(Jf[:, rv], ca.inv(Jp[:, rv])))
-        w = ref[ROWS * (1 + nl) + k] if sensed is None else sw[k]
-        dq = w * ca.mtimes(A, dp)
-        dqd = w * ca.mtimes(A, dpd)
-        for i, c in enumerate(cmd):
-            tau[c] += gain * kp[c] * dq[i]
-    return ca.Function("pelvis_pose", [q, v, ref], [tau], ["q", "v", "ref"], ["tau"])
 
 
 def stance_floor(tree, contact_points: Mapping, q, times, floor: Floor, *,
@@ -397,3 +340,46 @@ def stance_floor(tree, contact_points: Mapping, q, times, floor: Floor, *,
         n = Vt[-1] if Vt[-1] @ n0 > 0 else -Vt[-1]
         band_now = band
     return Floor(n, c)
+
+
+def placed_contacts(tree, contact_points: Mapping, floor: Floor, q, times,
+                    contact_forces=None, *, min_load: float = 50.0,
+                    refit_floor: bool = True) -> tuple:
+    """The forward pass's floor and contact points from a reference motion.
+
+    ``floor`` is replaced by :func:`stance_floor` of the motion ``q`` (K, nq) at ``times``
+    (unless ``refit_floor`` is false), then each point is placed by
+    :func:`place_contact_points` at its lowest height among the frames where the reference
+    pushes on it with more than ``min_load`` (N) (``contact_forces`` (K, points, 3), world,
+    the points in the order of ``contact_points``, as
+    :class:`~multibody.motion.ContactInverseDynamics` reports them; without them, its lowest
+    height over the motion). The inverse dynamics and the consistent motion let a point
+    push anywhere within a few centimetres of the floor (their contact band); a rigid floor
+    in simulation takes the force only where the point touches.
+
+    Returns
+    -------
+    tuple
+        ``(points {body: (P, 3)}, floor, loads)``; ``loads`` ``{body: (K, P)}`` the
+        reference's normal forces (N) or None.
+
+    Raises
+    ------
+    MotionError
+        ``contact_forces`` of the wrong shape.
+    """
+    if refit_floor:
+        floor = stance_floor(tree, contact_points, q, times, floor)
+    if contact_forces is None:
+        return place_contact_points(tree, contact_points, floor, q), floor, None
+    F = np.asarray(contact_forces, float)
+    sizes = [len(np.asarray(p, float).reshape(-1, 3)) for p in contact_points.values()]
+    K = len(np.asarray(q))
+    if F.shape != (K, sum(sizes), 3):
+        raise MotionError(f"placed_contacts: contact_forces must be ({K}, {sum(sizes)}, 3) "
+                          f"(frames, the contact points in order, xyz), got {F.shape}")
+    load = F @ (np.asarray(floor.normal, float) / np.linalg.norm(floor.normal))
+    cuts = np.cumsum([0] + sizes)
+    loads = {b: load[:, cuts[i]:cuts[i + 1]] for i, b in enumerate(contact_points)}
+    active = {b: L > min_load for b, L in loads.items()}
+    return place_contact_points(tree, contact_points, floor, q, active), floor, loads

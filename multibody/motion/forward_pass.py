@@ -74,8 +74,7 @@ from systems.analysis import Simulator, simulate_batch
 from systems.primitives import LogVectorOutput
 
 from .balance import (ROWS, BalanceGains, balance_reference_rows, leg_chains,
-                      pelvis_balance_function, pelvis_pose_function, place_contact_points,
-                      stance_floor, stance_shares)
+                      pelvis_balance_function, placed_contacts, stance_shares)
 from .contact_inverse_dynamics import Floor
 from .errors import MotionError
 
@@ -276,13 +275,10 @@ class ForwardPass:
                  mu: float = 1.0, lcp_tolerance: float = 1e-3, pgs_max_sweeps: int = 1000,
                  sphere_radius: float = 0.01, contact_allowance: Optional[Mapping] = None,
                  joint_limits: bool = True,
-                 reference_q=None, balance_gain: float = 0.0,
-                 balance_gains: BalanceGains = BalanceGains(), balance_mode: str = "wrench",
-                 stance_scale: float = 1.0, refit_floor: bool = True, flat_feet: bool = False,
-                 contact_forces=None, min_load: float = 1.0,
-                 contact_stiffness: Optional[float] = None, contact_damping: float = 0.0,
-                 sensed_stance: float = 0.0, joint_gain_scale: Optional[Mapping] = None,
-                 contact_reference=None, compiled: bool = True) -> None:
+                 reference_q=None, contact_reference=None, contact_forces=None,
+                 min_load: float = 50.0, refit_floor: bool = True,
+                 balance_gain: float = 0.0, balance_gains: BalanceGains = BalanceGains(),
+                 joint_gain_scale: Optional[Mapping] = None, compiled: bool = True) -> None:
         self.times = np.asarray(times, float).ravel()
         if self.times.size < 2 or np.any(np.diff(self.times) <= 0):
             raise MotionError(f"ForwardPass: times must hold at least two increasing frames, "
@@ -293,25 +289,12 @@ class ForwardPass:
         self.time_step = float(time_step) if time_step else dt / 2.0
         self.tree = fwd = tree
         if contact_points and contact_reference is not None:
-            if refit_floor:
-                floor = stance_floor(tree, contact_points, contact_reference, self.times, floor)
-            active = None
-            if contact_forces is not None:
-                F = np.asarray(contact_forces, float)
-                sizes = [len(np.asarray(p, float).reshape(-1, 3)) for p in contact_points.values()]
-                if F.shape != (len(self.times), sum(sizes), 3):
-                    raise MotionError(f"ForwardPass: contact_forces must be ({len(self.times)}, "
-                                      f"{sum(sizes)}, 3) (frames, contact points in order, xyz), "
-                                      f"got {F.shape}")
-                load = F @ (np.asarray(floor.normal, float) / np.linalg.norm(floor.normal))
-                cuts = np.cumsum([0] + sizes)
-                active = {b: load[:, cuts[i]:cuts[i + 1]] > min_load
-                          for i, b in enumerate(contact_points)}
-                loads = {b: load[:, cuts[i]:cuts[i + 1]] for i, b in enumerate(contact_points)}
-            contact_points = place_contact_points(
-                tree, contact_points, floor, contact_reference, active=active, flat=flat_feet,
-                loads=loads if contact_forces is not None else None,
-                stiffness=contact_stiffness if contact_forces is not None else None)
+            contact_points, floor, loads = placed_contacts(
+                tree, contact_points, floor, contact_reference, self.times, contact_forces,
+                min_load=min_load, refit_floor=refit_floor)
+            self._loads = loads
+        else:
+            self._loads = None
         self._contact_points = dict(contact_points or {})
         self._floor = floor
         if any(g.name == "forward_floor" for g in tree.bodies[0].collision_geometries):
@@ -332,11 +315,12 @@ class ForwardPass:
         Mdiag = np.diag(np.asarray(fwd.mass_matrix(q_ref), float))[self.actuated_velocity_indices]
         self.kp = omega ** 2 * Mdiag + float(min_stiffness)
         self.kd = 2.0 * zeta * np.sqrt(self.kp * Mdiag)
-        for name, f in (joint_gain_scale or {}).items():
+        for name, f in (joint_gain_scale or {}).items():   # K_p times f, K_d times sqrt(f)
             j = fwd.get_joint(name)
-            pos = np.searchsorted(self.actuated_velocity_indices, np.arange(j.v_start, j.v_start + j.nv))
-            self.kp[pos] *= f
-            self.kd[pos] *= np.sqrt(f)
+            pos = np.searchsorted(self.actuated_velocity_indices,
+                                  np.arange(j.v_start, j.v_start + j.nv))
+            self.kp[pos] *= float(f)
+            self.kd[pos] *= np.sqrt(float(f))
         for j in joints:                        # implicit (K_d + h K_p) v_{n+1}
             sl = slice(j.v_start, j.v_start + j.nv)
             pos = np.searchsorted(self.actuated_velocity_indices, np.arange(sl.start, sl.stop))
@@ -366,10 +350,7 @@ class ForwardPass:
                     g = fwd.add_collision_geometry(body, Sphere(r), T,
                                                    name=f"{body}_forward_contact_{i}")
                     pairs.append(("forward_floor", g.name))
-            soft = ({} if contact_stiffness is None else
-                    {"kp": float(contact_stiffness), "kd": float(contact_damping)})
-            constraints.append(PointContactConstraint(fwd, mu=mu, pairs=pairs, name="feet",
-                                                      **soft))
+            constraints.append(PointContactConstraint(fwd, mu=mu, pairs=pairs, name="feet"))
         if joint_limits and any(np.any(np.isfinite(j.lower)) or np.any(np.isfinite(j.upper))
                                 for j in joints):
             constraints.append(JointLimitConstraint(fwd, [j.name for j in joints
@@ -386,26 +367,13 @@ class ForwardPass:
         if balance_gain and self.floating and contact_points:
             pos = {int(v): i for i, v in enumerate(self.actuated_velocity_indices)}
             self.legs = leg_chains(fwd, contact_points, pos)
-            if balance_mode == "wrench":
-                bal = pelvis_balance_function(fwd, self.legs, len(self.q_indices),
-                                              balance_gains.scaled(balance_gain), self.kp,
-                                              self.kd)
-            else:
-                sensed = None
-                if sensed_stance:
-                    nrm = np.asarray(floor.normal, float) / np.linalg.norm(floor.normal)
-                    per_leg = [[(b, P) for b, P in contact_points.items()
-                                if b.split("-")[0].split("_")[0]
-                                == f.split("-")[0].split("_")[0]] for f, _, _ in self.legs]
-                    sensed = (nrm, float(nrm @ np.asarray(floor.point, float)), sensed_stance,
-                              per_leg)
-                bal = pelvis_pose_function(fwd, self.legs, self.kp, self.kd, balance_gain,
-                                           sensed=sensed)
-        self.stance_scale = stance_scale
+            bal = pelvis_balance_function(fwd, self.legs, len(self.q_indices),
+                                          balance_gains.scaled(balance_gain), self.kp)
         K = len(self.times)
         self.controller = JointTrackingController(
             fwd.nq + fwd.nv, self.q_indices, self.kp, self.times,
-            np.zeros((K, len(self.q_indices))), bal, np.zeros((K, ROWS * (1 + len(self.legs)) + len(self.legs))))
+            np.zeros((K, len(self.q_indices))), bal,
+            np.zeros((K, ROWS * (1 + len(self.legs)) + len(self.legs))))
         b = DiagramBuilder("forward_pass")
         b.add_system(self.plant)
         b.add_system(self.controller)
@@ -419,23 +387,28 @@ class ForwardPass:
         self._sim = None
 
     def stance_weights(self, q) -> np.ndarray:
-        """Default stance weights of the legs in the pelvis feedback (K, legs): each leg's
-        ``exp(-max(h - 5 mm, 0) / 1 cm)`` of its lowest contact point's height ``h`` above the
-        floor in the reference ``q`` (K, nq) (the placed points), shared to sum to 1
-        (:func:`~multibody.motion.balance.stance_shares`)."""
+        """Default stance weights of the legs in the pelvis feedback (K, legs), shared to sum
+        to 1 (:func:`~multibody.motion.balance.stance_shares`): each leg's share of the
+        reference's normal contact forces when the forward pass was given them
+        (``contact_forces``), else ``exp(-max(h - 5 mm, 0) / 1 cm)`` of its lowest contact
+        point's height ``h`` above the floor in the reference ``q`` (K, nq)."""
         q = np.asarray(q, float)
+        sides = [f.split("-")[0].split("_")[0] for f, _, _ in self.legs]
+        side = (lambda b: b.split("-")[0].split("_")[0])
+        if self._loads is not None and len(q) == len(self.times):
+            return stance_shares(np.array([sum(self._loads[b].sum(axis=1) for b in self._loads
+                                               if side(b) == s) for s in sides]).T)
         H = np.zeros((len(q), len(self.legs)))
-        for k, (foot, _, _) in enumerate(self.legs):
-            side = foot.split("-")[0].split("_")[0]
+        for k, s in enumerate(sides):
             pts = [(b, np.asarray(ps, float)) for b, ps in self._contact_points.items()
-                   if b.split("-")[0].split("_")[0] == side]
+                   if side(b) == s]
             for i, qi in enumerate(q):
                 hs = []
                 for b, P in pts:
                     T = np.asarray(self.tree.body_pose(b, qi), float)
                     hs.append(np.min(self._floor.height(P @ T[:3, :3].T + T[:3, 3])))
                 H[i, k] = min(hs)
-        return np.minimum(1.0, self.stance_scale * stance_shares(np.exp(-np.clip(H - 0.005, 0.0, None) / 0.01)))
+        return stance_shares(np.exp(-np.clip(H - 0.005, 0.0, None) / 0.01))
 
     def balance_reference(self, q, v, stance=None) -> np.ndarray:
         """The table (K, 18 + legs) of the pelvis feedback: the root body's reference rows
