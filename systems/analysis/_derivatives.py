@@ -36,10 +36,10 @@ _LIST_CODE: dict = {}   # number of leaves -> the code of their list form
 
 
 def _list_function(calls, scope: dict) -> Callable:
-    """``f_list(t, x)`` of several leaves (the small states' list form): load, then each
-    leaf's ``time_derivatives`` called and checked as ``part_of`` does, written out once per
-    number of leaves (no loop, star call or list building), the values joined in leaf order
-    and checked for finiteness once."""
+    """``f_list(t, x)`` (the small states' list form): load, then each leaf's
+    ``time_derivatives`` called and checked as ``part_of`` does, written out once per number
+    of leaves (no loop, star call or list building), the values joined in leaf order and
+    checked for finiteness once."""
     m = len(calls)
     code = _LIST_CODE.get(m)
     if code is None:
@@ -154,26 +154,14 @@ def derivative_function(system, root, loader, nfev: list, locator) -> Callable:
             if not isfinite(sum(xdot.tolist()) if small else xdot.sum()):
                 check(t, xdot)
             return xdot
-
-        def f_list(t, x):   # the same, the result as a list of floats (small states)
-            load(t, x)
-            nfev[0] += 1
-            xdot = part_of(*call)
-            values = xdot.tolist()
-            if not isfinite(sum(values)):
-                check(t, xdot)
-            return values
-        f.as_list = f_list
-        return f
-
-    if small:   # the leaves' calls written out, their values joined as one list
-        f_list = _list_function(calls, dict(
-            load=load, nfev=nfev, normalize_vector=normalize_vector, ndarray=ndarray,
-            float64=float64, isfinite=isfinite, array=array, check=check))
-
+    elif small:
         def f(t, x):
             return array(f_list(t, owned(x)))
-        f.as_list = f_list
+    if small:   # the list form: the leaves' calls written out, their values joined
+        f.as_list = f_list = _list_function(calls, dict(
+            load=load, nfev=nfev, normalize_vector=normalize_vector, ndarray=ndarray,
+            float64=float64, isfinite=isfinite, array=array, check=check))
+    if small or len(calls) == 1:
         return f
 
     def f(t, x):
