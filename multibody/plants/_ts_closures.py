@@ -324,24 +324,24 @@ class ClosureProjection:
 
 class ClosureStep:
     """One step's closure elimination (:meth:`ClosureElimination.prepare`): the closure terms
-    at the step's start and what :meth:`finish` needs for the closures' impulses.
+    at the step's start and the affine map of the kernel's contact force to the closures'
+    impulses, ``lambda = g0 + G1 tau_c`` (``g0 = -S^+ (J_c v_free + b)``, ``G1 = -h S^+
+    X^T``; :meth:`finish`).
 
     Attributes
     ----------
     terms : tuple
         The closure terms at ``q`` (:class:`ClosureTerms`' output; ``phi`` (m,) and ``J``
         (m, nv) are :attr:`phi`, :attr:`J`).
-    bias : ndarray, shape (m,)
-        ``erp phi / h`` per row (zero on a row whose Jacobian is zero).
     impulses : ndarray, shape (m,) or None
         ``lambda`` once :meth:`finish` ran.
     """
 
-    __slots__ = ("terms", "stacked", "bias", "X", "Splus", "a", "h", "impulses")
+    __slots__ = ("terms", "stacked", "g0", "G1", "JTh", "impulses")
 
-    def __init__(self, stacked, terms, bias, X, Splus, a, h) -> None:
-        self.stacked, self.terms, self.bias = stacked, terms, bias
-        self.X, self.Splus, self.a, self.h = X, Splus, a, h
+    def __init__(self, stacked, terms, g0, G1, JTh) -> None:
+        self.stacked, self.terms = stacked, terms
+        self.g0, self.G1, self.JTh = g0, G1, JTh
         self.impulses = None
 
     @property
@@ -359,8 +359,8 @@ class ClosureStep:
         kernel's contact force ``tauc = J^T p / h`` (nv,), which gets ``J_c^T lambda / h``
         added in place (the step's total constraint force, as the pivoting step's
         ``J^T p / h`` over every row). Returns ``lambda`` (m,)."""
-        lam = -(self.Splus @ (self.a + self.X.T @ (self.h * tauc)))
-        tauc += self.J.T @ lam / self.h
+        lam = self.g0 + self.G1 @ tauc
+        tauc += self.JTh @ lam
         self.impulses = lam
         return lam
 
@@ -403,15 +403,16 @@ class ClosureElimination:
         for idx in (self._ang, self._lin):
             v[idx] = np.matmul(Rrel, v[idx][:, :, None])[:, :, 0]
 
-    def _row_softening(self, values: tuple) -> tuple:
-        """Per stacked row ``(erp, cfm)`` from the closures' ``((erp, cfm), ...)``."""
-        key, erp, cfm = self._rows
-        if key != values:
+    def _row_softening(self, values: tuple, h: float) -> tuple:
+        """Per stacked row ``(erp / h, cfm / h)`` from the closures' ``((erp, cfm), ...)``
+        (kept while they do not change)."""
+        key, erp_h, cfm_h = self._rows
+        if key != (values, h):
             rows = self.terms.rows
-            erp = np.repeat([float(e) for e, _ in values], rows)
-            cfm = np.repeat([float(c) for _, c in values], rows)
-            self._rows = (values, erp, cfm)
-        return erp, cfm
+            erp_h = np.repeat([float(e) / h for e, _ in values], rows)
+            cfm_h = np.repeat([float(c) / h for _, c in values], rows)
+            self._rows = ((values, h), erp_h, cfm_h)
+        return erp_h, cfm_h
 
     def prepare(self, q: np.ndarray, v: np.ndarray, tau: np.ndarray, H: np.ndarray,
                 c: np.ndarray, damping_h: Optional[np.ndarray], softening: tuple, h: float,
@@ -435,27 +436,26 @@ class ClosureElimination:
         h : float
         """
         terms = self.terms(q)
-        erp, cfm = self._row_softening(softening)
+        erp_h, cfm_h = self._row_softening(softening, h)
         vf = v
         if self._ang.shape[0]:              # v + h (0, w x v) at free joints
             vf = v.copy()
             vf[self._lin] += h * np.cross(v[self._ang], v[self._lin])
         fast = self.compiled
         if fast is not None:
-            got = fast(q, H, self._zero if damping_h is None else damping_h, vf,
-                       h * (tau - c), erp / h, cfm / h, cproj, cpv)
+            got = fast(q, H, self._zero if damping_h is None else damping_h, vf, h, tau - c,
+                       erp_h, cfm_h, cproj, cpv)
             if got is not None:
-                X, Splus, a, bias = got
-                return ClosureStep(self.terms.stacked, terms, bias, X, Splus, a, h)
+                return ClosureStep(self.terms.stacked, terms, *got)
         phi, J = self.terms.stacked(terms)
         M = H if damping_h is None else H + np.diag(damping_h)
         try:
             X = np.linalg.solve(M, J.T)
         except np.linalg.LinAlgError:
             return None
-        bias = erp * phi / h
+        bias = erp_h * phi
         S = J @ X
-        S[np.diag_indices_from(S)] += cfm / h
+        S[np.diag_indices_from(S)] += cfm_h
         w, V = np.linalg.eigh(0.5 * (S + S.T))
         top = float(w[-1]) if w.size else 0.0
         keep = w > ELIMINATION_RCOND * top
@@ -465,15 +465,17 @@ class ClosureElimination:
         cproj[:] = self._eye - K @ J
         cpv[:] = -(K @ bias)
         a = J @ vf + X.T @ (h * (tau - c)) + bias      # J_c v_free + b
-        return ClosureStep(self.terms.stacked, terms, bias, X, Splus, a, h)
+        return ClosureStep(self.terms.stacked, terms, -(Splus @ a), -h * (Splus @ X.T),
+                           J.T / h)
 
 
 class CompiledElimination:
     """:meth:`ClosureElimination.prepare` in one compiled call (``nv <=
     PROJECTION_MAX_NV``): ``phi, J`` at ``q``, the Cholesky factors of ``M`` and ``S``
     (unrolled symbolically; a row whose Jacobian is zero is kept out of ``S`` by a unit
-    diagonal, its impulse zero), the map ``(cproj, cpv)``, ``X``, ``S^-1``, ``J_c v_free +
-    b``, ``b``; and a flag when a pivot of ``S`` is at or below ``ELIMINATION_RCOND`` times
+    diagonal, its impulse zero), the map ``(cproj, cpv)``, the impulses' map ``(g0, G1)``
+    and ``J^T / h`` (:class:`ClosureStep`); and a flag when a pivot of ``S`` is at or below
+    ``ELIMINATION_RCOND`` times
     its largest diagonal (dependent rows) or one of ``M`` is not positive: the caller then
     takes the numpy path (the eigendecomposition's pseudo-inverse).
 
@@ -490,7 +492,9 @@ class CompiledElimination:
         Hs = ca.SX.sym("H", nv, nv)
         d = ca.SX.sym("d", nv)
         vf = ca.SX.sym("vf", nv)
-        f = ca.SX.sym("f", nv)                 # h (tau - c)
+        h = ca.SX.sym("h")
+        g = ca.SX.sym("g", nv)                 # tau - c
+        f = h * g
         erp_h = ca.SX.sym("erp_h", m)          # erp / h per row
         cfm_h = ca.SX.sym("cfm_h", m)          # cfm / h per row
         phi, J = terms.symbolic(q)
@@ -509,25 +513,28 @@ class CompiledElimination:
         bad = ca.logic_or(ca.logic_not(ca.mmin(ca.vertcat(*mpiv)) > 0),
                           ca.logic_not(ca.mmin(ca.vertcat(*[p - ELIMINATION_RCOND * smax
                                                             for p in spiv])) > 0))
+        G1 = -ca.mtimes(Sinv, X.T) * h                               # m x nv
+        g0 = -ca.mtimes(Sinv, a)
         fun = ca.Function(ops.function_name("closures", "elimination"),
-                          [q, Hs, d, vf, f, erp_h, cfm_h],
-                          [ca.vertcat(ca.vec(cproj.T), cpv, ca.vec(X.T), ca.vec(Sinv), a,
-                                      bias, bad)])
+                          [q, Hs, d, vf, h, g, erp_h, cfm_h],
+                          [ca.vertcat(ca.vec(cproj.T), cpv, g0, ca.vec(G1.T),
+                                      ca.vec(J / h), bad)])
         self.fn = CompiledFunction(fun)
+        k = nv * nv + nv
+        self._g0 = slice(k, k + m)
+        self._G1 = slice(k + m, k + m + m * nv)
+        self._JTh = slice(k + m + m * nv, k + m + 2 * m * nv)
 
-    def __call__(self, q, H, d, vf, f, erp_h, cfm_h, cproj, cpv):
-        """Write ``cproj``, ``cpv`` and return ``(X (nv, m), S^-1 (m, m), a (m,), b
-        (m,))``, or None (nothing written) when the numpy path must take the step."""
-        out = self.fn(q, H.reshape(-1), d, vf, f, erp_h, cfm_h)
+    def __call__(self, q, H, d, vf, h, g, erp_h, cfm_h, cproj, cpv):
+        """Write ``cproj``, ``cpv`` and return ``(g0 (m,), G1 (m, nv), J^T / h (nv, m))``
+        (:class:`ClosureStep`), or None (nothing written) when the numpy path must take the
+        step; ``g = tau - c``."""
+        out = self.fn(q, H.reshape(-1), d, vf, h, g, erp_h, cfm_h)
         if out[-1] != 0.0:
             return None
         nv, m = self.nv, self.m
         k = nv * nv
         cproj.reshape(-1)[:] = out[:k]
         cpv[:] = out[k:k + nv]
-        k += nv
-        X = out[k:k + nv * m].reshape(nv, m)
-        k += nv * m
-        Sinv = out[k:k + m * m].reshape(m, m)
-        k += m * m
-        return X, Sinv, out[k:k + m], out[k + m:k + 2 * m]
+        return (out[self._g0], out[self._G1].reshape(m, nv),
+                out[self._JTh].reshape(nv, m))
