@@ -86,13 +86,13 @@ static int chol_block(const double *A, int lda, int s, int n, double *L) {
         double d = A[(s + j) * lda + s + j];
         for (int k = 0; k < j; ++k) d -= lj[k] * lj[k];
         if (!(d > 0)) return -1;
-        d = sqrt(d);
-        lj[j] = 1.0 / d;
+        const double rd = 1.0 / sqrt(d);
+        lj[j] = rd;
         for (int i = j + 1; i < n; ++i) {
             double *li = Ls + i * lda;
             double t = A[(s + i) * lda + s + j];
             for (int k = 0; k < j; ++k) t -= li[k] * lj[k];
-            li[j] = t / d;
+            li[j] = t * rd;
             lj[i] = li[j];
         }
     }

@@ -309,43 +309,52 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
             if (!(dist <= margin)) continue;
             o[CO_ACTIVE] = 1.0;
             act[na++] = k;
-            /* tangent basis: world x projected (y when |n_x| > 0.9), t2 = n x t1 */
-            double t1[3], t2[3], aa[3] = {0, 0, 0};
+            /* rows n, a1, a2 (a1: world x projected, y when |n_x| > 0.9; a2 = n x a1):
+               d . (u + w x x) = d . U + (x x d) . W on the signed columns, each column's U
+               and W read once, kept in jl */
+            double a1[3], a2[3], aa[3] = {0, 0, 0};
             if (fabs(n[0]) < 0.9) aa[0] = 1.0; else aa[1] = 1.0;
-            double an = dot3(aa, n);
-            for (i = 0; i < 3; ++i) t1[i] = aa[i] - an * n[i];
-            double tn = sqrt(dot3(t1, t1));
-            for (i = 0; i < 3; ++i) t1[i] /= tn;
-            /* slip of B relative to A at x under the free velocity */
+            const double an = dot3(aa, n);
+            for (i = 0; i < 3; ++i) a1[i] = aa[i] - an * n[i];
+            const double rtn = 1.0 / sqrt(dot3(a1, a1));
+            for (i = 0; i < 3; ++i) a1[i] *= rtn;
+            cross3(n, a1, a2);
             const int *cc = it + ci[CI_COLUMNS];
             const int ncol = ci[CI_NUM_COLUMNS];
-            double w[3] = {0, 0, 0}, u[3] = {0, 0, 0}, vel3[3];
-            for (j = 0; j < ncol; ++j) {
-                const int col = cc[COL_SIZE * j + COL_COLUMN];
-                const double sv = cc[COL_SIZE * j + COL_SIGN] * vfree[col];
-                for (i = 0; i < 3; ++i) { w[i] += W[i * nv + col] * sv; u[i] += U[i * nv + col] * sv; }
-            }
-            cross3(w, x, vel3);
-            for (i = 0; i < 3; ++i) vel3[i] += u[i];
-            double vnrm = dot3(vel3, n), vt[3];
-            for (i = 0; i < 3; ++i) vt[i] = vel3[i] - vnrm * n[i];
-            double speed = sqrt(dot3(vt, vt));
-            if (speed > 1e-12) { for (i = 0; i < 3; ++i) t1[i] = -vt[i] / speed; }
-            cross3(n, t1, t2);
-            for (i = 0; i < 3; ++i) { o[CO_T1 + i] = t1[i]; o[CO_T2 + i] = t2[i]; }
-            /* rows n, t1, t2: d . (u + w x x) = d . U + (x x d) . W on the signed columns */
-            double *Jk = Jall + 3 * nv * k;
-            const double *dirs[3] = {n, t1, t2};
+            const double *dirs[3] = {n, a1, a2};
             double xd[3][3];
             for (r = 0; r < 3; ++r) cross3(x, dirs[r], xd[r]);
-            memset(Jk, 0, 3 * nv * sizeof(double));
-            for (j = 0; j < ncol; ++j) {          /* each column's U and W read once */
+            double s1 = 0.0, s2 = 0.0;
+            for (j = 0; j < ncol; ++j) {
                 const int col = cc[COL_SIZE * j + COL_COLUMN];
                 const double sg = cc[COL_SIZE * j + COL_SIGN];
                 const double uc[3] = {U[col], U[nv + col], U[2 * nv + col]};
                 const double wc[3] = {W[col], W[nv + col], W[2 * nv + col]};
-                for (r = 0; r < 3; ++r)
-                    Jk[r * nv + col] = jl[3 * j + r] = sg * (dot3(dirs[r], uc) + dot3(xd[r], wc));
+                for (r = 0; r < 3; ++r) jl[3 * j + r] = sg * (dot3(dirs[r], uc) + dot3(xd[r], wc));
+                s1 += jl[3 * j + 1] * vfree[col];
+                s2 += jl[3 * j + 2] * vfree[col];
+            }
+            /* t1 against the slip of B relative to A at x under the free velocity (its
+               components s1, s2 along a1, a2), t2 = n x t1; rows t1, t2 from rows a1, a2 */
+            double t1[3], t2[3];
+            const double speed = sqrt(s1 * s1 + s2 * s2);
+            if (speed > 1e-12) {
+                const double c = -s1 / speed, sn = -s2 / speed;
+                for (i = 0; i < 3; ++i) { t1[i] = c * a1[i] + sn * a2[i]; t2[i] = c * a2[i] - sn * a1[i]; }
+                for (j = 0; j < ncol; ++j) {
+                    const double j1 = jl[3 * j + 1], j2 = jl[3 * j + 2];
+                    jl[3 * j + 1] = c * j1 + sn * j2;
+                    jl[3 * j + 2] = c * j2 - sn * j1;
+                }
+            } else {
+                for (i = 0; i < 3; ++i) { t1[i] = a1[i]; t2[i] = a2[i]; }
+            }
+            for (i = 0; i < 3; ++i) { o[CO_T1 + i] = t1[i]; o[CO_T2 + i] = t2[i]; }
+            double *Jk = Jall + 3 * nv * k;
+            memset(Jk, 0, 3 * nv * sizeof(double));
+            for (j = 0; j < ncol; ++j) {
+                const int col = cc[COL_SIZE * j + COL_COLUMN];
+                for (r = 0; r < 3; ++r) Jk[r * nv + col] = jl[3 * j + r];
             }
             /* Y = M^-1 J^T on the blocks the candidate touches (only there: no reader looks
                elsewhere, except the closures' map, which takes full rows); from the rows'
@@ -565,7 +574,8 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
                 const int e = s + blocks[BLK_SIZE * bl[1 + b] + BLK_LENGTH];
                 for (i = s; i < e; ++i) vn[i] += y[i] * pr;
             }
-            for (i = 0; i < ncol; ++i) { const int col = cc[COL_SIZE * i + COL_COLUMN]; tauc[col] += jr[col] * pr / h; }
+            const double prh = pr / h;
+            for (i = 0; i < ncol; ++i) { const int col = cc[COL_SIZE * i + COL_COLUMN]; tauc[col] += jr[col] * prh; }
         }
     }
     double res = 0.0;
