@@ -51,6 +51,13 @@ __all__ = ["Context", "LeafContext", "DiagramContext", "PREREQUISITES"]
 PREREQUISITES = ("time", "continuous_state", "discrete_state", "abstract_state", "parameters")
 
 _INVALID = object()
+_PASS = (InputNotConnectedError, PortValueError, SystemCallbackError)   # raised as they are
+
+
+def _calc_error(leaf: "LeafContext", port, exc: Exception) -> SystemCallbackError:
+    return SystemCallbackError(f"output port '{port.name}' of system '{leaf.system.name}': "
+                               f"calc raised {type(exc).__name__}: {exc}")
+
 _LOADERS: dict = {}   # a written-out load_readonly's source -> its code
 
 
@@ -203,8 +210,19 @@ class Context:
                 cache[i] = invalid
         return StateLoader(slots, k, load_readonly, set_time)
 
+    def _invalidate(self, kind: str, ctx: "Context | None" = None) -> None:
+        # Only called on roots: clears what depends on ``kind`` of ``ctx`` (None: time).
+        if self._tables is None:
+            self._tables = _build_tables(self)
+        if isinstance(ctx, DiagramContext):
+            for leaf in ctx._leaves:
+                self._invalidate(kind, leaf)
+            return
+        for cache, i in self._tables.get(kind if ctx is None else (id(ctx), kind), ()):
+            cache[i] = _INVALID
+
     # subclasses implement: continuous_state, discrete_state, abstract_state, parameters,
-    # set_* methods, eval_output, _copy_values_from, _invalidate, _invalidate_all
+    # set_* methods, eval_output, _copy_values_from, _invalidate_all
 
 
 class LeafContext(Context):
@@ -241,7 +259,20 @@ class LeafContext(Context):
             return Context.eval_input(self, index)
         leaf, j = s
         value = leaf._cache[j]
-        return value if value is not _INVALID else leaf.eval_output(j)
+        if value is _INVALID:   # leaf.eval_output(j), written in (one call less per read)
+            port = leaf.system.output_ports[j]
+            try:
+                value = port.calc(leaf)
+            except _PASS:
+                raise
+            except Exception as exc:
+                raise _calc_error(leaf, port, exc) from exc
+            size = port.size
+            if size is not None and (type(value) is not _NDARRAY or
+                                     value.dtype is not _FLOAT64 or value.shape != (size,)):
+                value = normalize_vector(value, size, leaf._what(f"output port '{port.name}'"))
+            leaf._cache[j] = value
+        return value
 
     def _what(self, thing: str) -> str:
         return f"{thing} of system '{self.system.name}'"
@@ -330,17 +361,14 @@ class LeafContext(Context):
             port = self.system.output_ports[index]
             try:
                 value = port.calc(self)
-            except (InputNotConnectedError, PortValueError, SystemCallbackError):
+            except _PASS:
                 raise
             except Exception as exc:
-                raise SystemCallbackError(
-                    f"output port '{port.name}' of system '{self.system.name}': calc raised "
-                    f"{type(exc).__name__}: {exc}") from exc
+                raise _calc_error(self, port, exc) from exc
             size = port.size
             if size is not None and (type(value) is not _NDARRAY or
                                      value.dtype is not _FLOAT64 or value.shape != (size,)):
-                value = normalize_vector(value, size,
-                                         f"output port '{port.name}' of system '{self.system.name}'")
+                value = normalize_vector(value, size, self._what(f"output port '{port.name}'"))
             self._cache[index] = value
         return value
 
@@ -378,14 +406,6 @@ class LeafContext(Context):
     def leaf_contexts(self) -> List["LeafContext"]:
         """``[self]``: a leaf context is its own only leaf."""
         return [self]
-
-    def _invalidate(self, kind: str, leaf: "LeafContext | None" = None) -> None:
-        # Only called on roots. ``leaf`` is the changed context (None for time).
-        if self._tables is None:
-            self._tables = _build_tables(self)
-        key = kind if leaf is None else (id(leaf), kind)
-        for cache, i in self._tables.get(key, ()):
-            cache[i] = _INVALID
 
     def _invalidate_all(self) -> None:
         self._cache[:] = [_INVALID] * len(self._cache)
@@ -502,20 +522,6 @@ class DiagramContext(Context):
         return self._subs[sub_index].eval_output(out_index)
 
     # ------------------------------------------------------------------ invalidation
-    def _invalidate(self, kind: str, ctx: "Context | None" = None) -> None:
-        if self._tables is None:
-            self._tables = _build_tables(self)
-        if ctx is None:
-            key = kind
-        elif isinstance(ctx, DiagramContext):
-            for leaf in ctx._leaves:
-                self._invalidate(kind, leaf)
-            return
-        else:
-            key = (id(ctx), kind)
-        for cache, i in self._tables.get(key, ()):
-            cache[i] = _INVALID
-
     def _invalidate_all(self) -> None:
         for leaf in self._leaves:
             leaf._cache[:] = [_INVALID] * len(leaf._cache)
