@@ -29,23 +29,38 @@ same in a :class:`~multibody.plants.TimeSteppingRigidBodySystem`:
   reference configuration: ``K_p = omega^2 M_ii + k_min``, ``K_d = 2 zeta sqrt(K_p M_ii)``
   (``k_min``: the stance legs carry the whole body, far more than their own inertia).
 
-Optionally (``balance_gain > 0``) a pose feedback through the legs is added: each leg in
-stance moves the pelvis toward its reference pose (the leg joint displacement that does so
-with the foot fixed), each swinging foot is moved toward its reference pose; both through
-the same joint PD, so still no force on the pelvis but from the legs and the ground.
+Given the reference motion (``contact_reference``, and its contact forces
+``contact_forces``), the floor and the contact spheres follow the reference rather than the
+inverse dynamics' fitted plane (:func:`~multibody.motion.balance.placed_contacts`): the floor
+is refitted under the reference's resting feet, and each contact point is moved along the
+floor normal to touch it at its lowest height among the frames where the reference pushes on
+it with more than ``min_load``. The inverse dynamics lets a point push anywhere within a few
+centimetres of the floor, the rigid floor here only where it touches.
+
+Optionally (``balance_gain > 0``) the pelvis is fed back through the stance legs
+(:func:`~multibody.motion.balance.pelvis_balance_function`): a corrective pelvis wrench,
+shared over the legs by their stance weights (the reference's shares of the ground force),
+mapped to leg torques through the foot Jacobians' transpose, and optionally the swing foot
+placed where the pelvis has drifted; still no force on the pelvis but from the legs and the
+ground. It keeps a body on a passive ankle standing (the synthetic test); on the HDM walk it
+does not help (below).
 
 The references ``u`` are a numeric parameter of the controller (linear interpolation between
 the capture frames, written on CasADi symbols as hat functions), so a whole run compiles
 once and runs in C (``Simulator(diagram, compiled=True)``), and many runs with different
 references (:meth:`ForwardPass.run_batch`, the noise study) share one compiled call.
 
-Limits (measured on ``examples/human_walking.py``): the joint angles follow to about 0.5
-degrees RMS, but the unactuated pelvis drifts from the capture where the motion needs the
-pelvis residual of its inverse dynamics (no actuator gives it here) or where the fitted feet
-sit in the floor: on the synthetic walk (43 N residual) the pelvis ends about 0.3 m off and
-turned, on the HDM trial (10.6 N residual, toes up to 44 mm in the fitted floor) the body
-falls after about 1.3 s. The pose feedback does not prevent either. The dynamically
-consistent motion (:mod:`multibody.motion.consistent_motion`) is the motion to drive.
+Limits (measured with ``benchmarks/bench_forward_pass.py`` on saved runs of
+``examples/human_walking.py --c3d`` on the HDM trial): the joint angles follow to 0.3-0.8
+degrees RMS and a run is 20-25x faster than real time in CPU time at ``h`` = half a frame
+(about 45x at one frame), but the unactuated body does not walk the trial: the pelvis leaves
+the capture by 10 cm after 0.6-1.5 s and the body falls. The simulated stance foot rests on
+one or two of its contact points most of the time (the references load points up to 7 cm
+above the floor whose heights change by 1-3 cm within a stance; no rigid foot touches them
+all), so the body pivots on a point, which no ankle or pelvis feedback can hold. Placing the
+points from the reference's loads halves the marker error of the plain joint tracking; the
+pelvis feedback, a passive ankle, flat feet, a spring-damper floor and placing the points at
+a quantile of their loaded heights were each measured and did not keep the body up.
 
 References
 ----------
@@ -53,6 +68,8 @@ J. Liu, L. Cooper, D. H. Ballard, the human dynamic model (HDM) for motion analy
 fitting, inverse dynamics and a forward pass judged by its noise sensitivity (Fig. 3).
 E. Todorov, T. Erez, Y. Tassa, "MuJoCo: a physics engine for model-based control", IROS
 2012 (implicit position actuators: the PD's velocity terms in the step).
+J. Pratt et al., "Virtual model control: an intuitive approach for bipedal locomotion", IJRR
+20(2), 2001 (the pelvis wrench through the stance legs).
 """
 from __future__ import annotations
 
@@ -139,6 +156,12 @@ class JointTrackingController(LeafSystem):
         Frame times (s), increasing.
     u0 : (K, n) array_like
         The initial table.
+    balance : casadi.Function, optional
+        ``(q, v, ref) -> tau`` added to the command
+        (:func:`~multibody.motion.balance.pelvis_balance_function`); ``ref`` is the
+        numeric parameter ``"balance_ref"`` (rows per frame), interpolated like ``u``.
+    balance_ref0 : (K, m) array_like, optional
+        Its initial table.
     """
 
     def __init__(self, nx: int, q_indices, kp, times, u0, balance=None,
@@ -254,10 +277,26 @@ class ForwardPass:
         Add the tree's joint limits as constraints.
     reference_q : (nq,) array_like, optional
         Configuration of the gains' mass-matrix diagonal (default the neutral one).
+    contact_reference : (K, nq) array_like, optional
+        The reference motion at ``times``: refit the floor under its resting feet and place
+        the contact points on it (module docstring); default: the points as given on
+        ``floor``.
+    contact_forces : (K, points, 3) array_like, optional
+        The reference's world contact forces at ``times``, the points in the order of
+        ``contact_points`` (``ContactInverseDynamicsResult.contact_forces``): the points
+        are placed by their loaded frames, and they give the default stance weights.
+    min_load : float
+        A point counts as loaded above this normal force (N).
+    refit_floor : bool
+        With ``contact_reference``: replace ``floor`` by
+        :func:`~multibody.motion.balance.stance_floor`.
     balance_gain : float
-        Gain of the pose feedback through the legs (:func:`_balance_function`: the pelvis
-        toward its reference through the stance legs, the swing foot toward its own); 0
-        (default): joint tracking alone. Needs a free root and contact points.
+        Factor on ``balance_gains`` of the pelvis feedback through the legs (module
+        docstring); 0 (default): joint tracking alone. Needs a free root and contact points.
+    balance_gains : BalanceGains
+    joint_gain_scale : dict, optional
+        ``{joint: f}``: that joint's ``K_p`` times ``f``, ``K_d`` times ``sqrt(f)`` (0: a
+        passive joint driven by its feedforward torque alone).
     compiled : bool
         Run the whole simulation in C (``Simulator(diagram, compiled=True)``) where the
         plant takes the compiled step; else the interpreted Simulator.
@@ -266,7 +305,8 @@ class ForwardPass:
     ------
     MotionError
         Fewer than two frames, times not increasing, contact points without a floor, a
-        contact point on an unknown body.
+        contact point on an unknown body, ``contact_forces`` of the wrong shape, a balance
+        leg with an unactuated joint.
     """
 
     def __init__(self, tree, times, contact_points: Optional[Mapping] = None,
@@ -295,8 +335,12 @@ class ForwardPass:
             self._loads = loads
         else:
             self._loads = None
-        self._contact_points = dict(contact_points or {})
-        self._floor = floor
+        self.contact_points = {b: np.asarray(p, float).reshape(-1, 3)
+                               for b, p in (contact_points or {}).items()}
+        """The contact points of the spheres (``{body: (P, 3)}``, placed when given a
+        ``contact_reference``)."""
+        self.floor = floor
+        """The floor of the simulation (refitted when given a ``contact_reference``)."""
         if any(g.name == "forward_floor" for g in tree.bodies[0].collision_geometries):
             raise MotionError(f"ForwardPass: tree '{tree.name}' already serves a forward pass "
                               "(it has the geometry 'forward_floor'); build a new tree")
@@ -400,13 +444,13 @@ class ForwardPass:
                                                if side(b) == s) for s in sides]).T)
         H = np.zeros((len(q), len(self.legs)))
         for k, s in enumerate(sides):
-            pts = [(b, np.asarray(ps, float)) for b, ps in self._contact_points.items()
+            pts = [(b, np.asarray(ps, float)) for b, ps in self.contact_points.items()
                    if side(b) == s]
             for i, qi in enumerate(q):
                 hs = []
                 for b, P in pts:
                     T = np.asarray(self.tree.body_pose(b, qi), float)
-                    hs.append(np.min(self._floor.height(P @ T[:3, :3].T + T[:3, 3])))
+                    hs.append(np.min(self.floor.height(P @ T[:3, :3].T + T[:3, 3])))
                 H[i, k] = min(hs)
         return stance_shares(np.exp(-np.clip(H - 0.005, 0.0, None) / 0.01))
 

@@ -137,3 +137,43 @@ def test_stance_shares():
     np.testing.assert_allclose(stance_shares([[300.0, 100.0], [0.0, 500.0], [0.0, 0.0],
                                               [-5.0, 50.0]]),
                                [[0.75, 0.25], [0.0, 1.0], [0.0, 0.0], [0.0, 1.0]])
+
+
+def test_the_forward_pass_places_its_spheres_from_the_reference_and_its_loads():
+    tree = _monopod()
+    times, Q, V = _standing(tree, frames=13)
+    Q[:, 6] -= 0.02                                      # the reference foot 2 cm in the floor
+    F = np.zeros((13, 4, 3))
+    F[:, :2, 2] = 200.0                                  # only the heels loaded
+    floor = Floor(np.array([0.0, 0.0, 1.0]), np.zeros(3))
+    fp = ForwardPass(tree, times, {"r-foot": FOOT}, floor, contact_reference=Q,
+                     contact_forces=F, refit_floor=False, balance_gain=1.0)
+    P = fp.contact_points["r-foot"]
+    np.testing.assert_allclose(P[:2], np.asarray(FOOT)[:2] + [0, 0, 0.02], atol=1e-12)
+    np.testing.assert_allclose(P[2:], np.asarray(FOOT)[2:], atol=1e-12)   # never loaded
+    np.testing.assert_allclose(fp.stance_weights(Q), np.ones((13, 1)))
+    F[5:, :, :] = 0.0                                    # flight from frame 5: weight 0
+    fp2 = ForwardPass(_monopod(), times, {"r-foot": FOOT}, floor, contact_reference=Q,
+                      contact_forces=F, refit_floor=False, balance_gain=1.0)
+    np.testing.assert_allclose(fp2.stance_weights(Q)[:, 0], [1.0] * 5 + [0.0] * 8)
+    assert fp2.balance_reference(Q, V).shape == (13, 18 * 2 + 1)
+    with pytest.raises(MotionError, match=r"contact_forces must be \(13, 4, 3\)"):
+        ForwardPass(_monopod(), times, {"r-foot": FOOT}, floor, contact_reference=Q,
+                    contact_forces=F[:, :3])
+    with pytest.raises(MotionError, match=r"stance must be \(13, 1\)"):
+        fp2.run(Q, V, np.zeros_like(V), stance=np.ones((13, 2)))
+
+
+def test_run_batch_with_the_balance_matches_single_runs():
+    tree = _monopod()
+    times, Q, V = _standing(tree, frames=61)
+    floor = Floor(np.array([0.0, 0.0, 1.0]), np.zeros(3))
+    fp = ForwardPass(tree, times, {"r-foot": FOOT}, floor, time_step=1 / 240,
+                     joint_gain_scale={"r-ankle_x": 0.0, "r-ankle_y": 0.0}, balance_gain=1.0)
+    V1 = V.copy()
+    V1[0, 3] = 0.1
+    refs = [(Q, V, np.zeros_like(V)), (Q, V1, np.zeros_like(V))]
+    batch = fp.run_batch(refs)
+    for r, b in zip(refs, batch):
+        np.testing.assert_allclose(b.q, fp.run(*r).q, atol=1e-9)
+    assert np.abs(batch[1].q[-1, 4] - Q[0, 4]) > 1e-3 > np.abs(batch[0].q[-1, 4] - Q[0, 4])
