@@ -268,8 +268,8 @@ class LeafContext(Context):
             except Exception as exc:
                 raise _calc_error(leaf, port, exc) from exc
             size = port.size
-            if size is not None and (type(value) is not _NDARRAY or
-                                     value.dtype is not _FLOAT64 or value.shape != (size,)):
+            if size is not None and (type(value) is not _NDARRAY or value.dtype is not _FLOAT64
+                                     or value.ndim != 1 or len(value) != size):   # (size,)
                 value = normalize_vector(value, size, leaf._what(f"output port '{port.name}'"))
             leaf._cache[j] = value
         return value
@@ -366,8 +366,8 @@ class LeafContext(Context):
             except Exception as exc:
                 raise _calc_error(self, port, exc) from exc
             size = port.size
-            if size is not None and (type(value) is not _NDARRAY or
-                                     value.dtype is not _FLOAT64 or value.shape != (size,)):
+            if size is not None and (type(value) is not _NDARRAY or value.dtype is not _FLOAT64
+                                     or value.ndim != 1 or len(value) != size):   # (size,)
                 value = normalize_vector(value, size, self._what(f"output port '{port.name}'"))
             self._cache[index] = value
         return value

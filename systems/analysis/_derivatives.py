@@ -49,14 +49,14 @@ def _list_function(calls, scope: dict) -> Callable:
                       "    except Exception as exc:",
                       f"        raise callback_error(s{i}, exc) from exc",
                       f"    if type(p) is not ndarray or p.dtype is not float64 or "
-                      f"p.shape != shape{i}:",
+                      f"p.ndim != 1 or len(p) != n{i}:",   # shape (n,): no tuples made
                       f"        p = normalize_vector(p, n{i}, what{i})",
                       "    values = p.tolist()" if i == 0 else "    values += p.tolist()"]
         lines += ["    if not isfinite(sum(values)):", "        check(t, array(values))",
                   "    return values"]
         code = _LIST_CODE[m] = compile("\n".join(lines), f"<derivatives of {m} leaves>", "exec")
     for i, (td, leaf, n, leaf_system, what) in enumerate(calls):
-        scope.update({f"td{i}": td, f"c{i}": leaf, f"n{i}": n, f"shape{i}": (n,),
+        scope.update({f"td{i}": td, f"c{i}": leaf, f"n{i}": n,
                       f"s{i}": leaf_system, f"what{i}": what})
     scope.update(PASS=_PASS, callback_error=_callback_error)
     exec(code, scope)   # noqa: S102 - our own generated source (above)
