@@ -162,7 +162,7 @@ def load_kernel(compiler: Optional[str] = None, cache_dir: Optional[Path] = None
         return NumpyContactStepKernel() if numpy_fallback else None
     try:
         return _build.load_c_source_library(
-            "dbk_contact_step", f"contact-step-v{VERSION}", SOURCE, cc, ("-O2",), cache_dir,
+            "dbk_contact_step", f"contact-step-v{VERSION}", SOURCE, cc, ("-O3",), cache_dir,
             _kernel, _LOADED)
     except (_build.CompileError, OSError) as exc:
         raise ContactStepBuildError(f"the contact-step kernel: {exc}") from exc
