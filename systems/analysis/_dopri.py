@@ -31,7 +31,6 @@ import struct
 
 import numpy as np
 
-from ..errors import StepSizeError
 from ._float_sums import frozen
 from ._unrolled import entries, make_run
 
@@ -115,6 +114,10 @@ _CONSTANTS = dict(
     A51=_A5[1], A52=_A5[2], A53=_A5[3], A54=_A5[4], B0=_B[0], B2=_B[2], B3=_B[3], B4=_B[4],
     B5=_B[5], E0=_E[0], E2=_E[2], E3=_E[3], E4=_E[4], E5=_E[5], E6=_E[6], SAFETY=_SAFETY,
     MIN_FACTOR=_MIN_FACTOR, MAX_FACTOR=_MAX_FACTOR, EXPONENT=_EXPONENT)
+
+
+def _unchecked(t, x, t0) -> None:
+    """No check of the states of single steps (the Simulator checks them itself)."""
 
 
 class DormandPrinceStepper:
@@ -231,51 +234,11 @@ class DormandPrinceStepper:
         return (k0, k1, k2, k3, k4, k5), x_new
 
     def step(self, t_limit: float) -> None:
-        """One accepted step, ending at or before ``t_limit`` (exactly on it when reached)."""
-        t, x = self.t, self.x
-        xl = x.tolist()
-        k0 = self._k0 if self._k0 is not None else self._eval(t, x)
-        if self._h is None:
-            self._h = self._first_step(t, xl, k0, t_limit)
-        atol, rtol, max_step = self.atol, self.rtol, self.max_step
-        min_step = 10.0 * abs(math.nextafter(t, math.inf) - t)
-        h_abs = max_step if self._h > max_step else (min_step if self._h < min_step else self._h)
-        n, rejected = len(xl), False
-        while True:
-            if not h_abs >= min_step:   # (a NaN step size too)
-                raise StepSizeError(f"RK45: step size {h_abs:.3g} s fell below the resolution "
-                                    f"of time at t={t!r} (or the derivative is not finite)")
-            t_new = t + h_abs
-            if t_new > t_limit:
-                t_new = t_limit
-            h = t_new - t
-            h_abs = abs(h)
-            ks, x_new = self._stages(t, xl, h, k0)
-            x_arr = np.frombuffer(self._pack(*x_new))
-            k_new = self._eval(t_new, x_arr)
-            e0, e2, e3, e4, e5, e6 = h * _E[0], h * _E[2], h * _E[3], h * _E[4], h * _E[5], \
-                h * _E[6]
-            acc = 0.0
-            for a, b, p, r, s, u, w, z in zip(xl, x_new, ks[0], ks[2], ks[3], ks[4], ks[5],
-                                              k_new):
-                a, b = abs(a), abs(b)
-                v = (e0 * p + e2 * r + e3 * s + e4 * u + e5 * w + e6 * z) / \
-                    (atol + (a if a > b else b) * rtol)
-                acc += v * v
-            norm = math.sqrt(acc / n)
-            if norm < 1.0:
-                factor = _MAX_FACTOR if norm == 0.0 else \
-                    min(_MAX_FACTOR, _SAFETY * norm ** _EXPONENT)
-                if rejected:
-                    factor = min(1.0, factor)
-                h_abs *= factor
-                break
-            self.num_rejected += 1
-            rejected = True
-            h_abs *= max(_MIN_FACTOR, _SAFETY * norm ** _EXPONENT) if math.isfinite(norm) \
-                else _MIN_FACTOR
-        self.t_prev, self.x_prev, self._k0_prev = t, x, k0
-        self.t, self.x, self._k0, self._h = t_new, x_arr, k_new, h_abs
+        """One accepted step, ending at or before ``t_limit`` (exactly on it when reached):
+        a run of one step (the states are not checked)."""
+        if self._run is None:
+            raise ValueError("RK45: reset the stepper with a non-empty state first")
+        self.run(t_limit, math.inf, -math.inf, _unchecked)
 
     def state_at(self, tau: float) -> np.ndarray:
         """The state at ``tau`` in the last step: one step of the method from its start."""

@@ -79,7 +79,9 @@ def test_a_failure_inside_a_run_leaves_what_single_steps_leave(integrator, fail)
     assert np.all(np.isfinite(np.frombuffer(quiet[2])))
 
 
-def test_dormand_prince_run_is_its_step():
+def test_dormand_prince_steps_are_its_tableau_bit_for_bit():
+    """Each written-out RK45 step's state is the per-stage tableau code's (``_stages``, which
+    the dense output uses) from the step's start, and runs of steps are single steps."""
     def f(t, x):
         return np.array([x[1], -2.0 * x[0] - 0.5 * x[1] + math.sin(t)])
 
@@ -94,7 +96,10 @@ def test_dormand_prince_run_is_its_step():
                     assert s.run_steps == 1
                 else:
                     s.step(t_limit)
+                _, x_tab = s._stages(s.t_prev, s.x_prev.tolist(), s.t - s.t_prev, s._k0_prev)
+                assert s.x.tolist() == x_tab
                 out.append((s.t, s.x.tobytes(), s.t_prev, s.x_prev.tobytes(), s._h))
         return out, s.num_rejected
 
-    assert stepped(True) == stepped(False)
+    single = stepped(False)
+    assert stepped(True) == single and len(single[0]) > 15
