@@ -66,7 +66,7 @@ from typing import Any, Optional, Sequence
 
 import casadi as ca
 import numpy as np
-from scipy.optimize import nnls
+from scipy.optimize import lsq_linear, nnls
 from scipy.sparse import csc_matrix
 
 from solvers.progress import ProgressLine
@@ -264,6 +264,9 @@ class ConsistentMotion:
         constraints is left out, and the residuals are not zero), so the last digits of the
         objective cost many iterations that change neither the residual nor the markers
         measurably; ``stall_tolerance=0`` turns the rule off.
+    contact_curvature : bool
+        Add the convex part of the contact constraints' curvature (times their multipliers)
+        to the Gauss-Newton Hessian (``_add_contact_curvature``).
     ipopt_options : dict, optional
         Further IPOPT options (``{"print_level": 5}``, ``{"linear_solver": "ma27"}`` ...),
         applied over the defaults.
@@ -288,7 +291,7 @@ class ConsistentMotion:
                  max_iterations: int = 100, tolerance: float = 1e-6,
                  hessian: str = "gauss-newton", ipopt_options: Optional[dict] = None,
                  stall_tolerance: float = 0.01, stall_iterations: int = 5,
-                 stall_violation: float = 1.0) -> None:
+                 stall_violation: float = 1.0, contact_curvature: bool = False) -> None:
         who = f"ConsistentMotion on tree '{tree.name}'"
         self.tree = tree.finalize()
         h0, h1 = (float(x) for x in contact_band)
@@ -335,6 +338,7 @@ class ConsistentMotion:
                                f"{stall_violation!r}, {stall_iterations!r}")
         self.stall_tolerance, self.stall_iterations = float(stall_tolerance), int(stall_iterations)
         self.stall_violation = float(stall_violation)
+        self.contact_curvature = bool(contact_curvature)
         self._who = who
         self._joint_q = np.array([j.q_start + c for j in self.tree.joints
                                   if j.type in VQDOT_JOINT_TYPES for c in range(j.nq)], int)
@@ -416,8 +420,9 @@ class ConsistentMotion:
         z = ca.vertcat(y, yd, ydd, beta)
         jac = ca.Function("consistent_frame_jac", ins,
                           [ca.jacobian(X, y), ca.jacobian(res, z),
-                           ca.jacobian(ca.vertcat(*vt_all), ca.vertcat(y, yd)), fn, s],
-                          names, ["Jm", "Jres", "Jvt", "fn", "s"])
+                           ca.jacobian(ca.vertcat(*vt_all), ca.vertcat(y, yd)), fn, s,
+                           ca.jacobian(phi, y), phi],
+                          names, ["Jm", "Jres", "Jvt", "fn", "s", "Jphi", "phi"])
         return nlp, gfun, diag, jac
 
     # ------------------------------------------------------------------ helpers
@@ -527,15 +532,9 @@ class ConsistentMotion:
             for j in np.flatnonzero(before.contact_forces[k].any(axis=1)):
                 beta0[k, j] = nnls(D.T, before.contact_forces[k, j] / self.weight)[0]
         cand |= before.active
-        # a feasible start: no force where the contact model allows none
-        h0, h1 = self.contact_band
-        for k in range(T):
-            p, _, _ = cid.contact_kinematics(warm.q[k], warm.v[k])
-            x_ = np.clip((floor.height(p) - h0) / (h1 - h0), 0.0, 1.0)
-            cap = self.max_force * (1 - 3 * x_ ** 2 + 2 * x_ ** 3) / self.weight
-            fn0 = beta0[k] @ (D @ floor.normal)
-            scale = np.where(fn0 > cap, cap / np.maximum(fn0, 1e-300), 1.0)
-            beta0[k] *= scale[:, None]
+        # a feasible start: no force where the contact model allows none, and the forces of
+        # the points in the band re-distributed (one bounded least-squares problem per frame)
+        beta0 = self._feasible_forces(warm, beta0, cand, floor, D)
         # data
         vis = np.all(np.isfinite(X), axis=2)                       # (T, M)
         nvis = max(int(vis.sum()), 1)
@@ -543,6 +542,7 @@ class ConsistentMotion:
         meas = np.where(vis[..., None], X, 0.0).reshape(T, 3 * M)
         nlp, gfun, diag, jac = self._frame_functions(floor, T, nvis / T)
         data = (meas.T, mw.T, warm.q.T)
+        data_dm = tuple(ca.DM(d) for d in data)          # converted once, not per Hessian
         bases = [spline.basis(t, d) for d in (0, 1, 2)]
         # NLP
         Cs = ca.MX.sym("C", nq, K)
@@ -563,10 +563,12 @@ class ConsistentMotion:
         def gauss_newton(xv, lam_f, lam_g):
             Cv = xv[:nq * K].reshape(K, nq)
             Yv = [b @ Cv for b in bases]
-            Jm, Jr, Jv, fn, sq = (np.asarray(o) for o in jmap(
-                Yv[0].T, Yv[1].T, Yv[2].T, xv[nq * K:].reshape(T, P * E).T, *data))
-            return hess.values(self._local_hessians(Jm, Jr, Jv, fn, sq, mw, T, nvis / T,
-                                                    lam_f))
+            Jm, Jr, Jv, fn, sq, Jphi, phi = (np.asarray(o) for o in jmap(
+                Yv[0].T, Yv[1].T, Yv[2].T, xv[nq * K:].reshape(T, P * E).T, *data_dm))
+            H = self._local_hessians(Jm, Jr, Jv, fn, sq, mw, T, nvis / T, lam_f)
+            if self.contact_curvature:
+                self._add_contact_curvature(H, Jphi, phi, lam_g.reshape(T, P), T, P)
+            return hess.values(H)
         bar = ProgressLine(self.max_iterations, "consistent motion", enabled=progress, delay=0.5)
         cb = _Progress(g.numel(), bar, self.stall_iterations, self.stall_tolerance,
                        self.stall_violation)
@@ -608,6 +610,66 @@ class ConsistentMotion:
             int(stats.get("iter_count", cb.count)), time.perf_counter() - start,
             list(cb.objective), list(cb.max_violation))
 
+    def _feasible_forces(self, warm, beta0, cand, floor, D):
+        """Warm-start cone coefficients (T, P, E) within the smoothed contact model.
+
+        Per frame, ``beta`` minimises the frame's residual and force terms of the cost,
+        ``|w^F|^2 / sigma_F^2 + |w^M|^2 / sigma_M^2 + rho |beta|^2`` (``w`` linear in
+        ``beta`` at the warm-start motion), over the candidate points with ``0 <= beta_je <=
+        F_max s(u_j) / (W sum_e n . d_e)`` (so ``f^n_j <= F_max s(u_j)``), by bounded-variable
+        least squares (Stark and Parker 1995, ``scipy.optimize.lsq_linear``). Scaling the
+        contact inverse dynamics' forces down to the cap instead left their share of the
+        weight to the residual (68.8 N RMS at the start on the HDM walk, against 16.5 N for
+        the contact inverse dynamics itself)."""
+        cid, tree = self.cid, self.tree
+        T, P, E = beta0.shape
+        h0, h1 = self.contact_band
+        cn = float(np.sum(D @ floor.normal))
+        sm, sF, sM, sv = self.sigma
+        w = np.r_[[1 / sM] * 3, [1 / sF] * 3]
+        rv = cid.root_v
+        out = beta0.copy()
+        for k in range(T):
+            p, J, _ = cid.contact_kinematics(warm.q[k], warm.v[k])
+            x_ = np.clip((floor.height(p) - h0) / (h1 - h0), 0.0, 1.0)
+            cap = self.max_force * (1 - 3 * x_ ** 2 + 2 * x_ ** 3) / self.weight
+            cols = np.flatnonzero(np.repeat(cand[k] & (cap > 0), E))
+            if cols.size == 0:
+                out[k] = 0.0
+                continue
+            tau = np.asarray(tree.inverse_dynamics(warm.q[k], warm.v[k], warm.vdot[k]),
+                             float).ravel()[rv]
+            G = np.einsum("pkn,ek->npe", J.reshape(P, 3, -1), D).reshape(tree.nv, P * E)
+            A = np.vstack([w[:, None] * self.weight * G[rv][:, cols],
+                           np.sqrt(max(self.force_weight, 1e-12)) * np.eye(cols.size)])
+            b = np.r_[w * tau, np.zeros(cols.size)]
+            ub = np.repeat(cap / cn, E)[cols]
+            x0 = np.clip(out[k].ravel()[cols], 0.0, ub)
+            sol = lsq_linear(A, b, bounds=(np.zeros(cols.size), np.maximum(ub, 1e-15)),
+                             method="bvls")
+            beta = np.zeros(P * E)
+            # keep the better of the solution and the scaled contact inverse dynamics
+            r_new, r_old = A @ sol.x - b, A @ x0 - b
+            beta[cols] = sol.x if r_new @ r_new <= r_old @ r_old else x0
+            out[k] = beta.reshape(P, E)
+        return out
+
+    def _add_contact_curvature(self, H, Jphi, phi, lam, T, P):
+        """Add the convex part of ``lam_g`` times the contact constraints' curvature to the
+        per-frame Hessians ``H`` (in place): ``g = f^n - F_max s(u)``, ``u = (phi - h_0) /
+        (h_1 - h_0)``, whose Hessian in ``y`` holds ``-F_max s''(u) / (h_1 - h_0)^2 grad(phi)
+        grad(phi)^T``; kept where it is positive (``s'' = 12 u - 6 < 0``, the lower half of
+        the band), the term with the curvature of ``phi`` itself left out."""
+        nq = self.tree.nq
+        h0, h1 = self.contact_band
+        u = (phi.T - h0) / (h1 - h0)                                  # (T, P)
+        c = np.where((u > 0) & (u < 0.5), 6.0 - 12.0 * u, 0.0)
+        c *= np.maximum(lam, 0.0) * self.max_force / (h1 - h0) ** 2
+        if not np.any(c):
+            return
+        Jp = Jphi.reshape(P, T, nq).transpose(1, 0, 2)               # (T, P, nq)
+        H[:, :nq, :nq] += np.matmul(Jp.transpose(0, 2, 1) * c[:, None, :], Jp)
+
     def _local_hessians(self, Jm, Jr, Jv, fn, sq, mw, T, mbar, lam_f):
         """Per-frame Gauss-Newton Hessians (T, 3 nq + P E, 3 nq + P E) of the cost."""
         nq = self.tree.nq
@@ -617,10 +679,12 @@ class ConsistentMotion:
         Jv = Jv.reshape(-1, T, 2 * nq).transpose(1, 0, 2)
         nz = Jr.shape[2]
         S = np.r_[[1 / sM ** 2] * 3, [1 / sF ** 2] * 3] / T
-        H = np.einsum("kri,r,krj->kij", Jr, S, Jr)
-        H[:, :nq, :nq] += np.einsum("kri,kr,krj->kij", Jm, np.repeat(mw, 3, axis=1), Jm)
+        # (batched matrix products: J^T diag(w) J of every frame)
+        H = np.matmul(Jr.transpose(0, 2, 1) * S, Jr)
+        H[:, :nq, :nq] += np.matmul(Jm.transpose(0, 2, 1) * np.repeat(mw, 3, axis=1)[:, None, :],
+                                    Jm)
         c = np.repeat(np.maximum(fn.T, 0.0) / (self.weight * sv ** 2 * T), 3, axis=1)
-        H[:, :2 * nq, :2 * nq] += np.einsum("kri,kr,krj->kij", Jv, c, Jv)
+        H[:, :2 * nq, :2 * nq] += np.matmul(Jv.transpose(0, 2, 1) * c[:, None, :], Jv)
         jq = self._joint_q
         H[:, jq, jq] += (self.prior_weight / sm) ** 2 / mbar / T
         r0 = self.tree.joints[0].q_start
