@@ -8,7 +8,9 @@ Every integrator is a *stepper* over a derivative function ``f(t, x) -> xdot`` (
 * ``step(t_limit)`` takes one accepted step from ``(t, x)`` to ``(t_new, x_new)`` with
   ``t_new <= t_limit``; it lands *exactly* on ``t_limit`` when it reaches it,
 * ``state_at(tau)`` gives the state at ``t_prev <= tau <= t`` inside the last step (the
-  dense output the simulator uses to isolate witness crossings).
+  dense output the simulator uses to isolate witness crossings),
+* ``run(t_limit, t_event, t_final, check)``, when ``runs_steps``, takes the steps up to the
+  simulator loop's next stop in one call (the same steps as one ``step`` at a time).
 
 Schemes by name (:data:`INTEGRATOR_NAMES`):
 
@@ -39,7 +41,9 @@ I*, 1993, section II.4).
 
 States of at most :data:`SMALL_STATE` entries are stepped on Python floats (the numpy
 expressions' sums, term by term in the same order: the same numbers); each stage's state
-goes to ``f`` as an immutable array (``f`` may keep it).
+goes to ``f`` as an immutable array (``f`` may keep it). Error-controlled ``runge_kutta3``
+and ``RK45`` on such states step through source written out once per state size
+(:mod:`systems.analysis._unrolled`: no per-entry loops; the same expressions).
 """
 from __future__ import annotations
 
