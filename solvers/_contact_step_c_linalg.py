@@ -79,7 +79,7 @@ static void row_update(double *restrict y, const double *restrict x, double f, i
 /* Cholesky of the symmetric block A[s:s+n, s:s+n] (row-major, lda) into L: the factor
    below the diagonal, its transpose above (row-wise back substitution), the reciprocals of
    its diagonal on the diagonal */
-static int chol_block(const double *A, int lda, int s, int n, double *L) {
+static inline __attribute__((always_inline)) int chol_block(const double *A, int lda, int s, int n, double *L) {
     double *Ls = L + s * lda + s;
     for (int j = 0; j < n; ++j) {
         double *lj = Ls + j * lda;
@@ -103,7 +103,7 @@ static int chol_block(const double *A, int lda, int s, int n, double *L) {
    (lower triangular; chol_block's factor holds the reciprocals of L's diagonal), n <= MINV_MAX:
    Y = M^-1 J^T on a block is then one small matrix-vector product per row */
 #define MINV_MAX 12
-static void chol_inverse_block(const double *L, int lda, int s, int n, double *Minv) {
+static inline __attribute__((always_inline)) void chol_inverse_block(const double *L, int lda, int s, int n, double *Minv) {
     const double *Ls = L + s * lda + s;
     double X[MINV_MAX * MINV_MAX];
     for (int i = 0; i < n; ++i) {
@@ -138,9 +138,17 @@ static void minv_apply_block(const double *Minv, int lda, int s, int n, const do
     }
 }
 
+/* the same with a free body's block size known to the compiler (unrolled; same sums) */
+static int chol_block_n(const double *A, int lda, int s, int n, double *L) {
+    return n == 6 ? chol_block(A, lda, s, 6, L) : chol_block(A, lda, s, n, L);
+}
+static void chol_inverse_block_n(const double *L, int lda, int s, int n, double *Minv) {
+    if (n == 6) chol_inverse_block(L, lda, s, 6, Minv); else chol_inverse_block(L, lda, s, n, Minv);
+}
+
 /* x[s:s+n] <- A^-1 x[s:s+n] with the block's factor (chol_block); the forward substitution
    starts at the first nonzero entry (a row of J touches the block from some column on) */
-static void chol_solve_block(const double *L, int lda, int s, int n, double *x) {
+static inline __attribute__((always_inline)) void chol_solve_block(const double *L, int lda, int s, int n, double *x) {
     const double *Ls = L + s * lda + s;
     double *xs = x + s;
     int i0 = 0;
@@ -158,6 +166,11 @@ static void chol_solve_block(const double *L, int lda, int s, int n, double *x) 
         for (int k = i + 1; k < n; ++k) t -= ui[k] * xs[k];
         xs[i] = t * ui[i];
     }
+}
+
+/* chol_solve_block with a free body's block size known to the compiler */
+static void chol_solve_block_n(const double *L, int lda, int s, int n, double *x) {
+    if (n == 6) chol_solve_block(L, lda, s, 6, x); else chol_solve_block(L, lda, s, n, x);
 }
 
 """

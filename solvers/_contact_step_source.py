@@ -140,7 +140,7 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
     for (i = 0; i < nv; ++i) tmp[i] = H[i * nv + i];
     for (i = 0; i < nv; ++i) ((double *)H)[i * nv + i] = tmp[i] + (euler ? 0.0 : hD[i]);
     for (k = 0; k < nblock; ++k) {
-        if (chol_block(H, nv, blocks[BLK_SIZE * k + BLK_START], blocks[BLK_SIZE * k + BLK_LENGTH], L)) {
+        if (chol_block_n(H, nv, blocks[BLK_SIZE * k + BLK_START], blocks[BLK_SIZE * k + BLK_LENGTH], L)) {
             for (i = 0; i < nv; ++i) ((double *)H)[i * nv + i] = tmp[i];
             return 1;
         }
@@ -149,11 +149,11 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
     /* the small blocks' explicit inverses (free bodies: 6 x 6), for Y = M^-1 J^T */
     for (k = 0; k < nblock; ++k)
         if (blocks[BLK_SIZE * k + BLK_LENGTH] <= MINV_MAX)
-            chol_inverse_block(L, nv, blocks[BLK_SIZE * k + BLK_START], blocks[BLK_SIZE * k + BLK_LENGTH], Minv);
+            chol_inverse_block_n(L, nv, blocks[BLK_SIZE * k + BLK_START], blocks[BLK_SIZE * k + BLK_LENGTH], Minv);
 
     /* 2. free velocity: v + h M^-1 (tau - c) + h (0, w x v) at free joints */
     for (i = 0; i < nv; ++i) vfree[i] = h * (tau[i] - c[i]);
-    for (k = 0; k < nblock; ++k) chol_solve_block(L, nv, blocks[BLK_SIZE * k + BLK_START], blocks[BLK_SIZE * k + BLK_LENGTH], vfree);
+    for (k = 0; k < nblock; ++k) chol_solve_block_n(L, nv, blocks[BLK_SIZE * k + BLK_START], blocks[BLK_SIZE * k + BLK_LENGTH], vfree);
     for (i = 0; i < nv; ++i) vfree[i] += v[i];
     for (k = 0; k < nfree; ++k) {
         const int vs = frees[FRJ_SIZE * k + FRJ_V_START];
@@ -366,7 +366,19 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
             for (int b = 0; b < nbl; ++b) {
                 const int bk = bl[1 + b];
                 const int bs = blocks[BLK_SIZE * bk + BLK_START], bn = blocks[BLK_SIZE * bk + BLK_LENGTH];
-                if (bn <= MINV_MAX) {
+                if (bn == 6) {                /* a free body: the same, sizes known */
+                    double a0[6] = {0}, a1[6] = {0}, a2[6] = {0};
+                    for (j = 0; j < ncol; ++j) {
+                        const int col = cc[COL_SIZE * j + COL_COLUMN];
+                        if (col < bs || col >= bs + 6) continue;
+                        const double *m = Minv + col * nv + bs;
+                        const double x0 = jl[3 * j], x1 = jl[3 * j + 1], x2 = jl[3 * j + 2];
+                        for (i = 0; i < 6; ++i) { a0[i] += m[i] * x0; a1[i] += m[i] * x1; a2[i] += m[i] * x2; }
+                    }
+                    memcpy(Yk + bs, a0, sizeof a0);
+                    memcpy(Yk + nv + bs, a1, sizeof a1);
+                    memcpy(Yk + 2 * nv + bs, a2, sizeof a2);
+                } else if (bn <= MINV_MAX) {
                     /* column by column: Minv is symmetric, its row col is its column */
                     double a0[MINV_MAX], a1[MINV_MAX], a2[MINV_MAX];
                     for (i = 0; i < bn; ++i) a0[i] = a1[i] = a2[i] = 0.0;
