@@ -143,7 +143,7 @@ def leg_chains(tree, contact_points: Mapping, command_of_velocity: Mapping) -> l
 
 
 def pelvis_balance_function(tree, legs: Sequence, n_commands: int,
-                            gains: BalanceGains, kp=None) -> ca.Function:
+                            gains: BalanceGains, kp=None, release=None) -> ca.Function:
     """``(q, v, ref) -> tau`` (n_commands,): the pelvis wrench carried by the stance legs
     and the swing-foot placement (module docstring), on CasADi symbols.
 
@@ -157,13 +157,20 @@ def pelvis_balance_function(tree, legs: Sequence, n_commands: int,
         Size of the output (the controller's joint commands).
     gains : BalanceGains
     kp : (n_commands,) array_like, optional
-        The joint PD's stiffness (needed when ``gains.swing`` is not 0).
+        The joint PD's stiffness (needed when ``gains.swing`` is not 0 or with
+        ``release``).
+    release : sequence, optional
+        Per leg ``[(command index, q index)]``: joints whose PD stiffness is released in
+        stance (the command gets ``r_k K_p (q - q_d)``, ``r_k = min(1, 2 w_k)``, cancelling
+        the PD's ``K_p (q_d - q)``; their damping stays): a compliant ankle lets the foot lie
+        flat on the floor while the pelvis wrench sets its torque.
 
     Returns
     -------
     casadi.Function
-        Inputs ``q`` (nq), ``v`` (nv), ``ref`` (18 (1 + legs) + legs): the root's
-        reference rows (:data:`ROWS`), each leg's foot rows, then the legs' stance weights.
+        Inputs ``q`` (nq), ``v`` (nv), ``ref`` (18 (1 + legs) + legs + released): the
+        root's reference rows (:data:`ROWS`), each leg's foot rows, the legs' stance
+        weights, then the released joints' reference coordinates ``q_d(t + h)``.
 
     Raises
     ------
@@ -174,12 +181,14 @@ def pelvis_balance_function(tree, legs: Sequence, n_commands: int,
     if root.type != "free":
         raise MotionError(f"balance: the root joint '{root.name}' of tree '{tree.name}' must "
                           f"be free, got '{root.type}'")
-    if gains.swing and kp is None:
-        raise MotionError("balance: a swing gain needs the joint stiffness kp")
+    release = [list(r) for r in (release or [[] for _ in legs])]
+    if (gains.swing or any(release)) and kp is None:
+        raise MotionError("balance: a swing gain or released joints need the joint stiffness kp")
+    nrel = sum(len(r) for r in release)
     q = ca.SX.sym("q", tree.nq)
     v = ca.SX.sym("v", tree.nv)
     nl = len(legs)
-    ref = ca.SX.sym("ref", ROWS * (1 + nl) + nl)
+    ref = ca.SX.sym("ref", ROWS * (1 + nl) + nl + nrel)
     dp, dpd, Jp = _pose_error(tree, root.child, q, v, ref[:ROWS])
     phi, p = dp[:3], ref[0:3] - dp[3:]                          # rotation error, position
     tw = ca.mtimes(Jp, v)                                       # [omega; pdot] world
@@ -206,6 +215,12 @@ def pelvis_balance_function(tree, legs: Sequence, n_commands: int,
             tk = tk + sw * kpl * ca.mtimes(pinv, df)
         for i, ci in enumerate(cmd):
             tau[ci] += tk[i]
+    at = wpos + nl
+    for k in range(nl):
+        r = ca.fmin(1.0, 2.0 * ref[wpos + k])
+        for ci, qi in release[k]:
+            tau[ci] += r * float(kp[ci]) * (q[qi] - ref[at])
+            at += 1
     return ca.Function("pelvis_balance", [q, v, ref], [tau], ["q", "v", "ref"], ["tau"])
 
 

@@ -294,6 +294,11 @@ class ForwardPass:
         Factor on ``balance_gains`` of the pelvis feedback through the legs (module
         docstring); 0 (default): joint tracking alone. Needs a free root and contact points.
     balance_gains : BalanceGains
+    stance_release : sequence of str
+        Joints (e.g. the ankles) whose PD stiffness the pelvis feedback releases while their
+        leg is in stance (:func:`~multibody.motion.balance.pelvis_balance_function`).
+    stance_smoothing : float
+        Seconds over which the default stance weights are averaged (0: none).
     joint_gain_scale : dict, optional
         ``{joint: f}``: that joint's ``K_p`` times ``f``, ``K_d`` times ``sqrt(f)`` (0: a
         passive joint driven by its feedforward torque alone).
@@ -318,7 +323,9 @@ class ForwardPass:
                  reference_q=None, contact_reference=None, contact_forces=None,
                  min_load: float = 50.0, refit_floor: bool = True,
                  balance_gain: float = 0.0, balance_gains: BalanceGains = BalanceGains(),
-                 joint_gain_scale: Optional[Mapping] = None, compiled: bool = True) -> None:
+                 joint_gain_scale: Optional[Mapping] = None, stance_release=(),
+                 stance_smoothing: float = 0.0,
+                 compiled: bool = True) -> None:
         self.times = np.asarray(times, float).ravel()
         if self.times.size < 2 or np.any(np.diff(self.times) <= 0):
             raise MotionError(f"ForwardPass: times must hold at least two increasing frames, "
@@ -406,18 +413,30 @@ class ForwardPass:
                                                  constraints=constraints, name="forward_pass",
                                                  lcp_tolerance=lcp_tolerance,
                                                  pgs_max_sweeps=pgs_max_sweeps)
-        self.legs = []
+        self.stance_smoothing = float(stance_smoothing)
+        self.legs, self._release = [], []
         bal = None
         if balance_gain and self.floating and contact_points:
             pos = {int(v): i for i, v in enumerate(self.actuated_velocity_indices)}
             self.legs = leg_chains(fwd, contact_points, pos)
+            names = set(stance_release or ())
+            unknown = names - {j.name for j in joints}
+            if unknown:
+                raise MotionError(f"ForwardPass: stance_release names {sorted(unknown)}, not "
+                                  f"joints below the root of tree '{tree.name}'")
+            rel_v = {v for j in joints if j.name in names
+                     for v in range(j.v_start, j.v_start + j.nv)}
+            self._release = [[(pos[v], int(self.q_indices[pos[v]])) for v in vi if v in rel_v]
+                             for _, _, vi in self.legs]
             bal = pelvis_balance_function(fwd, self.legs, len(self.q_indices),
-                                          balance_gains.scaled(balance_gain), self.kp)
+                                          balance_gains.scaled(balance_gain), self.kp,
+                                          self._release)
         K = len(self.times)
         self.controller = JointTrackingController(
             fwd.nq + fwd.nv, self.q_indices, self.kp, self.times,
             np.zeros((K, len(self.q_indices))), bal,
-            np.zeros((K, ROWS * (1 + len(self.legs)) + len(self.legs))))
+            np.zeros((K, ROWS * (1 + len(self.legs)) + len(self.legs)
+                      + sum(len(r) for r in self._release))))
         b = DiagramBuilder("forward_pass")
         b.add_system(self.plant)
         b.add_system(self.controller)
@@ -440,8 +459,9 @@ class ForwardPass:
         sides = [f.split("-")[0].split("_")[0] for f, _, _ in self.legs]
         side = (lambda b: b.split("-")[0].split("_")[0])
         if self._loads is not None and len(q) == len(self.times):
-            return stance_shares(np.array([sum(self._loads[b].sum(axis=1) for b in self._loads
-                                               if side(b) == s) for s in sides]).T)
+            return self._smoothed(stance_shares(np.array(
+                [sum(self._loads[b].sum(axis=1) for b in self._loads if side(b) == s)
+                 for s in sides]).T))
         H = np.zeros((len(q), len(self.legs)))
         for k, s in enumerate(sides):
             pts = [(b, np.asarray(ps, float)) for b, ps in self.contact_points.items()
@@ -452,7 +472,17 @@ class ForwardPass:
                     T = np.asarray(self.tree.body_pose(b, qi), float)
                     hs.append(np.min(self.floor.height(P @ T[:3, :3].T + T[:3, 3])))
                 H[i, k] = min(hs)
-        return stance_shares(np.exp(-np.clip(H - 0.005, 0.0, None) / 0.01))
+        return self._smoothed(stance_shares(np.exp(-np.clip(H - 0.005, 0.0, None) / 0.01)))
+
+    def _smoothed(self, w) -> np.ndarray:
+        """``w`` (K, legs) averaged over ``stance_smoothing`` seconds (a centred box, the
+        ends repeated), so the stance weights and the ankle release ramp in and out."""
+        n = int(round(self.stance_smoothing / float(np.mean(np.diff(self.times))))) // 2
+        if n < 1 or len(w) < 2:
+            return w
+        pad = np.pad(w, ((n, n), (0, 0)), mode="edge")
+        c = np.cumsum(np.vstack([np.zeros((1, w.shape[1])), pad]), axis=0)
+        return (c[2 * n + 1:] - c[:-2 * n - 1]) / (2 * n + 1)
 
     def balance_reference(self, q, v, stance=None) -> np.ndarray:
         """The table (K, 18 + legs) of the pelvis feedback: the root body's reference rows
@@ -464,7 +494,10 @@ class ForwardPass:
         if w.shape != (len(rows), len(self.legs)):
             raise MotionError(f"ForwardPass: stance must be ({len(rows)}, {len(self.legs)}) "
                               f"(frames, legs {[f for f, _, _ in self.legs]}), got {w.shape}")
-        return np.c_[rows, w]
+        qi = [qj for r in self._release for _, qj in r]
+        ts = np.minimum(self.times + self.time_step, self.times[-1])
+        qd = np.array([np.interp(ts, self.times, np.asarray(q, float)[:, i]) for i in qi]).T
+        return np.c_[rows, w, qd.reshape(len(rows), len(qi))]
 
     # ------------------------------------------------------------------ references
     def feedforward(self, q, v, tau) -> np.ndarray:
