@@ -73,7 +73,8 @@ def consistent_motion(model, fitter, t, X, q_fit, floor, res0, sl, knot_interval
                 "marker_rms_warm_start_m": out.marker_rms_before,
                 "mean_vertical_grf_over_weight": float(res.grf[sl, 2].mean() / res.weight),
                 "status": out.status, "iterations": int(out.iterations),
-                "seconds": out.seconds, "knot_interval_s": float(knot_interval),
+                "seconds": out.seconds, "cpu_seconds": out.cpu_seconds,
+                "knot_interval_s": float(knot_interval),
                 "stall_rule": {"tolerance": cm.stall_tolerance,
                                "iterations": cm.stall_iterations,
                                "violation_n": cm.stall_violation},
@@ -82,7 +83,8 @@ def consistent_motion(model, fitter, t, X, q_fit, floor, res0, sl, knot_interval
     f = out.objective_history
     print("  objective every 5 iterations: " + ", ".join(f"{f[k]:.4g}" for k in
                                                           range(0, len(f), 5)))
-    print(f"consistent motion ({out.status}, {out.iterations} iterations, {out.seconds:.0f} s):"
+    print(f"consistent motion ({out.status}, {out.iterations} iterations, {out.seconds:.0f} s "
+          f"wall, {out.cpu_seconds:.0f} s CPU):"
           f" pelvis residual force RMS over the strides {before:.2f} -> {after:.2f} N, marker "
           f"RMS {1e3 * out.marker_rms:.2f} mm")
     return out.trajectory, res, keys

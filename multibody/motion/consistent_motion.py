@@ -38,8 +38,13 @@ on the joint coordinates.
 The NLP is built with CasADi (one symbolic function per frame, mapped over the frames, exact
 first and second derivatives) and solved by IPOPT. Points far from the floor in the warm
 start (higher than ``candidate_height`` or faster than ``candidate_speed``) get no force
-variable. The warm start is the spline fitted to the per-frame marker fit and the forces of
-:class:`ContactInverseDynamics` on it. The result is checked independently:
+variable. The warm start is the spline fitted to the per-frame marker fit and, per frame, the
+cone coefficients that best balance the root within the contact model's bounds (bounded least
+squares, started from the forces of :class:`ContactInverseDynamics` on it). The basis
+matrices enter the NLP as sparse matrices, so the constraint Jacobian keeps the spline's band
+(each frame sees ``degree + 1`` control points). IPOPT stops on its own tests or on the stall
+rule (``stall_tolerance``): the Gauss-Newton Hessian makes the last digits slow. The result is
+checked independently:
 :class:`ContactInverseDynamics` is solved on the optimised motion (its own forces, same
 cones, the points the contact model lets push) and its residual is the one reported.
 
@@ -66,7 +71,7 @@ from typing import Any, Optional, Sequence
 
 import casadi as ca
 import numpy as np
-from scipy.optimize import lsq_linear, nnls
+from scipy.optimize import nnls
 from scipy.sparse import csc_matrix
 
 from solvers.progress import ProgressLine
@@ -75,6 +80,8 @@ from .contact_inverse_dynamics import (ContactInverseDynamics, ContactInverseDyn
 from .errors import ContactError, MarkerSetError, TrajectoryError
 from .marker_set import marker_set_arrays, marker_weight_array
 from .smoothing import JointTrajectory
+from .consistent_motion_terms import (IterationMonitor, add_contact_curvature,
+                                      feasible_cone_coefficients, gauss_newton_blocks)
 from .spline_hessian import HessianCallback, SplineBlockHessian
 from .spline_motion import VQDOT_JOINT_TYPES, UniformBSpline, spline_state
 
@@ -113,6 +120,8 @@ class ConsistentMotionResult:
     iterations : int
     seconds : float
         Wall time of the solve (building the NLP included).
+    cpu_seconds : float
+        CPU time of the process over the solve (all its threads; the machine may be shared).
     objective_history : list of float
         The objective at each IPOPT iteration (the start first).
     violation_history : list of float
@@ -132,6 +141,7 @@ class ConsistentMotionResult:
     success: bool
     iterations: int
     seconds: float
+    cpu_seconds: float = float("nan")
     objective_history: list = field(default_factory=list)
     violation_history: list = field(default_factory=list)
 
@@ -155,60 +165,6 @@ class ConsistentMotionResult:
     def joint_torques(self) -> np.ndarray:
         """Joint torques (T, nj) of the check (``inverse_dynamics.joint_torques``)."""
         return self.inverse_dynamics.joint_torques
-
-
-class _Progress(ca.Callback):
-    """IPOPT iteration callback: draws a :class:`ProgressLine`, records the objective and the
-    largest constraint violation of each iteration, and asks IPOPT to stop when the stall
-    rule holds (:class:`ConsistentMotion`, ``stall_tolerance``). Only ``f`` and ``g`` are
-    passed in (the other outputs are declared empty, so no copy of ``x`` or the multipliers
-    is made per iteration)."""
-
-    def __init__(self, ng: int, bar: ProgressLine, window: int, tolerance: float,
-                 violation: float) -> None:
-        ca.Callback.__init__(self)
-        self.ng, self.bar, self.count = ng, bar, 0
-        self.window, self.tol, self.violation = int(window), float(tolerance), float(violation)
-        self.objective, self.max_violation, self.stalled = [], [], False
-        self.construct("consistent_motion_progress", {})
-
-    def get_n_in(self):
-        return ca.nlpsol_n_out()
-
-    def get_n_out(self):
-        return 1
-
-    def get_name_in(self, i):
-        return ca.nlpsol_out(i)
-
-    def get_name_out(self, i):
-        return "ret"
-
-    def get_sparsity_in(self, i):
-        n = ca.nlpsol_out(i)
-        if n == "f":
-            return ca.Sparsity.scalar()
-        if n == "g":
-            return ca.Sparsity.dense(self.ng)
-        return ca.Sparsity(0, 0)
-
-    def eval(self, arg):
-        f = float(arg[1])
-        g = np.asarray(arg[2]).ravel()
-        viol = float(np.max(g, initial=0.0))
-        self.objective.append(f)
-        self.max_violation.append(viol)
-        self.count = len(self.objective) - 1                 # IPOPT's iteration number
-        self.bar.update(self.count, f"iteration {self.count}, objective {f:.4g}, "
-                                    f"contact violation {viol:.2g} N")
-        n = self.window
-        if self.tol > 0 and len(self.objective) > n:
-            best_before = min(self.objective[:-n])
-            best_now = min(self.objective[-n:])
-            if best_before - best_now <= self.tol * abs(best_now) and viol <= self.violation:
-                self.stalled = True
-                return [1]
-        return [0]
 
 
 def _smooth_step(x):
@@ -266,7 +222,8 @@ class ConsistentMotion:
         measurably; ``stall_tolerance=0`` turns the rule off.
     contact_curvature : bool
         Add the convex part of the contact constraints' curvature (times their multipliers)
-        to the Gauss-Newton Hessian (``_add_contact_curvature``).
+        to the Gauss-Newton Hessian
+        (:func:`~multibody.motion.consistent_motion_terms.add_contact_curvature`).
     ipopt_options : dict, optional
         Further IPOPT options (``{"print_level": 5}``, ``{"linear_solver": "ma27"}`` ...),
         applied over the defaults.
@@ -340,7 +297,7 @@ class ConsistentMotion:
         self.stall_violation = float(stall_violation)
         self.contact_curvature = bool(contact_curvature)
         self._who = who
-        self._joint_q = np.array([j.q_start + c for j in self.tree.joints
+        self.joint_q = np.array([j.q_start + c for j in self.tree.joints
                                   if j.type in VQDOT_JOINT_TYPES for c in range(j.nq)], int)
         self._state = self._state_function()
 
@@ -398,7 +355,7 @@ class ConsistentMotion:
         phi, slip, fn = ca.vertcat(*phi), ca.vertcat(*slip), ca.vertcat(*fn)
         sm, sF, sM, sv = self.sigma
         W = self.weight
-        jq = self._joint_q
+        jq = self.joint_q
         dq = q[jq] - qref[jq] if jq.size else ca.SX(0)
         r0 = tree.joints[0].q_start
         s = y[r0:r0 + 4]
@@ -470,7 +427,7 @@ class ConsistentMotion:
         lo, hi = (np.asarray(x, float) for x in self.tree.position_limits())
         lb = np.full(self.tree.nq, -np.inf)
         ub = np.full(self.tree.nq, np.inf)
-        jq = self._joint_q
+        jq = self.joint_q
         lb[jq], ub[jq] = lo[jq], hi[jq]
         return np.tile(lb, K), np.tile(ub, K)
 
@@ -502,7 +459,7 @@ class ConsistentMotion:
             ``positions`` of the wrong shape.
         """
         t, X, Q = self._check(t, positions, q_init)
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         tree, cid = self.tree, self.cid
         T, M, nq = t.size, len(self.marker_names), tree.nq
         P, E = len(cid.points), cid.edges
@@ -534,7 +491,7 @@ class ConsistentMotion:
         cand |= before.active
         # a feasible start: no force where the contact model allows none, and the forces of
         # the points in the band re-distributed (one bounded least-squares problem per frame)
-        beta0 = self._feasible_forces(warm, beta0, cand, floor, D)
+        beta0 = feasible_cone_coefficients(self, warm, beta0, cand, floor, D)
         # data
         vis = np.all(np.isfinite(X), axis=2)                       # (T, M)
         nvis = max(int(vis.sum()), 1)
@@ -565,12 +522,12 @@ class ConsistentMotion:
             Yv = [b @ Cv for b in bases]
             Jm, Jr, Jv, fn, sq, Jphi, phi = (np.asarray(o) for o in jmap(
                 Yv[0].T, Yv[1].T, Yv[2].T, xv[nq * K:].reshape(T, P * E).T, *data_dm))
-            H = self._local_hessians(Jm, Jr, Jv, fn, sq, mw, T, nvis / T, lam_f)
+            H = gauss_newton_blocks(self, Jm, Jr, Jv, fn, sq, mw, T, nvis / T, lam_f)
             if self.contact_curvature:
-                self._add_contact_curvature(H, Jphi, phi, lam_g.reshape(T, P), T, P)
+                add_contact_curvature(self, H, Jphi, phi, lam_g.reshape(T, P), T, P)
             return hess.values(H)
         bar = ProgressLine(self.max_iterations, "consistent motion", enabled=progress, delay=0.5)
-        cb = _Progress(g.numel(), bar, self.stall_iterations, self.stall_tolerance,
+        cb = IterationMonitor(g.numel(), bar, self.stall_iterations, self.stall_tolerance,
                        self.stall_violation)
         opts = {"ipopt": {"max_iter": self.max_iterations, "tol": self.tolerance,
                           "print_level": 0, "hessian_approximation": self.hessian,
@@ -608,91 +565,8 @@ class ConsistentMotion:
             before, floor, "Stalled" if cb.stalled else str(stats.get("return_status", "")),
             bool(cb.stalled or stats.get("success", False)),
             int(stats.get("iter_count", cb.count)), time.perf_counter() - start,
+            time.process_time() - cpu_start,
             list(cb.objective), list(cb.max_violation))
-
-    def _feasible_forces(self, warm, beta0, cand, floor, D):
-        """Warm-start cone coefficients (T, P, E) within the smoothed contact model.
-
-        Per frame, ``beta`` minimises the frame's residual and force terms of the cost,
-        ``|w^F|^2 / sigma_F^2 + |w^M|^2 / sigma_M^2 + rho |beta|^2`` (``w`` linear in
-        ``beta`` at the warm-start motion), over the candidate points with ``0 <= beta_je <=
-        F_max s(u_j) / (W sum_e n . d_e)`` (so ``f^n_j <= F_max s(u_j)``), by bounded-variable
-        least squares (Stark and Parker 1995, ``scipy.optimize.lsq_linear``). Scaling the
-        contact inverse dynamics' forces down to the cap instead left their share of the
-        weight to the residual (68.8 N RMS at the start on the HDM walk, against 16.5 N for
-        the contact inverse dynamics itself)."""
-        cid, tree = self.cid, self.tree
-        T, P, E = beta0.shape
-        h0, h1 = self.contact_band
-        cn = float(np.sum(D @ floor.normal))
-        sm, sF, sM, sv = self.sigma
-        w = np.r_[[1 / sM] * 3, [1 / sF] * 3]
-        rv = cid.root_v
-        out = beta0.copy()
-        for k in range(T):
-            p, J, _ = cid.contact_kinematics(warm.q[k], warm.v[k])
-            x_ = np.clip((floor.height(p) - h0) / (h1 - h0), 0.0, 1.0)
-            cap = self.max_force * (1 - 3 * x_ ** 2 + 2 * x_ ** 3) / self.weight
-            cols = np.flatnonzero(np.repeat(cand[k] & (cap > 0), E))
-            if cols.size == 0:
-                out[k] = 0.0
-                continue
-            tau = np.asarray(tree.inverse_dynamics(warm.q[k], warm.v[k], warm.vdot[k]),
-                             float).ravel()[rv]
-            G = np.einsum("pkn,ek->npe", J.reshape(P, 3, -1), D).reshape(tree.nv, P * E)
-            A = np.vstack([w[:, None] * self.weight * G[rv][:, cols],
-                           np.sqrt(max(self.force_weight, 1e-12)) * np.eye(cols.size)])
-            b = np.r_[w * tau, np.zeros(cols.size)]
-            ub = np.repeat(cap / cn, E)[cols]
-            x0 = np.clip(out[k].ravel()[cols], 0.0, ub)
-            sol = lsq_linear(A, b, bounds=(np.zeros(cols.size), np.maximum(ub, 1e-15)),
-                             method="bvls")
-            beta = np.zeros(P * E)
-            # keep the better of the solution and the scaled contact inverse dynamics
-            r_new, r_old = A @ sol.x - b, A @ x0 - b
-            beta[cols] = sol.x if r_new @ r_new <= r_old @ r_old else x0
-            out[k] = beta.reshape(P, E)
-        return out
-
-    def _add_contact_curvature(self, H, Jphi, phi, lam, T, P):
-        """Add the convex part of ``lam_g`` times the contact constraints' curvature to the
-        per-frame Hessians ``H`` (in place): ``g = f^n - F_max s(u)``, ``u = (phi - h_0) /
-        (h_1 - h_0)``, whose Hessian in ``y`` holds ``-F_max s''(u) / (h_1 - h_0)^2 grad(phi)
-        grad(phi)^T``; kept where it is positive (``s'' = 12 u - 6 < 0``, the lower half of
-        the band), the term with the curvature of ``phi`` itself left out."""
-        nq = self.tree.nq
-        h0, h1 = self.contact_band
-        u = (phi.T - h0) / (h1 - h0)                                  # (T, P)
-        c = np.where((u > 0) & (u < 0.5), 6.0 - 12.0 * u, 0.0)
-        c *= np.maximum(lam, 0.0) * self.max_force / (h1 - h0) ** 2
-        if not np.any(c):
-            return
-        Jp = Jphi.reshape(P, T, nq).transpose(1, 0, 2)               # (T, P, nq)
-        H[:, :nq, :nq] += np.matmul(Jp.transpose(0, 2, 1) * c[:, None, :], Jp)
-
-    def _local_hessians(self, Jm, Jr, Jv, fn, sq, mw, T, mbar, lam_f):
-        """Per-frame Gauss-Newton Hessians (T, 3 nq + P E, 3 nq + P E) of the cost."""
-        nq = self.tree.nq
-        sm, sF, sM, sv = self.sigma
-        Jm = Jm.reshape(-1, T, nq).transpose(1, 0, 2)
-        Jr = Jr.reshape(6, T, -1).transpose(1, 0, 2)
-        Jv = Jv.reshape(-1, T, 2 * nq).transpose(1, 0, 2)
-        nz = Jr.shape[2]
-        S = np.r_[[1 / sM ** 2] * 3, [1 / sF ** 2] * 3] / T
-        # (batched matrix products: J^T diag(w) J of every frame)
-        H = np.matmul(Jr.transpose(0, 2, 1) * S, Jr)
-        H[:, :nq, :nq] += np.matmul(Jm.transpose(0, 2, 1) * np.repeat(mw, 3, axis=1)[:, None, :],
-                                    Jm)
-        c = np.repeat(np.maximum(fn.T, 0.0) / (self.weight * sv ** 2 * T), 3, axis=1)
-        H[:, :2 * nq, :2 * nq] += np.matmul(Jv.transpose(0, 2, 1) * c[:, None, :], Jv)
-        jq = self._joint_q
-        H[:, jq, jq] += (self.prior_weight / sm) ** 2 / mbar / T
-        r0 = self.tree.joints[0].q_start
-        sq = sq.T
-        H[:, r0:r0 + 4, r0:r0 + 4] += 4 * np.einsum("ki,kj->kij", sq, sq) / T
-        b = np.arange(3 * nq, nz)
-        H[:, b, b] += self.force_weight / T
-        return (2.0 * lam_f) * H
 
     def _marker_errors(self, Q, X, vis):
         fun = self._marker_function()
