@@ -153,7 +153,8 @@ def feasible_cone_coefficients(cm, warm, beta0, cand, floor, D):
         beta = np.zeros(P * E)
         # keep the better of the solution and the scaled contact inverse dynamics
         r_new, r_old = A @ sol.x - b, A @ x0 - b
-        beta[cols] = sol.x if r_new @ r_new <= r_old @ r_old else x0
+        # (BVLS may leave a bound by rounding: clipped back)
+        beta[cols] = np.clip(sol.x, 0.0, ub) if r_new @ r_new <= r_old @ r_old else x0
         out[k] = beta.reshape(P, E)
     return out
 

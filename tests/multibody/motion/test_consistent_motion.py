@@ -176,3 +176,48 @@ def test_contact_inverse_dynamics_given_active_points(walker):
     assert not res.contact_forces.any()
     with pytest.raises(ContactError, match=r"active must have shape"):
         cid.solve(JointTrajectory(t, q, v, a), active=np.zeros((11, P), bool))
+
+
+def test_warm_start_forces_within_the_contact_model(walker):
+    """feasible_cone_coefficients: the standing body's weight carried by its feet (root residual
+    force ~0, from zero coefficients), every coefficient >= 0, each point's normal force under
+    the smoothed cap; a point lifted into the band (u = 0.5: cap F_max / 2) keeps its force
+    under that cap, and the points not allowed to push carry none."""
+    from multibody.motion import Floor, JointTrajectory
+    from multibody.motion.consistent_motion_terms import feasible_cone_coefficients
+    tree = walker.tree
+    T = 48
+    t, q, v, a = _standing_motion(walker, T)
+    cm = ConsistentMotion(tree, walker.markers, walker.foot_contact_points)
+    cid = cm.cid
+    P, E = len(cid.points), cid.edges
+    D = cid.cone_edges()
+    p0, _, _ = cid.contact_kinematics(q[0], v[0])
+    floor = Floor(np.array([0.0, 0.0, 1.0]), np.array([0.0, 0.0, p0[:, 2].min()]))
+    cid.floor = floor
+    warm = JointTrajectory(t, q, v, a)
+    cand = np.ones((T, P), bool)
+    cand[:, 0] = False
+    beta = feasible_cone_coefficients(cm, warm, np.zeros((T, P, E)), cand, floor, D)
+    assert beta.min() >= 0.0 and not beta[:, 0].any()
+    h0, h1 = cm.contact_band
+    for k in range(T):
+        p, J, _ = cid.contact_kinematics(q[k], v[k])
+        u = np.clip((floor.height(p) - h0) / (h1 - h0), 0, 1)
+        cap = cm.max_force * (1 - 3 * u ** 2 + 2 * u ** 3)
+        fn = cm.weight * beta[k] @ (D @ floor.normal)
+        assert np.all(fn <= cap + 1e-9)
+        f = cm.weight * beta[k] @ D                                       # (P, 3) world
+        tau = np.asarray(tree.inverse_dynamics(q[k], v[k], a[k])).ravel()
+        res = tau - J.T @ f.ravel()
+        assert np.linalg.norm(res[cid.root_v][3:]) < 0.5        # N, of ~ W on the feet
+        assert fn.sum() > 0.9 * cm.weight
+    # all points lifted to the middle of the band: each carries at most F_max / 2
+    up = q.copy()
+    up[:, 6] += (h0 + h1) / 2 - (p0[:, 2].min() - floor.point[2])
+    lifted = JointTrajectory(t, up, v, a)
+    beta = feasible_cone_coefficients(cm, lifted, np.zeros((T, P, E)), np.ones((T, P), bool),
+                                      floor, D)
+    fn = cm.weight * beta @ (D @ floor.normal)
+    p, _, _ = cid.contact_kinematics(up[0], v[0])
+    assert np.all(fn <= cm.max_force * 0.5 + 1e-9) and fn.sum() > 0
