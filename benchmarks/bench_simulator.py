@@ -261,7 +261,8 @@ def main(argv=None) -> List[dict]:
         total = next(r["seconds"] for r in rows if r["name"] == name)
         print(f"where '{name}' spends its time: {nfev} derivative evaluations; the blocks' own "
               f"callbacks {cb * 1e3:.2f} ms ({', '.join(f'{k} {n} x {dt * 1e6:.2f} us' for k, (n, dt) in per.items())}); "
-              f"the rest (framework, integrator, event loop) {(total - cb) * 1e3:.2f} ms")
+              f"the rest (framework, integrator, event loop) {(total - cb) * 1e3:.2f} ms "
+              f"({(total - cb) / nfev * 1e6:.2f} us per evaluation)")
     return rows
 
 
