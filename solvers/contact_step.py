@@ -145,6 +145,13 @@ class NumpyContactStepKernel:
         return "NumpyContactStepKernel()"
 
 
+_KERNEL_FLAGS = ("-O3", "-fno-tree-loop-vectorize")
+"""The kernel's optimisation flags (with the build's ``-ffp-contract=off``): -O3's loop
+peeling and unswitching without its loop vectoriser (which slowed the quadruped's 18-velocity
+block 15 %); the same bits as ``-O2`` on the box, pile and quadruped, kernel time 0.86x
+(pile), 0.95x (quadruped) of ``-O2``."""
+
+
 def load_kernel(compiler: Optional[str] = None, cache_dir: Optional[Path] = None,
                 numpy_fallback: bool = True):
     """The compiled kernel (built once per machine into the disk cache, loaded once per
@@ -162,7 +169,7 @@ def load_kernel(compiler: Optional[str] = None, cache_dir: Optional[Path] = None
         return NumpyContactStepKernel() if numpy_fallback else None
     try:
         return _build.load_c_source_library(
-            "dbk_contact_step", f"contact-step-v{VERSION}", SOURCE, cc, ("-O3",), cache_dir,
+            "dbk_contact_step", f"contact-step-v{VERSION}", SOURCE, cc, _KERNEL_FLAGS, cache_dir,
             _kernel, _LOADED)
     except (_build.CompileError, OSError) as exc:
         raise ContactStepBuildError(f"the contact-step kernel: {exc}") from exc
