@@ -8,7 +8,8 @@ The pipeline (``multibody.motion``):
 2. read the capture (``sensors.read_c3d``; markers matched regardless of a subject prefix);
    scale the model (``--scale``, the default: ``fit_segment_scales``, one isotropic factor
    per segment, one per left/right pair, fitted with the marker offsets over 30 frames of
-   the trial; the subject's mass kept) or, with ``--no-scale``, calibrate the marker offsets
+   the trial, the markers of the feet and toes held at their nominal places so the feet
+   cannot pitch against them; the subject's mass kept) or, with ``--no-scale``, calibrate the marker offsets
    alone over 20 frames; then fit every frame (``MarkerFitter``: Levenberg-Marquardt with
    exact compiled Jacobians, warm-started, joint limits);
 3. smooth ``q(t)`` (6 Hz zero-phase low-pass, quintic splines) into ``v`` and ``vdot``;
