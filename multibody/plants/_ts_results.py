@@ -46,7 +46,7 @@ def block_rows(step: CompiledContactStep, blk, co: np.ndarray, Jall: np.ndarray,
                 scalars: tuple, limit_values: tuple, closure=None):
     """The rows of constraint block ``blk`` in the step (the contact block's, a limit
     block's active sides, or a closure's rows); ``closure``: the step's closure elimination
-    (:class:`~._ts_closures.ClosureStep`: the closure terms at the step's start)."""
+    (:class:`~._ts_elimination.ClosureStep`: the closure terms at the step's start)."""
     if blk is step.contact:
         return contact_rows(step, co, Jall, scalars)
     if isinstance(blk, CLOSURE_BLOCKS):              # every row, bilateral, erp phi / h

@@ -10,7 +10,7 @@ the layout (``solvers.contact_step.layout``) gives it:
   candidates' doubles, the reach radii and the damping ``h D`` in ``dt``, and
   ``closure_projection`` (1 with loop closures: they are no candidates but eliminated
   exactly before the contact problem by the per-step affine map of
-  :class:`~._ts_closures.ClosureElimination`);
+  :class:`~._ts_elimination.ClosureElimination`);
 * blocks (``BLOCK``): the decoupled velocity blocks (subtrees hanging from the world);
 * joints (``JOINT``, types ``JOINT_TYPES``), free joints (``FREE``);
 * candidates: the geometry pairs with a moving body, then the joint-limit sides (block by
@@ -40,8 +40,8 @@ from solvers.contact_step import layout as L
 
 from ..constraints import JointFrictionConstraint, JointLimitConstraint, PointContactConstraint
 from ..geometry import Box, Capsule, Cylinder, Ellipsoid, Halfspace, Mesh, Sphere
-from ._ts_closures import (CLOSURE_BLOCKS, ClosureElimination, ClosureTerms,
-                           closure_block_groups)
+from ._ts_closures import CLOSURE_BLOCKS, ClosureTerms, closure_block_groups
+from ._ts_elimination import ClosureElimination
 
 __all__ = ["CompiledContactStep", "Scratch", "shape_description", "joint_type", "limit_softening",
            "friction_values", "friction_coordinates", "ONE_DOF_BLOCKS"]
@@ -244,7 +244,7 @@ class CompiledContactStep:
             rows = L.CANDIDATE_DOUBLES * np.arange(n0, len(cand_i))
             self.friction_soft.append((rows + _JFD.BOUND, rows + _JFD.CFM))
         # closures: no candidates; eliminated exactly before the contact problem (the
-        # kernel's affine map, written per step by ClosureElimination: _ts_closures)
+        # kernel's affine map, written per step by ClosureElimination: _ts_elimination)
         self.closure_terms = ClosureTerms(tree, self.closures) if self.closures else None
         self.elimination = (ClosureElimination(self.closure_terms, tree) if self.closures
                             else None)
@@ -366,7 +366,7 @@ class CompiledContactStep:
         """Per constraint block (plant order) the impulses of its active rows: the contact
         block's normals, then its (t1, t2) pairs; a limit block's active sides in order; a
         closure block's rows (from ``closure``, the step's
-        :class:`~._ts_closures.ClosureStep`)."""
+        :class:`~._ts_elimination.ClosureStep`)."""
         out = []
         npc = self.num_pair_slots
         for blk in self.blocks:
