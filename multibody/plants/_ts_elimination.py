@@ -191,7 +191,9 @@ class ClosureElimination:
             Each closure block's, in the plant's order.
         h : float
         """
-        erp_h, cfm_h = self._row_softening(softening, h)
+        vals, hh, erp_h, cfm_h = self._rows
+        if softening is not vals or h != hh:
+            erp_h, cfm_h = self._row_softening(softening, h)
         vf = v
         if self._free:                      # v + h (0, w x v) at free joints
             vf = v.copy()
@@ -298,14 +300,15 @@ class CompiledElimination:
         (nothing written) when the numpy path must take the step."""
         views = self._views
         if views[0] is not H or views[1] is not cproj:     # flat views of the context's
-            views = (H, cproj, H.reshape(-1), cproj.reshape(-1))    # buffers, made once
-            if H.flags.c_contiguous and cproj.flags.c_contiguous:
+            flat = H.flags.c_contiguous and cproj.flags.c_contiguous    # buffers, made once
+            views = (H, cproj, H.reshape(-1), cproj.reshape(-1) if flat else None)
+            if flat:
                 self._views = views
         out = self.fn(q, views[2], d, vf, h, tau, c, erp_h, cfm_h)
         lay = self.layout
         if out[lay.bad] != 0.0:
             return None
-        if views[3].base is None:                          # (a copy: cproj not contiguous)
+        if views[3] is None:
             cproj[:] = out[lay.cproj].reshape(cproj.shape)
         else:
             views[3][:] = out[lay.cproj]
