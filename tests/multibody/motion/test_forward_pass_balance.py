@@ -177,3 +177,36 @@ def test_run_batch_with_the_balance_matches_single_runs():
     for r, b in zip(refs, batch):
         np.testing.assert_allclose(b.q, fp.run(*r).q, atol=1e-9)
     assert np.abs(batch[1].q[-1, 4] - Q[0, 4]) > 1e-3 > np.abs(batch[0].q[-1, 4] - Q[0, 4])
+
+
+def test_stance_release_cancels_the_ankle_stiffness_in_stance_only():
+    tree = _monopod()
+    legs = leg_chains(tree, {"r-foot": FOOT}, {v: v - 6 for v in range(6, tree.nv)})
+    kp = np.array([10.0, 20.0, 30.0, 40.0])
+    release = [[(2, 9), (3, 10)]]                        # the ankle's commands, q indices
+    fn = pelvis_balance_function(tree, legs, 4, BalanceGains(0, 0, 0, 0), kp, release)
+    q = tree.neutral_configuration()
+    q[9:11] = [0.1, -0.2]
+    rows = balance_reference_rows(tree, q[None], np.zeros((1, tree.nv)))[0]
+    qd = np.array([0.05, 0.1])
+    for w, r in ((1.0, 1.0), (0.25, 0.5), (0.0, 0.0)):
+        tau = np.asarray(fn(q, np.zeros(tree.nv), np.r_[rows, rows, w, qd]), float).ravel()
+        np.testing.assert_allclose(tau, [0, 0, r * 30 * 0.05, r * 40 * -0.3], atol=1e-12)
+    times, Q, _ = _standing(tree, frames=5)
+    floor = Floor(np.array([0.0, 0.0, 1.0]), np.zeros(3))
+    with pytest.raises(MotionError, match="stance_release names \\['knee'\\]"):
+        ForwardPass(_monopod(), times, {"r-foot": FOOT}, floor, balance_gain=1.0,
+                    stance_release=["knee"])
+
+
+def test_stance_smoothing_ramps_the_weights():
+    tree = _monopod()
+    times, Q, _ = _standing(tree, frames=13)
+    F = np.zeros((13, 4, 3))
+    F[:6, :, 2] = 100.0                                  # stance, then flight from frame 6
+    floor = Floor(np.array([0.0, 0.0, 1.0]), np.zeros(3))
+    fp = ForwardPass(tree, times, {"r-foot": FOOT}, floor, contact_reference=Q,
+                     contact_forces=F, refit_floor=False, balance_gain=1.0,
+                     stance_smoothing=3 / 120)           # a box of 3 frames
+    np.testing.assert_allclose(fp.stance_weights(Q)[3:9, 0],
+                               [1, 1, 2 / 3, 1 / 3, 0, 0], atol=1e-12)
