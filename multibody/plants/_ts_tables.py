@@ -249,6 +249,7 @@ class CompiledContactStep:
         self.elimination = (ClosureElimination(self.closure_terms, tree) if self.closures
                             else None)
         self._rigid_memo: dict = {}         # rigid_rows by the softening values
+        self._rigid_last = (None, None)     # (the last values object, its rows)
         self.closure_rows = sum(self.closure_terms.rows) if self.closures else 0
         self.closure_soft: list = []        # (their erp, cfm: per step, not in dt)
         self.warm_keys = tuple(keys)
@@ -409,6 +410,9 @@ class CompiledContactStep:
     def rigid_rows(self, values: tuple) -> np.ndarray:
         """Which stacked closure rows are rigid (no spring, ``cfm = 0`` in ``values``, the
         :meth:`write_limit_softening` values), those the projection corrects."""
+        last, out = self._rigid_last
+        if values is last:                  # (a context's values stay one tuple object)
+            return out
         memo = self._rigid_memo
         out = memo.get(values)
         if out is None:
@@ -417,6 +421,7 @@ class CompiledContactStep:
             vals = values[len(self.limits) + len(self.frictions):]
             out = memo[values] = self._rigid_rows(vals)
             out.flags.writeable = False
+        self._rigid_last = (values, out)
         return out
 
     def _rigid_rows(self, vals: tuple) -> np.ndarray:
