@@ -450,7 +450,8 @@ class TimeSteppingRigidBodySystem(RigidBodySystemBase):
 
     # ------------------------------------------------------------------ callbacks
     def _update(self, context):
-        self._numeric(context, "discrete update")
+        # (symbolic contexts are refused by _calc_step: a cached step was computed on the
+        # same numbers, any change of state, time or parameters invalidates it)
         sol = self._step_port.eval(context)     # (the port by name: a search per step)
         context.get_memory()["warm_start"] = sol.warm_start      # the committed step's impulses
         return sol.xd_next
