@@ -61,6 +61,7 @@ class EliminationLayout:
         self.size = k
         self.bad = k - 1
         self.tauc = slice(self.aug.start, self.aug.start + nv)   # aug's head
+        self.e = slice(self.P.start + nv, self.P.stop, nv + 1)    # P's last column
 
     def pack(self, cproj, cpv, P, Q, phi, J, bad=0.0) -> list:
         """The parts (symbolic or numeric) in this layout's order, flattened row-major by
@@ -117,6 +118,19 @@ class ClosureStep:
         self.finished = True
 
 
+class ClosureStepWithoutContact(ClosureStep):
+    """:class:`ClosureStep` of a kernel without candidates (closures alone): its contact
+    force is zero, so the total force is ``e`` and ``aug`` keeps its zeros."""
+
+    __slots__ = ()
+
+    def finish(self, tauc: np.ndarray) -> None:
+        """``tauc <- e`` (the kernel's ``tauc`` is zero: :meth:`ClosureStep.finish` with
+        ``tau_c = 0``, bitwise)."""
+        tauc[:] = self.out[self.layout.e]
+        self.finished = True
+
+
 class ClosureElimination:
     """The loop closures' exact elimination before the contact problem (module docstring):
     per step, the kernel's affine map ``(cproj, cpv)`` and the closures' impulses after it.
@@ -126,11 +140,16 @@ class ClosureElimination:
     terms : ClosureTerms
     tree : RigidBodyTree
         Its free joints' velocity ranges give the free velocity's rotating-frame term.
+    candidates : bool
+        Whether the kernel has candidates (contact, limit or friction rows); without them
+        its contact force is zero (:class:`ClosureStepWithoutContact`).
     """
 
-    def __init__(self, terms: ClosureTerms, tree) -> None:
+    def __init__(self, terms: ClosureTerms, tree, candidates: bool = True) -> None:
         self.terms, self.nv = terms, tree.nv
         self.layout = EliminationLayout(tree.nv, terms.m)
+        self.step_type = ClosureStep if candidates else ClosureStepWithoutContact
+        """The :class:`ClosureStep` class of this plant's steps."""
         fv = [j.v_start for j in tree.joints if j.type == "free"]
         fq = [j.q_start for j in tree.joints if j.type == "free"]
         self._quat = np.array([[s, s + 1, s + 2, s + 3] for s in fq],
@@ -141,7 +160,8 @@ class ClosureElimination:
         self._eye = np.eye(tree.nv)
         self._zero = np.zeros(tree.nv)
         self._rows = (None, None, None, None)
-        self.compiled = (CompiledElimination(terms, tree.nq, tree.nv, self.layout)
+        self.compiled = (CompiledElimination(terms, tree.nq, tree.nv, self.layout,
+                                             self.step_type)
                          if tree.nv <= PROJECTION_MAX_NV else None)
         """The compiled :meth:`prepare` (None beyond ``PROJECTION_MAX_NV``)."""
 
@@ -234,7 +254,7 @@ class ClosureElimination:
                               self.layout.pack(cp, cv, P, Q, phi, J)])
         cproj[:] = cp
         cpv[:] = cv
-        return ClosureStep(out, self.layout)
+        return self.step_type(out, self.layout)
 
 
 class CompiledElimination:
@@ -251,12 +271,14 @@ class CompiledElimination:
     terms : ClosureTerms
     nq, nv : int
     layout : EliminationLayout
+    step_type : type
+        The :class:`ClosureStep` class it returns.
     """
 
-    def __init__(self, terms: ClosureTerms, nq: int, nv: int,
-                 layout: EliminationLayout) -> None:
+    def __init__(self, terms: ClosureTerms, nq: int, nv: int, layout: EliminationLayout,
+                 step_type: type = ClosureStep) -> None:
         m = terms.m
-        self.nv, self.m, self.layout = nv, m, layout
+        self.nv, self.m, self.layout, self.step_type = nv, m, layout, step_type
         q = ca.SX.sym("q", nq)
         Hs = ca.SX.sym("H", nv, nv)
         d = ca.SX.sym("d", nv)
@@ -313,4 +335,4 @@ class CompiledElimination:
         else:
             views[3][:] = out[lay.cproj]
         cpv[:] = out[lay.cpv]
-        return ClosureStep(out, lay)
+        return self.step_type(out, lay)

@@ -246,8 +246,8 @@ class CompiledContactStep:
         # closures: no candidates; eliminated exactly before the contact problem (the
         # kernel's affine map, written per step by ClosureElimination: _ts_elimination)
         self.closure_terms = ClosureTerms(tree, self.closures) if self.closures else None
-        self.elimination = (ClosureElimination(self.closure_terms, tree) if self.closures
-                            else None)
+        self.elimination = (ClosureElimination(self.closure_terms, tree, bool(cand_i))
+                            if self.closures else None)
         self._rigid_memo: dict = {}         # rigid_rows by the softening values
         self._rigid_last = (None, None)     # (the last values object, its rows)
         self.closure_rows = sum(self.closure_terms.rows) if self.closures else 0
