@@ -310,14 +310,14 @@ static int polish(int na, const int *act, const int *it, const int *cands, int n
         /* a sliding contact's two tangent rows: the sliding law p_t = -mu p_n w_t / |w_t|
            linearised at its point (w0, p_n0) (Newton): p_t + mu h p_n + kap P T p =
            kap P (w0 + x_t), h = w0 / |w0|, P = I - h h^T, kap = mu p_n0 / |w0|, where T p -
-           x_t = w_t are the rows assembled above; without a point (kap = 0) the friction
-           keeps its direction dsl */
+           x_t = w_t are the rows assembled above; without a point, or with a slip not above
+           dtol (kap = 0), the friction keeps its direction dsl */
         for (j = 0; j < na; ++j) {
             if (mode[j] != PM_SLIDE) continue;
             const double *w0 = wsl + 3 * j;
             const double nw = sqrt(w0[0] * w0[0] + w0[1] * w0[1]);
             double h1 = -dsl[2 * j], h2 = -dsl[2 * j + 1], kap = 0.0;
-            if (nw > 0 && w0[2] > 0) { h1 = w0[0] / nw; h2 = w0[1] / nw; kap = mu * w0[2] / nw; }
+            if (nw > dtol && w0[2] > 0) { h1 = w0[0] / nw; h2 = w0[1] / nw; kap = mu * w0[2] / nw; }
             const double P00 = kap * (1 - h1 * h1), P01 = -kap * h1 * h2, P11 = kap * (1 - h2 * h2);
             double *ma = M + idt[j] * nu, *mb = ma + nu;
             for (i = 0; i < nu; ++i) {

@@ -41,11 +41,12 @@ def first_modes(prob, vel):
     return modes, val, wsl
 
 
-def solve_modes(prob, vfree, bias, modes, val, wsl):
+def solve_modes(prob, vfree, bias, modes, val, wsl, dtol):
     """One polish pass: the dense solve on the modes; None when singular, else the indices
     of each slot's normal and tangent unknowns and the solution. A sliding slot's tangent
     rows are its sliding law ``p_t = -mu p_n w_t / |w_t|`` linearised at ``wsl`` (Newton;
-    without a point its friction keeps the direction ``val``), as in the C kernel."""
+    without a point, or a slip not above ``dtol``, its friction keeps the direction ``val``),
+    as in the C kernel."""
     na, mu, cfm = len(prob.p), prob.mu, prob.cfm
     idn, idt, nu = [-1] * na, [-1] * na, 0
     for j in range(na):
@@ -93,7 +94,7 @@ def solve_modes(prob, vfree, bias, modes, val, wsl):
         w0, pn0 = wsl[j, :2], wsl[j, 2]
         nw = math.hypot(w0[0], w0[1])
         hh, kap = -val[j], 0.0
-        if nw > 0 and pn0 > 0:
+        if nw > dtol and pn0 > 0:
             hh, kap = w0 / nw, mu * pn0 / nw
         P = kap * (np.eye(2) - np.outer(hh, hh))
         ra = idt[j]
@@ -117,7 +118,7 @@ def polish(prob, vfree, bias, dtol, passes, vel):
     modes, val, wsl = first_modes(prob, vel)
     out = None
     for _ in range(passes):
-        solved = solve_modes(prob, vfree, bias, modes, val, wsl)
+        solved = solve_modes(prob, vfree, bias, modes, val, wsl, dtol)
         if solved is None:
             return None
         idn, idt, sol = solved

@@ -471,20 +471,11 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
             const int *bl = cc + COL_SIZE * ncol;
             double *pk = co + CO_SIZE * k + CO_IMPULSE;
             const double *jc = Jc + jo[j], *yc = Yc + yo[j], *Gk = G + 9 * k;
-            /* three rows in one pass, each as two partial sums (even and odd columns: half
-               the dependency chain of the sweep's critical path) */
-            double w[3], s0 = 0.0, s1 = 0.0, s2 = 0.0, e0 = 0.0, e1 = 0.0, e2 = 0.0;
-            for (i = 0; i + 1 < ncol; i += 2, jc += 6) {
-                const double vc = vel[cc[COL_SIZE * i + COL_COLUMN]];
-                const double vd = vel[cc[COL_SIZE * (i + 1) + COL_COLUMN]];
-                s0 += jc[0] * vc; s1 += jc[1] * vc; s2 += jc[2] * vc;
-                e0 += jc[3] * vd; e1 += jc[4] * vd; e2 += jc[5] * vd;
-            }
-            if (i < ncol) {
+            double w[3], s0 = 0.0, s1 = 0.0, s2 = 0.0;   /* three rows in one pass (each in column order) */
+            for (i = 0; i < ncol; ++i, jc += 3) {
                 const double vc = vel[cc[COL_SIZE * i + COL_COLUMN]];
                 s0 += jc[0] * vc; s1 += jc[1] * vc; s2 += jc[2] * vc;
             }
-            s0 += e0; s1 += e1; s2 += e2;
             w[0] = s0 + cfmk[k] * pk[0]; w[1] = s1 + cfmk[k] * pk[1]; w[2] = s2 + cfmk[k] * pk[2];
             for (r = 0; r < 3; ++r) w[r] += bias[3 * k + r];
             if (bil[k]) {              /* a closure: its unprojected block solved exactly */
