@@ -243,13 +243,14 @@ def test_a_record_from_another_plant_maps_by_key_bitwise():
 
 @needs_compiler
 def test_switching_methods_mid_run_keeps_a_valid_warm_start():
-    """With a tight sweep budget the run switches between the kernel and its pivoting
-    fallback (a box landing while sliding, no spin: disc and cone agree); each step leaves
-    its method's record, the other method starts from the entries it finds, and the run
-    agrees with the pivoting step's."""
+    """With a tight sweep budget and tolerance (1e-12: met by the kernel's polish, not by a
+    step its sweeps end) the run switches between the kernel and its pivoting fallback (a
+    box landing while sliding, no spin: disc and cone agree); each step leaves its method's
+    record, the other method starts from the entries it finds, and the run agrees with the
+    pivoting step's."""
     tree = free_boxes(1)
     mixed = TimeSteppingRigidBodySystem(tree, H, constraints=[PointContactConstraint(
-        tree, mu=0.5)], pgs_max_sweeps=20)
+        tree, mu=0.5)], pgs_max_sweeps=20, lcp_tolerance=1e-12)
     ref = TimeSteppingRigidBodySystem(tree, H, constraints=[PointContactConstraint(
         tree, mu=0.5)], contact_solver="lcp")
     ctx = mixed.create_default_context()
