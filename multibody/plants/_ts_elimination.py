@@ -114,7 +114,7 @@ class ClosureStep:
         is kept for :attr:`impulses`."""
         out, lay = self.out, self.layout
         out[lay.tauc] = tauc
-        np.dot(out[lay.P].reshape(lay.nv, lay.nv + 1), out[lay.aug], out=tauc)
+        out[lay.P].reshape(lay.nv, lay.nv + 1).dot(out[lay.aug], out=tauc)
         self.finished = True
 
 
