@@ -56,7 +56,7 @@ from ..tree import Joint
 __all__: list[str] = []  # private module
 
 CLOSURE_BLOCKS = (BallConstraint, WeldConstraint, DistanceConstraint, PointOnLineConstraint)
-"""The blocks the kernel takes as ``closure`` candidates."""
+"""The closure blocks the compiled step eliminates before the contact problem."""
 
 
 def closure_bodies(tree, blk) -> tuple:
