@@ -3,6 +3,7 @@ vector, concatenating the leaves' vectors, copying abstract values."""
 from __future__ import annotations
 
 import copy
+import math
 from typing import Sequence
 
 import numpy as np
@@ -26,8 +27,8 @@ def store(value, n: int, what: str):
             and value.shape == (n,) and value.base is None:
         return value
     vec = normalize_vector(value, n, what)
-    if isinstance(vec, np.ndarray):
-        if not np.all(np.isfinite(vec)):
+    if isinstance(vec, np.ndarray):   # (a few floats: a finite sum means all are finite)
+        if not (n <= 32 and math.isfinite(sum(vec.tolist()))) and not np.all(np.isfinite(vec)):
             bad = int(np.flatnonzero(~np.isfinite(vec))[0])
             raise PortValueError(f"{what}: element {bad} is {vec[bad]}; values must be finite")
         vec = vec.copy()
