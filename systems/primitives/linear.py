@@ -143,6 +143,10 @@ class LinearSystem(LeafSystem):
         # Fixed at construction (the callbacks' shortcuts are decided from them): private
         # read-only copies, so a change in place raises instead of being half seen.
         self.A, self.B, self.C, self.D, self.f0, self.y0 = (_frozen(M) for M in (A, B, C, D, f0, y0))
+        # The callbacks read these: attributes set later (``linearize`` records its operating
+        # point's output as ``y0`` on a LinearSystem, whose output is in deviation variables)
+        # do not leak into the output or the dynamics.
+        self._f0_term, self._y0_term = self.f0, self.y0
         self.time_period = float(time_period)
         if self.time_period < 0:
             raise ValueError(f"{owner}: time_period must be >= 0, got {time_period}")
@@ -182,11 +186,11 @@ class LinearSystem(LeafSystem):
     def _output(self, context):
         # y = C x + D u + y0, the terms that are not identically zero, in this order
         if not self._has_c:
-            y = self.y0 if not self._has_d else _times(self.D, self._u.eval(context))
-            return y + self.y0 if self._has_d and self._has_y0 else y
+            y = self._y0_term if not self._has_d else _times(self.D, self._u.eval(context))
+            return y + self._y0_term if self._has_d and self._has_y0 else y
         y = _times(self.C, self._state(context))
         if self._has_y0:
-            y = y + self.y0
+            y = y + self._y0_term
         if self._has_d:
             y = y + _times(self.D, self._u.eval(context))
         return y
@@ -207,7 +211,7 @@ class LinearSystem(LeafSystem):
         """A x + f0 + B u (f0 and B u when they are not identically zero)."""
         xn = _times(self.A, x)
         if self._has_f0:
-            xn = xn + self.f0
+            xn = xn + self._f0_term
         if self._u is not None:
             xn = xn + _times(self.B, self._u.eval(context))
         return xn

@@ -127,3 +127,19 @@ def test_linearization_output_is_in_deviation_variables():
     lctx.set_continuous_state(dx)
     lin.get_input_port().fix_value(lctx, du)
     np.testing.assert_allclose(lin.get_output_port().eval(lctx), C @ dx + D @ du, rtol=1e-14)
+
+
+@pytest.mark.parametrize("D", [np.zeros((1, 1)), np.array([[0.5]])])
+def test_linearization_of_a_stateless_system_leaves_out_y0(D):
+    """A stateless AffineSystem y = D u + y0 (also D = 0: the output is y0 alone)
+    linearizes to delta y = D delta u; the y0 that linearize records on the result is
+    not added to its output (every output branch of LinearSystem)."""
+    from systems.analysis.linearize import linearize
+    aff = AffineSystem(np.zeros((0, 0)), np.zeros((0, 1)), np.zeros(0), np.zeros((1, 0)), D, [2.0])
+    ctx = aff.create_default_context()
+    aff.get_input_port().fix_value(ctx, [0.4])
+    lin = linearize(aff, ctx)
+    np.testing.assert_allclose(lin.y0, [2.0 + 0.4 * D[0, 0]], rtol=1e-15)
+    lctx = lin.create_default_context()
+    lin.get_input_port().fix_value(lctx, [0.3])
+    np.testing.assert_allclose(lin.get_output_port().eval(lctx), D @ [0.3], atol=1e-15)
