@@ -249,7 +249,10 @@ def test_pinned_rod_resting_on_a_support_carries_half_its_weight():
     # L N + r f = m g L / 2, the vertical and horizontal sums with the pin's force, the cone
     N, f = res[0].normal_force, res[0].friction_force
     assert L * N + r * f[0] == pytest.approx(m * G * L / 2, rel=1e-9)
-    assert N == pytest.approx(m * G / 2, rel=1e-4) and np.linalg.norm(f) <= 0.5 * N
+    assert np.linalg.norm(f) <= 0.5 * N * (1 + 1e-9)
+    # with |f| <= mu N the moment balance bounds N: m g L / (2 (L + r mu)) <= N <=
+    # m g L / (2 (L - r mu)), within 1.25 % of m g / 2 here (not one split of it)
+    assert m * G * L / (2 * (L + 0.5 * r)) * (1 - 1e-9) <= N <= m * G * L / (2 * (L - 0.5 * r)) * (1 + 1e-9)
     step = s.get_output_port("step").eval(ctx)
     pin = step.impulses[0] / 1e-3
     np.testing.assert_allclose(pin + [f[0], f[1], N], [0, 0, m * G], atol=1e-9)
