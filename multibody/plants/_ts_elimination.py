@@ -41,6 +41,13 @@ elimination: an eigenvalue at or below ``ELIMINATION_RCOND`` times the largest i
 redundant direction of the closure rows (its impulse is zero), as the pivoting step's
 pseudo-inverse (``rcond=1e-12``) treats it."""
 
+CHOLESKY_PIVOT_GUARD = 1e-8
+"""The compiled elimination's test for (nearly) dependent closure rows: a Cholesky pivot of
+``S`` at or below this times its largest diagonal sends the step to the numpy path, whose
+eigendecomposition then applies ``ELIMINATION_RCOND``. A pivot is never below the smallest
+eigenvalue, so a cut as strict as ``ELIMINATION_RCOND`` on the pivots would keep some rows
+the eigenvalue cut drops; the larger guard leaves every borderline case to the one rule."""
+
 
 class EliminationLayout:
     """Where the parts of one step's elimination lie in its vector (``nv`` velocities,
@@ -262,7 +269,7 @@ class CompiledElimination:
     PROJECTION_MAX_NV``): ``phi, J`` at ``q``, the Cholesky factors of ``M`` and ``S``
     (unrolled symbolically; a row whose Jacobian is zero is kept out of ``S`` by a unit
     diagonal, its impulse zero) and the step's vector (:class:`EliminationLayout`); its
-    flag ``bad`` is set when a pivot of ``S`` is at or below ``ELIMINATION_RCOND`` times
+    flag ``bad`` is set when a pivot of ``S`` is at or below ``CHOLESKY_PIVOT_GUARD`` times
     its largest diagonal (dependent rows) or one of ``M`` is not positive: the caller then
     takes the numpy path (the eigendecomposition's pseudo-inverse).
 
@@ -303,7 +310,7 @@ class CompiledElimination:
         cpv = -ca.mtimes(K, bias)
         smax = ca.mmax(ca.diag(S) * live)
         bad = ca.logic_or(ca.logic_not(ca.mmin(ca.vertcat(*mpiv)) > 0),
-                          ca.logic_not(ca.mmin(ca.vertcat(*[p - ELIMINATION_RCOND * smax
+                          ca.logic_not(ca.mmin(ca.vertcat(*[p - CHOLESKY_PIVOT_GUARD * smax
                                                             for p in spiv])) > 0))
         SXt = ca.mtimes(Sinv, X.T)                                    # m x nv
         g0 = -ca.mtimes(Sinv, a)
