@@ -35,7 +35,8 @@ prior (``1e-3``) recovers the lengths to a small fraction of a millimetre (the t
 Identifiability: a segment with fewer than three markers cannot fix its own rotation
 against free offsets (the markers' offsets follow any rotation about the joint); for the
 feet that rotation decides where the contact points meet the floor, so the markers on the
-contact segments keep their nominal placement by default (``fixed_offsets``). Over a moving trial the joint centres, hence the bone lengths, are
+contact segments keep their nominal placement by default (``fixed_offsets``). Over a
+moving trial the joint centres, hence the bone lengths, are
 determined by the markers whatever their offsets; from a static pose they are not (each
 marker's own offset could absorb any length), so fit a static pose with
 ``fit_offsets=False`` (the scales then follow the nominal marker placements). A segment

@@ -52,7 +52,8 @@ rows, 3 x 3 Delassus blocks, block PGS with the friction *disc* ``|p_t| <= mu p_
 isotropic by construction -- and an exact active-set polish, the integration; no BLAS
 calls). Loop closures are eliminated exactly before the contact problem (one more compiled
 call per step: the contacts see the closures' constrained Delassus operator, as the
-pivoting step's Schur complement has it; :mod:`multibody.plants._ts_closures`). Its warm start and buffers are kept in the context's memory. A step whose PGS
+pivoting step's Schur complement has it; :mod:`multibody.plants._ts_closures`). Its warm
+start and buffers are kept in the context's memory. A step whose PGS
 misses ``lcp_tolerance`` within ``pgs_max_sweeps`` sweeps is taken by the method's fallback,
 the interpreted step (Lemke; ``step.status.fallback_from``). ``contact_solver="lcp"``
 always takes the interpreted step;
