@@ -39,7 +39,8 @@ def _list_function(calls, scope: dict) -> Callable:
     """``f_list(t, x)`` (the small states' list form): load, then each leaf's
     ``time_derivatives`` called and checked as ``part_of`` does, written out once per number
     of leaves (no loop, star call or list building), the values joined in leaf order and
-    checked for finiteness once."""
+    checked for finiteness once. ``f_list.unchecked = (g, report)``: ``g`` is ``f_list``
+    without that check, ``report(t, values)`` raises what it would have for ``values``."""
     m = len(calls)
     code = _LIST_CODE.get(m)
     if code is None:
@@ -52,15 +53,22 @@ def _list_function(calls, scope: dict) -> Callable:
                       f"p.ndim != 1 or len(p) != n{i}:",   # shape (n,): no tuples made
                       f"        p = normalize_vector(p, n{i}, what{i})",
                       "    values = p.tolist()" if i == 0 else "    values += p.tolist()"]
+        # f_list, then the same without the finiteness test (the runs test the entries)
+        unchecked = [line.replace("def f_list", "def f_unchecked") for line in lines]
         lines += ["    if not isfinite(sum(values)):", "        check(t, array(values))",
-                  "    return values"]
+                  "    return values", *unchecked, "    return values"]
         code = _LIST_CODE[m] = compile("\n".join(lines), f"<derivatives of {m} leaves>", "exec")
     for i, (td, leaf, n, leaf_system, what) in enumerate(calls):
         scope.update({f"td{i}": td, f"c{i}": leaf, f"n{i}": n,
                       f"s{i}": leaf_system, f"what{i}": what})
     scope.update(PASS=_PASS, callback_error=_callback_error)
     exec(code, scope)   # noqa: S102 - our own generated source (above)
-    return scope["f_list"]
+    f_list, check, array = scope["f_list"], scope["check"], scope["array"]
+
+    def report(t, values):   # the check of f_list, for values found not finite
+        check(t, array(values))
+    f_list.unchecked = (scope["f_unchecked"], report)
+    return f_list
 
 
 def derivative_function(system, root, loader, nfev: list, locator) -> Callable:

@@ -32,7 +32,7 @@ import struct
 import numpy as np
 
 from ._float_sums import frozen
-from ._unrolled import entries, make_run
+from ._unrolled import checked, entries, finite, make_run
 
 __all__ = ["DormandPrinceStepper"]
 
@@ -74,19 +74,30 @@ def _body(n: int) -> list:
         "    a30, a31, a32 = h * A30, h * A31, h * A32",
         "    a40, a41, a42, a43 = h * A40, h * A41, h * A42, h * A43",
         "    a50, a51, a52, a53, a54 = h * A50, h * A51, h * A52, h * A53, h * A54",
-        f"    {entries('q{i}', n)}, = f(t + C1 * h, fb(pk({stage('p', ['a10'])})))",
-        f"    {entries('r{i}', n)}, = f(t + C2 * h, fb(pk({stage('pq', ['a20', 'a21'])})))",
-        f"    {entries('s{i}', n)}, = f(t + C3 * h, fb(pk({stage('pqr', ['a30', 'a31', 'a32'])})))",
-        f"    {entries('w{i}', n)}, = f(t + C4 * h, fb(pk("
-        f"{stage('pqrs', ['a40', 'a41', 'a42', 'a43'])})))",
-        f"    {entries('z{i}', n)}, = f(t + h, fb(pk("
+        "    ts = t + C1 * h",
+        f"    {entries('q{i}', n)}, = f(ts, fb(pk({stage('p', ['a10'])})))",
+        *finite("q", n),
+        "    ts = t + C2 * h",
+        f"    {entries('r{i}', n)}, = f(ts, fb(pk({stage('pq', ['a20', 'a21'])})))",
+        *finite("r", n),
+        "    ts = t + C3 * h",
+        f"    {entries('s{i}', n)}, = f(ts, fb(pk({stage('pqr', ['a30', 'a31', 'a32'])})))",
+        *finite("s", n),
+        "    ts = t + C4 * h",
+        f"    {entries('w{i}', n)}, = f(ts, fb(pk({stage('pqrs', ['a40', 'a41', 'a42', 'a43'])})))",
+        *finite("w", n),
+        "    ts = t + h",
+        f"    {entries('z{i}', n)}, = f(ts, fb(pk("
         f"{stage('pqrsw', ['a50', 'a51', 'a52', 'a53', 'a54'])})))",
+        *finite("z", n),
         "    b0, b2, b3, b4, b5 = h * B0, h * B2, h * B3, h * B4, h * B5",
         *(f"    y{i} = x{i} + b0 * p{i} + b2 * r{i} + b3 * s{i} + b4 * w{i} + b5 * z{i}"
           for i in range(n)),
         f"    x_new = fb(pk({entries('y{i}', n)}))",
-        "    k_new = f(t_new, x_new)",
+        "    ts = t_new",
+        "    k_new = f(ts, x_new)",
         f"    {entries('u{i}', n)}, = k_new",
+        *finite("u", n),
         "    e0, e2, e3, e4, e5, e6 = h * E0, h * E2, h * E3, h * E4, h * E5, h * E6",
         *(line for i in range(n) for line in (
             f"    a, b = abs(x{i}), abs(y{i})",
@@ -163,7 +174,8 @@ class DormandPrinceStepper:
         if self._run_n != len(xl):
             self._run_n = len(xl)
             self._run = None if not xl else make_run("RK45", len(xl), _body, dict(
-                _CONSTANTS, f=self._eval, rejected=self._rejected, save=self._save,
+                _CONSTANTS, **dict(zip(("f", "report"), checked(self._eval))),
+                rejected=self._rejected, save=self._save,
                 max_step=self.max_step, atol=self.atol, rtol=self.rtol))
         self.runs_steps = self._run is not None
 

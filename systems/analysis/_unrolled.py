@@ -31,7 +31,7 @@ import numpy as np
 
 from ..errors import StepSizeError
 
-__all__ = ["make_run", "entries"]
+__all__ = ["make_run", "entries", "finite", "checked"]
 
 _CODE: Dict[Tuple[str, int], object] = {}   # (scheme, n) -> code object of its run
 _PACK: Dict[int, Callable] = {}
@@ -40,6 +40,14 @@ _PACK: Dict[int, Callable] = {}
 def entries(fmt: str, n: int) -> str:
     """``fmt`` formatted for ``i = 0 .. n-1``, comma-separated (``"x{i}"`` -> ``x0, x1``)."""
     return ", ".join(fmt.format(i=i) for i in range(n))
+
+
+def finite(k: str, n: int) -> List[str]:
+    """Body lines testing the entries ``k0..`` of a stage just evaluated at time ``ts``:
+    ``report(ts, [k0, ...])`` when their sum is not finite (the derivative function's own
+    check, moved here; see :func:`checked`)."""
+    return [f"    if not isfinite({' + '.join(f'{k}{i}' for i in range(n))}):",
+            f"        report(ts, [{entries(k + '{i}', n)}])"]
 
 
 def _source(n: int, body: List[str]) -> str:
@@ -69,6 +77,17 @@ def _source(n: int, body: List[str]) -> str:
         "        save(t, x, k0, tp, xp, kp, hn, steps)",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _unchecked(t, values) -> None:
+    """No check (a derivative function without a list form of its own checks nothing)."""
+
+
+def checked(f) -> tuple:
+    """``(g, report)``: ``f.unchecked`` when ``f`` has it (``g`` is ``f`` without its
+    finiteness check, ``report(t, values)`` raises what ``f`` would have for ``values``),
+    else ``f`` itself and a report that does nothing."""
+    return getattr(f, "unchecked", None) or (f, _unchecked)
 
 
 def make_run(scheme: str, n: int, body: Callable[[int], List[str]], scope: dict):
