@@ -41,13 +41,18 @@ _FORWARD = ("ForwardPass", "ForwardPassResult", "JointTrackingController", "pene
 __all__ += list(_FORWARD)
 
 
+# sub-modules loaded on first use: the forward pass and its balance feedback (multibody.motion.
+# balance: the pelvis wrench through the stance legs, contact placement)
+_LAZY_MODULES = ("forward_pass", "balance")
+
+
 def __getattr__(name):
-    if name in _FORWARD or name == "forward_pass":
+    if name in _FORWARD or name in _LAZY_MODULES:
         import importlib
-        module = importlib.import_module(f"{__name__}.forward_pass")
-        return module if name == "forward_pass" else getattr(module, name)
+        module = importlib.import_module(f"{__name__}.{'forward_pass' if name in _FORWARD else name}")
+        return module if name in _LAZY_MODULES else getattr(module, name)
     raise AttributeError(f"module 'multibody.motion' has no attribute {name!r}")
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_FORWARD) | {"forward_pass"})
+    return sorted(set(globals()) | set(_FORWARD) | set(_LAZY_MODULES))
