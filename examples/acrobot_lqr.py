@@ -86,7 +86,7 @@ class Acrobot(LeafSystem):
         r1, r2 = -b1, tau - b2
         vdot1 = (m22 * r1 - m12 * r2) / det
         vdot2 = (m11 * r2 - m12 * r1) / det
-        return ops.vertcat(v1, v2, vdot1, vdot2)
+        return ops.from_entries(v1, v2, vdot1, vdot2)
 
 
 def build(q_weights=(10.0, 10.0, 1.0, 1.0), r_weight=1.0, log_period=0.01):

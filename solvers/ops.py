@@ -39,7 +39,7 @@ __all__ = [
     "exp", "log", "sqrt", "fabs", "floor", "sign", "fmin", "fmax", "clip", "if_else",
     "vertcat", "horzcat", "vector", "zeros", "eye", "dot", "cross", "norm_2",
     "solve", "inv", "transpose", "diag", "sum1", "sumsqr", "numel", "to_numpy",
-    "function_name", "entries",
+    "function_name", "entries", "from_entries",
 ]
 
 CASADI_TYPES = (ca.SX, ca.MX, ca.DM)
@@ -228,6 +228,43 @@ def entries(x: Any) -> list:
     if isinstance(x, np.ndarray):
         return list(x.ravel())
     return list(x)
+
+
+def from_entries(*entries: Any):
+    """A vector from its entries: their tuple when every entry is a Python ``float``,
+    otherwise ``vertcat(*entries)`` (a CasADi column for symbolic entries).
+
+    The inverse of :func:`entries` for a block's result: a ``time_derivatives`` written on
+    Python floats returns ``ops.from_entries(v1, v2, vdot1, vdot2)``, and on a numeric
+    context the Simulator takes the floats as they are (no array made and unpacked again;
+    see ``LeafSystem.time_derivatives``), while the same code still builds a CasADi column
+    when traced.
+
+    Parameters
+    ----------
+    *entries : float, CasADi scalar or vector
+        The entries, in order (``n`` of them for a vector of size ``n``).
+
+    Returns
+    -------
+    tuple of n float, or what :func:`vertcat` returns
+        A tuple of floats when every entry's type is exactly ``float``; otherwise a 1-D numpy
+        array (numeric entries, numpy scalars or vectors among them) or a CasADi column.
+
+    Examples
+    --------
+    >>> from_entries(1.0, 2.0)
+    (1.0, 2.0)
+    >>> from_entries(1.0, np.float64(2.0))
+    array([1., 2.])
+    >>> import casadi as ca
+    >>> from_entries(ca.SX.sym("a"), 2.0).shape
+    (2, 1)
+    """
+    for e in entries:   # a loop: cheaper than all() of a generator
+        if type(e) is not float:
+            return vertcat(*entries)
+    return entries
 
 
 def horzcat(*parts: Any):

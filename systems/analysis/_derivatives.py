@@ -32,32 +32,43 @@ def _callback_error(system, exc: Exception) -> SystemCallbackError:
                                f"{type(exc).__name__}: {exc}")
 
 
-_LIST_CODE: dict = {}   # number of leaves -> the code of their list form
+_LIST_CODE: dict = {}   # the leaves' sizes -> the code of their list form
 
 
 def _list_function(calls, scope: dict) -> Callable:
     """``f_list(t, x)`` (the small states' list form): load, then each leaf's
-    ``time_derivatives`` called and checked as ``part_of`` does, written out once per number
-    of leaves (no loop, star call or list building), the values joined in leaf order and
-    checked for finiteness once. ``f_list.unchecked = (g, report)``: ``g`` is ``f_list``
-    without that check, ``report(t, values)`` raises what it would have for ``values``."""
-    m = len(calls)
-    code = _LIST_CODE.get(m)
+    ``time_derivatives`` called and checked as ``part_of`` does, written out once per tuple
+    of leaf sizes (no loop, star call or list building), the values joined in leaf order and
+    checked for finiteness once. A leaf's list or tuple of exactly ``n`` Python floats is
+    taken as it is (its entries' types tested one by one, written out); anything else goes
+    through ``normalize_vector`` (the array path: the same conversion and errors).
+    ``f_list.unchecked = (g, report)``: ``g`` is ``f_list`` without the finiteness check,
+    ``report(t, values)`` raises what it would have for ``values``."""
+    sizes = tuple(n for _, _, n, _, _ in calls)
+    code = _LIST_CODE.get(sizes)
     if code is None:
         lines = ["def f_list(t, x):", "    load(t, x)", "    nfev[0] += 1"]
-        for i in range(m):
+        for i, n in enumerate(sizes):
+            floats = " and ".join([f"type(p[{j}]) is float" for j in range(n)] or ["True"])
+            take, join = ("values = [*p]", "values = ") if i == 0 else ("values += p",
+                                                                       "values += ")
             lines += ["    try:", f"        p = td{i}(c{i})", "    except PASS:", "        raise",
                       "    except Exception as exc:",
                       f"        raise callback_error(s{i}, exc) from exc",
-                      f"    if type(p) is not ndarray or p.dtype is not float64 or "
-                      f"p.ndim != 1 or len(p) != n{i}:",   # shape (n,): no tuples made
-                      f"        p = normalize_vector(p, n{i}, what{i})",
-                      "    values = p.tolist()" if i == 0 else "    values += p.tolist()"]
+                      "    tp = type(p)",
+                      f"    if (tp is tuple or tp is list) and len(p) == {n} and {floats}:",
+                      f"        {take}",
+                      f"    elif tp is ndarray and p.dtype is float64 and p.ndim == 1 and "
+                      f"len(p) == {n}:",   # shape (n,): no tuples made
+                      f"        {join}p.tolist()",
+                      "    else:",
+                      f"        {join}normalize_vector(p, {n}, what{i}).tolist()"]
         # f_list, then the same without the finiteness test (the runs test the entries)
         unchecked = [line.replace("def f_list", "def f_unchecked") for line in lines]
         lines += ["    if not isfinite(sum(values)):", "        check(t, array(values))",
                   "    return values", *unchecked, "    return values"]
-        code = _LIST_CODE[m] = compile("\n".join(lines), f"<derivatives of {m} leaves>", "exec")
+        code = _LIST_CODE[sizes] = compile("\n".join(lines), f"<derivatives of {len(sizes)} "
+                                           f"leaves>", "exec")
     for i, (td, leaf, n, leaf_system, what) in enumerate(calls):
         scope.update({f"td{i}": td, f"c{i}": leaf, f"n{i}": n,
                       f"s{i}": leaf_system, f"what{i}": what})
