@@ -290,7 +290,18 @@ class LeafSystem(System):
 
     # ================================================================== callbacks
     def time_derivatives(self, context: LeafContext):
-        """Override: xdot as a sequence, numpy vector or CasADi column of size nx."""
+        """Override: the time derivatives ``xdot`` of the continuous state, size ``nx``.
+
+        Return a float numpy vector of shape ``(nx,)``, or a CasADi column on a symbolic
+        context, or -- on a numeric context -- a list or tuple of ``nx`` Python floats, as
+        ``ops.from_entries(v1, v2, vdot1, vdot2)`` gives for code written on ``ops.entries``
+        (the same code returns a CasADi column when traced). The interpreted Simulator takes
+        such floats as they are; :meth:`eval_time_derivatives` and every other caller
+        (linearization, batched and scipy integrators) convert any other sequence through
+        the port's vector check. A wrong size raises :class:`~systems.errors.PortValueError`
+        naming the system, a non-finite entry during a simulation
+        :class:`~systems.errors.NonFiniteStateError`, whichever form is returned.
+        """
         if self.num_continuous_states():
             raise NotImplementedError(f"system '{self.name}' declares {self.num_continuous_states()} "
                                       f"continuous states but does not override time_derivatives")

@@ -96,3 +96,15 @@ def test_is_symbolic():
     assert not ops.is_symbolic(0.5) and not ops.is_symbolic(np.array([0.5]))
     assert ops.is_symbolic(x) and ops.is_symbolic([0.5, x]) and ops.is_symbolic(ca.MX.sym("m"))
     assert not ops.is_symbolic(ca.DM(1.0))
+
+
+def test_from_entries():
+    out = ops.from_entries(1.5, -2.0)
+    assert type(out) is tuple and out == (1.5, -2.0)
+    # not all Python floats: vertcat's array (numpy scalars, ints) or CasADi column
+    arr = ops.from_entries(1.5, np.float64(2.0), 3)
+    assert type(arr) is np.ndarray and arr.tolist() == [1.5, 2.0, 3.0]
+    x = ca.SX.sym("x", 2)
+    col = ops.from_entries(*ops.entries(x), 2.0)
+    assert col.shape == (3, 1)
+    assert ca.Function("f", [x], [col])([4.0, 5.0]).full().ravel().tolist() == [4.0, 5.0, 2.0]
