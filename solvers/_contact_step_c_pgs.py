@@ -228,7 +228,8 @@ static int polish(int na, const int *act, const int *it, const int *cands, int n
                   const double *vfree, double mu, const double *cfmk, const double *plo,
                   const double *pup, const int *one, const int *bil, double *M, double *x,
                   double *dsl, int *idn, int *idt, int *mode, int *hi, const int *blocks,
-                  double *psol, double *vs, double dtol, const double *vel0, double *wsl) {
+                  double *psol, double *vs, double dtol, const double *vel0, double *wsl,
+                  int newton) {
     int nu, j, l, r, s, i, feasible = 0, consistent = 0;
     for (j = 0; j < na; ++j) {
         const int k = act[j];
@@ -247,8 +248,11 @@ static int polish(int na, const int *act, const int *it, const int *cands, int n
             if (!(tt < mu * pk[0] * (1 - 1e-9)) && tt > 0) {
                 mode[j] = PM_SLIDE;
                 dsl[2 * j] = pk[1] / tt; dsl[2 * j + 1] = pk[2] / tt;
-                slip_at(it, cands, nv, Jall, cfmk, bias, act[j], pk, vel0, wsl + 3 * j);
-                wsl[3 * j + 2] = pk[0];
+                wsl[3 * j] = wsl[3 * j + 1] = wsl[3 * j + 2] = 0.0;
+                if (newton) {
+                    slip_at(it, cands, nv, Jall, cfmk, bias, act[j], pk, vel0, wsl + 3 * j);
+                    wsl[3 * j + 2] = pk[0];
+                }
             }
         }
     }
@@ -451,6 +455,7 @@ static int polish(int na, const int *act, const int *it, const int *cands, int n
            the mode */
         for (j = 0; j < na; ++j) {
             const int k = act[j];
+            if (mode[j] == PM_SLIDE && !newton) continue;   /* directions kept */
             if (mode[j] == PM_SLIDE) {
                 /* the sliding law at the solution: the slip gone, the contact sticks; the
                    friction off the slip's opposite direction by more than dtol (velocity

@@ -147,10 +147,11 @@ class _Problem:
             res = max(res, rn, rt)
         return res
 
-    def polish(self, vfree, bias, dtol, vel):
+    def polish(self, vfree, bias, dtol, vel, newton=True):
         """The C kernel's polish (its active-set passes, :mod:`._contact_step_numpy_polish`)
-        from PGS's point (velocity ``vel``): the new impulses or None."""
-        return _polish.polish(self, vfree, bias, dtol, POLISH_PASSES, vel)
+        from PGS's point (velocity ``vel``; ``newton``: the sliding law by Newton, else
+        fixed directions): the new impulses or None."""
+        return _polish.polish(self, vfree, bias, dtol, POLISH_PASSES, vel, newton)
 
 
 def contact_step(it: np.ndarray, dt: np.ndarray, inp: np.ndarray, out: np.ndarray) -> int:
@@ -392,6 +393,7 @@ def contact_step(it: np.ndarray, dt: np.ndarray, inp: np.ndarray, out: np.ndarra
     na = len(prob.p)
     vel = prob.vel(vfree)
     it_n, last_polish, change, gap = 0, 0, 0.0, POLISH_GAP
+    newton = True             # the polish's sliding law: Newton, or fixed directions
     while it_n < maxit and na > 0:
         change = 0.0
         om = 1.0 if it_n < 2 else OMEGA
@@ -439,7 +441,9 @@ def contact_step(it: np.ndarray, dt: np.ndarray, inp: np.ndarray, out: np.ndarra
                 gap *= 2
             saved = [p.copy() for p in prob.p]
             r0 = prob.residual(vel)
-            new = prob.polish(vfree, bias_l, ittol * bscale, vel)
+            new = prob.polish(vfree, bias_l, ittol * bscale, vel, newton)
+            if new is None and newton:      # the Newton passes failed: fixed directions
+                new = prob.polish(vfree, bias_l, ittol * bscale, vel, False)
             if new is not None:
                 prob.p = new
                 vtmp = prob.vel(vfree)
@@ -447,6 +451,7 @@ def contact_step(it: np.ndarray, dt: np.ndarray, inp: np.ndarray, out: np.ndarra
                 if r1 <= ittol * bscale:
                     vel = vtmp
                     break
+                newton = not newton     # a point not ending the step: the other kind next
                 if r1 < r0:
                     vel = vtmp
                 else:

@@ -14,7 +14,7 @@ import numpy as np
 __all__: list[str] = []  # private module
 
 
-def first_modes(prob, vel):
+def first_modes(prob, vel, newton=True):
     """The polish's first modes (``POLISH_MODES`` of the layout) from the impulses PGS found
     (at the velocity ``vel``), and their values: per slot a mode and a pair (a sliding
     direction, or a fixed one-row value first), and per sliding slot the point of its
@@ -32,8 +32,9 @@ def first_modes(prob, vel):
             if not tt < mu * p[0] * (1 - 1e-9) and tt > 0:
                 modes.append("slide")
                 val[j] = p[1:] / tt
-                wsl[j, :2] = prob.w(j, vel)[1:]
-                wsl[j, 2] = p[0]
+                if newton:
+                    wsl[j, :2] = prob.w(j, vel)[1:]
+                    wsl[j, 2] = p[0]
             else:
                 modes.append("stick")
         else:
@@ -110,12 +111,12 @@ def solve_modes(prob, vfree, bias, modes, val, wsl, dtol):
     return idn, idt, sol
 
 
-def polish(prob, vfree, bias, dtol, passes, vel):
+def polish(prob, vfree, bias, dtol, passes, vel, newton=True):
     """The C kernel's polish from PGS's point (velocity ``vel``): at most ``passes`` dense
     solves on the modes; the new impulses (3 per slot) of a consistent pass or of the last
     feasible one, else None. ``dtol``: the velocity tolerance of the modes' conditions."""
     na, mu = len(prob.p), prob.mu
-    modes, val, wsl = first_modes(prob, vel)
+    modes, val, wsl = first_modes(prob, vel, newton)
     out = None
     for _ in range(passes):
         solved = solve_modes(prob, vfree, bias, modes, val, wsl, dtol)
@@ -164,6 +165,8 @@ def polish(prob, vfree, bias, dtol, passes, vel):
         for Y, pj in zip(prob.Y, out):
             vs += Y.T @ pj
         for j in range(na):           # the modes' assumptions at the solution
+            if modes[j] == "slide" and not newton:     # directions kept
+                continue
             if modes[j] == "slide":   # the sliding law: slip gone -> stick, else Newton
                 wt = prob.J[j][1:] @ vs + prob.cfm[j] * out[j][1:] + bias[j][1:]
                 nwt, tp = math.hypot(wt[0], wt[1]), math.hypot(out[j][1], out[j][2])

@@ -234,9 +234,8 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
             if (!(dist <= margin)) continue;
             o[CO_ACTIVE] = 1.0;
             act[na++] = k;
-            /* rows n, a1, a2 (a1: world x projected, y when |n_x| > 0.9; a2 = n x a1):
-               d . (u + w x x) = d . U + (x x d) . W on the signed columns, each column's U
-               and W read once, kept in jl */
+            /* rows n, a1, a2 (a1: world x, y when |n_x| > 0.9, projected; a2 = n x a1) into
+               jl: d . (u + w x x) = d . U + (x x d) . W on the signed columns */
             double a1[3], a2[3], aa[3] = {0, 0, 0};
             if (fabs(n[0]) < 0.9) aa[0] = 1.0; else aa[1] = 1.0;
             const double an = dot3(aa, n);
@@ -259,8 +258,7 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
                 s1 += jl[3 * j + 1] * vfree[col];
                 s2 += jl[3 * j + 2] * vfree[col];
             }
-            /* t1 against the slip of B relative to A at x under the free velocity (its
-               components s1, s2 along a1, a2), t2 = n x t1; rows t1, t2 from rows a1, a2 */
+            /* t1 against B's slip on A at x under v_free (s1, s2 along a1, a2), t2 = n x t1 */
             double t1[3], t2[3];
             const double speed = sqrt(s1 * s1 + s2 * s2);
             if (speed > 1e-12) {
@@ -281,9 +279,8 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
                 const int col = cc[COL_SIZE * j + COL_COLUMN];
                 for (r = 0; r < 3; ++r) Jk[r * nv + col] = jl[3 * j + r];
             }
-            /* Y = M^-1 J^T on the blocks the candidate touches (only there: no reader looks
-               elsewhere, except the closures' map, which takes full rows); from the rows'
-               values kept in jl (no reloading of the rows just stored) */
+            /* Y = M^-1 J^T from jl on the candidate's blocks only (no reader looks elsewhere;
+               the closures' map takes full rows) */
             double *Yk = Y + 3 * nv * k;
             const int *bl = it + ci[CI_COLUMNS] + COL_SIZE * ncol;
             const int nbl = bl[0];
@@ -291,7 +288,7 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
             for (int b = 0; b < nbl; ++b) {
                 const int bk = bl[1 + b];
                 const int bs = blocks[BLK_SIZE * bk + BLK_START], bn = blocks[BLK_SIZE * bk + BLK_LENGTH];
-                if (bn == 6) {                /* a free body: the same, sizes known */
+                if (bn == 6) {                /* a free body: as below, sizes known */
                     double a0[6] = {0}, a1[6] = {0}, a2[6] = {0};
                     for (j = 0; j < ncol; ++j) {
                         const int col = cc[COL_SIZE * j + COL_COLUMN];
@@ -384,7 +381,7 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
         gk[4] = lmax2(a, b, cdd);
         gk[5] = 1.0 / gk[4];
     }
-    int iter = 0, last_polish = 0, gap = POLISH_GAP;
+    int iter = 0, last_polish = 0, gap = POLISH_GAP, newton = 1;   /* newton: see the polish */
     double change = 0.0;
     for (iter = 0; iter < maxit && na > 0; ++iter) {
         change = 0.0;
@@ -467,14 +464,21 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
             if (iter > 1) gap *= 2;        /* a polish that does not end the step: back off */
             for (j = 0; j < na; ++j) memcpy(psave + 3 * j, co + CO_SIZE * act[j] + CO_IMPULSE, 3 * sizeof(double));
             const double r0 = residual(na, act, it, cands, nv, co, Jall, G, bias, vel, mu, cfmk, plo, pup, one, bil);
-            if (polish(na, act, it, cands, nv, co, Jall, Y, bias, vfree, mu, cfmk, plo, pup, one, bil,
-                       Mp, xp, dsl, idn, idt, pmode, prow, blocks, psol2, vtmp, ittol * bscale,
-                       vel, wsl)) {
+            /* sliding law by Newton (fixed directions after a Newton miss, or if it fails) */
+            int got = polish(na, act, it, cands, nv, co, Jall, Y, bias, vfree, mu, cfmk, plo, pup,
+                             one, bil, Mp, xp, dsl, idn, idt, pmode, prow, blocks, psol2, vtmp,
+                             ittol * bscale, vel, wsl, newton);
+            if (!got && newton)
+                got = polish(na, act, it, cands, nv, co, Jall, Y, bias, vfree, mu, cfmk, plo, pup,
+                             one, bil, Mp, xp, dsl, idn, idt, pmode, prow, blocks, psol2, vtmp,
+                             ittol * bscale, vel, wsl, 0);
+            if (got) {
                 /* exact on the right active set: done; else keep whichever point is better
                    (the polished one often is, and PGS continues from it) */
                 rebuild_vel(na, act, it, cands, blocks, nv, co, Y, vfree, vtmp);
                 const double r1 = residual(na, act, it, cands, nv, co, Jall, G, bias, vtmp, mu, cfmk, plo, pup, one, bil);
                 if (r1 <= ittol * bscale) { memcpy(vel, vtmp, nv * sizeof(double)); ++iter; break; }
+                newton = !newton;     /* a point not ending the step: the other kind next */
                 if (r1 < r0) memcpy(vel, vtmp, nv * sizeof(double));
                 else {
                     for (j = 0; j < na; ++j) memcpy(co + CO_SIZE * act[j] + CO_IMPULSE, psave + 3 * j, 3 * sizeof(double));
@@ -584,8 +588,7 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
         }
     }
 
-    /* 7. integrate q (+) h N(q) vn; 8. free joints' velocities in their new frames */
-    integrate_joints(joints, nj, frees, nfree, q, h, vn, qn);
+    integrate_joints(joints, nj, frees, nfree, q, h, vn, qn);   /* 7., 8. (q, free joints) */
     for (i = 0; i < nv; ++i) acc[i] = (vn[i] - v[i]) / h;
     return 0;
 }
