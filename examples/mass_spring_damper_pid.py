@@ -42,10 +42,11 @@ class MassSpringDamper(LeafSystem):
                                  prerequisites=["continuous_state"])
 
     def time_derivatives(self, context):
-        # ops.entries: Python floats when numeric (cheapest), CasADi scalars when traced
+        # ops.entries: Python floats when numeric (cheapest), CasADi scalars when traced;
+        # ops.from_entries: their tuple back (the Simulator takes it as is), or a CasADi column
         q, v = ops.entries(context.continuous_state)
         u, = ops.entries(self._u.eval(context))
-        return ops.vertcat(v, (u - self.c * v - self.k * q) / self.m)
+        return ops.from_entries(v, (u - self.c * v - self.k * q) / self.m)
 
 
 def build(kp=10.0, ki=5.0, kd=2.0, step_time=0.5, m=1.0, c=0.5, k=2.0):

@@ -102,8 +102,6 @@ class PidController(LeafSystem):
     def time_derivatives(self, context):
         xd, x = self._xd.eval(context), self._x.eval(context)
         if self._one and type(x) is _NDARRAY and type(xd) is _NDARRAY:
-            zdot = _EMPTY(1)
-            zdot[0] = xd.item(0) - x.item(0)
-            return zdot
+            return (xd.item(0) - x.item(0),)   # a tuple of floats (LeafSystem's list contract)
         n = self.num_positions
         return xd[0:n] - x[0:n]
