@@ -56,6 +56,9 @@ class PidController(LeafSystem):
         self.declare_continuous_state(n)
         self._x = self.declare_input_port("estimated_state", 2 * n)
         self._xd = self.declare_input_port("desired_state", 2 * n)
+        # the callbacks read their inputs by index from their own context (the port's eval
+        # without its frame; the same value and errors)
+        self._ix, self._ixd = self._x.index, self._xd.index
         # an integral-only PID (kp = kd = 0) has no direct feedthrough (Drake): no false loop
         self._feeds = feeds = bool(np.any(self.kp) or np.any(self.kd))
         self.declare_output_port("control", n, self._control, feedthrough=feeds,
@@ -81,7 +84,8 @@ class PidController(LeafSystem):
         z = context.continuous_state
         if not self._feeds:
             return self.ki * z
-        xd, x = self._xd.eval(context), self._x.eval(context)
+        read = context.eval_input
+        xd, x = read(self._ixd), read(self._ix)
         if self._small and type(z) is _NDARRAY and type(x) is _NDARRAY and type(xd) is _NDARRAY:
             # numeric and small: the same sums on Python floats (no numpy call per term)
             if self._one:
@@ -100,7 +104,8 @@ class PidController(LeafSystem):
         return self.kp * e[0:n] + self.ki * z + self.kd * e[n:2 * n]
 
     def time_derivatives(self, context):
-        xd, x = self._xd.eval(context), self._x.eval(context)
+        read = context.eval_input
+        xd, x = read(self._ixd), read(self._ix)
         if self._one and type(x) is _NDARRAY and type(xd) is _NDARRAY:
             return (xd.item(0) - x.item(0),)   # a tuple of floats (LeafSystem's list contract)
         n = self.num_positions
