@@ -257,10 +257,9 @@ class LeafContext(Context):
         s = src[index]
         if s is None:  # fixed, exported from the root or open: the general path
             return Context.eval_input(self, index)
-        leaf, j = s
+        leaf, j, port = s
         value = leaf._cache[j]
         if value is _INVALID:   # leaf.eval_output(j), written in (one call less per read)
-            port = leaf.system.output_ports[j]
             try:
                 value = port.calc(leaf)
             except _PASS:
@@ -583,8 +582,9 @@ def _build_tables(root: Context) -> dict:
 
 
 def _resolve_upstream(leaf: LeafContext, index: int, stop_at_fixed: bool = False):
-    """The (leaf context, output index) feeding a leaf input, or None (root input / open;
-    with ``stop_at_fixed``, also an input exported from a diagram input fixed on the way)."""
+    """The (leaf context, output index, output port) feeding a leaf input, or None (root
+    input / open; with ``stop_at_fixed``, also an input exported from a diagram input fixed
+    on the way)."""
     ctx: Context = leaf
     i = index
     while True:
@@ -598,7 +598,7 @@ def _resolve_upstream(leaf: LeafContext, index: int, stop_at_fixed: bool = False
             while isinstance(sub, DiagramContext):
                 sa, sb = sub.system.output_sources[j]
                 sub, j = sub._subs[sa], sb
-            return (sub, j)
+            return (sub, j, sub.system.output_ports[j])
         if kind == "in":
             ctx, i = parent, a
             if stop_at_fixed and i in ctx._fixed:
