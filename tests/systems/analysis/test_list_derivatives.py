@@ -8,6 +8,7 @@ import pytest
 from solvers import ops
 from systems import DiagramBuilder, LeafSystem
 from systems.analysis import Simulator
+from systems.analysis.batched import batched_time_derivatives
 from systems.analysis.linearize import linearize
 from systems.errors import NonFiniteStateError, PortValueError
 from systems.primitives import ConstantVectorSource
@@ -82,6 +83,11 @@ def test_from_entries_result_and_conversion_elsewhere():
     lin = linearize(p, ctx)
     np.testing.assert_allclose(lin.A, [[0.0, 1.0], [-9.81, -0.1]], atol=1e-12)
     np.testing.assert_allclose(lin.B, [[0.0], [1.0]], atol=1e-12)
+    # batched (the CasADi function of the traced code), row by row against the floats
+    X, U = np.array([[0.5, 2.0], [-1.0, 0.3]]), np.array([[1.0], [-2.0]])
+    out = batched_time_derivatives(p, ctx, X, U)
+    for (th, om), (u,), row in zip(X, U, out):
+        np.testing.assert_allclose(row, [om, -9.81 * np.sin(th) - 0.1 * om + u], rtol=1e-14)
 
 
 @pytest.mark.parametrize("bad", [lambda om, acc: (om,), lambda om, acc: [om, acc, 0.0]])
