@@ -101,7 +101,8 @@ def derivative_function(system, root, loader, nfev: list, locator) -> Callable:
     For a state of at most 32 entries whose leaves are called directly, ``f.as_list`` is
     the same function for the integrators' float paths: it takes ``x`` as an immutable
     float64 array (over a ``bytes`` object, as they make their stages) without checking it,
-    and returns the derivative as a list of Python floats (no array made and unpacked again).
+    and returns the derivative as a list of Python floats (no array made and unpacked again;
+    a leaf returning a list or tuple of Python floats, ``ops.from_entries``, is taken as is).
 
     ``x`` is copied once (read-only) and shared by the leaves as views, unless it is
     already a read-only float64 array owning its data or over a ``bytes`` object (which
