@@ -33,7 +33,10 @@ data can resolve); a point that pushes and slides pays ``f^n |v^t|^2`` (``v^t`` 
 along the floor). Joint limits bound the control points (so the whole spline). The sums run
 over the ``N`` visible marker samples (``m_ik`` measured, ``p_i`` modelled) and the ``T``
 frames; ``W`` is the body weight, ``q^0`` the warm start, ``lambda`` a weak prior (m/rad)
-on the joint coordinates.
+on the joint coordinates. Optional terms keep a rigid foot's contacts (``contact_height_scale``,
+``penetration``, ``penetration_scale``: loaded points pulled onto the floor, no point in it);
+on the HDM walk they do not flatten the marker-fitted feet at 1 cm of marker error (the
+feet's markers hold them 16-28 deg from flat while they rest; ``benchmarks/bench_forward_pass.py``).
 
 The NLP is built with CasADi (one symbolic function per frame, mapped over the frames, exact
 first and second derivatives) and solved by IPOPT. Points far from the floor in the warm
@@ -80,7 +83,8 @@ from .contact_inverse_dynamics import (ContactInverseDynamics, ContactInverseDyn
 from .errors import ContactError, MarkerSetError, TrajectoryError
 from .marker_set import marker_set_arrays, marker_weight_array
 from .smoothing import JointTrajectory
-from .consistent_motion_terms import (IterationMonitor, add_contact_curvature,
+from .consistent_motion_terms import (IterationMonitor, add_contact_curvature, add_contact_height,
+                                      marker_errors,
                                       feasible_cone_coefficients, gauss_newton_blocks)
 from .spline_hessian import HessianCallback, SplineBlockHessian
 from .spline_motion import VQDOT_JOINT_TYPES, UniformBSpline, spline_state
@@ -220,6 +224,17 @@ class ConsistentMotion:
         constraints is left out, and the residuals are not zero), so the last digits of the
         objective cost many iterations that change neither the residual nor the markers
         measurably; ``stall_tolerance=0`` turns the rule off.
+    contact_height_scale : float, optional
+        ``sigma_h`` (m) of the loaded-height term ``sum_j f^n_j phi_j^2 / (W sigma_h^2)``
+        (per frame, over ``T``): a point that pushes is pulled onto the floor (the flat
+        stance of a rigid foot); None (default): off.
+    penetration : float, optional
+        Bound every point's height at every frame from below, ``phi >= -penetration`` (m;
+        constraints in mm, so their violation and ``stall_violation`` compare as mm); None
+        (default): no bound.
+    penetration_scale : float, optional
+        ``sigma_p`` (m) of the soft non-penetration term ``sum_j min(phi_j, 0)^2 /
+        sigma_p^2`` (per frame, over ``T``); None (default): off.
     contact_curvature : bool
         Add the convex part of the contact constraints' curvature (times their multipliers)
         to the Gauss-Newton Hessian
@@ -248,7 +263,10 @@ class ConsistentMotion:
                  max_iterations: int = 100, tolerance: float = 1e-6,
                  hessian: str = "gauss-newton", ipopt_options: Optional[dict] = None,
                  stall_tolerance: float = 0.01, stall_iterations: int = 5,
-                 stall_violation: float = 1.0, contact_curvature: bool = False) -> None:
+                 stall_violation: float = 1.0, contact_curvature: bool = False,
+                 penetration: Optional[float] = None,
+                 contact_height_scale: Optional[float] = None,
+                 penetration_scale: Optional[float] = None) -> None:
         who = f"ConsistentMotion on tree '{tree.name}'"
         self.tree = tree.finalize()
         h0, h1 = (float(x) for x in contact_band)
@@ -296,6 +314,16 @@ class ConsistentMotion:
         self.stall_tolerance, self.stall_iterations = float(stall_tolerance), int(stall_iterations)
         self.stall_violation = float(stall_violation)
         self.contact_curvature = bool(contact_curvature)
+        for name, val, low in (("penetration", penetration, 0.0),
+                               ("contact_height_scale", contact_height_scale, 1e-300),
+                               ("penetration_scale", penetration_scale, 1e-300)):
+            if val is not None and not (np.isfinite(val) and val >= low):
+                raise ContactError(f"{who}: {name} must be None or finite and "
+                                   f"{'>=' if low == 0 else '>'} 0, got {val!r}")
+        self.penetration_scale = None if penetration_scale is None else float(penetration_scale)
+        self.penetration = None if penetration is None else float(penetration)
+        self.contact_height_scale = (None if contact_height_scale is None
+                                     else float(contact_height_scale))
         self._who = who
         self.joint_q = np.array([j.q_start + c for j in self.tree.joints
                                   if j.type in VQDOT_JOINT_TYPES for c in range(j.nq)], int)
@@ -364,8 +392,14 @@ class ConsistentMotion:
                    + ca.dot(fn, slip) / (W * sv ** 2) + self.force_weight * ca.sumsqr(beta)
                    + (self.prior_weight / sm) ** 2 / mbar * ca.sumsqr(dq)
                    + (ca.dot(s, s) - 1) ** 2) / T)
+        if self.contact_height_scale is not None:      # loaded points on the floor
+            cost += ca.dot(fn, phi ** 2) / (W * self.contact_height_scale ** 2 * T)
+        if self.penetration_scale is not None:         # no point in the floor (soft)
+            cost += ca.sumsqr(ca.fmin(phi, 0)) / (self.penetration_scale ** 2 * T)
         h0, h1 = self.contact_band
         g = fn - self.max_force * _smooth_step((phi - h0) / (h1 - h0))
+        if self.penetration is not None:                # no point below -penetration (mm)
+            g = ca.vertcat(g, 1e3 * (-phi - self.penetration))
         ins = [y, yd, ydd, beta, meas, mw, qref]
         names = ["y", "yd", "ydd", "beta", "m", "mw", "qref"]
         nlp = ca.Function("consistent_frame_cost", ins, [cost], names, ["cost"])
@@ -523,8 +557,14 @@ class ConsistentMotion:
             Jm, Jr, Jv, fn, sq, Jphi, phi = (np.asarray(o) for o in jmap(
                 Yv[0].T, Yv[1].T, Yv[2].T, xv[nq * K:].reshape(T, P * E).T, *data_dm))
             H = gauss_newton_blocks(self, Jm, Jr, Jv, fn, sq, mw, T, nvis / T, lam_f)
+            if self.contact_height_scale is not None:
+                add_contact_height(self, H, Jphi, np.maximum(fn.T, 0.0) / (
+                    self.weight * self.contact_height_scale ** 2 * T), lam_f)
+            if self.penetration_scale is not None:
+                add_contact_height(self, H, Jphi, (phi.T < 0) / (
+                    self.penetration_scale ** 2 * T), lam_f)
             if self.contact_curvature:
-                add_contact_curvature(self, H, Jphi, phi, lam_g.reshape(T, P), T, P)
+                add_contact_curvature(self, H, Jphi, phi, lam_g.reshape(T, -1)[:, :P], T, P)
             return hess.values(H)
         bar = ProgressLine(self.max_iterations, "consistent motion", enabled=progress, delay=0.5)
         cb = IterationMonitor(g.numel(), bar, self.stall_iterations, self.stall_tolerance,
@@ -556,7 +596,7 @@ class ConsistentMotion:
         Xm = np.asarray(o[5]).T.reshape(T, M, 3)
         phi = np.asarray(o[6]).T
         err = np.where(vis, np.linalg.norm(Xm - np.where(vis[..., None], X, 0.0), axis=2), np.nan)
-        e0 = self._marker_errors(warm.q, X, vis)
+        e0 = marker_errors(self, warm.q, X, vis)
         allowed = cand & (phi < self.contact_band[1])
         check = cid.solve(traj, progress=False, active=allowed)
         rv = cid.root_v
@@ -567,17 +607,3 @@ class ConsistentMotion:
             int(stats.get("iter_count", cb.count)), time.perf_counter() - start,
             time.process_time() - cpu_start,
             list(cb.objective), list(cb.max_violation))
-
-    def _marker_errors(self, Q, X, vis):
-        fun = self._marker_function()
-        Xm = np.asarray(fun.map(len(Q))(Q.T)).T.reshape(X.shape)
-        return np.where(vis, np.linalg.norm(Xm - np.where(vis[..., None], X, 0.0), axis=2),
-                        np.nan)
-
-    def _marker_function(self) -> ca.Function:
-        q = ca.SX.sym("q", self.tree.nq)
-        X = []
-        for body, o in zip(self.marker_bodies, self.marker_offsets):
-            Tb = self.tree.body_pose(body, q)
-            X.append(Tb[0:3, 3] + Tb[0:3, 0:3] @ ca.DM(o))
-        return ca.Function("markers", [q], [ca.vertcat(*X)])

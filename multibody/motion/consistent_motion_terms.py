@@ -21,7 +21,7 @@ from scipy.optimize import lsq_linear
 from solvers.progress import ProgressLine
 
 __all__ = ["IterationMonitor", "feasible_cone_coefficients", "gauss_newton_blocks",
-           "add_contact_curvature"]
+           "add_contact_curvature", "add_contact_height", "marker_errors"]
 
 
 class IterationMonitor(ca.Callback):
@@ -190,6 +190,30 @@ def add_contact_curvature(cm, H, Jphi, phi, lam, T, P):
     H[:, :nq, :nq] += np.matmul(Jp.transpose(0, 2, 1) * c[:, None, :], Jp)
 
 
+def add_contact_height(cm, H, Jphi, c, lam_f):
+    """Add the Gauss-Newton block ``2 lam_f J_phi^T diag(c) J_phi`` of a weighted sum of
+    squared point heights ``sum_j c_j phi_j^2`` to the per-frame Hessians ``H`` (in place):
+    the loaded-height term (``c = f^n / (W sigma_h^2 T)``, the normal forces held, as the
+    slip term) and the soft non-penetration term (``c = [phi < 0] / (sigma_p^2 T)``).
+
+    Parameters
+    ----------
+    cm : ConsistentMotion
+    H : (T, 3 nq + P E, 3 nq + P E) ndarray
+        The per-frame Hessians, changed in place (their leading ``nq`` block).
+    Jphi : (P, T nq) ndarray
+        ``d phi / d y`` of every frame side by side.
+    c : (T, P) ndarray
+        The weights.
+    lam_f : float
+        IPOPT's objective factor.
+    """
+    nq = cm.tree.nq
+    T, P = c.shape
+    Jp = Jphi.reshape(P, T, nq).transpose(1, 0, 2)               # (T, P, nq)
+    H[:, :nq, :nq] += np.matmul(Jp.transpose(0, 2, 1) * (2.0 * lam_f * c)[:, None, :], Jp)
+
+
 def gauss_newton_blocks(cm, Jm, Jr, Jv, fn, sq, mw, T, mbar, lam_f):
     """Per-frame Gauss-Newton Hessians (T, 3 nq + P E, 3 nq + P E) of the cost.
 
@@ -240,3 +264,30 @@ def gauss_newton_blocks(cm, Jm, Jr, Jv, fn, sq, mw, T, mbar, lam_f):
     b = np.arange(3 * nq, nz)
     H[:, b, b] += cm.force_weight / T
     return (2.0 * lam_f) * H
+
+
+def marker_errors(cm, Q, X, vis):
+    """Distances (T, M) (m) between the modelled markers of the motion ``Q`` (T, nq) and the
+    measured ``X`` (T, M, 3); NaN where ``vis`` (T, M) is false.
+
+    Parameters
+    ----------
+    cm : ConsistentMotion
+        Its ``tree``, ``marker_bodies`` and ``marker_offsets``.
+    Q : (T, nq) ndarray
+    X : (T, M, 3) ndarray
+    vis : (T, M) ndarray of bool
+
+    Returns
+    -------
+    (T, M) ndarray
+    """
+    q = ca.SX.sym("q", cm.tree.nq)
+    P = []
+    for body, o in zip(cm.marker_bodies, cm.marker_offsets):
+        Tb = cm.tree.body_pose(body, q)
+        P.append(Tb[0:3, 3] + Tb[0:3, 0:3] @ ca.DM(o))
+    fun = ca.Function("markers", [q], [ca.vertcat(*P)])
+    Xm = np.asarray(fun.map(len(Q))(np.asarray(Q).T)).T.reshape(X.shape)
+    return np.where(vis, np.linalg.norm(Xm - np.where(vis[..., None], X, 0.0), axis=2),
+                    np.nan)

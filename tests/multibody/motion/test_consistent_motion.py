@@ -221,3 +221,61 @@ def test_warm_start_forces_within_the_contact_model(walker):
     fn = cm.weight * beta @ (D @ floor.normal)
     p, _, _ = cid.contact_kinematics(up[0], v[0])
     assert np.all(fn <= cm.max_force * 0.5 + 1e-9) and fn.sum() > 0
+
+
+def test_loaded_points_brought_onto_the_floor(walker):
+    """The flat-foot terms (``penetration``, ``contact_height_scale``, a tight band): the
+    standing motion with the right foot's markers occluded, warm-started with that foot
+    rolled 12 deg (its edge points ~9 mm above and below the floor): the markers do not
+    see the roll, so without the terms the foot stays rolled (a loaded point off the floor
+    or a point in it); with them every loaded point is within 3 mm of the floor, none
+    deeper than the bound, and the roll is gone."""
+    from multibody.motion import Floor
+    tree = walker.tree
+    T = 24
+    t, q, _, _ = _standing_motion(walker, T)
+    fitter = MarkerFitter(tree, walker.markers)
+    X = np.array([fitter.marker_positions(qk) for qk in q])
+    names = [n for n, _, _ in walker.markers]
+    X[:, [names.index(n) for n in ("RHEE", "RTOE", "RMT5")]] = np.nan
+    foot = tree.get_joint("r-foot_joint")
+    q_init = q.copy()
+    roll = np.radians(12.0)
+    q_init[:, foot.q_start + 1] += roll     # (universal joint: its 2nd axis rolls the foot)
+    floor = Floor(np.array([0.0, 0.0, 1.0]), np.zeros(3))
+    cid = ContactInverseDynamics(tree, walker.foot_contact_points, floor=floor)
+
+    def heights(Q):
+        return np.array([floor.height(cid.contact_kinematics(qk, np.zeros(tree.nv))[0])
+                         for qk in Q])
+    h0 = heights(q_init)
+    assert h0.max() > 5e-3 and h0.min() < -5e-3             # the warm start is rolled
+    common = dict(floor=floor, knot_interval=KNOT, max_iterations=60, prior_weight=0.01)
+    plain = ConsistentMotion(tree, walker.markers, walker.foot_contact_points, **common)
+    # (IPOPT's own convergence test: the stall rule stops this one with 2 mm marker RMS)
+    flat = ConsistentMotion(tree, walker.markers, walker.foot_contact_points,
+                            contact_band=(0.0, 0.01), penetration=1e-3,
+                            contact_height_scale=5e-3, stall_tolerance=0.0,
+                            **{**common, "max_iterations": 150})
+    # the soft non-penetration penalty instead of the bound
+    soft = ConsistentMotion(tree, walker.markers, walker.foot_contact_points,
+                            contact_band=(0.0, 0.01), penetration_scale=1e-3,
+                            contact_height_scale=5e-3, stall_tolerance=0.0,
+                            **{**common, "max_iterations": 150})
+    for cm, is_flat in ((plain, False), (flat, True), (soft, True)):
+        out = cm.solve(t, X, q_init, progress=False)
+        h = heights(out.trajectory.q)
+        fn = out.contact_forces @ floor.normal
+        loaded = fn > 0.05 * cm.weight
+        if is_flat:
+            assert out.success, out.status
+            assert loaded.any() and np.abs(h[loaded]).max() < 3e-3
+            assert h.min() > (-1.1e-3 if cm.penetration is not None else -3e-3)
+            assert out.marker_rms < 1e-3
+        else:
+            assert np.abs(h[loaded]).max() > 5e-3 or h.min() < -5e-3
+    with pytest.raises(ContactError, match="penetration"):
+        ConsistentMotion(tree, walker.markers, walker.foot_contact_points, penetration=-1.0)
+    for name in ("contact_height_scale", "penetration_scale"):
+        with pytest.raises(ContactError, match=name):
+            ConsistentMotion(tree, walker.markers, walker.foot_contact_points, **{name: 0.0})
