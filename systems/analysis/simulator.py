@@ -317,6 +317,7 @@ class Simulator:
         events = self._events
         events.run_initialization_updates(t0, suppress_initialization_events)
         events.start(t0)
+        self._stepper = None    # a new stepper, no step size kept from an earlier run (Drake)
         self._restart_stepper()
         events.refresh_guards()
         events.run_initial_publishes(t0, suppress_initialization_events)
