@@ -33,7 +33,7 @@ from ..errors import StepSizeError
 
 __all__ = ["make_run", "entries", "finite", "checked"]
 
-_CODE: Dict[Tuple[str, int], object] = {}   # (scheme, n) -> code object of its run
+_CODE: Dict[Tuple[Callable, int], object] = {}   # (body, n) -> code object of its run
 _PACK: Dict[int, Callable] = {}
 
 
@@ -113,9 +113,9 @@ def make_run(scheme: str, n: int, body: Callable[[int], List[str]], scope: dict)
     callable
         ``run(t, x, k0, t_limit, h, t_event, t_final, check)``.
     """
-    code = _CODE.get((scheme, n))
+    code = _CODE.get((body, n))     # keyed by the body function itself, not its scheme's name
     if code is None:
-        code = _CODE[(scheme, n)] = compile(_source(n, body(n)), f"<{scheme} run, {n} states>",
+        code = _CODE[(body, n)] = compile(_source(n, body(n)), f"<{scheme} run, {n} states>",
                                             "exec")
     pk = _PACK.get(n)
     if pk is None:
