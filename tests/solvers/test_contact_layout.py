@@ -102,8 +102,11 @@ def test_generated_section_macros_match_the_python_offsets(dims):
 def test_no_bare_table_index_remains():
     """The C code, the numpy twin and the table writer name every field of the layout."""
     c_src = (__import__("solvers._contact_step_source", fromlist=["_TEMPLATE"])._TEMPLATE
-             + __import__("solvers._contact_step_c_pgs", fromlist=["SOURCE"]).SOURCE)
-    numpy_src = (ROOT / "solvers" / "_contact_step_numpy.py").read_text()
+             + "".join(__import__(f"solvers.{m}", fromlist=["SOURCE"]).SOURCE
+                       for m in ("_contact_step_c_pgs", "_contact_step_c_steps",
+                                 "_contact_step_c_linalg")))
+    numpy_src = "\n".join((ROOT / "solvers" / f).read_text()
+                          for f in ("_contact_step_numpy.py", "_contact_step_numpy_polish.py"))
     writer = "\n".join((ROOT / "multibody" / "plants" / f).read_text()
                        for f in ("_ts_tables.py", "_ts_compiled.py", "_ts_results.py"))
     bare = {
