@@ -152,7 +152,7 @@ def run_kernel(tab: CompiledContactStep, t: float, xd: np.ndarray, tau: np.ndarr
         closure = tab.elimination.prepare(
             xd[:nq], xd[nq:nq + nv], tau, H, sc.in_c,
             None if euler else tab.dt[tab.it[L.HEADER.DAMPING]:],
-            sc.limit_values[len(tab.limits) + len(tab.frictions):], tab.h, sc.in_cproj,
+            sc.closure_values, tab.h, sc.in_cproj,
             sc.in_cpv)
         if closure is None:
             return StepFailure("a velocity block of H + h D is not positive definite")

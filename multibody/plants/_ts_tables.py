@@ -478,6 +478,8 @@ class Scratch:
         self.step = step
         self.dt = step.dt.copy()           # this context's limit softening written in
         self.limit_values = step.limit_default
+        self._n_one_dof = len(step.limits) + len(step.frictions)
+        self.closure_values = self.limit_values[self._n_one_dof:]   # the closures' part, kept
         self.ptrs = (step.it.ctypes.data, self.dt.ctypes.data, self.inp.ctypes.data,
                      self.work.ctypes.data, self.iwork.ctypes.data)
         self.pool, self.pool_addr, self.pool_i = None, 0, self.POOL
@@ -488,6 +490,7 @@ class Scratch:
         if values != self.limit_values:
             self.step.write_limit_softening(self.dt, values)
             self.limit_values = values
+            self.closure_values = values[self._n_one_dof:]
 
     def out(self):
         """A fresh output array and its address."""
