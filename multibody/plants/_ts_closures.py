@@ -270,6 +270,9 @@ class ClosureProjection:
         fun = ca.Function(ops.function_name("closures", "projection"), [q0, Hs, d, mask],
                           [ca.vertcat(q, bad)])
         self.fn = CompiledFunction(fun)
+        self.function = fun
+        """The CasADi function compiled (``(qn, H, d, rigid) -> [q; bad]``, Notes): a
+        compiled whole run generates its code into its own loop."""
         self._mask = (None, None)
         self._H = (None, None)
 

@@ -184,6 +184,17 @@ class ClosureElimination:
         for idx in (self._ang, self._lin):
             v[idx] = np.matmul(Rrel, v[idx][:, :, None])[:, :, 0]
 
+    @property
+    def free_joints(self) -> bool:
+        """Whether the tree has free joints (the free velocity then takes the rotating-frame
+        term ``h (0, w x v)``, added in numpy before the compiled call)."""
+        return self._free
+
+    def row_softening(self, values: tuple, h: float) -> tuple:
+        """Per stacked closure row ``(erp / h, cfm / h)`` (two arrays of shape (m,)) from
+        each closure block's ``(erp, cfm)`` in ``values``, as :meth:`prepare` forms them."""
+        return self._row_softening(tuple(values), h)
+
     def _row_softening(self, values: tuple, h: float) -> tuple:
         """Per stacked row ``(erp / h, cfm / h)`` from the closures' ``((erp, cfm), ...)``
         (kept while they do not change)."""
@@ -322,6 +333,10 @@ class CompiledElimination:
         fun = ca.Function(ops.function_name("closures", "elimination_step"),
                           [q, Hs, d, vf, h, tau, c, erp_h, cfm_h], [ca.vertcat(*flat)])
         self.fn = CompiledFunction(fun)
+        self.function = fun
+        """The CasADi function compiled (inputs ``q, H (nv*nv, row-major), d, vf, h, tau, c,
+        erp_h, cfm_h``; one output laid out as ``layout``): a compiled whole run generates
+        its code into its own loop."""
         self._views = (None, None, None, None)
 
     def __call__(self, q, H, d, vf, h, tau, c, erp_h, cfm_h, cproj, cpv):

@@ -19,13 +19,23 @@ plant's step without Python --
   tolerances, from the context's parameters), the warm start, and the actuation
   ``tau(context)`` (symbolic-capable: the actuators' forces plus the applied-force inputs,
   exactly as the step computes them);
+* with loop closures (:attr:`CompiledStepProtocol.closures`, a :class:`ClosureFunctions`):
+  the closures' elimination ``(q, H, d, v, h, tau, c, erp_h, cfm_h) -> [cproj; cpv; ...;
+  bad]`` called before the kernel (its ``cproj``, ``cpv`` copied into the kernel's input
+  sections of those names) and, when the plant post-stabilizes its closures, the
+  projection ``(q_next, H, d, rigid) -> [q; bad]`` called after it on the kernel's
+  ``q_next``, both CasADi Functions (the same the plant's own step calls compiled, in
+  :func:`~multibody.plants._ts_compiled.run_kernel`'s order), with their per-context data
+  (:meth:`ClosureFunctions.data`); a step whose ``bad`` flag is set (dependent closure
+  rows: the plant's step takes its numpy path) is handed back to the plant's own step;
 * :meth:`CompiledStepProtocol.commit_warm_start` to leave the context as the plant's own
   steps would (the last step's warm start), so a run continued by the interpreted Simulator
   is the same run.
 
 A plant whose steps do not all run in the kernel says why in
 :attr:`CompiledStepProtocol.refusal` (the scene takes the pivoting step, no C compiler,
-block states); the simulator then refuses with that reason. A step the kernel rejects at
+block states, closures whose elimination or projection has no compiled form); the
+simulator then refuses with that reason. A step the kernel rejects at
 run time (no convergence) is handed back to the plant's own step, which falls back to the
 pivoting step and warns (the simulator does this; see its docstring).
 """
@@ -42,10 +52,80 @@ from ..errors import MultibodyError
 from . import solutions
 from ._ts_compiled import PGS_SWEEP_TOL, CompiledStep
 
-__all__ = ["CompiledStepProtocol", "whole_run_protocol"]
+__all__ = ["CompiledStepProtocol", "ClosureFunctions", "whole_run_protocol"]
 
 _METHOD_NAME = "compiled_pgs"
 _KERNEL_SYMBOL = "dbk_contact_step"
+
+
+class ClosureFunctions:
+    """The loop closures' per-step functions of a plant's compiled step, for a whole run
+    (module docstring).
+
+    Attributes
+    ----------
+    m : int
+        The closures' stacked rows.
+    elimination : casadi.Function
+        ``(q (nq), H (nv*nv, row-major), d (nv), v (nv), h, tau (nv), c (nv), erp_h (m),
+        cfm_h (m)) -> out``: the kernel's affine map and the flag of dependent rows (the
+        plant's :class:`~._ts_elimination.CompiledElimination`).
+    cproj, cpv : tuple of int
+        ``(start, stop)`` of the map's ``cproj`` (nv x nv, row-major) and ``cpv`` in ``out``.
+    bad : int
+        Index in ``out`` of the flag (nonzero: the plant's step takes its numpy path).
+    n_out : int
+        Length of ``out``.
+    projection : casadi.Function or None
+        ``(q_next (nq), H (nv*nv), d (nv), rigid (m)) -> [q (nq); bad]``, the rigid
+        closures' post-stabilization on the kernel's ``q_next`` (None when the plant does
+        not post-stabilize).
+    data_sections : dict
+        ``{name: (start, stop)}`` in :meth:`data`: ``"d"`` (``h D``, zeros with the Euler
+        damping split), ``"h"``, ``"erp_h"``, ``"cfm_h"``, ``"rigid"`` (1.0 on rigid rows).
+    n_data : int
+    """
+
+    def __init__(self, stepper) -> None:
+        tab = stepper.tables
+        self._stepper, self._tab = stepper, tab
+        elim = tab.elimination
+        lay = elim.layout
+        self.m = lay.m
+        self.elimination = elim.compiled.function
+        self.cproj = (lay.cproj.start, lay.cproj.stop)
+        self.cpv = (lay.cpv.start, lay.cpv.stop)
+        self.bad = int(lay.bad)
+        self.n_out = int(lay.size)
+        self.projection = (tab.projection.function
+                           if tab.project is not None and tab.projection is not None else None)
+        nv, m = tab.nv, lay.m
+        sizes = (("d", nv), ("h", 1), ("erp_h", m), ("cfm_h", m), ("rigid", m))
+        self.data_sections, k = {}, 0
+        for name, n in sizes:
+            self.data_sections[name] = (k, k + n)
+            k += n
+        self.n_data = k
+
+    def data(self, context) -> np.ndarray:
+        """The per-step inputs of :attr:`elimination` and :attr:`projection` that are not
+        the step's state, from the plant's ``context`` (its parameters), as the plant's
+        step forms them (``data_sections``)."""
+        tab, stepper = self._tab, self._stepper
+        values = stepper.limit_values(context)
+        euler = stepper.euler_damping != 0.0
+        out = np.zeros(self.n_data)
+        sec = self.data_sections
+        if not euler:
+            a, b = sec["d"]
+            out[a:b] = tab.dt[tab.it[L.HEADER.DAMPING]:][:tab.nv]
+        out[sec["h"][0]] = tab.h
+        erp_h, cfm_h = tab.elimination.row_softening(
+            values[len(tab.limits) + len(tab.frictions):], tab.h)
+        out[slice(*sec["erp_h"])] = erp_h
+        out[slice(*sec["cfm_h"])] = cfm_h
+        out[slice(*sec["rigid"])] = tab.rigid_rows(values)
+        return out
 
 
 class CompiledStepProtocol:
@@ -77,6 +157,8 @@ class CompiledStepProtocol:
         Offset in the ``stat`` section of the flag that is 1.0 when the step is accepted.
     method : str
         The step method's name (``"compiled_pgs"``).
+    closures : ClosureFunctions or None
+        The loop closures' elimination and projection (None without closures).
     """
 
     def __init__(self, plant, stepper, refusal: Optional[str] = None) -> None:
@@ -87,6 +169,7 @@ class CompiledStepProtocol:
         self.nq, self.nv = plant.nq, plant.nv
         self.method = _METHOD_NAME
         self.refusal = refusal
+        self.closures = None
         self._sweep_tol = float(PGS_SWEEP_TOL)
         if self.refusal is None and plant.num_discrete_states() != plant.nq + plant.nv:
             self.refusal = (f"plant '{plant.name}' has block states (actuators or sensors "
@@ -112,6 +195,8 @@ class CompiledStepProtocol:
         self._params = tuple(stepper.params)           # indices of mu and the softening
         self._bias_mode = float(stepper.bias_mode)
         self.method = stepper.name
+        if tables.closures:
+            self.closures = ClosureFunctions(stepper)
 
     # ------------------------------------------------------------------ per context
     def scalars(self, context) -> np.ndarray:
@@ -193,10 +278,30 @@ def whole_run_protocol(plant) -> CompiledStepProtocol:
     if not isinstance(stepper, CompiledStep):
         refusal = (f"plant '{plant.name}' takes the {plant.step_method!r} step, not the compiled "
                    f"kernel: {plant.step_method_reason or 'contact_solver=' + repr(plant.contact_solver)}")
-    elif stepper.tables.closures:
-        refusal = (f"plant '{plant.name}' has loop closures, whose rows the compiled whole run "
-                   "does not evaluate; it runs step by step")
     elif not stepper.tables.kernel.compiled:
         refusal = (f"plant '{plant.name}' steps with the numpy twin of the contact kernel (no "
                    "C compiler found); the compiled whole run needs a C compiler")
+    elif stepper.tables.closures:
+        refusal = closure_refusal(plant, stepper.tables)
     return CompiledStepProtocol(plant, stepper, refusal)
+
+
+def closure_refusal(plant, tab) -> Optional[str]:
+    """Why the compiled whole run cannot take the loop closures of ``plant`` (tables
+    ``tab``), or None: their elimination must be the compiled one (``nv <=
+    PROJECTION_MAX_NV``, no free joints, whose rotating-frame term the plant adds in numpy)
+    and their post-stabilization, if any, the compiled one (every joint moving as ``q + h
+    v``)."""
+    names = ", ".join(repr(b.name) for b in tab.closures)
+    elim = tab.elimination
+    if elim.compiled is None:
+        return (f"plant '{plant.name}' has loop closures ({names}) on {tab.nv} velocities, "
+                "more than the compiled elimination unrolls; the compiled whole run needs it")
+    if elim.free_joints:
+        return (f"plant '{plant.name}' has loop closures ({names}) and free joints, whose "
+                "free velocity the closures' elimination corrects in numpy; it runs step by "
+                "step")
+    if tab.project is not None and tab.projection is None:
+        return (f"plant '{plant.name}' post-stabilizes its loop closures ({names}) in numpy "
+                "(a joint whose positions do not move as q + h v); it runs step by step")
+    return None

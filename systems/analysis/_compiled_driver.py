@@ -8,17 +8,23 @@ hand-written loop calling them with the plant's contact kernel:
   discrete update, the plant's own entries of ``xd_next`` left as they are);
 * ``dyn(q, v) -> (H, c, P, S)``: the plant's dynamics function (the plant's own compiled
   call runs the same generated code);
-* ``log(t, xd, u, p) -> y``: the inputs of every log sink, concatenated.
+* ``log(t, xd, u, p) -> y``: the inputs of every log sink, concatenated;
+* with loop closures (the protocol's ``closures``): ``elim`` (the closures' elimination,
+  before the kernel: its ``cproj``, ``cpv`` into the kernel's input) and ``proj`` (their
+  post-stabilization of the kernel's ``q_next``, when the plant has it), the plant's own
+  functions, called in the order of the plant's step.
 
 ``dbwr_run(ints, ptrs)`` runs segments ``[s0, n)`` of a schedule (per segment: start and end
 time, and flags: bit 0 an update at the start, bit 1 a log sample at the end) for each world
 ``w`` of a batch: at an update it evaluates ``stage`` and ``dyn``, scatters ``H, c, P, S`` into
-the kernel's input sections, calls the kernel through its entry address, and commits the
+the kernel's input sections, evaluates the closures' elimination (if any), calls the kernel
+through its entry address, projects the closures (if asked), and commits the
 plant's ``[q_next; v_next]``, the other blocks' updates and the kernel's warm start out; at a
 sample it evaluates ``log`` into the world's log buffer. A world stops at the first segment
 whose step the kernel rejects (``status = (code, segment)``: 1 singular velocity block, 2 not
-converged, 3 non-finite state, 4 an evaluation error); the caller takes that step in Python
-and resumes.
+converged, 3 non-finite state, 4 an evaluation error, 5 dependent closure rows: the plant's
+step takes its numpy path); the caller takes that step in Python and resumes. Each world's
+row of ``kin`` is the kernel's input followed by the closures' data (``NCD`` doubles).
 """
 from __future__ import annotations
 
@@ -36,7 +42,9 @@ __all__: list[str] = []  # private module
 STATUS_TEXT = {1: "a velocity block of H + h D is not positive definite",
                2: "the contact kernel did not converge",
                3: "a state became NaN or infinite",
-               4: "a generated function failed to evaluate"}
+               4: "a generated function failed to evaluate",
+               5: "the loop closures' rows are dependent (the plant's step takes its numpy "
+                  "elimination or projection)"}
 
 
 def _renamed(fun: ca.Function, name: str) -> ca.Function:
@@ -71,11 +79,10 @@ typedef int (*dbwr_kernel_fn)(const int*, const double*, const double*, double*,
 
 static int dbwr_work_max(casadi_int* a, casadi_int* r, casadi_int* iw, casadi_int* w) {
   casadi_int sa, sr, si, sw;
-  int (*works[3])(casadi_int*, casadi_int*, casadi_int*, casadi_int*) =
-      {P_stage_work, P_dyn_work, P_log_work};
+  int (*works[NFUN])(casadi_int*, casadi_int*, casadi_int*, casadi_int*) = {WORKS};
   int k;
   *a = *r = *iw = *w = 0;
-  for (k = 0; k < 3; ++k) {
+  for (k = 0; k < NFUN; ++k) {
     if (works[k](&sa, &sr, &si, &sw)) return 1;
     if (sa > *a) *a = sa;
     if (sr > *r) *r = sr;
@@ -102,7 +109,7 @@ CASADI_SYMBOL_EXPORT int P_run(const long long* ints, void** ptrs) {
   long long* status = (long long*) ptrs[11];
   casadi_int sz_arg, sz_res, sz_iw, sz_w;
   const casadi_real** arg; casadi_real** res; casadi_int* iw; casadi_real* w;
-  double *kout, *kwork, *tau, *xdn, *dyn;
+  double *kout, *kwork, *tau, *xdn, *dyn, *cl;
   int* kiwork;
   long long wd, s, k;
   if (dbwr_work_max(&sz_arg, &sz_res, &sz_iw, &sz_w)) return 1;
@@ -116,16 +123,18 @@ CASADI_SYMBOL_EXPORT int P_run(const long long* ints, void** ptrs) {
   tau = (double*) calloc(NV + 1, sizeof(double));
   xdn = (double*) calloc(NXD + 1, sizeof(double));
   dyn = (double*) calloc(NDYN + 1, sizeof(double));
-  if (!arg || !res || !iw || !w || !kout || !kwork || !kiwork || !tau || !xdn || !dyn) {
+  cl = (double*) calloc(NCL + 1, sizeof(double));
+  if (!arg || !res || !iw || !w || !kout || !kwork || !kiwork || !tau || !xdn || !dyn || !cl) {
     free(arg); free(res); free(iw); free(w); free(kout); free(kwork); free(kiwork);
-    free(tau); free(xdn); free(dyn);
+    free(tau); free(xdn); free(dyn); free(cl);
     return 2;
   }
   for (wd = 0; wd < n_worlds; ++wd) {
     double* xd = xd_all + wd * NXD;
     const double* u = u_all + wd * NU;
     const double* p = p_all + wd * NP;
-    double* kin = kin_all + wd * NIN;
+    double* kin = kin_all + wd * NKIN;
+    const double* cd = kin + NIN;
     double* lg = log_all + wd * NLOG * n_cols;
     long long col = col_start, code = 0;
     for (s = s_start; s < n_seg; ++s) {
@@ -142,8 +151,26 @@ CASADI_SYMBOL_EXPORT int P_run(const long long* ints, void** ptrs) {
         for (k = 0; k < NDYN; ++k) kin[DYN_POS[k]] = dyn[k];
         memcpy(kin + IN_Q, xd + PLANT_OFF, (NQ + NV) * sizeof(double));
         memcpy(kin + IN_TAU, tau, NV * sizeof(double));
+#if HAS_ELIM
+        arg[0] = xd + PLANT_OFF; arg[1] = kin + IN_H; arg[2] = cd + CD_D;
+        arg[3] = xd + PLANT_OFF + NQ; arg[4] = cd + CD_H; arg[5] = kin + IN_TAU;
+        arg[6] = kin + IN_C; arg[7] = cd + CD_ERP; arg[8] = cd + CD_CFM;
+        res[0] = cl;
+        if (P_elim(arg, res, iw, w, 0)) { code = 4; break; }
+        if (cl[EL_BAD] != 0.0) { code = 5; break; }
+        memcpy(kin + IN_CPROJ, cl + EL_CPROJ, NV * NV * sizeof(double));
+        memcpy(kin + IN_CPV, cl + EL_CPV, NV * sizeof(double));
+#endif
         if (kernel(it, dt, kin, kout, kwork, kiwork)) { code = 1; break; }
         if (kout[OUT_STAT + ST_CONVERGED] != 1.0) { code = 2; break; }
+#if HAS_PROJ
+        arg[0] = kout + OUT_QN; arg[1] = kin + IN_H; arg[2] = cd + CD_D;
+        arg[3] = cd + CD_RIGID;
+        res[0] = cl;
+        if (P_proj(arg, res, iw, w, 0)) { code = 4; break; }
+        if (cl[NQ] != 0.0) { code = 5; break; }
+        memcpy(kout + OUT_QN, cl, NQ * sizeof(double));
+#endif
         memcpy(xd, xdn, NXD * sizeof(double));
         memcpy(xd + PLANT_OFF, kout + OUT_QN, (NQ + NV) * sizeof(double));
         memcpy(kin + IN_WARM, kout + OUT_WOUT, NWARM * sizeof(double));
@@ -162,7 +189,7 @@ CASADI_SYMBOL_EXPORT int P_run(const long long* ints, void** ptrs) {
     status[2 * wd + 1] = s;
   }
   free(arg); free(res); free(iw); free(w); free(kout); free(kwork); free(kiwork);
-  free(tau); free(xdn); free(dyn);
+  free(tau); free(xdn); free(dyn); free(cl);
   return 0;
 }
 """
@@ -187,9 +214,13 @@ class Driver:
     def layout_of(proto) -> tuple:
         """What the generated loop bakes in from a plant's compiled step: sizes, sections
         and the dynamics function (a driver serves any plant with the same layout)."""
+        cl = getattr(proto, "closures", None)
+        closures = None if cl is None else (
+            id(cl.elimination), id(cl.projection), cl.cproj, cl.cpv, cl.bad, cl.n_out,
+            tuple(sorted(cl.data_sections.items())))
         return (proto.nq, proto.nv, proto.n_in, proto.n_out, proto.n_work, proto.n_iwork,
                 proto.status_converged, tuple(sorted(proto.input_sections.items())),
-                tuple(sorted(proto.output_sections.items())), id(proto.dynamics))
+                tuple(sorted(proto.output_sections.items())), id(proto.dynamics), closures)
 
     def with_proto(self, proto) -> "Driver":
         """This driver (the same loaded library) running ``proto``'s kernel and tables."""
@@ -202,6 +233,9 @@ class Driver:
         self.proto = proto
         self.layout = self.layout_of(proto)
         self._dynamics = proto.dynamics  # keeps the id in the layout valid
+        cl = getattr(proto, "closures", None)
+        self._closures = cl              # (its functions' ids too)
+        self.n_closure_data = 0 if cl is None else cl.n_data
         self.sizes = sizes
         dyn = proto.dynamics
         ins, outs = proto.input_sections, proto.output_sections
@@ -212,7 +246,12 @@ class Driver:
         nnz = [dyn.sparsity_out(i).nnz() for i in range(4)]
         prefix = ops.function_name("dbwr", name)
         gen = ca.CodeGenerator("dbwr.c", {"with_header": False, "verbose": False})
-        for f, nm in ((stage, "stage"), (dyn, "dyn"), (log, "log")):
+        funs = [(stage, "stage"), (dyn, "dyn"), (log, "log")]
+        if cl is not None:
+            funs.append((cl.elimination, "elim"))
+            if cl.projection is not None:
+                funs.append((cl.projection, "proj"))
+        for f, nm in funs:
             gen.add(_renamed(f, f"{prefix}_{nm}"))
         macros = dict(NXD=sizes["nxd"], NU=sizes["nu"], NP=sizes["np"], NLOG=sizes["nlog"],
                       NQ=proto.nq, NV=proto.nv, PLANT_OFF=plant_offset, NIN=proto.n_in,
@@ -222,7 +261,20 @@ class Driver:
                       OUT_STAT=outs["stat"][0], OUT_WOUT=outs["wout"][0],
                       ST_CONVERGED=proto.status_converged, NDYN=sum(nnz),
                       DYN_O0=0, DYN_O1=nnz[0], DYN_O2=nnz[0] + nnz[1],
-                      DYN_O3=nnz[0] + nnz[1] + nnz[2])
+                      DYN_O3=nnz[0] + nnz[1] + nnz[2], NFUN=len(funs),
+                      WORKS=", ".join(f"{prefix}_{nm}_work" for _, nm in funs),
+                      NKIN=proto.n_in + self.n_closure_data, HAS_ELIM=int(cl is not None),
+                      HAS_PROJ=int(cl is not None and cl.projection is not None),
+                      NCL=1 if cl is None else max(cl.n_out, proto.nq + 1))
+        if cl is not None:
+            ds = cl.data_sections
+            macros.update(IN_H=ins["H"][0], IN_C=ins["c"][0], IN_CPROJ=ins["cproj"][0],
+                          IN_CPV=ins["cpv"][0], EL_CPROJ=cl.cproj[0], EL_CPV=cl.cpv[0],
+                          EL_BAD=cl.bad, CD_D=ds["d"][0], CD_H=ds["h"][0],
+                          CD_ERP=ds["erp_h"][0], CD_CFM=ds["cfm_h"][0],
+                          CD_RIGID=ds["rigid"][0])
+            if ins["cproj"][1] - ins["cproj"][0] != proto.nv * proto.nv:
+                raise ValueError("the kernel's cproj section must hold nv x nv entries")
         if ins["warm"][1] - ins["warm"][0] != outs["wout"][1] - outs["wout"][0]:
             raise ValueError("the kernel's warm start in and out differ in size")
         head = "\n".join(["#include <string.h>", "#include <math.h>", "#include <stdlib.h>"]
@@ -243,6 +295,10 @@ class Driver:
         """Run segments ``[s_start, n)`` for every world (rows of ``xd, u, p, kin``; ``logs``
         of shape ``(worlds, n_cols, nlog)``), in place; returns ``status`` (worlds, 2)."""
         n_worlds = xd.shape[0]
+        if kin.shape[1] != self.proto.n_in + self.n_closure_data:
+            raise ValueError(f"compiled whole run: kin rows hold {kin.shape[1]} values, the "
+                             f"kernel's input and the closures' data "
+                             f"{self.proto.n_in + self.n_closure_data}")
         status = np.zeros((n_worlds, 2), dtype=np.int64)
         ints = np.array([n_worlds, seg_t0.shape[0], s_start, int(skip_first), col_start,
                          logs.shape[1]], dtype=np.int64)

@@ -21,9 +21,10 @@ state before the updates due at that time, which stay pending for the next step)
 updates due at ``T`` pending.
 
 Fallback, never silent: a step the kernel rejects (no convergence, a singular velocity
-block) is taken in Python by the diagram's own update callbacks -- the plant's step then
-falls back to its pivoting step and warns once per plant, as in the interpreted run -- and
-the compiled loop resumes after it; ``fallback_steps`` lists ``(time, reason)`` of such
+block), or whose loop closures' elimination or projection flags dependent rows (the
+plant's step then takes its numpy path), is taken in Python by the diagram's own update
+callbacks -- the plant's step then falls back to its pivoting step (or its numpy path) and
+warns once per plant, as in the interpreted run -- and the compiled loop resumes after it; ``fallback_steps`` lists ``(time, reason)`` of such
 steps. The run gives the interpreted run's trajectory (the same generated dynamics code,
 the same kernel; controllers evaluated by CasADi's generated code instead of numpy, so
 equal to rounding).
@@ -363,7 +364,10 @@ class WholeRunSimulator(InterpretedFallback):
         p = np.array(ctx.parameters, float) if self._np else np.zeros(0)
         proto = self._proto
         plant_ctx = self._plant.get_my_context_from_root(ctx)
-        kin = np.zeros(proto.n_in)
+        closures = getattr(proto, "closures", None)
+        kin = np.zeros(proto.n_in + (0 if closures is None else closures.n_data))
+        if closures is not None:              # the closures' data after the kernel's input
+            kin[proto.n_in:] = closures.data(plant_ctx)
         a, b = proto.input_sections["scal"]
         kin[a:b] = proto.scalars(plant_ctx)
         a, b = proto.input_sections["warm"]
@@ -402,7 +406,8 @@ class WholeRunSimulator(InterpretedFallback):
 
     def _python_step(self, ctx, w: int, code_seg: tuple, starts, xd, kin) -> None:
         """Take the step of segment ``s`` in Python (the diagram's own update callbacks),
-        after the kernel rejected it (code 1 or 2); raise for other codes."""
+        after the kernel rejected it (code 1 or 2) or the closures' rows were dependent (code 5);
+        raise for other codes."""
         code, s = code_seg
         t0 = float(starts[s])
         self._commit(ctx, t0, xd[w], kin[w])
@@ -412,7 +417,7 @@ class WholeRunSimulator(InterpretedFallback):
                 f"compiled simulation of '{self._system.name}': discrete state {bad} became "
                 f"non-finite in the step from t={t0!r}; the context holds the state at the "
                 "start of that step")
-        if code not in (1, 2):
+        if code not in (1, 2, 5):
             raise SimulationError(f"compiled simulation of '{self._system.name}' at t={t0!r}: "
                                   f"{STATUS_TEXT.get(code, f'status {code}')}")
         self._fallbacks.append((w, t0, STATUS_TEXT[code]))
