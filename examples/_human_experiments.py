@@ -36,6 +36,7 @@ import time
 import numpy as np
 
 from multibody.motion import ConsistentMotion
+from multibody.motion.foot_calibration import flat_stance_offsets
 from multibody.motion.forward_pass import ForwardPass
 
 NOISE_MM = (0.1, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
@@ -95,6 +96,24 @@ def consistent_motion(model, fitter, t, X, q_fit, floor, res0, sl, knot_interval
           f" pelvis residual force RMS over the strides {before:.2f} -> {after:.2f} N, marker "
           f"RMS {1e3 * out.marker_rms:.2f} mm")
     return out.trajectory, res, keys
+
+
+def flat_feet_fit(model, fitter, fit, t, X, floor_of) -> tuple:
+    """The feet's marker offsets recalibrated where the feet rest flat
+    (:func:`~multibody.motion.foot_calibration.flat_stance_offsets` on the fit ``fit``,
+    ``floor_of(q)`` the floor fitted to a motion) and the motion fitted again: ``(fitter,
+    fit, report dict)``."""
+    offsets, rest = flat_stance_offsets(
+        model.tree, list(zip(fitter.marker_names, fitter.marker_bodies, fitter.marker_offsets)),
+        model.foot_contact_points, t, fit.q, X, floor_of(fit.q),
+        model.reference_configuration())
+    rms0 = fit.rms
+    fitter = fitter.with_offsets(offsets)
+    fit = fitter.fit(X)
+    print(f"flat feet: foot marker offsets from {rest} resting frames; marker RMS "
+          f"{1e3 * rms0:.2f} -> {1e3 * fit.rms:.2f} mm")
+    return fitter, fit, {"marker_rms_before_m": rms0, "marker_rms_after_m": fit.rms,
+                         "resting_frames": rest}
 
 
 def build_forward_pass(new_model, traj, floor, **options) -> ForwardPass:

@@ -87,7 +87,7 @@ from _plotting import pyplot, save_figure
 from _viewer import add_viewer_arguments, viewer_options
 from _cli import script_parser
 from _synthetic_walk import walk_configurations
-from _human_experiments import (build_forward_pass, consistent_motion, forward_pass,
+from _human_experiments import (build_forward_pass, consistent_motion, flat_feet_fit, forward_pass,
                                 noise_protocol, plot_noise_protocol, residual_force_rms)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -377,9 +377,11 @@ def main(argv=None) -> dict:
     ap.add_argument("--noise-levels", default=",".join(f"{x:g}" for x in NOISE_MM),
                     help="noise levels of the protocol (mm, comma-separated; default the "
                          "paper's nine)")
-    ap.add_argument("--balance-gain", type=float, default=0.0,
-                    help="gain of the forward pass's pelvis and foot pose feedback through "
-                         "the legs (0: joint tracking alone)")
+    ap.add_argument("--balance-gain", type=float, default=1.0,
+                    help="gain of the forward pass's pelvis feedback through the stance legs "
+                         "(0: joint tracking alone; 1, the default, kept the HDM walk's "
+                         "pelvis within 10 cm of the capture longest with the joints within "
+                         "3 deg)")
     ap.add_argument("--time-step", type=float, default=0.0,
                     help="time step of the forward pass (s; default a quarter frame)")
     ap.add_argument("--scale", action=argparse.BooleanOptionalAction, default=True,
@@ -397,6 +399,10 @@ def main(argv=None) -> dict:
     ap.add_argument("--consistent-iterations", type=int, default=100,
                     help="at most this many IPOPT iterations of the consistent motion (it "
                          "stops earlier by IPOPT's tests or ConsistentMotion's stall rule)")
+    ap.add_argument("--flat-feet", action=argparse.BooleanOptionalAction, default=None,
+                    help="recalibrate the feet's marker offsets from the frames where the "
+                         "feet rest, turned flat (flat_stance_offsets), and fit again "
+                         "(default: on with --c3d)")
     ap.add_argument("--knot-interval", type=float, default=1 / 30,
                     help="spline knot spacing of the consistent motion (s)")
     add_viewer_arguments(ap, "the fitted walk")
@@ -436,6 +442,11 @@ def main(argv=None) -> dict:
         fitter = fitter.calibrate(X)
     t_cal = time.perf_counter() - t0
     fit = fitter.fit(X)
+    flat_feet = bool(args.c3d) if args.flat_feet is None else args.flat_feet
+    flat_report = None
+    if flat_feet:        # the feet's marker offsets from the frames where the feet rest flat
+        fitter, fit, flat_report = flat_feet_fit(model, fitter, fit, t, X, lambda Q: (
+            inverse_dynamics(model, t, Q, args.cutoff, progress=False)[2]))
     fit = fitter.fit(X)                   # timed again with every function compiled
     cpu_rate = len(t) / max(fit.cpu_seconds, 1e-12)
     print(f"fit: marker RMS {1e3 * fit.rms:.2f} mm, {fit.frames_per_second:.0f} frames/s wall, "
@@ -467,7 +478,8 @@ def main(argv=None) -> dict:
               "cost_absolute_work_j": work.total_absolute, "prior_weight": args.prior_weight,
               "cost_positive_work_j": work.total_positive,
               "work_per_joint_j": {j: w[2] for j, w in work.per_joint().items()},
-              "paper": PAPER, "residual_force_rms_before_n": res_rms}
+              "paper": PAPER, "residual_force_rms_before_n": res_rms,
+              "flat_feet": flat_report}
     if scaling is not None:
         report.update(scaling.report())
     traj0, res0 = traj, res                  # the per-frame analysis (experiments use it)

@@ -26,7 +26,10 @@ def test_human_walking_on_a_synthetic_c3d(tmp_path):
     write_c3d(path, data)
     ex.main(["--c3d", str(path), "--skeleton", skeleton, "--marker-set", markers,
              "--out", str(tmp_path), "--noise-frames", "24", "--noise-repetitions", "2",
-             "--noise-levels", "0.1,4,64", "--no-consistent"])
+             "--noise-levels", "0.1,4,64", "--no-consistent", "--no-flat-feet"])
+    # (--no-flat-feet: the synthetic markers sit at their true offsets, which the flat-feet
+    # recalibration would move by ~2 mm, the generator's resting feet not lying exactly as in
+    # the reference pose; the Pinocchio check below holds the fit to 1 mm)
     rep = json.loads((tmp_path / "report.json").read_text())
     assert rep["dof"] == 25 and rep["mass"] == pytest.approx(model.mass)
     assert rep["strides"] >= 1 and rep["floor_tilt_deg"] < 2.0
