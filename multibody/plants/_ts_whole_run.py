@@ -297,11 +297,18 @@ def closure_refusal(plant, tab) -> Optional[str]:
     if elim.compiled is None:
         return (f"plant '{plant.name}' has loop closures ({names}) on {tab.nv} velocities, "
                 "more than the compiled elimination unrolls; the compiled whole run needs it")
+    tree = plant.tree
     if elim.free_joints:
-        return (f"plant '{plant.name}' has loop closures ({names}) and free joints, whose "
-                "free velocity the closures' elimination corrects in numpy; it runs step by "
-                "step")
+        free = next(j.name for j in tree.joints if j.type == "free")
+        return (f"plant '{plant.name}' has loop closures ({names}) and free joints (joint "
+                f"'{free}'), whose free velocity's rotating-frame term the closures' "
+                "elimination adds in numpy (and, with project_positions, whose quaternions the "
+                "post-stabilization corrects in numpy); it runs step by step")
     if tab.project is not None and tab.projection is None:
-        return (f"plant '{plant.name}' post-stabilizes its loop closures ({names}) in numpy "
-                "(a joint whose positions do not move as q + h v); it runs step by step")
+        moving = [j.name for j in tree.joints if j.nq and j.nq != j.nv]
+        which = f" (joint '{moving[0]}' has nq != nv)" if moving else ""
+        return (f"plant '{plant.name}' post-stabilizes its loop closures ({names}) in numpy: "
+                f"a joint's positions do not move as q + h v{which}, or nv = {tab.nv} is "
+                "beyond the unrolled projection; it runs step by step (or build the plant "
+                "with project_positions=False)")
     return None

@@ -34,12 +34,12 @@ XZ = [[1, 0, 0], [0, 0, 1]]
 TOL = 1e-12
 
 
-def _diagram(tree, constraints, joint, kp, kd, target, name):
+def _diagram(tree, constraints, joint, kp, kd, target, name, **plant_kw):
     """The plant with a generalized-force actuator on ``joint``, an affine PD on it
     (``kp (target - q) - kd v``; no state, traced on symbols) and a per-step state log."""
     act = GeneralizedForceActuator(tree, [joint], name="motor")
     plant = TimeSteppingRigidBodySystem(tree, H, actuators=[act], constraints=constraints,
-                                        name="plant")
+                                        name="plant", **plant_kw)
     b = DiagramBuilder(name)
     b.add_system(plant)
     j = tree.get_joint(joint)
@@ -67,21 +67,24 @@ def _loop_error(tree, blk, q):
     return float(np.max(np.abs(blk.kinematic_terms(q, None)[0])))
 
 
-def four_bar_diagram(redundant=False):
+def four_bar_diagram(redundant=False, project=True):
     tree, q0 = four_bar()
     blocks = [BallConstraint(tree, "coupler_end", "rocker_end", axes=XZ, name="loop")]
     if redundant:         # a second closure repeating the loop's x row: dependent rows
         blocks.append(BallConstraint(tree, "coupler_end", "rocker_end", axes=[[1, 0, 0]],
                                      name="again"))
-    d, plant, log = _diagram(tree, blocks, "j_crank", 20.0, 0.5, 0.0, "four_bar_pd")
+    d, plant, log = _diagram(tree, blocks, "j_crank", 20.0, 0.5, 0.0, "four_bar_pd",
+                             project_positions=project)
     return d, plant, log, tree, blocks[0], np.r_[q0, np.zeros(tree.nv)]
 
 
-def test_four_bar_with_a_controller_equals_the_interpreted_run():
+@pytest.mark.parametrize("project", [True, False])
+def test_four_bar_with_a_controller_equals_the_interpreted_run(project):
     """A four-bar (ball closure on x and z) whose crank a PD drives: 300 compiled steps give
-    the interpreted log within 1e-12, every step in the compiled loop, the loop closed to
-    1e-9 at every sample, and the crank moved (not an agreeing rest)."""
-    d, plant, log, tree, blk, x0 = four_bar_diagram()
+    the interpreted log within 1e-12, every step in the compiled loop, and the crank moved
+    (not an agreeing rest); with the closures' post-stabilization (``project_positions``)
+    the loop is closed to 1e-9 at every sample, without it it drifts (below 2 mm)."""
+    d, plant, log, tree, blk, x0 = four_bar_diagram(project=project)
     assert plant.step_method == "compiled_pgs", plant.step_method_reason
     t1, one, _ = _run(d, plant, log, x0, 0.6, False)
     t2, two, sim = _run(d, plant, log, x0, 0.6, True)
@@ -89,7 +92,11 @@ def test_four_bar_with_a_controller_equals_the_interpreted_run():
     np.testing.assert_array_equal(t1, t2)
     assert one.shape == (2 * tree.nq, 301)
     np.testing.assert_allclose(two, one, atol=TOL, rtol=0)
-    assert max(_loop_error(tree, blk, x[:tree.nq]) for x in two.T) < 1e-9
+    err = max(_loop_error(tree, blk, x[:tree.nq]) for x in two.T)
+    if project:
+        assert err < 1e-9
+    else:              # only the closures' bias holds the loop: it drifts (the C loop did
+        assert 1e-8 < err < 2e-3      # not project), boundedly
     assert np.ptp(two[0]) > 0.3
 
 
