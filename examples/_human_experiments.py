@@ -10,13 +10,18 @@
   is the dynamically consistent one (``ConsistentMotion``'s trajectory, its spline
   derivatives as they are, and the torques of its independent inverse dynamics) when the
   example runs with ``--consistent``, else the smoothed per-frame fit.
-  Measured on the HDM trial (scaled model, consistent motion, pelvis residual 0.05 N): the
-  joints follow to 0.56 deg RMS but the unactuated body still falls (pelvis 1.4 m RMS from
-  the capture), so the marker error is that of a fallen body.
+  Measured on the HDM trial (scaled model, flat feet, consistent motion, pelvis residual
+  0.07 N; contacts placed, pelvis feedback gain 1): the joints follow to 2.4 deg RMS but the
+  unactuated body still falls (it leaves the capture by 10 cm after 1.25 s; pelvis 0.88 m
+  RMS from the capture), so the marker error (0.97 m RMS) is that of a fallen body. Joint
+  tracking alone: 0.9 deg, 1.98 m, 0.73 s (points as fitted), 0.8 deg, 1.53 m, 0.82 s
+  (placed); before the flat feet (points as fitted) 0.56 deg, 1.40 m, 0.74 s
+  (``benchmarks/bench_forward_pass.py``).
 * :func:`consistent_motion` runs :class:`multibody.motion.ConsistentMotion` on the fitted
   walk and gives the report's ``residual_force_rms_after_n`` and ``marker_rms_after_m``
   (HDM trial, scaled model: 5.07 -> 0.05 N over the strides, markers 6.8 mm; stopped by the
-  stall rule after 31 IPOPT iterations, 112 s of CPU time).
+  stall rule after 31 IPOPT iterations, 112 s of CPU time; with flat feet 3.57 -> 0.07 N,
+  6.80 mm, 24 iterations, 83 s).
 * Noise protocol at 4 mm on the HDM trial (scaled model, 20 draws): 0.96 +- 0.02 deg, torques
   4.9 +- 0.2 N m. The error is spread over the joints the markers see least (hands, toes,
   head and neck, upper-arm twist: the ten worst coordinates carry 57 % of its mean square),

@@ -64,7 +64,15 @@ per-frame motion); the pelvis feedback with released ankles (``stance_release``)
 pelvis within 10 cm of the capture longest (1.8 s) but the body still falls; the pelvis
 feedback on stiff ankles, passive ankles, a stance-leg pose correction, a swing-foot
 placement, flat feet, a spring-damper floor and other placements of the points were each
-measured and did no better. The feet of the marker fit are the thing to fix.
+measured and did no better. The feet of the marker fit are the thing to fix. Recalibrating
+the feet's marker offsets where the feet rest (:func:`~multibody.motion.foot_calibration.
+flat_stance_offsets`) lowers the fit's error and the pelvis residual but leaves the resting
+feet 15-19 degrees from flat (the leg chain above them does not let them lie flat at the
+markers); on that motion the pelvis feedback (gain 1) keeps the pelvis within 10 cm of the
+capture for 1.25 s against 0.73-0.82 s without it, the joints within 2.4 degrees. The flat
+contact terms of :class:`~multibody.motion.ConsistentMotion` (``contact_height_scale``,
+``penetration``) did not flatten the feet on the HDM walk within 100 iterations (pelvis
+residual 30-40 N left, points still 48 mm deep).
 
 References
 ----------
