@@ -175,12 +175,16 @@ HEADER = Record("HDR", [
     # offsets into the double table
     ("cand_doubles", 1), ("reach_radii", 1), ("damping", 1),
     # 1: the input's closure elimination (cproj, cpv) applies
-    ("closure_projection", 1)])
+    ("closure_projection", 1),
+    # 1: the contact pairs' friction is ODE's box (|p_t1|, |p_t2| <= mu p_n), 0: the disc
+    ("friction_box", 1)])
 """Header of the int table ``it``: counts (``num_candidates`` geometry pairs, ``num_contacts``
 contact slots: the dimension ``nc`` of the buffers), then absolute offsets of the sub-tables
 in ``it`` (``contact_candidate``: per contact slot, the index of its candidate) and of the
 candidates' doubles, the reach radii and ``h D`` in ``dt``; ``closure_projection`` 1 when the
-input's ``cproj``, ``cpv`` eliminate loop closures (see :data:`INPUT`)."""
+input's ``cproj``, ``cpv`` eliminate loop closures (see :data:`INPUT`); ``friction_box`` 1
+when the contact pairs' friction is the box ``|p_t1|, |p_t2| <= mu p_n`` along the kernel's
+tangents (``PointContactConstraint(friction="box")``), 0 for the disc ``|p_t| <= mu p_n``."""
 
 BLOCK = Record("BLK", [("start", 1), ("length", 1)])
 """A decoupled velocity block (a subtree hanging from the world)."""

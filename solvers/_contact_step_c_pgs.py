@@ -44,11 +44,24 @@ static double lmax2(double a, double b, double c) {
     return m + sqrt(d * d + b * b);
 }
 
+/* (t1, t2) projected on the friction set of a contact whose friction limit is lim = mu p_n:
+   the disc t1^2 + t2^2 <= lim^2 (scaled towards 0), or with fbox the box |t_i| <= lim (each
+   clamped: ODE's friction pyramid) */
+static void friction_project(double *t1, double *t2, double lim, int fbox) {
+    if (fbox) {
+        *t1 = *t1 > lim ? lim : (*t1 < -lim ? -lim : *t1);
+        *t2 = *t2 > lim ? lim : (*t2 < -lim ? -lim : *t2);
+        return;
+    }
+    const double tt = sqrt(*t1 * *t1 + *t2 * *t2);
+    if (tt > lim) { double f = tt > 0 ? lim / tt : 0.0; *t1 *= f; *t2 *= f; }
+}
+
 /* natural-map residual of one contact block in velocity units (scaled by the block's
    diagonal): the normal complementarity and the friction-disc projection (the normal
    only for a joint limit's block) */
 static double block_residual(const double *pk, const double *w, const double *Gk, double mu,
-                             int one, double lo, double up) {
+                             int one, double lo, double up, int fbox) {
     if (one == 2) {                             /* a closure: bilateral, |w| per row */
         double m = 0.0;
         for (int r = 0; r < 3; ++r) if (fabs(w[r]) > m) m = fabs(w[r]);
@@ -62,8 +75,7 @@ static double block_residual(const double *pk, const double *w, const double *Gk
     double rn = fabs(pk[0] - (pn_ > 0 ? pn_ : 0.0)) * gn;
     double g = lmax2(Gk[4], 0.5 * (Gk[5] + Gk[7]), Gk[8]);
     double a1 = pk[1] - w[1] / g, a2 = pk[2] - w[2] / g;
-    double tt = sqrt(a1 * a1 + a2 * a2), lim = mu * pk[0];
-    if (tt > lim) { double f = tt > 0 ? lim / tt : 0.0; a1 *= f; a2 *= f; }
+    friction_project(&a1, &a2, mu * pk[0], fbox);
     double rt = sqrt((pk[1] - a1) * (pk[1] - a1) + (pk[2] - a2) * (pk[2] - a2)) * g;
     return rn > rt ? rn : rt;
 }
@@ -171,7 +183,8 @@ static void rebuild_vel(int na, const int *act, const int *it, const int *cands,
 static double residual(int na, const int *act, const int *it, const int *cands, int nv,
                        const double *co, const double *Jall, const double *G,
                        const double *bias, const double *vel, double mu, const double *cfmk,
-                       const double *plo, const double *pup, const int *one, const int *bil) {
+                       const double *plo, const double *pup, const int *one, const int *bil,
+                       int fbox) {
     double res = 0.0;
     for (int j = 0; j < na; ++j) {
         const int k = act[j];
@@ -185,7 +198,8 @@ static double residual(int na, const int *act, const int *it, const int *cands, 
         }
         w[0] = s0 + cfmk[k] * pk[0]; w[1] = s1 + cfmk[k] * pk[1]; w[2] = s2 + cfmk[k] * pk[2];
         for (int r = 0; r < 3; ++r) w[r] += bias[3 * k + r];
-        double rb = block_residual(pk, w, Gk, mu, one[k] ? 1 : (bil[k] ? 2 : 0), plo[k], pup[k]);
+        double rb = block_residual(pk, w, Gk, mu, one[k] ? 1 : (bil[k] ? 2 : 0), plo[k], pup[k],
+                                   fbox);
         if (rb > res) res = rb;
     }
     return res;
@@ -229,7 +243,7 @@ static int polish(int na, const int *act, const int *it, const int *cands, int n
                   const double *pup, const int *one, const int *bil, double *M, double *x,
                   double *dsl, int *idn, int *idt, int *mode, int *hi, const int *blocks,
                   double *psol, double *vs, double dtol, const double *vel0, double *wsl,
-                  int newton) {
+                  int newton, int fbox) {
     int nu, j, l, r, s, i, feasible = 0, consistent = 0;
     for (j = 0; j < na; ++j) {
         const int k = act[j];
@@ -245,7 +259,11 @@ static int polish(int na, const int *act, const int *it, const int *cands, int n
         if (pk[0] > 0) {
             double tt = sqrt(pk[1] * pk[1] + pk[2] * pk[2]);
             mode[j] = PM_STICK;
-            if (!(tt < mu * pk[0] * (1 - 1e-9)) && tt > 0) {
+            if (fbox) {               /* per tangent row: free (0) or at +-mu p_n (+-1) */
+                for (r = 1; r < 3; ++r)
+                    dsl[2 * j + r - 1] = (!(fabs(pk[r]) < mu * pk[0] * (1 - 1e-9)) && pk[r] != 0)
+                                         ? (pk[r] > 0 ? 1.0 : -1.0) : 0.0;
+            } else if (!(tt < mu * pk[0] * (1 - 1e-9)) && tt > 0) {
                 mode[j] = PM_SLIDE;
                 dsl[2 * j] = pk[1] / tt; dsl[2 * j + 1] = pk[2] / tt;
                 wsl[3 * j] = wsl[3 * j + 1] = wsl[3 * j + 2] = 0.0;
@@ -362,6 +380,18 @@ static int polish(int na, const int *act, const int *it, const int *cands, int n
             ma[idt[j]] += 1.0; mb[idt[j] + 1] += 1.0;
             ma[idn[j]] += mu * h1; mb[idn[j]] += mu * h2;
         }
+        /* a box contact's tangent row at a bound s mu p_n (s = dsl = +-1): p_t - s mu p_n = 0 */
+        for (j = 0; fbox && j < na; ++j) {
+            if (mode[j] != PM_STICK) continue;
+            for (r = 0; r < 2; ++r) {
+                if (dsl[2 * j + r] == 0.0) continue;
+                double *mr = M + (idt[j] + r) * nu;
+                for (i = 0; i < nu; ++i) mr[i] = 0.0;
+                mr[idt[j] + r] = 1.0;
+                mr[idn[j]] = -mu * dsl[2 * j + r];
+                x[idt[j] + r] = 0.0;
+            }
+        }
         /* Gaussian elimination with partial pivoting; hi[r] bounds row r's nonzero
            columns (contacts on disjoint bodies give zero blocks: a stack's rows are
            banded), so the updates and the back substitution skip exact zeros only */
@@ -415,6 +445,16 @@ static int polish(int na, const int *act, const int *it, const int *cands, int n
                 continue;
             }
             if (!(pn >= 0)) { mode[j] = PM_OFF; changed = 1; continue; }
+            if (fbox) {            /* a free tangent row beyond +-mu p_n: held at that bound */
+                for (r = 0; r < 2; ++r) {
+                    const double a = x[idt[j] + r];
+                    if (dsl[2 * j + r] == 0.0 && !(fabs(a) <= mu * pn * (1 + 1e-9))) {
+                        dsl[2 * j + r] = a > 0 ? 1.0 : -1.0;
+                        changed = 1;
+                    }
+                }
+                continue;
+            }
             if (mode[j] == PM_STICK) {
                 const double a = x[idt[j]], b = x[idt[j] + 1], tt = sqrt(a * a + b * b);
                 if (!(tt <= mu * pn * (1 + 1e-9))) {
@@ -455,6 +495,16 @@ static int polish(int na, const int *act, const int *it, const int *cands, int n
            the mode */
         for (j = 0; j < na; ++j) {
             const int k = act[j];
+            if (fbox && mode[j] == PM_STICK) {
+                /* a row at +mu p_n needs a slip w_t <= 0 (at -mu p_n: >= 0); beyond dtol the
+                   row is freed */
+                if (dsl[2 * j] == 0.0 && dsl[2 * j + 1] == 0.0) continue;
+                double wt[2];
+                slip_at(it, cands, nv, Jall, cfmk, bias, k, psol + 3 * j, vs, wt);
+                for (r = 0; r < 2; ++r)
+                    if (dsl[2 * j + r] * wt[r] > dtol) { dsl[2 * j + r] = 0.0; changed = 1; }
+                continue;
+            }
             if (mode[j] == PM_SLIDE && !newton) continue;   /* directions kept */
             if (mode[j] == PM_SLIDE) {
                 /* the sliding law at the solution: the slip gone, the contact sticks; the
@@ -480,7 +530,15 @@ static int polish(int na, const int *act, const int *it, const int *cands, int n
             double w0 = cfmk[k] * psol[3 * j] + bias[3 * k];
             for (i = 0; i < ncol; ++i) { const int col = cc[COL_SIZE * i + COL_COLUMN]; w0 += Jk[col] * vs[col]; }
             if (mode[j] == PM_OFF) {
-                if (w0 < -dtol) { mode[j] = PM_STICK; changed = 1; }
+                if (w0 < -dtol) {
+                    mode[j] = PM_STICK; changed = 1;
+                    if (fbox) {      /* its rows at bounds against the slip there */
+                        double wt[2];
+                        slip_at(it, cands, nv, Jall, cfmk, bias, k, psol + 3 * j, vs, wt);
+                        for (r = 0; r < 2; ++r)
+                            dsl[2 * j + r] = fabs(wt[r]) > dtol ? (wt[r] > 0 ? -1.0 : 1.0) : 0.0;
+                    }
+                }
             } else {
                 const double v0 = dsl[2 * j];
                 if ((v0 <= plo[k] && w0 < -dtol) || (v0 >= pup[k] && w0 > dtol)) { mode[j] = PM_FREE; changed = 1; }

@@ -3,7 +3,7 @@ C compiler is found, and an independent implementation the C kernel is tested ag
 
 Same tables, inputs and outputs as the C source (:mod:`solvers._contact_step_source`), same
 algorithm step by step (block Cholesky, free velocity, speculative margin, candidates and
-rows, ``M^-1 J^T``, Delassus blocks, block PGS with the friction disc, over-relaxation after
+rows, ``M^-1 J^T``, Delassus blocks, block PGS with the friction disc (or box), over-relaxation after
 the first polish, the active-set polish, residual, integration, frame change); numpy does
 the small dense algebra, Python loops over contacts and sweeps (slow for many contacts).
 """
@@ -62,6 +62,15 @@ def _lmax2(a, b, c):
     return m + math.sqrt(d * d + b * b)
 
 
+def _friction_project(t, lim, box):
+    """``t`` (2,) projected on the friction set of limit ``lim = mu p_n``: the disc (scaled
+    towards 0) or, with ``box``, the box ``|t_i| <= lim`` (the C ``friction_project``)."""
+    if box:
+        return np.clip(t, -lim, lim)
+    tt = math.hypot(t[0], t[1])
+    return t * (lim / tt if tt > 0 else 0.0) if tt > lim else t
+
+
 def _world_pose(Rb, pb, X) -> list:
     """The C kernel's ``world_pose``: a pose X (12 numbers) in a body's frame (rotation Rb,
     origin pb) as 12 world numbers, summed in the C order."""
@@ -111,8 +120,8 @@ class _Problem:
     block (a joint limit's or joint friction's: J, Y, G zero but for their first row /
     entry) and the bounds of its first impulse."""
 
-    def __init__(self, nv, mu):
-        self.nv, self.mu = nv, mu
+    def __init__(self, nv, mu, box=False):
+        self.nv, self.mu, self.box = nv, mu, box
         self.J, self.Y, self.G, self.b, self.blk, self.p, self.k = [], [], [], [], [], [], []
         self.cfm, self.one, self.lo, self.up, self.bil = [], [], [], [], []
 
@@ -139,10 +148,7 @@ class _Problem:
                 continue
             rn = abs(p[0] - max(pn_, 0.0)) * G[0, 0]
             g = _lmax2(G[1, 1], 0.5 * (G[1, 2] + G[2, 1]), G[2, 2])
-            a = p[1:] - w[1:] / g
-            tt, lim = math.hypot(a[0], a[1]), self.mu * p[0]
-            if tt > lim:
-                a = a * (lim / tt if tt > 0 else 0.0)
+            a = _friction_project(p[1:] - w[1:] / g, self.mu * p[0], self.box)
             rt = math.hypot(p[1] - a[0], p[2] - a[1]) * g
             res = max(res, rn, rt)
         return res
@@ -223,7 +229,8 @@ def contact_step(it: np.ndarray, dt: np.ndarray, inp: np.ndarray, out: np.ndarra
     # 4. candidates
     co = np.zeros((nc, CO.size))
     Jall = np.zeros((nc, 3, nv))
-    prob = _Problem(nv, mu)
+    box = bool(it[hd.FRICTION_BOX])
+    prob = _Problem(nv, mu, box)
     bias_l, bscale = [], 1.0
     stat = np.zeros(STATUS.size)
     stat[STATUS.FAILED_CANDIDATE] = -1.0
@@ -294,9 +301,7 @@ def contact_step(it: np.ndarray, dt: np.ndarray, inp: np.ndarray, out: np.ndarra
         bscale = max(bscale, float(np.max(np.abs(jv))))
         wk, wf = warm[kk, WARM.NORMAL], warm[kk, WARM.slice("friction")]
         p = np.array([max(wk, 0.0), wf @ t1, wf @ t2])
-        tt, lim = math.hypot(p[1], p[2]), mu * p[0]
-        if tt > lim:
-            p[1:] *= lim / tt if tt > 0 else 0.0
+        p[1:] = _friction_project(p[1:], mu * p[0], box)
         prob.J.append(J)
         prob.Y.append(Y)
         prob.G.append(G)
@@ -420,12 +425,14 @@ def contact_step(it: np.ndarray, dt: np.ndarray, inp: np.ndarray, out: np.ndarra
             lim, pt, tt = mu * pn, np.zeros(2), math.inf
             if det > 1e-300 * (a * cdd + 1e-300):
                 pt = p[1:] - om * np.array([cdd * wt[0] - b * wt[1], a * wt[1] - b * wt[0]]) / det
-                tt = math.hypot(pt[0], pt[1])
+                tt = np.max(np.abs(pt)) if box else math.hypot(pt[0], pt[1])
             g = _lmax2(a, b, cdd)
             if tt > lim:
                 pt = p[1:] - wt / g
                 tt = math.hypot(pt[0], pt[1])
-                if tt > lim:
+                if box:
+                    pt = np.clip(pt, -lim, lim)
+                elif tt > lim:
                     pt = pt * (lim / tt if tt > 0 else 0.0)
             d = np.array([dpn, pt[0] - p[1], pt[1] - p[2]])
             change = max(change, abs(dpn) * G[0, 0], abs(d[1]) * g, abs(d[2]) * g)
@@ -442,7 +449,7 @@ def contact_step(it: np.ndarray, dt: np.ndarray, inp: np.ndarray, out: np.ndarra
             saved = [p.copy() for p in prob.p]
             r0 = prob.residual(vel)
             new = prob.polish(vfree, bias_l, ittol * bscale, vel, newton)
-            if new is None and newton:      # the Newton passes failed: fixed directions
+            if new is None and newton and not box:   # Newton failed: fixed directions
                 new = prob.polish(vfree, bias_l, ittol * bscale, vel, False)
             if new is not None:
                 prob.p = new

@@ -27,6 +27,11 @@ def first_modes(prob, vel, newton=True):
         elif prob.one[j]:
             modes.append("free" if prob.lo[j] < p[0] < prob.up[j] else "fixed")
             val[j, 0] = p[0]
+        elif p[0] > 0 and prob.box:     # per tangent row: free (0) or at +-mu p_n (+-1)
+            modes.append("stick")
+            for r in (1, 2):
+                if not abs(p[r]) < mu * p[0] * (1 - 1e-9) and p[r] != 0:
+                    val[j, r - 1] = 1.0 if p[r] > 0 else -1.0
         elif p[0] > 0:
             tt = math.hypot(p[1], p[2])
             if not tt < mu * p[0] * (1 - 1e-9) and tt > 0:
@@ -104,6 +109,14 @@ def solve_modes(prob, vfree, bias, modes, val, wsl, dtol):
         M[ra, ra] += 1.0
         M[ra + 1, ra + 1] += 1.0
         M[ra:ra + 2, idn[j]] += mu * hh
+    for j in range(na):        # a box row at a bound s mu p_n (s = val): p_t - s mu p_n = 0
+        if not prob.box or modes[j] != "stick":
+            continue
+        for r in range(2):
+            if val[j, r] != 0.0:
+                ra = idt[j] + r
+                M[ra] = 0.0
+                M[ra, ra], M[ra, idn[j]], x[ra] = 1.0, -mu * val[j, r], 0.0
     try:
         sol = np.linalg.solve(M, x)
     except np.linalg.LinAlgError:
@@ -140,6 +153,12 @@ def polish(prob, vfree, bias, dtol, passes, vel, newton=True):
             if not pn >= 0:
                 modes[j], changed = "off", True
                 continue
+            if prob.box:              # a free row beyond +-mu p_n: held at that bound
+                for r in range(2):
+                    a = sol[idt[j] + r]
+                    if val[j, r] == 0.0 and not abs(a) <= mu * pn * (1 + 1e-9):
+                        val[j, r], changed = (1.0 if a > 0 else -1.0), True
+                continue
             if modes[j] == "stick":
                 pt = sol[idt[j]:idt[j] + 2]
                 tt = math.hypot(pt[0], pt[1])
@@ -165,6 +184,14 @@ def polish(prob, vfree, bias, dtol, passes, vel, newton=True):
         for Y, pj in zip(prob.Y, out):
             vs += Y.T @ pj
         for j in range(na):           # the modes' assumptions at the solution
+            if prob.box and modes[j] == "stick":   # a row at a bound: slip against it
+                if val[j, 0] == 0.0 and val[j, 1] == 0.0:
+                    continue
+                wt = prob.J[j][1:] @ vs + prob.cfm[j] * out[j][1:] + bias[j][1:]
+                for r in range(2):
+                    if val[j, r] * wt[r] > dtol:
+                        val[j, r], changed = 0.0, True
+                continue
             if modes[j] == "slide" and not newton:     # directions kept
                 continue
             if modes[j] == "slide":   # the sliding law: slip gone -> stick, else Newton
@@ -182,6 +209,9 @@ def polish(prob, vfree, bias, dtol, passes, vel, newton=True):
             w0 = prob.J[j][0] @ vs + prob.cfm[j] * out[j][0] + bias[j][0]
             if modes[j] == "off" and w0 < -dtol:
                 modes[j], changed = "stick", True
+                if prob.box:          # its rows at bounds against the slip there
+                    wt = prob.J[j][1:] @ vs + bias[j][1:]
+                    val[j] = np.where(np.abs(wt) > dtol, -np.sign(wt), 0.0)
             elif modes[j] == "fixed" and ((val[j, 0] <= prob.lo[j] and w0 < -dtol)
                                           or (val[j, 0] >= prob.up[j] and w0 > dtol)):
                 modes[j], changed = "free", True

@@ -8,7 +8,7 @@ contact points of every candidate geometry pair (the narrow phase of
 sides and the joint-friction coordinates, their rows, ``M^-1 J^T``
 on the touched blocks,
 the per-contact 3 x 3 Delassus blocks (1 x 1 for a joint limit's or joint friction's row), block projected
-Gauss-Seidel with the friction disc,
+Gauss-Seidel with the friction disc (or ODE's box: header ``friction_box``),
 the natural-map residual, the integration of the configuration and the re-expression of
 the free joints' velocities. The table layouts are described in
 :mod:`solvers.contact_step` (they are written by :class:`ContactStepKernel`).
@@ -88,7 +88,7 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
     }
     /* 2b. loop closures eliminated (header closure_projection): v_free -> cproj v_free + cpv,
        and below each row of M^-1 J^T -> cproj (M^-1 J^T) (the constrained Delassus) */
-    const int cproj_on = it[HDR_CLOSURE_PROJECTION];
+    const int cproj_on = it[HDR_CLOSURE_PROJECTION], fbox = it[HDR_FRICTION_BOX];
     if (cproj_on) affine_map(cproj, cpv, nv, vfree, tmp);
 
     /* 3. speculative margin: margin + h (s1 + s2), the two largest speed bounds */
@@ -354,8 +354,7 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
             p0[0] = wk[WS_NORMAL] > 0 ? wk[WS_NORMAL] : 0.0;
             p0[1] = wf[0] * t1[0] + wf[1] * t1[1] + wf[2] * t1[2];
             p0[2] = wf[0] * t2[0] + wf[1] * t2[1] + wf[2] * t2[2];
-            double tt = sqrt(p0[1] * p0[1] + p0[2] * p0[2]), lim = mu * p0[0];
-            if (tt > lim) { double f = tt > 0 ? lim / tt : 0.0; p0[1] *= f; p0[2] *= f; }
+            friction_project(p0 + 1, p0 + 2, mu * p0[0], fbox);
         }
     }
 
@@ -433,14 +432,15 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
             if (gk[6] != 0.0) {
                 pt1 = pk[1] - om * (gk[1] * wt1 - gk[2] * wt2);
                 pt2 = pk[2] - om * (gk[3] * wt2 - gk[2] * wt1);
-                inside = pt1 * pt1 + pt2 * pt2 <= lim * lim;
+                inside = fbox ? fabs(pt1) <= lim && fabs(pt2) <= lim : pt1 * pt1 + pt2 * pt2 <= lim * lim;
             }
             const double g = gk[4];
             if (!inside) {
                 pt1 = pk[1] - wt1 * gk[5];
                 pt2 = pk[2] - wt2 * gk[5];
                 const double t2 = pt1 * pt1 + pt2 * pt2;
-                if (t2 > lim * lim) {
+                if (fbox) friction_project(&pt1, &pt2, lim, 1);
+                else if (t2 > lim * lim) {
                     const double tt = sqrt(t2), f = tt > 0 ? lim / tt : 0.0;
                     pt1 *= f; pt2 *= f;
                 }
@@ -463,20 +463,20 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
             last_polish = iter;
             if (iter > 1) gap *= 2;        /* a polish that does not end the step: back off */
             for (j = 0; j < na; ++j) memcpy(psave + 3 * j, co + CO_SIZE * act[j] + CO_IMPULSE, 3 * sizeof(double));
-            const double r0 = residual(na, act, it, cands, nv, co, Jall, G, bias, vel, mu, cfmk, plo, pup, one, bil);
+            const double r0 = residual(na, act, it, cands, nv, co, Jall, G, bias, vel, mu, cfmk, plo, pup, one, bil, fbox);
             /* sliding law by Newton (fixed directions after a Newton miss, or if it fails) */
             int got = polish(na, act, it, cands, nv, co, Jall, Y, bias, vfree, mu, cfmk, plo, pup,
                              one, bil, Mp, xp, dsl, idn, idt, pmode, prow, blocks, psol2, vtmp,
-                             ittol * bscale, vel, wsl, newton);
-            if (!got && newton)
+                             ittol * bscale, vel, wsl, newton, fbox);
+            if (!got && newton && !fbox)
                 got = polish(na, act, it, cands, nv, co, Jall, Y, bias, vfree, mu, cfmk, plo, pup,
                              one, bil, Mp, xp, dsl, idn, idt, pmode, prow, blocks, psol2, vtmp,
-                             ittol * bscale, vel, wsl, 0);
+                             ittol * bscale, vel, wsl, 0, fbox);
             if (got) {
                 /* exact on the right active set: done; else keep whichever point is better
                    (the polished one often is, and PGS continues from it) */
                 rebuild_vel(na, act, it, cands, blocks, nv, co, Y, vfree, vtmp);
-                const double r1 = residual(na, act, it, cands, nv, co, Jall, G, bias, vtmp, mu, cfmk, plo, pup, one, bil);
+                const double r1 = residual(na, act, it, cands, nv, co, Jall, G, bias, vtmp, mu, cfmk, plo, pup, one, bil, fbox);
                 if (r1 <= ittol * bscale) { memcpy(vel, vtmp, nv * sizeof(double)); ++iter; break; }
                 newton = !newton;     /* a point not ending the step: the other kind next */
                 if (r1 < r0) memcpy(vel, vtmp, nv * sizeof(double));
@@ -528,7 +528,7 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
         o[CO_SLIP + 1] = w[2];
         for (r = 0; r < 3; ++r) w[r] += cfmk[k] * pk[r];
         for (r = 0; r < 3; ++r) w[r] += bias[3 * k + r];
-        double rb = block_residual(pk, w, Gk, mu, one[k] ? 1 : (bil[k] ? 2 : 0), plo[k], pup[k]);
+        double rb = block_residual(pk, w, Gk, mu, one[k] ? 1 : (bil[k] ? 2 : 0), plo[k], pup[k], fbox);
         if (rb > res) res = rb;
         /* warm start for the next step: normal impulse, world friction impulse */
         for (i = 0; i < 3; ++i)

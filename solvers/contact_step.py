@@ -34,6 +34,14 @@ changes by more than ``it_tol`` (velocity units, times ``max(1, |J v_free + b|)`
 after ``max_iter`` sweeps; the natural-map residual of the result (velocity units) then
 decides acceptance against ``tol`` (the caller falls back to a pivoting LCP when it fails).
 
+With the header's ``friction_box`` (``PointContactConstraint(friction="box")``) the friction
+set is ODE's box ``|p_t1| <= mu p_n``, ``|p_t2| <= mu p_n`` instead of the disc (t1 against
+the free slip, as the pivoting step's tangents): the same sweeps with each tangent impulse
+clamped to its bounds (the exact projection on the box for the isotropic step), the box in
+the residual, and a polish whose modes hold each tangent row free (``w_t = 0``), at
+``+mu p_n`` (``w_t <= 0``) or at ``-mu p_n`` (``w_t >= 0``): the boxed LCP with ODE's
+friction index, solved exactly on its active set.
+
 Candidates are geometry pairs; each step the narrow phase gives a pair's contact points at
 the current poses within the speculative margin (as ``multibody.geometry.contact_points``
 does for the pivoting step), each filling one of the pair's contact slots.

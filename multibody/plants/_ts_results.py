@@ -77,7 +77,8 @@ def block_rows(step: CompiledContactStep, blk, co: np.ndarray, Jall: np.ndarray,
 def contact_rows(step: CompiledContactStep, co: np.ndarray, Jall: np.ndarray, scalars: tuple):
     """The contact rows of the step as :class:`ConstraintRows` (normals first, then the two
     tangent rows of each contact; ``FRICTION_BOX`` kind with bounds ``-+mu``, which the
-    kernel applies to the pair as the disc ``|p_t| <= mu p_n``)."""
+    kernel applies to the pair as the disc ``|p_t| <= mu p_n``, or row by row for
+    ``friction="box"``)."""
     act = np.flatnonzero(co[:step.num_pair_slots, _CO.ACTIVE])
     na, nv = act.shape[0], step.nv
     if na == 0:

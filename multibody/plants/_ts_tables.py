@@ -333,7 +333,8 @@ class CompiledContactStep:
                       num_blocks=len(blocks),
                       num_joints=len(joints), num_free=len(frees),
                       max_sweeps=int(max_sweeps), num_reach=len(reach_idx),
-                      closure_projection=int(bool(self.closures)))
+                      closure_projection=int(bool(self.closures)),
+                      friction_box=int(contact is not None and contact.friction == "box"))
         for name, val in counts.items():
             it[hd.offsets[name]] = val
         dt = np.concatenate([np.array(cand_d).ravel() if npairs else np.zeros(0),

@@ -44,13 +44,15 @@ start is retried cold.
 The compiled step (default where it applies)
 --------------------------------------------
 With at most one :class:`~multibody.constraints.PointContactConstraint` (friction
-``"cone"``, any shape pair of :mod:`multibody.geometry`), joint limits, joint friction and
+``"cone"`` or ``"box"``, no per-geometry margins, any shape pair of
+:mod:`multibody.geometry`), joint limits, joint friction and
 loop closures (ball, weld, distance, point-on-line) and joints that integrate as ``q + h v``
 or by a quaternion's exponential map, a step is two compiled calls: the fused
 dynamics/kinematics function and the C kernel of :mod:`solvers.contact_step` (candidates,
 rows, 3 x 3 Delassus blocks, block PGS with the friction *disc* ``|p_t| <= mu p_n`` --
-isotropic by construction -- and an exact active-set polish, the integration; no BLAS
-calls). Loop closures are eliminated exactly before the contact problem (one more compiled
+isotropic by construction -- or, for ``friction="box"``, ODE's box ``|p_t1|, |p_t2| <=
+mu p_n`` along the pivoting step's tangents (t1 against the free slip), and an exact
+active-set polish, the integration; no BLAS calls). Loop closures are eliminated exactly before the contact problem (one more compiled
 call per step: the contacts see the closures' constrained Delassus operator, as the
 pivoting step's Schur complement has it; :mod:`multibody.plants._ts_closures`). Its warm
 start and buffers are kept in the context's memory. A step whose PGS

@@ -351,7 +351,7 @@ def test_failed_boxed_solve_falls_back_to_pgs(monkeypatch):
     monkeypatch.setattr(tss, "solve_boxed_lcp", dantzig_broken)
     tree = free_boxes(1)
     sys = TimeSteppingRigidBodySystem(tree, 1e-3, constraints=[PointContactConstraint(
-        tree, friction="box", cfm=1e-6)], name="plant")
+        tree, friction="box", cfm=1e-6)], contact_solver="lcp", name="plant")
     ctx = sys.create_default_context()
     q = tree.neutral_configuration()
     q[6] = 0.1

@@ -49,20 +49,24 @@ def test_compiled_step_is_the_default_and_the_lcp_step_selectable():
                                     pgs_max_sweeps=0)
 
 
-def test_every_shape_pair_takes_the_compiled_step_and_box_friction_does_not():
-    """Box-box pairs (no closed form) run in the kernel's compiled narrow phase; the friction
-    pyramid (friction='box') still takes the interpreted step, with the reason named."""
+def test_every_shape_pair_and_box_friction_take_the_compiled_step():
+    """Box-box pairs (no closed form) run in the kernel's compiled narrow phase, and so does
+    the friction pyramid (friction='box'); per-geometry margins still take the interpreted
+    step, with the reason named."""
     tree = free_boxes(2, ground=True)
     s = TimeSteppingRigidBodySystem(tree, H, constraints=[PointContactConstraint(tree)])
     assert s.step_method == "compiled_pgs" and s.step_method_reason is None
     box = free_boxes(1)
     s = TimeSteppingRigidBodySystem(box, H, constraints=[PointContactConstraint(
         box, friction="box")])
-    assert s.step_method == "lcp" and "friction='box'" in s.step_method_reason
+    assert s.step_method == "compiled_pgs" and s.step_method_reason is None
+    s = TimeSteppingRigidBodySystem(box, H, constraints=[PointContactConstraint(
+        box, geometry_margins={"ground": 1e-3})])
+    assert s.step_method == "lcp" and "per-geometry contact margins" in s.step_method_reason
     with pytest.raises(ValueError, match=r"contact_solver='pgs' is not available: contact "
-                                         r"'.*' uses friction='box'"):
+                                         r"'.*' has per-geometry contact margins"):
         TimeSteppingRigidBodySystem(box, H, constraints=[PointContactConstraint(
-            box, friction="box")], contact_solver="pgs")
+            box, geometry_margins={"ground": 1e-3})], contact_solver="pgs")
 
 
 @pytest.mark.filterwarnings("ignore::solvers.compiled.CompilationWarning")
