@@ -41,18 +41,20 @@ _FORWARD = ("ForwardPass", "ForwardPassResult", "JointTrackingController", "pene
 __all__ += list(_FORWARD)
 
 
-# sub-modules loaded on first use: the forward pass and its balance feedback (multibody.motion.
-# balance: the pelvis wrench through the stance legs, contact placement)
-_LAZY_MODULES = ("forward_pass", "balance")
+# sub-modules not imported above (the forward pass, its balance feedback, the foot
+# calibration, ...) are loaded on first use, found by name in this package's folder
+def _submodules() -> set:
+    import pkgutil
+    return {m.name for m in pkgutil.iter_modules(__path__) if not m.name.startswith("_")}
 
 
 def __getattr__(name):
-    if name in _FORWARD or name in _LAZY_MODULES:
+    if name in _FORWARD or name in _submodules():
         import importlib
         module = importlib.import_module(f"{__name__}.{'forward_pass' if name in _FORWARD else name}")
-        return module if name in _LAZY_MODULES else getattr(module, name)
+        return getattr(module, name) if name in _FORWARD else module
     raise AttributeError(f"module 'multibody.motion' has no attribute {name!r}")
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_FORWARD) | set(_LAZY_MODULES))
+    return sorted(set(globals()) | set(_FORWARD) | _submodules())
