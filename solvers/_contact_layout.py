@@ -212,7 +212,8 @@ CANDIDATE_KINDS = (
     CandidateKind("shape_pair", 0, "SP",
                   ints=(("shape_a", 1), ("shape_b", 1)),
                   doubles=(("pose_a", POSE_DOUBLES), ("pose_b", POSE_DOUBLES),
-                           ("param_a", SHAPE_PARAMETERS), ("param_b", SHAPE_PARAMETERS))),
+                           ("param_a", SHAPE_PARAMETERS), ("param_b", SHAPE_PARAMETERS),
+                           ("pair_margin", 1))),
     CandidateKind("joint_limit", 1, "JL",
                   ints=(("coordinate", 1), ("velocity", 1), ("sign", 1)),
                   doubles=(("bound", 1), ("margin", 1), ("erp", 1), ("cfm", 1))),
@@ -226,9 +227,12 @@ CANDIDATE_KINDS = (
 """The candidate kinds. ``shape_pair``: two collision geometries, each a shape of the narrow
 phase (``shape_a``, ``shape_b``: the kind ids of ``solvers.collision.KIND_IDS``; their
 parameters; their poses in the frames of bodies A and B: rotation row-major, then the
-origin). Every step the kernel runs the narrow phase of :mod:`solvers.collision` on the
-pair at the current poses with the step's margin; each point found fills one of the
-candidate's contact slots.
+origin; ``pair_margin``: the sum of the two geometries' contact margins, MuJoCo's
+``margin``, 0 without). Every step the kernel runs the narrow phase of
+:mod:`solvers.collision` on the pair at the current poses with the step's margin plus
+``pair_margin``; each point found fills one of the candidate's contact slots, its signed
+distance taken as the narrow phase's minus ``pair_margin`` (as the pivoting step's
+``PointContactConstraint.detect``).
 
 ``joint_limit``: one side of a joint limit (``multibody.constraints.JointLimitConstraint``),
 one slot holding one unilateral row on velocity ``velocity`` with ``J = sign e_velocity``

@@ -252,9 +252,9 @@ def contact_step(it: np.ndarray, dt: np.ndarray, inp: np.ndarray, out: np.ndarra
         Xb = _world_pose(R[bb], pos[bb], cd[SP_DOUBLES.slice("pose_b")])
         par_a = cd[SP_DOUBLES.slice("param_a")].tolist()
         par_b = cd[SP_DOUBLES.slice("param_b")].tolist()
-        ns = ci[CC.NUM_CONTACTS]
+        ns, off = ci[CC.NUM_CONTACTS], float(cd[SP_DOUBLES.PAIR_MARGIN])
         nf = collision_numpy.collide(ci[SP_INTS.SHAPE_A], par_a, 0, Xa, ci[SP_INTS.SHAPE_B],
-                                     par_b, 0, Xb, margin, found[:ns])
+                                     par_b, 0, Xb, margin + off, found[:ns])
         if nf < 0 or nf > ns:
             if stat[STATUS.FAILED_CANDIDATE] < 0:
                 stat[STATUS.FAILED_CANDIDATE], stat[STATUS.NARROW_PHASE] = m, nf
@@ -263,7 +263,7 @@ def contact_step(it: np.ndarray, dt: np.ndarray, inp: np.ndarray, out: np.ndarra
             fe = found[e]
             contacts.append((ci[CC.FIRST_CONTACT] + e, ci,
                              0.5 * (fe[FOUND.slice("point_a")] + fe[FOUND.slice("point_b")]),
-                             fe[FOUND.slice("normal")].copy(), float(fe[FOUND.DISTANCE])))
+                             fe[FOUND.slice("normal")].copy(), float(fe[FOUND.DISTANCE]) - off))
     for kk, ci, x, n, dist in contacts:
         o = co[kk]
         o[CO.DISTANCE], o[CO.slice("point")], o[CO.slice("normal")] = dist, x, n

@@ -5,8 +5,7 @@ time step of a rigid-body tree with point contacts after the tree's dynamics ter
 known: block Cholesky of ``H + h D``, the free velocity, the speculative margin, the
 contact points of every candidate geometry pair (the narrow phase of
 :mod:`solvers.collision`, its C text included here: one library), the active joint-limit
-sides and the joint-friction coordinates, their rows, ``M^-1 J^T``
-on the touched blocks,
+sides and the joint-friction coordinates, their rows, ``M^-1 J^T`` on the touched blocks,
 the per-contact 3 x 3 Delassus blocks (1 x 1 for a joint limit's or joint friction's row), block projected
 Gauss-Seidel with the friction disc (or ODE's box: header ``friction_box``),
 the natural-map residual, the integration of the configuration and the re-expression of
@@ -204,13 +203,14 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
             o[CO_IMPULSE] = wn < plo[k] ? plo[k] : (wn > pup[k] ? pup[k] : wn);
             continue;
         }
-        if (pair_lower_bound(ci, cd, P) > margin) continue;   /* broad phase: no point */
+        const double off = cd[CD_SP_PAIR_MARGIN];   /* the geometries' margins (MuJoCo's) */
+        if (pair_lower_bound(ci, cd, P) > margin + off) continue;   /* broad phase */
         double Xa[POSE_SIZE], Xb[POSE_SIZE];
         world_pose(P, ci[CI_BODY_A], cd + CD_SP_POSE_A, Xa);
         world_pose(P, ci[CI_BODY_B], cd + CD_SP_POSE_B, Xb);
         const int ns = ci[CI_NUM_CONTACTS];
         const int nf = dbk_collide(ci[CI_SP_SHAPE_A], cd + CD_SP_PARAM_A, 0, Xa,
-                                   ci[CI_SP_SHAPE_B], cd + CD_SP_PARAM_B, 0, Xb, margin, found,
+                                   ci[CI_SP_SHAPE_B], cd + CD_SP_PARAM_B, 0, Xb, margin + off, found,
                                    ns, npwork);
         if (nf < 0 || nf > ns) {          /* refused, EPA failed or more points than slots */
             if (stat[ST_FAILED_CANDIDATE] < 0) {
@@ -224,7 +224,7 @@ int dbk_contact_step(const int *it, const double *dt, const double *in, double *
             k = ci[CI_FIRST_CONTACT] + e;
             double *o = co + CO_SIZE * k;
             double x[3], n[3];
-            const double dist = fe[NP_DISTANCE];
+            const double dist = fe[NP_DISTANCE] - off;
             for (i = 0; i < 3; ++i) {
                 x[i] = 0.5 * (fe[NP_POINT_A + i] + fe[NP_POINT_B + i]);
                 n[i] = fe[NP_NORMAL + i];

@@ -1,8 +1,8 @@
 """The compiled step of :class:`~multibody.plants.TimeSteppingRigidBodySystem` (private).
 
 When the plant's constraint blocks are at most one :class:`~multibody.constraints.PointContactConstraint`
-(the friction cone as the disc, or ``friction="box"``: ODE's box along the same tangents) with
-no per-geometry margins, and any number of
+(the friction cone as the disc, or ``friction="box"``: ODE's box along the same tangents; any
+per-geometry margins, each pair's sum in its candidate's ``pair_margin``), and any number of
 :class:`~multibody.constraints.JointLimitConstraint` blocks (ERP/CFM or ``(kp, kd)``
 softening; each side of a limit is a ``joint_limit`` candidate of the kernel: one
 unilateral row, activated, biased and softened as the block's own time-stepping rows) and
@@ -111,9 +111,6 @@ def unsupported_reason(tree, constraints, damping_scheme: str = "implicit") -> O
     if not contacts:
         return None
     c = contacts[0]
-    if c.max_geometry_margin > 0:
-        return (f"contact '{c.name}' has per-geometry contact margins (MuJoCo's margin; the "
-                "compiled step has one margin for every pair)")
     bad = [(ga, gb) for ga, gb in c.site_pairs
            if shape_description(ga.shape)[0] is None or shape_description(gb.shape)[0] is None]
     if bad:

@@ -194,6 +194,7 @@ class CompiledContactStep:
             d[rec_d.slice("pose_a")], d[rec_d.slice("pose_b")] = _pose12(ga.pose), _pose12(gb.pose)
             d[rec_d.PARAM_A:rec_d.PARAM_A + len(pa)] = pa
             d[rec_d.PARAM_B:rec_d.PARAM_B + len(pb)] = pb
+            d[rec_d.PAIR_MARGIN] = contact.pair_margin(ga, gb)
             slot_cand.extend([len(cand_i)] * slots)
             cand_i.append(ci)
             cand_d.append(d)

@@ -35,7 +35,7 @@ def _caught(fn):
 def _box_pair_scene():
     tree = free_boxes(2, ground=True)
     plant = TimeSteppingRigidBodySystem(tree, H, constraints=[PointContactConstraint(
-        tree, mu=0.5, friction="box", geometry_margins={"ground": 1e-3}, name="contact")],
+        tree, mu=0.5, friction="box", mujoco=MuJoCoSoftening(), name="contact")],
         name="stack")
     ctx = plant.create_default_context()
     q = tree.neutral_configuration()
@@ -46,13 +46,13 @@ def _box_pair_scene():
     return plant, ctx
 
 
-def test_geometry_margins_warn_once_naming_the_plant_and_the_block():
+def test_mujoco_softened_contact_warns_once_naming_the_plant_and_the_block():
     (plant, ctx), caught = _caught(_box_pair_scene)
     assert plant.step_method == "lcp"
     assert len(caught) == 1                                # once, not per step (30 steps)
     msg = str(caught[0].message)
     assert "TimeSteppingRigidBodySystem 'stack'" in msg
-    assert "contact 'contact' has per-geometry contact margins" in msg
+    assert "constraint 'contact' has MuJoCo softening" in msg
     assert "pivoting (Lemke)" in msg and plant.step_method_reason in msg
     assert caught[0].filename == __file__                  # points at the user's line
     # the pivoting step (its boxed LCP by Dantzig's pivoting), not the kernel's PGS

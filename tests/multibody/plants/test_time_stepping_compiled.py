@@ -10,7 +10,8 @@ import pytest
 from _compiled_step import final_state, without_compiler
 from _time_stepping_models import free_boxes, free_spheres
 from multibody import RigidBodyTree
-from multibody.constraints import PointContactConstraint
+from multibody.constraints import MuJoCoSoftening, PointContactConstraint
+from multibody.errors import StepMethodWarning
 from multibody.geometry import Box, Halfspace, Sphere
 from multibody.plants import TimeSteppingRigidBodySystem
 from multibody.tree import Free, Revolute
@@ -49,10 +50,10 @@ def test_compiled_step_is_the_default_and_the_lcp_step_selectable():
                                     pgs_max_sweeps=0)
 
 
-def test_every_shape_pair_and_box_friction_take_the_compiled_step():
-    """Box-box pairs (no closed form) run in the kernel's compiled narrow phase, and so does
-    the friction pyramid (friction='box'); per-geometry margins still take the interpreted
-    step, with the reason named."""
+def test_every_shape_pair_box_friction_and_margins_take_the_compiled_step():
+    """Box-box pairs (no closed form) run in the kernel's compiled narrow phase, and so do
+    the friction pyramid (friction='box') and per-geometry margins; MuJoCo softening still
+    takes the interpreted step, with the reason named."""
     tree = free_boxes(2, ground=True)
     s = TimeSteppingRigidBodySystem(tree, H, constraints=[PointContactConstraint(tree)])
     assert s.step_method == "compiled_pgs" and s.step_method_reason is None
@@ -62,11 +63,15 @@ def test_every_shape_pair_and_box_friction_take_the_compiled_step():
     assert s.step_method == "compiled_pgs" and s.step_method_reason is None
     s = TimeSteppingRigidBodySystem(box, H, constraints=[PointContactConstraint(
         box, geometry_margins={"ground": 1e-3})])
-    assert s.step_method == "lcp" and "per-geometry contact margins" in s.step_method_reason
-    with pytest.raises(ValueError, match=r"contact_solver='pgs' is not available: contact "
-                                         r"'.*' has per-geometry contact margins"):
+    assert s.step_method == "compiled_pgs" and s.step_method_reason is None
+    with pytest.warns(StepMethodWarning):
+        s = TimeSteppingRigidBodySystem(box, H, constraints=[PointContactConstraint(
+            box, mujoco=MuJoCoSoftening())])
+    assert s.step_method == "lcp" and "MuJoCo softening" in s.step_method_reason
+    with pytest.raises(ValueError, match=r"contact_solver='pgs' is not available: constraint "
+                                         r"'.*' has MuJoCo softening"):
         TimeSteppingRigidBodySystem(box, H, constraints=[PointContactConstraint(
-            box, geometry_margins={"ground": 1e-3})], contact_solver="pgs")
+            box, mujoco=MuJoCoSoftening())], contact_solver="pgs")
 
 
 @pytest.mark.filterwarnings("ignore::solvers.compiled.CompilationWarning")
