@@ -44,7 +44,7 @@ start is retried cold.
 The compiled step (default where it applies)
 --------------------------------------------
 With at most one :class:`~multibody.constraints.PointContactConstraint` (friction
-``"cone"`` or ``"box"``, no per-geometry margins, any shape pair of
+``"cone"`` or ``"box"``, any ``geometry_margins``, no MuJoCo softening, any shape pair of
 :mod:`multibody.geometry`), joint limits, joint friction and
 loop closures (ball, weld, distance, point-on-line) and joints that integrate as ``q + h v``
 or by a quaternion's exponential map, a step is two compiled calls: the fused
