@@ -391,6 +391,9 @@ def main(argv=None) -> dict:
     ap.add_argument("--noise-balance-gain", type=float, default=0.0,
                     help="balance gain of the noise protocol's forward pass (default 0: the "
                          "paper's joint tracking alone)")
+    ap.add_argument("--place-contacts", action=argparse.BooleanOptionalAction, default=True,
+                    help="place the forward pass's floor and contact points from the "
+                         "reference motion's loads (ForwardPass contact_reference)")
     ap.add_argument("--time-step", type=float, default=0.0,
                     help="time step of the forward pass (s; default a quarter frame)")
     ap.add_argument("--scale", action=argparse.BooleanOptionalAction, default=True,
@@ -509,11 +512,12 @@ def main(argv=None) -> dict:
                                                   marker_offsets=scaling.marker_offsets,
                                                   mass=m.mass)
     if not args.no_forward_pass:
+        placement = ({"contact_reference": traj.q, "contact_forces": res.contact_forces}
+                     if args.place_contacts else {})
         # the contact points placed from the reference's loads (each at its lowest loaded
         # height on the stance floor): 1.61 -> 0.62 m marker RMS on the per-frame HDM walk
         fp = build_forward_pass(new_model, traj, floor, time_step=args.time_step or None,
-                                balance_gain=args.balance_gain, contact_reference=traj.q,
-                                contact_forces=res.contact_forces)
+                                balance_gain=args.balance_gain, **placement)
         fwd, report["forward_pass"] = forward_pass(fp, traj, res, fitter, X)
         np.savez(os.path.join(args.out, "forward.npz"), t=fwd.t,
                  q=model.configuration_to_urdf_order(fwd.q),
@@ -527,13 +531,15 @@ def main(argv=None) -> dict:
                 tr, rs, _, _ = inverse_dynamics(model, t, Q, args.cutoff, floor)
                 return tr, rs
             # the paper's protocol: joint tracking (feedforward + PD) without the pelvis
-            # feedback unless asked (the feedback moves the joints off their references:
-            # 4 mm on the HDM walk, 0.96 deg without it, 3.1 deg with balance gain 1)
-            fp_noise = fp if args.noise_balance_gain == args.balance_gain else \
-                build_forward_pass(new_model, traj, floor, time_step=args.time_step or None,
-                                   balance_gain=args.noise_balance_gain,
-                                   contact_reference=traj.q,
-                                   contact_forces=res.contact_forces)
+            # feedback unless asked (on the HDM walk gain 1 gives 3.1 deg at 4 mm against
+            # 0.97 deg without), contacts placed from the per-frame motion the draws perturb
+            # (placed from the consistent one: 1.08 deg)
+            fp_noise = fp if (traj is traj0 and args.noise_balance_gain == args.balance_gain) \
+                else build_forward_pass(new_model, traj0, floor, time_step=args.time_step or None,
+                                        balance_gain=args.noise_balance_gain, **(
+                                            {"contact_reference": traj0.q,
+                                             "contact_forces": res0.contact_forces}
+                                            if args.place_contacts else {}))
             report["noise_study_protocol_balance_gain"] = args.noise_balance_gain
             report["noise_study_protocol"] = noise_protocol(
                 fitter, traj0, res0, floor, fp_noise, analyse, args.noise_repetitions, levels)
