@@ -237,6 +237,9 @@ static void slip_at(const int *it, const int *cands, int nv, const double *Jall,
    scratch) and returns 2 when a pass is consistent, 1 when only feasible (the last pass), else
    leaves p and returns 0. */
 #define POLISH_PASSES 8
+/* with the friction box: one mode change per pass (the first slot's, in slot order: the
+   simultaneous changes of a statically indeterminate stack can cycle), more passes */
+#define POLISH_PASSES_BOX 24
 static int polish(int na, const int *act, const int *it, const int *cands, int nv,
                   double *co, const double *Jall, const double *Y, const double *bias,
                   const double *vfree, double mu, const double *cfmk, const double *plo,
@@ -274,7 +277,8 @@ static int polish(int na, const int *act, const int *it, const int *cands, int n
             }
         }
     }
-    for (int pass = 0; pass < POLISH_PASSES; ++pass) {
+    const int npass = fbox ? POLISH_PASSES_BOX : POLISH_PASSES;
+    for (int pass = 0; pass < npass; ++pass) {
         nu = 0;
         for (j = 0; j < na; ++j) {
             const int k = act[j];
@@ -433,7 +437,7 @@ static int polish(int na, const int *act, const int *it, const int *cands, int n
         }
         /* feasibility; an infeasible slot changes its mode for the next pass */
         int changed = 0;
-        for (j = 0; j < na; ++j) {
+        for (j = 0; j < na && !(fbox && changed); ++j) {
             const int k = act[j];
             if (idn[j] < 0 || bil[k]) continue;   /* bilateral: any sign */
             const double pn = x[idn[j]];
@@ -451,6 +455,7 @@ static int polish(int na, const int *act, const int *it, const int *cands, int n
                     if (dsl[2 * j + r] == 0.0 && !(fabs(a) <= mu * pn * (1 + 1e-9))) {
                         dsl[2 * j + r] = a > 0 ? 1.0 : -1.0;
                         changed = 1;
+                        break;
                     }
                 }
                 continue;
@@ -493,7 +498,7 @@ static int polish(int na, const int *act, const int *it, const int *cands, int n
         /* the conditions the modes assume: an off contact separates (w_n >= 0), a fixed
            one-row block's velocity pushes on its bound; a violation beyond dtol changes
            the mode */
-        for (j = 0; j < na; ++j) {
+        for (j = 0; j < na && !(fbox && changed); ++j) {
             const int k = act[j];
             if (fbox && mode[j] == PM_STICK) {
                 /* a row at +mu p_n needs a slip w_t <= 0 (at -mu p_n: >= 0); beyond dtol the
@@ -502,7 +507,7 @@ static int polish(int na, const int *act, const int *it, const int *cands, int n
                 double wt[2];
                 slip_at(it, cands, nv, Jall, cfmk, bias, k, psol + 3 * j, vs, wt);
                 for (r = 0; r < 2; ++r)
-                    if (dsl[2 * j + r] * wt[r] > dtol) { dsl[2 * j + r] = 0.0; changed = 1; }
+                    if (dsl[2 * j + r] * wt[r] > dtol) { dsl[2 * j + r] = 0.0; changed = 1; break; }
                 continue;
             }
             if (mode[j] == PM_SLIDE && !newton) continue;   /* directions kept */
@@ -545,7 +550,7 @@ static int polish(int na, const int *act, const int *it, const int *cands, int n
             }
         }
         consistent = !changed;
-        if (consistent || pass == POLISH_PASSES - 1) break;
+        if (consistent || pass == npass - 1) break;
     }
     if (!feasible) return 0;
     /* a consistent pass, or the last feasible one (the caller keeps the better point) */

@@ -31,6 +31,7 @@ OMEGA = 1.4
 POLISH_EVERY = 50
 POLISH_GAP = 8        # the C kernel's: sweeps between polishes once close, doubled after each
 POLISH_PASSES = 8   # the C kernel's POLISH_PASSES
+POLISH_PASSES_BOX = 24   # the C kernel's POLISH_PASSES_BOX
 VECTOR_JOINT, FREE_JOINT = JOINT_TYPES.index("vector"), JOINT_TYPES.index("free")
 JOINT_LIMIT, JOINT_FRICTION = KIND["joint_limit"].code, KIND["joint_friction"].code
 CLOSURE = KIND["closure"].code
@@ -157,7 +158,8 @@ class _Problem:
         """The C kernel's polish (its active-set passes, :mod:`._contact_step_numpy_polish`)
         from PGS's point (velocity ``vel``; ``newton``: the sliding law by Newton, else
         fixed directions): the new impulses or None."""
-        return _polish.polish(self, vfree, bias, dtol, POLISH_PASSES, vel, newton)
+        return _polish.polish(self, vfree, bias, dtol,
+                              POLISH_PASSES_BOX if self.box else POLISH_PASSES, vel, newton)
 
 
 def contact_step(it: np.ndarray, dt: np.ndarray, inp: np.ndarray, out: np.ndarray) -> int:

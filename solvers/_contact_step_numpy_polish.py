@@ -140,6 +140,8 @@ def polish(prob, vfree, bias, dtol, passes, vel, newton=True):
             return None
         changed = False
         for j in range(na):           # feasibility
+            if prob.box and changed:  # the box: one change per pass (no cycling)
+                break
             if idn[j] < 0 or prob.bil[j]:
                 continue
             pn = sol[idn[j]]
@@ -158,6 +160,7 @@ def polish(prob, vfree, bias, dtol, passes, vel, newton=True):
                     a = sol[idt[j] + r]
                     if val[j, r] == 0.0 and not abs(a) <= mu * pn * (1 + 1e-9):
                         val[j, r], changed = (1.0 if a > 0 else -1.0), True
+                        break
                 continue
             if modes[j] == "stick":
                 pt = sol[idt[j]:idt[j] + 2]
@@ -184,6 +187,8 @@ def polish(prob, vfree, bias, dtol, passes, vel, newton=True):
         for Y, pj in zip(prob.Y, out):
             vs += Y.T @ pj
         for j in range(na):           # the modes' assumptions at the solution
+            if prob.box and changed:
+                break
             if prob.box and modes[j] == "stick":   # a row at a bound: slip against it
                 if val[j, 0] == 0.0 and val[j, 1] == 0.0:
                     continue
@@ -191,6 +196,7 @@ def polish(prob, vfree, bias, dtol, passes, vel, newton=True):
                 for r in range(2):
                     if val[j, r] * wt[r] > dtol:
                         val[j, r], changed = 0.0, True
+                        break
                 continue
             if modes[j] == "slide" and not newton:     # directions kept
                 continue
