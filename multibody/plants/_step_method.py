@@ -24,6 +24,15 @@ leaves it does so with one warning per plant, never silently:
 * at the first step that falls back because the kernel did not converge (or a velocity
   block of ``H + h D`` is not positive definite): the plant, the time and the residual.
   Later fallbacks are not reported (``step.status`` tells which method took each step).
+* the last resort, at the first step where the method did not converge and its fallback
+  failed too (raised :class:`~solvers.errors.LCPSolveError`): if the method handed over its
+  own iterate (``StepFailure.candidate``, the compiled kernel's last PGS/polish iterate) and
+  its residual is within ``NEAR_MISS`` (1e-5, the pivoting step's own near-miss bound:
+  relative velocity error, 1e-8 m of drift in a 1 ms step), that iterate is the step:
+  warned once per plant (plant, time, residual), its status ``converged=False`` with report
+  status ``"near_miss"`` and ``fallback_reason`` naming both failures. Beyond the bound the
+  fallback's error is raised. (Issue 21: a stack of pushed boxes, four contact points per
+  face, where the kernel ends at 2e-7..3e-6 and Lemke breaks down.)
 
 No warning when ``contact_solver="lcp"`` asks for the pivoting step, nor for a plant without
 constraint blocks (no constraint rows: nothing is pivoted).
@@ -37,6 +46,7 @@ Python's warnings registry alone is not enough: under ``simplefilter("always")``
 """
 from __future__ import annotations
 
+import dataclasses
 import threading
 import warnings
 from dataclasses import dataclass
@@ -45,9 +55,10 @@ from typing import Callable, Optional
 import numpy as np
 
 from solvers.contact_step import ContactStepBuildError, load_kernel
+from solvers.errors import LCPSolveError
 
 from ..errors import MultibodyError, StepMethodWarning
-from ._time_stepping_solve import TimeSteppingWarning
+from ._time_stepping_solve import NEAR_MISS, TimeSteppingWarning
 from .solutions import StepSolution
 
 __all__ = ["StepMethod", "StepInputs", "StepFailure", "select_step_method", "StepMethodNotice",
@@ -85,9 +96,21 @@ class StepInputs:
 @dataclass(frozen=True)
 class StepFailure:
     """A step method could not take this step (``reason`` says why: the kernel did not
-    converge, a singular velocity block); the base class hands the step to the fallback."""
+    converge, a singular velocity block); the base class hands the step to the fallback.
+
+    Attributes
+    ----------
+    reason : str
+    candidate : StepSolution or None
+        The method's own unconverged iterate as a complete step (the compiled kernel's
+        last iterate), kept only as the last resort of :meth:`StepMethod.take`.
+    residual : float
+        ``candidate``'s residual (the method's own relative natural-map residual).
+    """
 
     reason: str
+    candidate: Optional[StepSolution] = None
+    residual: float = float("nan")
 
 
 class StepMethod:
@@ -158,8 +181,26 @@ class StepMethod:
                     f"{self.plant.label}: step method '{self.name}' could not take the step "
                     f"at t={inputs.time:.6g} ({sol.reason}) and has no fallback")
             self.notice.fallback(inputs.time, sol.reason, self.description, fb.description)
-            sol = fb.take(context, inputs).fell_back(self.name, sol.reason)
+            try:
+                return fb.take(context, inputs).fell_back(self.name, sol.reason)
+            except LCPSolveError as exc:
+                if sol.candidate is None or not sol.residual <= NEAR_MISS:
+                    raise
+                return self._near_miss(inputs.time, sol, fb, exc)
         return sol
+
+    def _near_miss(self, t: float, failure: StepFailure, fb: "StepMethod",
+                   exc: Exception) -> StepSolution:
+        """The last resort (module docstring): ``failure.candidate`` accepted, warned once
+        per plant, its status marked (``converged=False``, report status ``"near_miss"``,
+        ``fallback_reason`` naming both failures)."""
+        self.notice.near_miss(t, failure.residual, self.description, fb.description)
+        why = (f"{failure.reason}; {fb.description} failed too ({type(exc).__name__}: "
+               f"{str(exc)[:200]}); the iterate is kept within the near-miss bound "
+               f"{NEAR_MISS:g}")
+        inner = failure.candidate.make_status
+        return dataclasses.replace(failure.candidate, make_status=lambda: dataclasses.replace(
+            inner(), converged=False, fallback_reason=why))
 
     def _step_impl(self, context, inputs: StepInputs):
         """Override: the :class:`StepSolution` of the step from ``inputs`` (with its
@@ -254,6 +295,7 @@ class StepMethodNotice:
     def __init__(self, label: str) -> None:
         self.label = label
         self._fallback_warned = False
+        self._near_miss_warned = False
         self._lock = threading.Lock()
 
     def scene(self, reason: Optional[str], contact_solver: str, constraints,
@@ -283,6 +325,22 @@ class StepMethodNotice:
                       "later fallbacks of this plant are not reported (step.status "
                       "tells which method took each; pgs_max_sweeps and lcp_tolerance set the "
                       "kernel's budget)", StepMethodWarning, stacklevel=2)
+        return True
+
+    def near_miss(self, t: float, residual: float, method: str = "the compiled step",
+                  fallback: str = "the pivoting (Lemke) step") -> bool:
+        """Warn, the first time only, that the step at ``t`` kept ``method``'s unconverged
+        iterate (``residual``) because ``fallback`` failed too. Returns whether it warned."""
+        with self._lock:
+            if self._near_miss_warned:
+                return False
+            self._near_miss_warned = True
+        warnings.warn(f"{self.label}: at t={t:.6g} {method} did not converge and "
+                      f"{fallback} failed too; the step keeps {method}'s iterate "
+                      f"(residual {residual:.3g}, within the near-miss bound {NEAR_MISS:g}); "
+                      "later such steps of this plant are not reported (step.status: "
+                      "converged=False, report.status 'near_miss')", StepMethodWarning,
+                      stacklevel=2)
         return True
 
     def __getstate__(self) -> dict:

@@ -173,11 +173,10 @@ def run_kernel(tab: CompiledContactStep, t: float, xd: np.ndarray, tau: np.ndarr
     if stat[_ST.FAILED_CANDIDATE] >= 0:
         return StepFailure(tab.narrow_phase_failure(int(stat[_ST.FAILED_CANDIDATE]),
                                                      int(stat[_ST.NARROW_PHASE])))
-    if stat[_ST.CONVERGED] != 1.0:
-        return StepFailure(
-            f"the kernel did not converge: residual {residual:.3g} > tolerance "
-            f"{scalars[L.SCALARS.TOL]:.3g} after {sweeps} PGS sweeps and the polish, "
-            f"{na} active contacts")
+    converged = stat[_ST.CONVERGED] == 1.0
+    # not converged: the kernel's iterate is still a complete step (state, impulses); it
+    # goes with the StepFailure as the candidate of the step method's last resort
+    # (StepMethod.take: kept only when the fallback fails too, within NEAR_MISS)
     if closure is not None:                        # the closures' impulses, force
         closure.finish(out[tab.o_tauc:tab.o_tauc + nv])
     if tab.closures and tab.project is not None:   # the pivoting step's projection
@@ -238,12 +237,19 @@ def run_kernel(tab: CompiledContactStep, t: float, xd: np.ndarray, tau: np.ndarr
         return ContactResults(t, tuple(res))
 
     def make_status() -> StepStatus:
-        return StepStatus(name, True, sweeps, n_points, residual, m_rows,
-                          SolveReport("solved", PGS_TAG, residual, m_rows, sweeps))
+        return StepStatus(name, converged, sweeps, n_points, residual, m_rows,
+                          SolveReport("solved" if converged else "near_miss", PGS_TAG,
+                                      residual, m_rows, sweeps))
     a, c = tab.o_tauc, tab.o_acc
-    return StepSolution(t, xd_next[:nq], xd_next[nq:nq + nv], xd_next, tau, out[a:a + nv],
-                        impulses, rows, out[c:c + nv], warm_next, make_contacts,
-                        make_status)
+    sol = StepSolution(t, xd_next[:nq], xd_next[nq:nq + nv], xd_next, tau, out[a:a + nv],
+                       impulses, rows, out[c:c + nv], warm_next, make_contacts,
+                       make_status)
+    if converged:
+        return sol
+    return StepFailure(
+        f"the kernel did not converge: residual {residual:.3g} > tolerance "
+        f"{scalars[L.SCALARS.TOL]:.3g} after {sweeps} PGS sweeps and the polish, "
+        f"{na} active contacts", candidate=sol, residual=float(residual))
 
 
 class CompiledStep(StepMethod):
