@@ -182,6 +182,9 @@ def pelvis_balance_function(tree, legs: Sequence, n_commands: int,
         raise MotionError(f"balance: the root joint '{root.name}' of tree '{tree.name}' must "
                           f"be free, got '{root.type}'")
     release = [list(r) for r in (release or [[] for _ in legs])]
+    if len(release) != len(legs):
+        raise MotionError(f"balance: release has {len(release)} entries, expected one list "
+                          f"per leg ({len(legs)})")
     if (gains.swing or any(release)) and kp is None:
         raise MotionError("balance: a swing gain or released joints need the joint stiffness kp")
     nrel = sum(len(r) for r in release)
@@ -189,9 +192,8 @@ def pelvis_balance_function(tree, legs: Sequence, n_commands: int,
     v = ca.SX.sym("v", tree.nv)
     nl = len(legs)
     ref = ca.SX.sym("ref", ROWS * (1 + nl) + nl + nrel)
-    dp, dpd, Jp = _pose_error(tree, root.child, q, v, ref[:ROWS])
+    dp, dpd, _ = _pose_error(tree, root.child, q, v, ref[:ROWS])
     phi, p = dp[:3], ref[0:3] - dp[3:]                          # rotation error, position
-    tw = ca.mtimes(Jp, v)                                       # [omega; pdot] world
     g = gains
     m = g.kp_rotation * phi + g.kd_rotation * dpd[:3]
     f = g.kp_translation * dp[3:] + g.kd_translation * dpd[3:]

@@ -210,3 +210,11 @@ def test_stance_smoothing_ramps_the_weights():
                      stance_smoothing=3 / 120)           # a box of 3 frames
     np.testing.assert_allclose(fp.stance_weights(Q)[3:9, 0],
                                [1, 1, 2 / 3, 1 / 3, 0, 0], atol=1e-12)
+
+
+def test_a_release_list_per_leg_is_checked():
+    tree = _monopod()
+    legs = leg_chains(tree, {"r-foot": FOOT}, {v: v - 6 for v in range(6, tree.nv)})
+    with pytest.raises(MotionError, match="release has 2 entries, expected one list per leg"):
+        pelvis_balance_function(tree, legs, tree.nv - 6, BalanceGains(), kp=np.ones(tree.nv - 6),
+                                release=[[], []])
