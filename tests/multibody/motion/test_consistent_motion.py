@@ -112,8 +112,9 @@ def test_recovers_a_known_motion_its_torques_and_ground_force(walker):
     assert early.status == "Stalled" and early.success
     assert len(f) == early.iterations + 1 and early.iterations < out.iterations
     assert min(f[:-3]) - min(f[-3:]) <= 0.05 * min(f[-3:])
-    assert all(min(f[:k - 3]) - min(f[k - 3:k]) > 0.05 * min(f[k - 3:k])
-               for k in range(4, len(f)))                      # not earlier
+    vh = early.violation_history    # not earlier: the objective test failed, or a
+    assert all(min(f[:k - 3]) - min(f[k - 3:k]) > 0.05 * min(f[k - 3:k])  # contact was
+               or vh[k - 1] > 1.0 for k in range(4, len(f)))          # violated > 1 N
     assert max(early.violation_history) >= 0.0 and early.violation_history[-1] <= 1.0
     assert out.objective_history[-1] < f[-1] < f[0]
     # the warm start is clearly off, the result is the motion
