@@ -118,7 +118,8 @@ class ConsistentMotionResult:
         The same on the warm start.
     floor : Floor
     status : str
-        IPOPT's return status, or "Stalled" when the stall rule stopped it.
+        IPOPT's return status, or "Stalled" when the stall rule stopped it (the result is
+        then IPOPT's last iterate, not the best one of the window).
     success : bool
         IPOPT's success, or the stall rule's stop (``status == "Stalled"``).
     iterations : int
@@ -250,6 +251,13 @@ class ConsistentMotion:
         friction), a bad contact band or scale.
     MarkerSetError
         Markers that do not fit the tree, or bad marker weights.
+
+    Attributes
+    ----------
+    joint_q : (n,) ndarray of int
+        Indices in ``q`` of the coordinates whose velocity is their time derivative (the
+        joints of :data:`~multibody.motion.spline_motion.VQDOT_JOINT_TYPES`; not the free
+        root): the ones the prior pulls toward the warm start (``prior_weight``).
     """
 
     def __init__(self, tree, markers: Sequence, contact_points: dict, *,
