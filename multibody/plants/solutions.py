@@ -52,7 +52,10 @@ class StepStatus:
     converged : bool
         The accepted impulses meet the method's tolerance (``lcp_tolerance`` on the
         natural-map residual). A method that does not converge hands the step to its
-        fallback, so a returned step has ``True`` unless its method has no such test.
+        fallback, so a returned step has ``True`` unless its method has no such test, or
+        the step is the last resort when the fallback failed too: the method's own
+        iterate kept within the near-miss bound 1e-5 (``report.status == "near_miss"``,
+        warned once per plant; ``fallback_reason`` names both failures).
     sweeps : int
         Projected Gauss-Seidel sweeps (0 for a pivoting solve).
     active_contacts : int
