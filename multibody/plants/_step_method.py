@@ -199,8 +199,15 @@ class StepMethod:
                f"{str(exc)[:200]}); the iterate is kept within the near-miss bound "
                f"{NEAR_MISS:g}")
         inner = failure.candidate.make_status
-        return dataclasses.replace(failure.candidate, make_status=lambda: dataclasses.replace(
-            inner(), converged=False, fallback_reason=why))
+
+        def make_status():
+            st = inner()
+            rep = st.report
+            if dataclasses.is_dataclass(rep) and hasattr(rep, "status"):
+                rep = dataclasses.replace(rep, status="near_miss")
+            return dataclasses.replace(st, converged=False, residual=failure.residual,
+                                       report=rep, fallback_reason=why)
+        return dataclasses.replace(failure.candidate, make_status=make_status)
 
     def _step_impl(self, context, inputs: StepInputs):
         """Override: the :class:`StepSolution` of the step from ``inputs`` (with its

@@ -126,8 +126,8 @@ def _pyramid_fallback(Ar, br, kind, lo, hi, normal, context, tol):
             lob[r_new], hib[r_new] = 0.0, np.inf
     res = solve_boxed_lcp(Ar[np.ix_(idx, idx)], br[idx], lob, hib, fi, method="pgs",
                           max_iter=5000, tol=tol, context=context)
-    if not res.success:
-        return None
+    if not res.success and not _near_miss(res, br):
+        return None      # (a near miss is returned: the caller keeps it as the last resort)
     p = np.zeros(Ar.shape[0])
     for r_new, r in enumerate(idx):
         x = res.x[r_new]
@@ -200,6 +200,15 @@ def _solve_reduced(Ar, br, kind, lo, hi, normal, context, on_failure, z0=None,
             return res.z[:n], SolveReport("near_miss", res.method, res.residual, M.shape[0]), lam
         if fb is None:
             raise LCPSolveError(res, context + " (the friction-pyramid PGS fallback failed too)")
+        if not fb[1].success:
+            # both ended above the tolerance, the pyramid PGS within the near-miss bound
+            # (a Lemke breakdown on a stack of boxes, four points per face: issue 21)
+            warnings.warn(f"{context}: Lemke's method failed on the friction-cone LCP "
+                          f"(status '{res.status}', residual {res.residual:.3e}) and the "
+                          f"friction-pyramid PGS ended at residual {fb[1].residual:.3e} "
+                          f"(tolerance {tol:g}); its solution is used (within the near-miss "
+                          f"bound {NEAR_MISS:g} m/s)", TimeSteppingWarning, stacklevel=4)
+            return fb[0], SolveReport("near_miss", "pgs", fb[1].residual, n), None
         warnings.warn(f"{context}: Lemke's method failed on the friction-cone LCP (status "
                       f"'{res.status}', residual {res.residual:.3e}); using the friction-pyramid "
                       f"PGS solution (residual {fb[1].residual:.3e})", TimeSteppingWarning,
