@@ -6,7 +6,8 @@ import numpy as np
 from multibody import Free, Revolute, RigidBodyTree
 from multibody.geometry import Box, Halfspace, Sphere
 
-__all__ = ["box_inertia", "free_boxes", "free_spheres", "pendulum", "four_bar", "quat_y"]
+__all__ = ["box_inertia", "free_boxes", "free_spheres", "pendulum", "four_bar", "quat_y",
+           "quat_axis_angle", "quat_mul", "quat_to_rot"]
 
 
 def box_inertia(m: float, size) -> np.ndarray:
@@ -104,3 +105,25 @@ def four_bar(d: float = 1.0, a: float = 0.3, b: float = 1.0, c: float = 0.6,
     q0[order["j_crank"]], q0[order["j_coupler"]], q0[order["j_rocker"]] = \
         theta1, th_coupler, th_rocker
     return t, q0
+
+
+def quat_axis_angle(axis, angle: float) -> np.ndarray:
+    """Unit quaternion [w, x, y, z] of a rotation by ``angle`` about ``axis``."""
+    axis = np.asarray(axis, float) / np.linalg.norm(axis)
+    return np.concatenate([[np.cos(angle / 2)], np.sin(angle / 2) * axis])
+
+
+def quat_mul(a, b) -> np.ndarray:
+    """Hamilton product ``a b`` of quaternions [w, x, y, z]."""
+    w1, x1, y1, z1 = a
+    w2, x2, y2, z2 = b
+    return np.array([w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2, w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
+                     w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2, w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2])
+
+
+def quat_to_rot(q) -> np.ndarray:
+    """Rotation matrix (3, 3) of a unit quaternion [w, x, y, z]."""
+    w, x, y, z = q
+    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])

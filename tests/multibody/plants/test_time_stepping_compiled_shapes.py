@@ -12,6 +12,8 @@ import pytest
 
 from _compiled_step import final_state, without_compiler
 from _time_stepping_models import box_inertia
+from _time_stepping_models import (quat_axis_angle as _quat, quat_mul as _qmul,
+                                   quat_to_rot as _rot)
 from multibody import Free, RigidBodyTree
 from multibody.constraints import PointContactConstraint
 from multibody.geometry import (Box, Capsule, Cylinder, Ellipsoid, Halfspace, Sphere,
@@ -26,25 +28,6 @@ times m / h, below 6e-4 N."""
 pytestmark = pytest.mark.skipif(
     __import__("solvers.compiled", fromlist=["x"]).find_compiler() is None,
     reason="no C compiler: the compiled step is not built")
-
-
-def _quat(axis, angle):
-    axis = np.asarray(axis, float) / np.linalg.norm(axis)
-    return np.concatenate([[np.cos(angle / 2)], np.sin(angle / 2) * axis])
-
-
-def _qmul(a, b):
-    w1, x1, y1, z1 = a
-    w2, x2, y2, z2 = b
-    return np.array([w1 * w2 - x1 * x2 - y1 * y2 - z1 * z2, w1 * x2 + x1 * w2 + y1 * z2 - z1 * y2,
-                     w1 * y2 - x1 * z2 + y1 * w2 + z1 * x2, w1 * z2 + x1 * y2 - y1 * x2 + z1 * w2])
-
-
-def _rot(q):
-    w, x, y, z = q
-    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
 
 
 def _inertia(shape, m):
