@@ -597,5 +597,4 @@ class Simulator:
 
 
 # Kept for introspection and documentation.
-Simulator.INTEGRATORS = INTEGRATOR_NAMES
-Simulator.TABLEAUS = TABLEAUS
+Simulator.INTEGRATORS, Simulator.TABLEAUS = INTEGRATOR_NAMES, TABLEAUS
