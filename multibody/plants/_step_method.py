@@ -323,10 +323,8 @@ class StepMethodNotice:
                  fallback: str = "the pivoting (Lemke) step") -> bool:
         """Warn, the first time only, that the step at ``t`` fell back from ``method`` to
         ``fallback`` because of ``why``. Returns whether it warned."""
-        with self._lock:
-            if self._fallback_warned:
-                return False
-            self._fallback_warned = True
+        if not self._first("_fallback_warned"):
+            return False
         warnings.warn(f"{self.label}: the step at t={t:.6g} fell back from {method} "
                       f"to {fallback}: {why or 'the kernel did not converge'}; "
                       "later fallbacks of this plant are not reported (step.status "
@@ -338,10 +336,8 @@ class StepMethodNotice:
                   fallback: str = "the pivoting (Lemke) step") -> bool:
         """Warn, the first time only, that the step at ``t`` kept ``method``'s unconverged
         iterate (``residual``) because ``fallback`` failed too. Returns whether it warned."""
-        with self._lock:
-            if self._near_miss_warned:
-                return False
-            self._near_miss_warned = True
+        if not self._first("_near_miss_warned"):
+            return False
         warnings.warn(f"{self.label}: at t={t:.6g} {method} did not converge and "
                       f"{fallback} failed too; the step keeps {method}'s iterate "
                       f"(residual {residual:.3g}, within the near-miss bound {NEAR_MISS:g}); "
@@ -349,6 +345,14 @@ class StepMethodNotice:
                       "converged=False, report.status 'near_miss')", StepMethodWarning,
                       stacklevel=2)
         return True
+
+    def _first(self, flag: str) -> bool:
+        """Set the once-per-plant ``flag``; True the first time only (thread-safe)."""
+        with self._lock:
+            if getattr(self, flag):
+                return False
+            setattr(self, flag, True)
+            return True
 
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)

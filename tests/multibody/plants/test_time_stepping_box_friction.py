@@ -35,7 +35,7 @@ def _plants(tree, **kw):
     return fast, slow
 
 
-def _agree(tree, q, v, steps, tol=1e-7, **kw):
+def _assert_agrees_with_pivoting(tree, q, v, steps, tol=1e-7, **kw):
     """Both methods from (q, v) for ``steps`` steps: equal within ``tol``, every compiled
     step taken by the kernel (no fallback)."""
     fast, slow = _plants(tree, **kw)
@@ -72,7 +72,7 @@ def test_flat_slide_decelerates_by_mu_g_at_every_heading(heading_deg):
     mu, v0, n = 0.4, 1.0, 150
     d = np.array([np.cos(np.radians(heading_deg)), np.sin(np.radians(heading_deg)), 0.0])
     q = np.array([1.0, 0, 0, 0, 0, 0, 0.1])
-    _, _, _, vf = _agree(free_boxes(1), q, np.concatenate([np.zeros(3), v0 * d]), n, mu=mu)
+    _, _, _, vf = _assert_agrees_with_pivoting(free_boxes(1), q, np.concatenate([np.zeros(3), v0 * d]), n, mu=mu)
     np.testing.assert_allclose(vf[3:], (v0 - mu * G * H * n) * d, atol=1e-9)
 
 
@@ -83,7 +83,7 @@ def test_spinning_slide_agrees_with_the_pivoting_step(heading_deg):
     motion as the pivoting step's boxed LCP to 1e-7."""
     d = np.array([np.cos(np.radians(heading_deg)), np.sin(np.radians(heading_deg)), 0.0])
     q = np.array([1.0, 0, 0, 0, 0, 0, 0.1])
-    _agree(free_boxes(1), q, np.concatenate([[0.3, 0.0, 0.5], d]), 150, mu=0.4)
+    _assert_agrees_with_pivoting(free_boxes(1), q, np.concatenate([[0.3, 0.0, 0.5], d]), 150, mu=0.4)
 
 
 @pytest.mark.parametrize("heading_deg", [0.0, 30.0, 45.0])
@@ -93,7 +93,7 @@ def test_box_slides_down_a_slope_at_the_coulomb_rate(heading_deg):
     pivoting step has it."""
     a, mu, steps = np.radians(25.0), 0.2, 200
     tree, q, Rs = _slope_tree(a, np.radians(heading_deg))
-    _, _, qf, vf = _agree(tree, q, np.zeros(6), steps, mu=mu)
+    _, _, qf, vf = _assert_agrees_with_pivoting(tree, q, np.zeros(6), steps, mu=mu)
     down = Rs[:, 0] if Rs[2, 0] < 0 else -Rs[:, 0]
     speed = (_rot(qf[:4]) @ vf[3:6]) @ down
     rate = G * (np.sin(a) - mu * np.cos(a))
@@ -106,14 +106,14 @@ def test_box_launched_across_a_tilted_slope_agrees_with_the_pivoting_step():
     tree, q, Rs = _slope_tree(np.radians(15.0), np.radians(30.0))
     v = np.zeros(6)
     v[3:6] = _rot(q[:4]).T @ (0.8 * Rs[:, 1])              # body-frame linear velocity
-    _agree(tree, q, v, 200, mu=0.5)
+    _assert_agrees_with_pivoting(tree, q, v, 200, mu=0.5)
 
 
 def test_box_sticks_on_a_gentle_slope():
     """On a 10 deg slope with mu = 0.5 (tan 10 deg < mu) the box stays put: no motion, the
     friction inside the pyramid (velocities of the CFM's compliance only, below 1e-7 m/s)."""
     tree, q, _ = _slope_tree(np.radians(10.0), np.radians(30.0))
-    _, _, qf, vf = _agree(tree, q, np.zeros(6), 200, mu=0.5)
+    _, _, qf, vf = _assert_agrees_with_pivoting(tree, q, np.zeros(6), 200, mu=0.5)
     np.testing.assert_allclose(vf, 0.0, atol=1e-7)
     np.testing.assert_allclose(qf[4:], q[4:], atol=1e-7)
 
@@ -122,7 +122,7 @@ def test_box_sticks_on_a_gentle_slope():
 def test_sphere_at_rest_carries_its_weight():
     tree = free_spheres(1, radius=0.1, mass=2.0)
     q = np.array([1.0, 0, 0, 0, 0, 0, 0.1])
-    fast, cf, qf, vf = _agree(tree, q, np.zeros(6), 100, mu=0.5)
+    fast, cf, qf, vf = _assert_agrees_with_pivoting(tree, q, np.zeros(6), 100, mu=0.5)
     res = fast.get_output_port("contact_results").eval(cf)
     assert len(res) == 1
     assert res.normal_forces().sum() == pytest.approx(2.0 * G, rel=1e-6)
@@ -135,7 +135,7 @@ def test_stack_of_boxes_rests_as_with_the_pivoting_step():
     q = np.zeros(21)
     for i in range(3):
         q[7 * i:7 * i + 7] = [1, 0, 0, 0, 0.02 * i, -0.01 * i, 0.1 + 0.2 * i]
-    fast, cf, qf, vf = _agree(tree, q, np.zeros(18), 200, mu=0.6)
+    fast, cf, qf, vf = _assert_agrees_with_pivoting(tree, q, np.zeros(18), 200, mu=0.6)
     np.testing.assert_allclose(vf, 0.0, atol=1e-8)
     res = fast.get_output_port("contact_results").eval(cf)
     assert res.total_force("box0")[2] == pytest.approx(G, rel=1e-6)   # net: its own weight
