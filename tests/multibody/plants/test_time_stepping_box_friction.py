@@ -72,7 +72,8 @@ def test_flat_slide_decelerates_by_mu_g_at_every_heading(heading_deg):
     mu, v0, n = 0.4, 1.0, 150
     d = np.array([np.cos(np.radians(heading_deg)), np.sin(np.radians(heading_deg)), 0.0])
     q = np.array([1.0, 0, 0, 0, 0, 0, 0.1])
-    _, _, _, vf = _assert_agrees_with_pivoting(free_boxes(1), q, np.concatenate([np.zeros(3), v0 * d]), n, mu=mu)
+    v = np.concatenate([np.zeros(3), v0 * d])
+    _, _, _, vf = _assert_agrees_with_pivoting(free_boxes(1), q, v, n, mu=mu)
     np.testing.assert_allclose(vf[3:], (v0 - mu * G * H * n) * d, atol=1e-9)
 
 
@@ -83,7 +84,8 @@ def test_spinning_slide_agrees_with_the_pivoting_step(heading_deg):
     motion as the pivoting step's boxed LCP to 1e-7."""
     d = np.array([np.cos(np.radians(heading_deg)), np.sin(np.radians(heading_deg)), 0.0])
     q = np.array([1.0, 0, 0, 0, 0, 0, 0.1])
-    _assert_agrees_with_pivoting(free_boxes(1), q, np.concatenate([[0.3, 0.0, 0.5], d]), 150, mu=0.4)
+    v = np.concatenate([[0.3, 0.0, 0.5], d])
+    _assert_agrees_with_pivoting(free_boxes(1), q, v, 150, mu=0.4)
 
 
 @pytest.mark.parametrize("heading_deg", [0.0, 30.0, 45.0])
