@@ -94,6 +94,7 @@ from _viewer import add_viewer_arguments, viewer_options
 from _cli import script_parser
 from _synthetic_walk import walk_configurations
 from _human_plots import plot_cost, plot_motion, plot_noise, plot_reduced, plot_stick
+from _human_reduced import joint_angle_rms_deg, reduced_marker_experiment
 from _human_experiments import (build_forward_pass, consistent_motion, flat_feet_fit, forward_pass,
                                 noise_protocol, plot_noise_protocol, residual_force_rms)
 
@@ -181,12 +182,6 @@ def inverse_dynamics(model, t, Q, cutoff, floor=None, progress=None):
     return traj, cid.solve(traj, progress=progress), floor, cid
 
 
-def joint_angle_rms_deg(tree, Qa, Qb, sl=slice(None)) -> float:
-    """RMS over frames and joint coordinates (root excluded) of the angle difference (deg)."""
-    d = np.array([tree.difference(a, b) for a, b in zip(Qa[sl], Qb[sl])])[:, 6:]
-    return float(np.degrees(np.sqrt(np.mean(d ** 2))))
-
-
 def noise_study(model, fitter, traj, floor, frames, cutoff, seed=0) -> list:
     """Experiment (a): refit markers synthesized from the motion with Gaussian noise."""
     tree = model.tree
@@ -216,17 +211,6 @@ def noise_study(model, fitter, traj, floor, frames, cutoff, seed=0) -> list:
               f"torques {rows[-1]['torque_error_nm']:8.3f} N m RMS "
               f"({rows[-1]['contact_set_changed_frames']} frames with another contact set)")
     return rows
-
-
-def calibration_frames(n: int) -> np.ndarray:
-    """The frames ``MarkerFitter.calibrate`` uses by default: 20 evenly spaced ones."""
-    return np.unique(np.linspace(0, n - 1, min(20, n)).astype(int))
-
-
-def reduced_markers(model) -> list:
-    """Experiment (c)'s marker subset: markers on head, hand, foot and toe segments."""
-    words = ("head", "hand", "foot", "toe")
-    return [m for m in model.markers if any(w in m[1] for w in words)]
 
 
 # ---------------------------------------------------------------------------- plots
@@ -440,39 +424,8 @@ def main(argv=None) -> dict:
         report["arms_held_marker_rms_m"] = fit_h.rms
         print(f"  cost with arms held / normal = {report['arm_swing_cost_ratio']:.3f} "
               f"(positive work {report['arm_swing_positive_work_ratio']:.3f}; paper +6.1 %)")
-        sub = reduced_markers(model)
-        if len(sub) >= 4:
-            idx = [names.index(n) for n, _, _ in sub]
-            plain = MarkerFitter(tree, sub, preferred_q=model.reference_configuration(),
-                                 prior_weight=args.prior_weight, min_markers=4
-                                 ).with_offsets(fitter.marker_offsets[idx])
-            fit_p = plain.fit(X[:, idx], q0=fit.q[0])
-            # joint stiffness toward the subject's posture: a Gaussian prior from the
-            # calibration frames (where the offsets were calibrated with every marker): their
-            # mean joint angles, a stiffness per axis inverse to the axis's spread there
-            # (sigma_m / max(std, 1 deg), sigma_m in metres of marker error per std)
-            cal = fit.q[calibration_frames(len(t))]
-            posture = model.reference_configuration()
-            root = tree.joints[0]
-            jq = np.setdiff1d(np.arange(tree.nq), np.arange(root.q_start, root.q_start + root.nq))
-            posture[jq] = cal[:, jq].mean(axis=0)
-            spread = np.sqrt(np.mean([np.asarray(tree.difference(posture, q)) ** 2
-                                      for q in cal], axis=0))
-            stiffness = args.reduced_prior_scale / np.maximum(spread, np.radians(1.0))
-            red = MarkerFitter(tree, sub, preferred_q=posture, prior_weight=stiffness,
-                               min_markers=4).with_offsets(fitter.marker_offsets[idx])
-            fit_r = red.fit(X[:, idx], q0=fit.q[0])
-            report["reduced_marker_set"] = [n for n, _, _ in sub]
-            report["reduced_marker_angle_rms_deg"] = joint_angle_rms_deg(tree, fit.q, fit_r.q)
-            report["reduced_marker_angle_rms_deg_standing_prior"] = joint_angle_rms_deg(
-                tree, fit.q, fit_p.q)
-            print(f"(c) {len(sub)} head/hand/foot markers, joints held by a stiffness toward "
-                  f"the calibration posture: joint angles differ from the full set by "
-                  f"{report['reduced_marker_angle_rms_deg']:.2f} deg RMS (toward the standing "
-                  f"pose: {report['reduced_marker_angle_rms_deg_standing_prior']:.2f} deg)")
-        else:
-            report["reduced_marker_angle_rms_deg"] = None
-            print(f"(c) skipped: {len(sub)} head/hand/foot markers in this marker set")
+        reduced, q_reduced = reduced_marker_experiment(model, fitter, X, t, fit, args)
+        report.update(reduced)
 
     # outputs
     model.write_urdf(os.path.join(args.out, "model.urdf"))
@@ -495,7 +448,7 @@ def main(argv=None) -> dict:
             plot_cost(plt, args.out, work, locked_work)
             plot_noise(plt, args.out, report["noise_study"])
             if report.get("reduced_marker_angle_rms_deg") is not None:
-                plot_reduced(plt, args.out, tree, fit.q, fit_r.q)
+                plot_reduced(plt, args.out, tree, fit.q, q_reduced)
         if report.get("noise_study_protocol"):
             plot_noise_protocol(plt, os.path.join(args.out, "walking_noise_protocol.png"),
                                 report["noise_study_protocol"])
