@@ -264,6 +264,42 @@ class MarkerFitter:
         _, J = self._fun(q, self._offsets_flat)
         return np.asarray(J)
 
+    def marker_kinematics(self, q: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Marker positions (M, 3) and their exact Jacobian (3M, nv) at ``q`` (nq,) from one
+        evaluation (:meth:`marker_positions` and :meth:`marker_jacobian` together)."""
+        q = self._check_q(q, "q")
+        p, J = self._fun(q, self._offsets_flat)
+        return np.asarray(p).reshape(-1, 3), np.asarray(J)
+
+    @property
+    def prior_velocity_indices(self) -> np.ndarray:
+        """Velocity coordinates pulled to ``preferred_q`` (every joint but the free root)."""
+        return self._prior_v.copy()
+
+    @property
+    def prior_weights(self) -> np.ndarray:
+        """``lambda`` (m/rad) of each of :attr:`prior_velocity_indices`."""
+        return self._prior_w.copy()
+
+    @property
+    def free_velocity_indices(self) -> np.ndarray:
+        """Velocity coordinates that are fitted (those of the locked joints removed)."""
+        return self._free_v.copy()
+
+    @property
+    def limited_coordinates(self) -> tuple[np.ndarray, np.ndarray]:
+        """Configuration and velocity indices ``(iq, iv)`` of the coordinates clamped to
+        their joint limits (one-DOF-per-coordinate joints with a finite bound)."""
+        return self._lim_q.copy(), self._lim_v.copy()
+
+    def clamp(self, q: Any) -> np.ndarray:
+        """``q`` (nq,) with the limited coordinates clipped to their bounds and the locked
+        joints at their ``preferred_q`` coordinates (a copy)."""
+        q = self._clamp(self._check_q(q, "q").copy())
+        if self._locked_q.size:
+            q[self._locked_q] = self.preferred_q[self._locked_q]
+        return q
+
     def _check_q(self, q: Any, what: str) -> np.ndarray:
         q = np.asarray(q, float).ravel()
         if q.shape != (self.tree.nq,) or not np.all(np.isfinite(q)):
