@@ -2,7 +2,7 @@
 :meth:`systems.context.Context.state_loader`)."""
 from __future__ import annotations
 
-from typing import Callable, List, Tuple
+from typing import Callable, Dict, List, Tuple
 
 import numpy as np
 
@@ -28,6 +28,11 @@ class StateLoader:
         ``load_readonly(t, x)`` for an ``x`` the caller owns and made read-only.
     set_time : callable
         ``set_time(t)``.
+    body : tuple of str
+        The statements of ``load_readonly`` with ``{t}`` and ``{x}`` for its arguments,
+        over the names of ``names`` (see :meth:`inline`).
+    names : dict
+        The objects the statements name (all starting ``ld_``).
 
     Attributes
     ----------
@@ -37,14 +42,16 @@ class StateLoader:
         Each leaf with continuous state and its ``[start, stop)`` in ``x``.
     """
 
-    __slots__ = ("slots", "size", "_load_readonly", "set_time")
+    __slots__ = ("slots", "size", "_load_readonly", "set_time", "_body", "_names")
 
     def __init__(self, slots: List[Tuple], size: int,
                  load_readonly: Callable[[float, np.ndarray], None],
-                 set_time: Callable[[float], None]):
+                 set_time: Callable[[float], None], body: Tuple[str, ...] = (),
+                 names: Dict[str, object] = None):
         self.slots, self.size = slots, size
         self._load_readonly = load_readonly
         self.set_time = set_time
+        self._body, self._names = tuple(body), dict(names or {})
 
     def load(self, t: float, x: np.ndarray) -> None:
         """Set time ``t`` and continuous state ``x`` (shape (size,), copied once, read-only;
@@ -64,3 +71,22 @@ class StateLoader:
         already owns and made read-only (no copy; everything it touches bound as locals, for
         the integrators' inner loop)."""
         return self._load_readonly
+
+    def inline(self, t: str, x: str) -> Tuple[Tuple[str, ...], Tuple[str, ...], Dict[str, object]]:
+        """The source of what :meth:`readonly_loader`'s function does, for code that writes
+        the load out in its own loop (the integrators' written-out runs of steps).
+
+        Parameters
+        ----------
+        t, x : str
+            Expressions (names) of the time and of the read-only state to load.
+
+        Returns
+        -------
+        (statements, key, names)
+            The statements (str, unindented) loading ``(t, x)``; a hashable key of their
+            form (the same for loaders of the same shape of diagram, whatever its objects);
+            and the objects they name (``ld_*``), for the globals of the code they go into.
+        """
+        return (tuple(line.format(t=t, x=x) for line in self._body), self._body,
+                dict(self._names))

@@ -193,14 +193,19 @@ class Context:
                     seen.add((id(cache), i))
                     cells.append((cache, i))
         root, invalid, time_cells = self, _INVALID, tuple(self._tables.get("time", ()))
-        # load_readonly(t, x) written out (no loops; one leaf holds the whole state: x itself)
-        src = "\n".join(["def load_readonly(t, x):", "    root._time = t"] + [
-            f"    l{j}._xc = x" + (f"[{a}:{b}]" if len(slots) > 1 else "")
-            for j, (_, a, b) in enumerate(slots)] + [f"    c{j}[{i}] = invalid"
+        # load_readonly(t, x) written out (no loops; one leaf holds the whole state: x itself);
+        # its body, over the names of ``scope``, is also the loader's inline source
+        body = tuple(["ld_root._time = {t}"] + [
+            f"ld_leaf{j}._xc = {{x}}" + (f"[{a}:{b}]" if len(slots) > 1 else "")
+            for j, (_, a, b) in enumerate(slots)] + [f"ld_cell{j}[{i}] = ld_invalid"
                                                      for j, (_, i) in enumerate(cells)])
+        src = "\n".join(["def load_readonly(t, x):"] +
+                        ["    " + line.format(t="t", x="x") for line in body])
         code = _LOADERS.get(src) or _LOADERS.setdefault(src, compile(src, "<loader>", "exec"))
-        scope = {"root": root, "invalid": invalid, **{f"l{j}": leaf for j, (leaf, _, _) in
-                 enumerate(slots)}, **{f"c{j}": cache for j, (cache, _) in enumerate(cells)}}
+        scope = {"ld_root": root, "ld_invalid": invalid,
+                 **{f"ld_leaf{j}": leaf for j, (leaf, _, _) in enumerate(slots)},
+                 **{f"ld_cell{j}": cache for j, (cache, _) in enumerate(cells)}}
+        names = dict(scope)
         exec(code, scope)   # noqa: S102 - the source above, made of names and indices
         load_readonly = scope["load_readonly"]
 
@@ -208,7 +213,7 @@ class Context:
             root._time = t
             for cache, i in time_cells:
                 cache[i] = invalid
-        return StateLoader(slots, k, load_readonly, set_time)
+        return StateLoader(slots, k, load_readonly, set_time, body, names)
 
     def _invalidate(self, kind: str, ctx: "Context | None" = None) -> None:
         # Only called on roots: clears what depends on ``kind`` of ``ctx`` (None: time).

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._unrolled import checked, entries, finite, make_run
+from ._unrolled import checked, entries, evaluate, make_run
 
 __all__ = ["list_valued", "unrolled_run"]
 
@@ -40,19 +40,15 @@ def _body(n: int) -> list:
         "        t_new = t + h",
         "    c0 = h * 0.5",
         "    ts = t + 0.5 * h",
-        f"    {entries('q{i}', n)}, = f(ts, fb(pk({entries('x{i} + c0 * p{i}', n)})))",
-        *finite("q", n),
+        evaluate("q", f"fb(pk({entries('x{i} + c0 * p{i}', n)}))"),
         "    c0 = h * 0.75",
         "    ts = t + 0.75 * h",
-        f"    {entries('r{i}', n)}, = f(ts, fb(pk({entries('x{i} + c0 * q{i}', n)})))",
-        *finite("r", n),
+        evaluate("r", f"fb(pk({entries('x{i} + c0 * q{i}', n)}))"),
         "    c0, c1, c2 = h * A20, h * A21, h * A22",
         *(f"    y{i} = x{i} + c0 * p{i} + c1 * q{i} + c2 * r{i}" for i in range(n)),
         f"    x_new = fb(pk({entries('y{i}', n)}))",
         "    ts = t + 1.0 * h",
-        "    k_new = f(ts, x_new)",
-        f"    {entries('u{i}', n)}, = k_new",
-        *finite("u", n),
+        evaluate("u", "x_new", keep="k_new"),
         "    c0, c1, c2, c3 = h * w0, h * w1, h * w2, h * w3",
     ]
     for i in range(n):
@@ -111,8 +107,9 @@ def unrolled_run(n: int, f, rejected, save, *, error_weights, exponent: float,
         The integrator's name, for the error message.
     """
     w0, w1, w2, w3 = error_weights
+    inline = getattr(f, "inline", None)
     f, report = checked(f)
     return make_run("runge_kutta3", n, _body, dict(
         f=f, report=report, rejected=rejected, save=save, A20=_A20, A21=_A21, A22=_A22,
         w0=w0, w1=w1, w2=w2, w3=w3, exponent=exponent, max_step=max_step, atol=atol, rtol=rtol,
-        stretch=stretch, name=name))
+        stretch=stretch, name=name), inline=inline)

@@ -35,51 +35,104 @@ def _callback_error(system, exc: Exception) -> SystemCallbackError:
 _LIST_CODE: dict = {}   # the leaves' sizes -> the code of their list form
 
 
-def _list_function(calls, scope: dict) -> Callable:
-    """``f_list(t, x)`` (the small states' list form): load, then each leaf's
-    ``time_derivatives`` called and checked as ``part_of`` does, written out once per tuple
-    of leaf sizes (no loop, star call or list building), the values joined in leaf order and
-    checked for finiteness once. A leaf's list or tuple of exactly ``n`` Python floats is
-    taken as it is (its entries' types tested one by one, written out); anything else goes
-    through ``normalize_vector`` (the array path: the same conversion and errors).
+def _leaf_calls(sizes, take) -> list:
+    """The leaves' ``time_derivatives`` called and checked as ``part_of`` does, written out
+    (unindented lines over the names ``d_td{i}``, ``d_ctx{i}``, ``d_sys{i}``, ``d_what{i}``
+    and the helpers of :func:`_helpers`; temporaries ``d_v``, ``d_tp``, ``d_exc``): leaf
+    ``i``'s value, a list or tuple of exactly ``n`` Python floats (entry types tested one by
+    one), a float64 array of shape ``(n,)`` or anything ``normalize_vector`` takes, is
+    stored by the statement ``take(i, seq, is_sequence)`` of the expression ``seq`` (the
+    value itself when ``is_sequence``, else a new list of its floats)."""
+    lines = []
+    for i, n in enumerate(sizes):
+        floats = " and ".join([f"type(d_v[{j}]) is float" for j in range(n)] or ["True"])
+        lines += ["try:", f"    d_v = d_td{i}(d_ctx{i})", "except d_PASS:", "    raise",
+                  "except Exception as d_exc:",
+                  f"    raise d_callback_error(d_sys{i}, d_exc) from d_exc",
+                  "d_tp = type(d_v)",
+                  f"if (d_tp is tuple or d_tp is list) and len(d_v) == {n} and {floats}:",
+                  f"    {take(i, 'd_v', True)}",
+                  f"elif d_tp is d_ndarray and d_v.dtype is d_float64 and d_v.ndim == 1 and "
+                  f"len(d_v) == {n}:",   # shape (n,): no tuples made
+                  f"    {take(i, 'd_v.tolist()', False)}",
+                  "else:",
+                  f"    {take(i, f'd_normalize_vector(d_v, {n}, d_what{i}).tolist()', False)}"]
+    return lines
+
+
+def _helpers(calls, load, nfev) -> dict:
+    """The names of :func:`_leaf_calls`' lines (and ``d_load``, ``d_nfev``)."""
+    scope = dict(d_load=load, d_nfev=nfev, d_normalize_vector=normalize_vector,
+                 d_ndarray=np.ndarray, d_float64=np.dtype(np.float64), d_PASS=_PASS,
+                 d_callback_error=_callback_error)
+    for i, (td, leaf, _, leaf_system, what) in enumerate(calls):
+        scope.update({f"d_td{i}": td, f"d_ctx{i}": leaf, f"d_sys{i}": leaf_system,
+                      f"d_what{i}": what})
+    return scope
+
+
+def _list_function(calls, load, nfev, check) -> Callable:
+    """``f_list(t, x)`` (the small states' list form): load, then the leaves' calls of
+    :func:`_leaf_calls` written out once per tuple of leaf sizes (no loop, star call or list
+    building), the values joined in leaf order and checked for finiteness once.
     ``f_list.unchecked = (g, report)``: ``g`` is ``f_list`` without the finiteness check,
     ``report(t, values)`` raises what it would have for ``values``."""
     sizes = tuple(n for _, _, n, _, _ in calls)
     code = _LIST_CODE.get(sizes)
     if code is None:
-        lines = ["def f_list(t, x):", "    load(t, x)", "    nfev[0] += 1"]
-        for i, n in enumerate(sizes):
-            floats = " and ".join([f"type(p[{j}]) is float" for j in range(n)] or ["True"])
-            take, join = ("values = [*p]", "values = ") if i == 0 else ("values += p",
-                                                                       "values += ")
-            lines += ["    try:", f"        p = td{i}(c{i})", "    except PASS:", "        raise",
-                      "    except Exception as exc:",
-                      f"        raise callback_error(s{i}, exc) from exc",
-                      "    tp = type(p)",
-                      f"    if (tp is tuple or tp is list) and len(p) == {n} and {floats}:",
-                      f"        {take}",
-                      f"    elif tp is ndarray and p.dtype is float64 and p.ndim == 1 and "
-                      f"len(p) == {n}:",   # shape (n,): no tuples made
-                      f"        {join}p.tolist()",
-                      "    else:",
-                      f"        {join}normalize_vector(p, {n}, what{i}).tolist()"]
+        def take(i, seq, is_sequence):   # the first leaf's values start the list
+            if i:
+                return f"values += {seq}"
+            return f"values = [*{seq}]" if is_sequence else f"values = {seq}"
+        lines = ["def f_list(t, x):", "    d_load(t, x)", "    d_nfev[0] += 1",
+                 *("    " + line for line in _leaf_calls(sizes, take))]
         # f_list, then the same without the finiteness test (the runs test the entries)
         unchecked = [line.replace("def f_list", "def f_unchecked") for line in lines]
         lines += ["    if not isfinite(sum(values)):", "        check(t, array(values))",
                   "    return values", *unchecked, "    return values"]
         code = _LIST_CODE[sizes] = compile("\n".join(lines), f"<derivatives of {len(sizes)} "
                                            f"leaves>", "exec")
-    for i, (td, leaf, n, leaf_system, what) in enumerate(calls):
-        scope.update({f"td{i}": td, f"c{i}": leaf, f"n{i}": n,
-                      f"s{i}": leaf_system, f"what{i}": what})
-    scope.update(PASS=_PASS, callback_error=_callback_error)
+    scope = dict(_helpers(calls, load, nfev), isfinite=math.isfinite, array=np.array,
+                 check=check)
     exec(code, scope)   # noqa: S102 - our own generated source (above)
-    f_list, check, array = scope["f_list"], scope["check"], scope["array"]
+    f_list, array = scope["f_list"], np.array
 
     def report(t, values):   # the check of f_list, for values found not finite
         check(t, array(values))
     f_list.unchecked = (scope["f_unchecked"], report)
     return f_list
+
+
+class _Inline:
+    """The list form's source, for the integrators' written-out runs to inline (see
+    :func:`systems.analysis._unrolled.make_run`): ``lines(k, x)`` loads the time ``ts`` and
+    the read-only state named ``x``, counts the evaluation and puts the derivative's entries
+    in ``k0, k1, ...`` (the checks of ``f_list``, but the finiteness of the sum, which the
+    run tests); ``key`` names the form of the source, ``scope`` its objects."""
+
+    __slots__ = ("key", "scope", "_loader", "_starts", "_sizes")
+
+    def __init__(self, calls, loader, nfev):
+        self._loader = loader
+        self._sizes = tuple(n for _, _, n, _, _ in calls)
+        starts, k = [], 0
+        for n in self._sizes:
+            starts.append(k)
+            k += n
+        self._starts = tuple(starts)
+        _, load_key, names = loader.inline("ts", "x")
+        self.key = ("leaves", self._sizes, load_key)
+        self.scope = dict(_helpers(calls, None, nfev), **names)
+
+    def lines(self, k: str, x: str) -> list:
+        """The unindented statements (see the class docstring)."""
+        starts, sizes = self._starts, self._sizes
+
+        def take(i, seq, is_sequence):
+            a = starts[i]
+            return ", ".join(f"{k}{j}" for j in range(a, a + sizes[i])) + f", = {seq}"
+        load, _, _ = self._loader.inline("ts", x)
+        return [*load, "d_nfev[0] += 1", *_leaf_calls(sizes, take)]
 
 
 def derivative_function(system, root, loader, nfev: list, locator) -> Callable:
@@ -178,9 +231,8 @@ def derivative_function(system, root, loader, nfev: list, locator) -> Callable:
         def f(t, x):
             return array(f_list(t, owned(x)))
     if small:   # the list form: the leaves' calls written out, their values joined
-        f.as_list = f_list = _list_function(calls, dict(
-            load=load, nfev=nfev, normalize_vector=normalize_vector, ndarray=ndarray,
-            float64=float64, isfinite=isfinite, array=array, check=check))
+        f.as_list = f_list = _list_function(calls, load, nfev, check)
+        f_list.inline = _Inline(calls, loader, nfev)
     if small or len(calls) == 1:
         return f
 

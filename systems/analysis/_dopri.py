@@ -32,7 +32,7 @@ import struct
 import numpy as np
 
 from ._float_sums import frozen
-from ._unrolled import checked, entries, finite, make_run
+from ._unrolled import checked, entries, evaluate, make_run
 
 __all__ = ["DormandPrinceStepper"]
 
@@ -75,29 +75,21 @@ def _body(n: int) -> list:
         "    a40, a41, a42, a43 = h * A40, h * A41, h * A42, h * A43",
         "    a50, a51, a52, a53, a54 = h * A50, h * A51, h * A52, h * A53, h * A54",
         "    ts = t + C1 * h",
-        f"    {entries('q{i}', n)}, = f(ts, fb(pk({stage('p', ['a10'])})))",
-        *finite("q", n),
+        evaluate("q", f"fb(pk({stage('p', ['a10'])}))"),
         "    ts = t + C2 * h",
-        f"    {entries('r{i}', n)}, = f(ts, fb(pk({stage('pq', ['a20', 'a21'])})))",
-        *finite("r", n),
+        evaluate("r", f"fb(pk({stage('pq', ['a20', 'a21'])}))"),
         "    ts = t + C3 * h",
-        f"    {entries('s{i}', n)}, = f(ts, fb(pk({stage('pqr', ['a30', 'a31', 'a32'])})))",
-        *finite("s", n),
+        evaluate("s", f"fb(pk({stage('pqr', ['a30', 'a31', 'a32'])}))"),
         "    ts = t + C4 * h",
-        f"    {entries('w{i}', n)}, = f(ts, fb(pk({stage('pqrs', ['a40', 'a41', 'a42', 'a43'])})))",
-        *finite("w", n),
+        evaluate("w", f"fb(pk({stage('pqrs', ['a40', 'a41', 'a42', 'a43'])}))"),
         "    ts = t + h",
-        f"    {entries('z{i}', n)}, = f(ts, fb(pk("
-        f"{stage('pqrsw', ['a50', 'a51', 'a52', 'a53', 'a54'])})))",
-        *finite("z", n),
+        evaluate("z", f"fb(pk({stage('pqrsw', ['a50', 'a51', 'a52', 'a53', 'a54'])}))"),
         "    b0, b2, b3, b4, b5 = h * B0, h * B2, h * B3, h * B4, h * B5",
         *(f"    y{i} = x{i} + b0 * p{i} + b2 * r{i} + b3 * s{i} + b4 * w{i} + b5 * z{i}"
           for i in range(n)),
         f"    x_new = fb(pk({entries('y{i}', n)}))",
         "    ts = t_new",
-        "    k_new = f(ts, x_new)",
-        f"    {entries('u{i}', n)}, = k_new",
-        *finite("u", n),
+        evaluate("u", "x_new", keep="k_new"),
         "    e0, e2, e3, e4, e5, e6 = h * E0, h * E2, h * E3, h * E4, h * E5, h * E6",
         *(line for i in range(n) for line in (
             f"    a, b = abs(x{i}), abs(y{i})",
@@ -176,7 +168,8 @@ class DormandPrinceStepper:
             self._run = None if not xl else make_run("RK45", len(xl), _body, dict(
                 _CONSTANTS, **dict(zip(("f", "report"), checked(self._eval))),
                 rejected=self._rejected, save=self._save,
-                max_step=self.max_step, atol=self.atol, rtol=self.rtol))
+                max_step=self.max_step, atol=self.atol, rtol=self.rtol),
+                inline=getattr(self._eval, "inline", None))
         self.runs_steps = self._run is not None
 
     def _rejected(self) -> None:

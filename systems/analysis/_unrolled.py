@@ -31,7 +31,7 @@ import numpy as np
 
 from ..errors import StepSizeError
 
-__all__ = ["make_run", "entries", "finite", "checked"]
+__all__ = ["make_run", "entries", "finite", "evaluate", "checked"]
 
 _CODE: Dict[Tuple[Callable, int], object] = {}   # (body, n) -> code object of its run
 _PACK: Dict[int, Callable] = {}
@@ -42,12 +42,45 @@ def entries(fmt: str, n: int) -> str:
     return ", ".join(fmt.format(i=i) for i in range(n))
 
 
-def finite(k: str, n: int) -> List[str]:
+def finite(k: str, n: int, indent: str = "    ") -> List[str]:
     """Body lines testing the entries ``k0..`` of a stage just evaluated at time ``ts``:
     ``report(ts, [k0, ...])`` when their sum is not finite (the derivative function's own
     check, moved here; see :func:`checked`)."""
-    return [f"    if not isfinite({' + '.join(f'{k}{i}' for i in range(n))}):",
-            f"        report(ts, [{entries(k + '{i}', n)}])"]
+    return [f"{indent}if not isfinite({' + '.join(f'{k}{i}' for i in range(n))}):",
+            f"{indent}    report(ts, [{entries(k + '{i}', n)}])"]
+
+
+def evaluate(k: str, x: str, keep: str = "") -> str:
+    """A body line (indented by 4) evaluating the derivative at time ``ts`` and the frozen
+    state ``x`` (an expression) into the entries ``k0..``, checked for finiteness as
+    :func:`finite` does; with ``keep``, also the list of the entries under that name.
+    :func:`make_run` writes it out: ``f(ts, x)``, or the derivative function's own source
+    when it offers it (``f.inline``, see :func:`make_run`)."""
+    return f"    EVAL {k} {keep or '-'} {x}"
+
+
+def _expand(lines: List[str], n: int, inline) -> List[str]:
+    """``lines`` with each :func:`evaluate` line written out."""
+    out = []
+    for line in lines:
+        if not line.lstrip().startswith("EVAL "):
+            out.append(line)
+            continue
+        ind = line[:len(line) - len(line.lstrip())]
+        _, k, keep, x = line.strip().split(" ", 3)
+        ks = entries(k + "{i}", n)
+        if inline is None:
+            out += [f"{ind}{keep} = f(ts, {x})", f"{ind}{ks}, = {keep}"] if keep != "-" else \
+                [f"{ind}{ks}, = f(ts, {x})"]
+        else:
+            if not x.isidentifier():
+                out.append(f"{ind}d_x = {x}")
+                x = "d_x"
+            out += [ind + stmt for stmt in inline.lines(k, x)]
+            if keep != "-":
+                out.append(f"{ind}{keep} = [{ks}]")
+        out += finite(k, n, ind)
+    return out
 
 
 def _source(n: int, body: List[str]) -> str:
@@ -90,7 +123,7 @@ def checked(f) -> tuple:
     return getattr(f, "unchecked", None) or (f, _unchecked)
 
 
-def make_run(scheme: str, n: int, body: Callable[[int], List[str]], scope: dict):
+def make_run(scheme: str, n: int, body: Callable[[int], List[str]], scope: dict, inline=None):
     """The run function of ``scheme`` for ``n`` entries (see the module docstring).
 
     Parameters
@@ -107,21 +140,29 @@ def make_run(scheme: str, n: int, body: Callable[[int], List[str]], scope: dict)
         ``ulp``, ``sqrt``, ``isfinite``, ``nextafter``, ``inf``, ``StepSizeError``.
     scope : dict
         The body's other names (``f``, ``save``, ``rejected``, the scheme's constants).
+    inline : object, optional
+        The derivative function's own source (``f.inline`` of the Simulator's list form,
+        :mod:`systems.analysis._derivatives`): ``inline.lines(k, x)`` are statements
+        (unindented) that do what ``k0, k1, ..., = f(ts, x)`` does for a name ``x`` but the
+        finiteness check, over the names (``d_*``, ``ld_*``) of ``inline.scope``;
+        ``inline.key`` names their form. Each :func:`evaluate` line of the body becomes
+        them (no call of ``f``, of its loader, no list made and unpacked).
 
     Returns
     -------
     callable
         ``run(t, x, k0, t_limit, h, t_event, t_final, check)``.
     """
-    code = _CODE.get((body, n))     # keyed by the body function itself, not its scheme's name
+    key = (body, n, None if inline is None else inline.key)   # the body function itself
+    code = _CODE.get(key)
     if code is None:
-        code = _CODE[(body, n)] = compile(_source(n, body(n)), f"<{scheme} run, {n} states>",
-                                            "exec")
+        code = _CODE[key] = compile(_source(n, _expand(body(n), n, inline)),
+                                    f"<{scheme} run, {n} states>", "exec")
     pk = _PACK.get(n)
     if pk is None:
         pk = _PACK[n] = struct.Struct(f"{n}d").pack
     scope = dict(scope, pk=pk, fb=np.frombuffer, ulp=math.ulp, sqrt=math.sqrt,
                  isfinite=math.isfinite, nextafter=math.nextafter, inf=math.inf,
-                 StepSizeError=StepSizeError)
+                 StepSizeError=StepSizeError, **({} if inline is None else inline.scope))
     exec(code, scope)   # noqa: S102 - our own generated source (above), no user text
     return scope["run"]
