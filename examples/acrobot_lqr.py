@@ -53,35 +53,59 @@ class Acrobot(LeafSystem):
         self.declare_numeric_parameter("spong", [p[name] for name in SPONG])
         self.declare_continuous_state(4, num_q=2, num_v=2)
         self.tau = self.declare_input_port("tau", 1)
+        self._tau_index = self.tau.index   # read by index from the own context
         self.declare_output_port("state", 4, lambda c: c.continuous_state, feedthrough=False)
 
     def mass_matrix_and_bias(self, context):
         """(M, bias) with M vdot + bias = [0, tau].
 
-        Numeric contexts compute on Python floats (``ops.entries`` unpacks the state and the
-        parameter vector once); a symbolic context gives CasADi expressions, same code.
+        Numeric contexts compute on Python floats (``ops.entries`` unpacks the state once);
+        a symbolic context gives CasADi expressions, same code.
         """
         m11, m12, m22, bias1, bias2, _, _ = self._terms(context)
         return (m11, m12, m22), (bias1, bias2)
 
-    def _terms(self, context):
-        """M11, M12, M22, bias1, bias2, v1, v2: the state unpacked once for both uses."""
-        m1, m2, l1, lc1, lc2, I1c, I2c, b1, b2, g = ops.entries(context.get_parameter("spong"))
-        q1, q2, v1, v2 = ops.entries(context.continuous_state)
+    @staticmethod
+    def coefficients(spong):
+        """The parameter combinations the dynamics use, from the parameter vector ``spong``
+        (entries in :attr:`PARAMETERS` order; numeric or CasADi):
+
+        (I1 + I2 + m2 l1^2, 2 m2 l1 lc2, I2, m2 l1 lc2, m1 lc1, m2, l1, lc2, g, b1, b2,
+        g m2 lc2), with I1, I2 the inertias about the joints (I + m lc^2).
+        """
+        m1, m2, l1, lc1, lc2, I1c, I2c, b1, b2, g = ops.entries(spong)
         I1 = I1c + m1 * lc1 ** 2
         I2 = I2c + m2 * lc2 ** 2
-        m2l1lc2 = m2 * l1 * lc2
+        a = m2 * l1 * lc2
+        return (I1 + I2 + m2 * l1 ** 2, 2 * a, I2, a, m1 * lc1, m2, l1, lc2, g, b1, b2,
+                g * m2 * lc2)
+
+    def _terms(self, context):
+        """M11, M12, M22, bias1, bias2, v1, v2: the state unpacked once for both uses.
+
+        The parameter combinations (:meth:`coefficients`) are kept in the context's memory
+        with the parameter vector they came from, and used again while the context holds that
+        very vector (a parameter change stores a new one: ``set_parameter`` never writes into
+        the stored vector, which is read-only)."""
+        spong = context.get_parameter("spong")
+        memory = context.get_memory()
+        memo = memory.get("acrobot.coefficients")
+        if memo is None or memo[0] is not spong:
+            memo = memory["acrobot.coefficients"] = (spong, *self.coefficients(spong))
+        _, k11, k12, I2, a, m1lc1, m2, l1, lc2, g, b1, b2, gm2lc2 = memo
+        q1, q2, v1, v2 = ops.entries(context.continuous_state)
         c2, s1, s2, s12 = ops.cos(q2), ops.sin(q1), ops.sin(q2), ops.sin(q1 + q2)
-        m11 = I1 + I2 + m2 * l1 ** 2 + 2 * m2l1lc2 * c2
-        m12 = I2 + m2l1lc2 * c2
-        bias1 = (-2 * m2l1lc2 * s2 * v2 * v1 - m2l1lc2 * s2 * v2 * v2
-                 + g * (m1 * lc1 * s1 + m2 * (l1 * s1 + lc2 * s12)) + b1 * v1)
-        bias2 = m2l1lc2 * s2 * v1 * v1 + g * m2 * lc2 * s12 + b2 * v2
-        return m11, m12, I2, bias1, bias2, v1, v2
+        # a s2 v2, shared: (-2 a) s2 v2 is -2 (a s2 v2) exactly (a power-of-two factor)
+        h = a * s2
+        hv2 = h * v2
+        bias1 = (-2 * hv2 * v1 - hv2 * v2
+                 + g * (m1lc1 * s1 + m2 * (l1 * s1 + lc2 * s12)) + b1 * v1)
+        bias2 = h * v1 * v1 + gm2lc2 * s12 + b2 * v2
+        return k11 + k12 * c2, I2 + a * c2, I2, bias1, bias2, v1, v2
 
     def time_derivatives(self, context):
         m11, m12, m22, b1, b2, v1, v2 = self._terms(context)
-        tau, = ops.entries(self.tau.eval(context))
+        tau, = ops.entries(context.eval_input(self._tau_index))
         det = m11 * m22 - m12 * m12
         r1, r2 = -b1, tau - b2
         vdot1 = (m22 * r1 - m12 * r2) / det
