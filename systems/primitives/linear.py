@@ -21,6 +21,52 @@ def _times(M: np.ndarray, v):
     return M.dot(v) if type(v) is _NDARRAY else M @ v
 
 
+# The most products (outputs x inputs) an output ``y = D u + y0`` computes on Python floats
+# (written out, _small_gain_output); numpy's product is cheaper from about 12 on.
+_SMALL_GAIN_PRODUCTS = 8
+
+_GAIN_CODE: dict = {}   # (ny, nu, with offset) -> the code of the written-out output
+
+
+def _small_gain_output(iu: int, D: np.ndarray, y0, general):
+    """``calc(context)`` of an output ``y = D u + y0`` (no state term; ``y0`` None when it is
+    zero) with at most ``_SMALL_GAIN_PRODUCTS`` entries in ``D``, for a numeric input: the
+    input unpacked into Python floats and each row's sum written out in the order of the
+    terms, ``d_i0 u_0 + d_i1 u_1 + ... + y0_i``, into a new float64 array. ``general`` (the
+    vector form) serves a symbolic input.
+
+    The same sums as ``D @ u + y0`` up to rounding: numpy's BLAS may fuse each product with
+    its addition (OpenBLAS on Haswell and later does), which changes the last bit or two of
+    about one sum in ten (random data); both are within
+    ``gamma_(nu+1) (sum_j |d_ij u_j| + |y0_i|)`` of the exact value, with
+    ``gamma_k = k eps / (1 - k eps)`` and ``eps = 2**-53`` (N. J. Higham, *Accuracy and Stability
+    of Numerical Algorithms*, 2nd ed., SIAM, 2002, sec. 3.1).
+    """
+    ny, nu = D.shape
+    key = (ny, nu, y0 is not None)
+    code = _GAIN_CODE.get(key)
+    if code is None:
+        d = [[f"d{i}_{j}" for j in range(nu)] for i in range(ny)]
+        rows = [" + ".join([f"{d[i][j]} * u{j}" for j in range(nu)]
+                           + ([f"y0_{i}"] if y0 is not None else [])) for i in range(ny)]
+        params = [name for row in d for name in row] + [f"y0_{i}" for i in range(ny)]
+        lines = [f"def make(iu, ndarray, empty, general, {', '.join(params)}):",
+                 "    def small_gain_output(context):",
+                 "        u = context.eval_input(iu)",
+                 "        if type(u) is not ndarray:",
+                 "            return general(context)",
+                 f"        {', '.join(f'u{j}' for j in range(nu))}, = u.tolist()",
+                 f"        y = empty({ny})",
+                 *[f"        y[{i}] = {row}" for i, row in enumerate(rows)],
+                 "        return y",
+                 "    return small_gain_output"]
+        code = _GAIN_CODE[key] = compile("\n".join(lines), f"<gain output {ny}x{nu}>", "exec")
+    scope: dict = {}
+    exec(code, scope)   # noqa: S102 - our own generated source (above)
+    offsets = [0.0] * ny if y0 is None else [float(v) for v in y0]
+    return scope["make"](iu, _NDARRAY, _EMPTY, general, *D.ravel().tolist(), *offsets)
+
+
 def _frozen(M: np.ndarray) -> np.ndarray:
     M = M.copy()
     M.flags.writeable = False
@@ -153,7 +199,7 @@ class LinearSystem(LeafSystem):
         # Like Drake's AffineSystem: an input port only when nu > 0, an output port only
         # when ny > 0.
         self._u = self.declare_input_port("u", nu) if nu else None
-        self._iu = self._u.index if nu else None   # read by index in _output_one_row
+        self._iu = self._u.index if nu else None   # read by index (_small_gain_output)
         has_d = bool(np.any(D != 0))
         self._has_c, self._has_d = bool(C.size), has_d and nu > 0
         # zero offsets are not added (A x + 0 is A x, up to the sign of a zero entry)
@@ -165,12 +211,11 @@ class LinearSystem(LeafSystem):
         elif nx:
             self.declare_continuous_state(nx)
         if ny:
-            # one output and no state term (a single-input LQR's u = y0 - K x): a dot product
-            one_row = ny == 1 and not self._has_c and self._has_d
-            if one_row:
-                self._d_row, self._y0_value = self.D[0], float(self.y0[0])
-            self.declare_output_port("y", ny, self._output_one_row if one_row else self._output,
-                                     feedthrough=has_d and nu > 0)
+            # no state term and a small D (an LQR's u = y0 - K x): written out on floats
+            small = not self._has_c and self._has_d and ny * nu <= _SMALL_GAIN_PRODUCTS
+            calc = (_small_gain_output(self._iu, self.D, self.y0 if self._has_y0 else None,
+                                       self._output) if small else self._output)
+            self.declare_output_port("y", ny, calc, feedthrough=has_d and nu > 0)
 
     def _vector(self, v, n, name):
         v = np.atleast_1d(np.asarray(v, dtype=float)).ravel()
@@ -194,18 +239,6 @@ class LinearSystem(LeafSystem):
             y = y + self._y0_term
         if self._has_d:
             y = y + _times(self.D, self._u.eval(context))
-        return y
-
-    def _output_one_row(self, context):
-        """y = d . u + y0 for one output row without a state term: for a numpy input the
-        scalar product written into a new 1-vector (0.2 us cheaper per call than the vector
-        form; the same product as ``D @ u`` up to the BLAS's rounding, bit for bit with
-        OpenBLAS), otherwise :meth:`_output`."""
-        u = context.eval_input(self._iu)   # self._u.eval(context) without its frame
-        if type(u) is not _NDARRAY:
-            return self._output(context)
-        y = _EMPTY(1)
-        y[0] = self._d_row.dot(u) + self._y0_value
         return y
 
     def _step(self, x, context):
