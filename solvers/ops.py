@@ -216,9 +216,15 @@ def entries(x: Any) -> list:
     >>> entries(np.array([1.0, 2.0]))
     [1.0, 2.0]
     """
+    if type(x) is _NDARRAY and x.dtype is _FLOAT64 and x.ndim == 1:   # the numeric call
+        return x.tolist()
+    return _entries_general(x)
+
+
+def _entries_general(x: Any) -> list:
     if type(x) is _NDARRAY:
         if x.dtype is _FLOAT64:
-            return x.tolist() if x.ndim == 1 else x.ravel().tolist()
+            return x.ravel().tolist()
         if x.dtype != object:
             return x.ravel().astype(float).tolist()
     if isinstance(x, CASADI_TYPES):

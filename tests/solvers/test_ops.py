@@ -91,6 +91,26 @@ def test_entries():
     assert ops.entries(ca.DM([1.0, 2.0])) == [1.0, 2.0]
 
 
+def test_entries_fast_path_equals_the_general_conversion():
+    """A float64 vector (the numeric call, one test) and every other numeric form give the
+    same Python floats, bit for bit."""
+    rng = np.random.default_rng(5)
+    v = rng.standard_normal(6)
+    ro = v.copy()
+    ro.flags.writeable = False
+    forms = [v, ro, v[::2], v.astype(">f8"), v.reshape(2, 3), v.reshape(6, 1),
+             v.astype(np.float32).astype(float), v.tolist(), tuple(v.tolist()), ca.DM(v)]
+    for form in forms:
+        out = ops.entries(form)
+        ref = [float(e) for e in np.asarray(form.full() if isinstance(form, ca.DM) else form,
+                                            float).ravel()]
+        assert out == ref and all(type(e) is float for e in out), type(form)
+    assert ops.entries(np.array(2.5)) == [2.5]
+    assert ops.entries(np.zeros(0)) == []
+    m = ca.MX.sym("m", 2)
+    assert [str(e) for e in ops.entries(m)] == ["m[0]", "m[1]"]
+
+
 def test_is_symbolic():
     x = ca.SX.sym("x")
     assert not ops.is_symbolic(0.5) and not ops.is_symbolic(np.array([0.5]))
