@@ -6,12 +6,15 @@ over the tableau): each stage's sum term by term in tableau order, the error sum
 norm, the same step-size control (``RungeKuttaStepper._adapt``); so the same numbers, bit
 for bit (Bogacki and Shampine, "A 3(2) pair of Runge-Kutta formulas", Appl. Math. Lett. 2,
 1989). :func:`unrolled_run` is the step's source for a state of ``n`` entries, every entry a
-local variable, inside :mod:`systems.analysis._unrolled`'s run of steps.
+local variable, inside :mod:`systems.analysis._unrolled`'s run of steps; where a C compiler
+is found the same run is the C loop of :mod:`systems.analysis._bs3_native` (the same
+expressions, the same bits).
 """
 from __future__ import annotations
 
 import numpy as np
 
+from ._bs3_native import native_run
 from ._unrolled import checked, entries, evaluate, make_run
 
 __all__ = ["list_valued", "unrolled_run"]
@@ -78,7 +81,8 @@ def _body(n: int) -> list:
 def unrolled_run(n: int, f, rejected, save, *, error_weights, exponent: float,
                  max_step: float, atol: float, rtol: float, stretch: float, name: str):
     """``run(t, x, k0, t_limit, h, t_event, t_final, check)``: accepted ``runge_kutta3``
-    steps of a state of ``n`` entries, written out (:func:`systems.analysis._unrolled.make_run`).
+    steps of a state of ``n`` entries, written out (:func:`systems.analysis._unrolled.make_run`),
+    or their C loop (:func:`systems.analysis._bs3_native.native_run`) when it is built.
 
     Each step is that of the generic float path with the stepper's ``_adapt``: accepted when
     the error norm is ``<= 1``, the next step ``h min(5, 0.9 norm^exponent)``, not shrunk
@@ -109,6 +113,11 @@ def unrolled_run(n: int, f, rejected, save, *, error_weights, exponent: float,
     w0, w1, w2, w3 = error_weights
     inline = getattr(f, "inline", None)
     f, report = checked(f)
+    run = native_run(n, f, report, rejected, save, error_weights=error_weights,
+                     exponent=exponent, max_step=max_step, atol=atol, rtol=rtol,
+                     stretch=stretch, name=name)
+    if run is not None:   # the same loop in C
+        return run
     return make_run("runge_kutta3", n, _body, dict(
         f=f, report=report, rejected=rejected, save=save, A20=_A20, A21=_A21, A22=_A22,
         w0=w0, w1=w1, w2=w2, w3=w3, exponent=exponent, max_step=max_step, atol=atol, rtol=rtol,

@@ -60,9 +60,9 @@ def _leaf_calls(sizes, take) -> list:
     return lines
 
 
-def _helpers(calls, load, nfev) -> dict:
-    """The names of :func:`_leaf_calls`' lines (and ``d_load``, ``d_nfev``)."""
-    scope = dict(d_load=load, d_nfev=nfev, d_normalize_vector=normalize_vector,
+def _helpers(calls, nfev) -> dict:
+    """The names of :func:`_leaf_calls`' lines (and ``d_nfev``)."""
+    scope = dict(d_nfev=nfev, d_normalize_vector=normalize_vector,
                  d_ndarray=np.ndarray, d_float64=np.dtype(np.float64), d_PASS=_PASS,
                  d_callback_error=_callback_error)
     for i, (td, leaf, _, leaf_system, what) in enumerate(calls):
@@ -71,28 +71,30 @@ def _helpers(calls, load, nfev) -> dict:
     return scope
 
 
-def _list_function(calls, load, nfev, check) -> Callable:
-    """``f_list(t, x)`` (the small states' list form): load, then the leaves' calls of
-    :func:`_leaf_calls` written out once per tuple of leaf sizes (no loop, star call or list
-    building), the values joined in leaf order and checked for finiteness once.
+def _list_function(calls, loader, nfev, check) -> Callable:
+    """``f_list(t, x)`` (the small states' list form): the loader's statements
+    (:meth:`StateLoader.inline <systems._state_loader.StateLoader.inline>`), then the leaves'
+    calls of :func:`_leaf_calls`, written out once per form of the two (no loop, star call or
+    list building), the values joined in leaf order and checked for finiteness once.
     ``f_list.unchecked = (g, report)``: ``g`` is ``f_list`` without the finiteness check,
     ``report(t, values)`` raises what it would have for ``values``."""
     sizes = tuple(n for _, _, n, _, _ in calls)
-    code = _LIST_CODE.get(sizes)
+    load, load_key, names = loader.inline("t", "x")
+    code = _LIST_CODE.get((sizes, load_key))
     if code is None:
         def take(i, seq, is_sequence):   # the first leaf's values start the list
             if i:
                 return f"values += {seq}"
             return f"values = [*{seq}]" if is_sequence else f"values = {seq}"
-        lines = ["def f_list(t, x):", "    d_load(t, x)", "    d_nfev[0] += 1",
+        lines = ["def f_list(t, x):", *("    " + line for line in load), "    d_nfev[0] += 1",
                  *("    " + line for line in _leaf_calls(sizes, take))]
         # f_list, then the same without the finiteness test (the runs test the entries)
         unchecked = [line.replace("def f_list", "def f_unchecked") for line in lines]
         lines += ["    if not isfinite(sum(values)):", "        check(t, array(values))",
                   "    return values", *unchecked, "    return values"]
-        code = _LIST_CODE[sizes] = compile("\n".join(lines), f"<derivatives of {len(sizes)} "
-                                           f"leaves>", "exec")
-    scope = dict(_helpers(calls, load, nfev), isfinite=math.isfinite, array=np.array,
+        code = _LIST_CODE[(sizes, load_key)] = compile(
+            "\n".join(lines), f"<derivatives of {len(sizes)} leaves>", "exec")
+    scope = dict(_helpers(calls, nfev), **names, isfinite=math.isfinite, array=np.array,
                  check=check)
     exec(code, scope)   # noqa: S102 - our own generated source (above)
     f_list, array = scope["f_list"], np.array
@@ -122,7 +124,7 @@ class _Inline:
         self._starts = tuple(starts)
         _, load_key, names = loader.inline("ts", "x")
         self.key = ("leaves", self._sizes, load_key)
-        self.scope = dict(_helpers(calls, None, nfev), **names)
+        self.scope = dict(_helpers(calls, nfev), **names)
 
     def lines(self, k: str, x: str) -> list:
         """The unindented statements (see the class docstring)."""
@@ -231,7 +233,7 @@ def derivative_function(system, root, loader, nfev: list, locator) -> Callable:
         def f(t, x):
             return array(f_list(t, owned(x)))
     if small:   # the list form: the leaves' calls written out, their values joined
-        f.as_list = f_list = _list_function(calls, load, nfev, check)
+        f.as_list = f_list = _list_function(calls, loader, nfev, check)
         f_list.inline = _Inline(calls, loader, nfev)
     if small or len(calls) == 1:
         return f
