@@ -45,6 +45,8 @@ _SOURCE = r"""
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <math.h>
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
 
 #define NMAX %(NMAX)d
 
@@ -58,11 +60,14 @@ static double ulp_(double x) {
 }
 
 /* np.frombuffer(struct.pack("nd", *v)): a read-only float64 array over a new bytes object */
-static PyObject* frozen(PyObject* fb, const double* v, Py_ssize_t n) {
+static PyObject* frozen(const double* v, Py_ssize_t n) {
     PyObject* b = PyBytes_FromStringAndSize((const char*)v, n * (Py_ssize_t)sizeof(double));
     if (!b) return NULL;
-    PyObject* a = PyObject_CallOneArg(fb, b);
-    Py_DECREF(b);
+    npy_intp dim = n;
+    PyObject* a = PyArray_New(&PyArray_Type, 1, &dim, NPY_DOUBLE, NULL, PyBytes_AS_STRING(b),
+                              0, NPY_ARRAY_CARRAY_RO, NULL);
+    if (!a) { Py_DECREF(b); return NULL; }
+    if (PyArray_SetBaseObject((PyArrayObject*)a, b) < 0) { Py_DECREF(a); return NULL; }
     return a;
 }
 
@@ -126,15 +131,20 @@ static int call3(PyObject* fn, PyObject* a, PyObject* b, PyObject* c) {
     return 0;
 }
 
-/* args: (g, report, check, rejected, step_error, fb, t, x, xl, k0, t_limit, hn, t_event,
+/* args: (g, report, check, rejected, step_error, t, x, xl, k0, t_limit, hn, t_event,
           t_final, max_step, atol, rtol, stretch, exponent, w0, w1, w2, w3, a20, a21, a22)
    returns (t, x, k0, t_prev, x_prev, k0_prev, hn, steps, exception or None) */
 PyObject* dbk_bs3_run(PyObject* args) {
-    PyObject *g, *report, *check, *rejected, *step_error, *fb, *x, *xl, *k0;
+    PyObject *g, *report, *check, *rejected, *step_error, *x, *xl, *k0;
     double t, t_limit, hn, t_event, t_final, max_step, atol, rtol, stretch, exponent;
     double w0, w1, w2, w3, a20, a21, a22;
-    if (!PyArg_ParseTuple(args, "OOOOOOdOOOdddddddddddddddd", &g, &report, &check,
-                          &rejected, &step_error, &fb, &t, &x, &xl, &k0, &t_limit, &hn,
+    static int numpy_ready = 0;
+    if (!numpy_ready) {
+        if (_import_array() < 0) return NULL;
+        numpy_ready = 1;
+    }
+    if (!PyArg_ParseTuple(args, "OOOOOdOOOdddddddddddddddd", &g, &report, &check,
+                          &rejected, &step_error, &t, &x, &xl, &k0, &t_limit, &hn,
                           &t_event, &t_final, &max_step, &atol, &rtol, &stretch, &exponent,
                           &w0, &w1, &w2, &w3, &a20, &a21, &a22))
         return NULL;
@@ -159,7 +169,7 @@ PyObject* dbk_bs3_run(PyObject* args) {
             c0 = h * 0.5;
             ts = t + 0.5 * h;
             for (Py_ssize_t i = 0; i < n; i++) S[i] = X[i] + c0 * P[i];
-            PyObject* xs = frozen(fb, S, n);
+            PyObject* xs = frozen(S, n);
             if (!xs) goto fail;
             PyObject* r = stage(g, report, ts, xs, Q, n);
             Py_DECREF(xs);
@@ -168,7 +178,7 @@ PyObject* dbk_bs3_run(PyObject* args) {
             c0 = h * 0.75;
             ts = t + 0.75 * h;
             for (Py_ssize_t i = 0; i < n; i++) S[i] = X[i] + c0 * Q[i];
-            xs = frozen(fb, S, n);
+            xs = frozen(S, n);
             if (!xs) goto fail;
             r = stage(g, report, ts, xs, R, n);
             Py_DECREF(xs);
@@ -176,7 +186,7 @@ PyObject* dbk_bs3_run(PyObject* args) {
             Py_DECREF(r);
             c0 = h * a20; c1 = h * a21; c2 = h * a22;
             for (Py_ssize_t i = 0; i < n; i++) Y[i] = X[i] + c0 * P[i] + c1 * Q[i] + c2 * R[i];
-            xn = frozen(fb, Y, n);
+            xn = frozen(Y, n);
             if (!xn) goto fail;
             ts = t + 1.0 * h;
             kn = stage(g, report, ts, xn, U, n);
@@ -274,11 +284,11 @@ def _kernel() -> Optional[Callable]:
     from solvers import compiled
     fn = None
     if compiled.find_compiler() is not None:
-        include = sysconfig.get_paths()["include"]
-        # the interpreter's version in the source: a new Python builds its own library
-        source = f"/* CPython {sys.version} */\n" + _SOURCE
+        # the interpreter's and numpy's versions in the source: a new one builds its library
+        source = f"/* CPython {sys.version}, numpy {np.__version__} */\n" + _SOURCE
+        flags = ("-O2", f"-I{sysconfig.get_paths()['include']}", f"-I{np.get_include()}")
         try:
-            lib = compiled.load_c_library(source, "dbk_bs3_run", flags=("-O2", f"-I{include}"))
+            lib = compiled.load_c_library(source, "dbk_bs3_run", flags=flags)
             address = ctypes.cast(lib.dbk_bs3_run, ctypes.c_void_p).value
             fn = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.py_object)(address)
         except Exception as exc:  # noqa: BLE001 - any build failure: the Python run
@@ -308,7 +318,6 @@ def native_run(n: int, g, report, rejected, save, *, error_weights, exponent: fl
     if kernel is None:
         return None
     w0, w1, w2, w3 = error_weights
-    fb = np.frombuffer
 
     def step_error(hn, t, norm):
         raise StepSizeError(f'{name}: step size {hn:.3g} s fell below the '
@@ -316,7 +325,7 @@ def native_run(n: int, g, report, rejected, save, *, error_weights, exponent: fl
 
     def run(t, x, k0, t_limit, hn, t_event, t_final, check):
         t, x, k0, tp, xp, kp, hn, steps, exc = kernel((
-            g, report, check, rejected, step_error, fb, t, x, x.tolist(), k0, t_limit, hn,
+            g, report, check, rejected, step_error, t, x, x.tolist(), k0, t_limit, hn,
             t_event, t_final, max_step, atol, rtol, stretch, exponent, w0, w1, w2, w3,
             _A20, _A21, _A22))
         save(t, x, k0, tp, xp, kp, hn, steps)

@@ -85,6 +85,8 @@ def _list_function(calls, loader, nfev, check) -> Callable:
         def take(i, seq, is_sequence):   # the first leaf's values start the list
             if i:
                 return f"values += {seq}"
+            if is_sequence and len(sizes) == 1:   # one leaf's tuple of floats is kept
+                return f"values = {seq} if d_tp is tuple else [*{seq}]"
             return f"values = [*{seq}]" if is_sequence else f"values = {seq}"
         lines = ["def f_list(t, x):", *("    " + line for line in load), "    d_nfev[0] += 1",
                  *("    " + line for line in _leaf_calls(sizes, take))]
@@ -157,7 +159,8 @@ def derivative_function(system, root, loader, nfev: list, locator) -> Callable:
     the same function for the integrators' float paths: it takes ``x`` as an immutable
     float64 array (over a ``bytes`` object, as they make their stages) without checking it,
     and returns the derivative as a list of Python floats (no array made and unpacked again;
-    a leaf returning a list or tuple of Python floats, ``ops.from_entries``, is taken as is).
+    a leaf returning a list or tuple of Python floats, ``ops.from_entries``, is taken as is:
+    the only leaf's tuple is returned itself, immutable).
 
     ``x`` is copied once (read-only) and shared by the leaves as views, unless it is
     already a read-only float64 array owning its data or over a ``bytes`` object (which
