@@ -194,26 +194,24 @@ class Context:
                     cells.append((cache, i))
         root, invalid, time_cells = self, _INVALID, tuple(self._tables.get("time", ()))
         # load_readonly(t, x) written out (no loops; one leaf holds the whole state: x itself);
-        # its body, over the names of ``scope``, is also the loader's inline source
+        # its body, over the objects of ``names``, is also the loader's inline source
         body = tuple(["ld_root._time = {t}"] + [
             f"ld_leaf{j}._xc = {{x}}" + (f"[{a}:{b}]" if len(slots) > 1 else "")
             for j, (_, a, b) in enumerate(slots)] + [f"ld_cell{j}[{i}] = ld_invalid"
                                                      for j, (_, i) in enumerate(cells)])
-        src = "\n".join(["def load_readonly(t, x):"] +
-                        ["    " + line.format(t="t", x="x") for line in body])
+        src = "\n".join(["def load_readonly(t, x):", *("    " + line.format(t="t", x="x")
+                                                       for line in body)])
         code = _LOADERS.get(src) or _LOADERS.setdefault(src, compile(src, "<loader>", "exec"))
-        scope = {"ld_root": root, "ld_invalid": invalid,
+        names = {"ld_root": root, "ld_invalid": invalid,
                  **{f"ld_leaf{j}": leaf for j, (leaf, _, _) in enumerate(slots)},
                  **{f"ld_cell{j}": cache for j, (cache, _) in enumerate(cells)}}
-        names = dict(scope)
-        exec(code, scope)   # noqa: S102 - the source above, made of names and indices
-        load_readonly = scope["load_readonly"]
+        exec(code, scope := dict(names))   # noqa: S102 - the source above: names, indices
 
         def set_time(t):
             root._time = t
             for cache, i in time_cells:
                 cache[i] = invalid
-        return StateLoader(slots, k, load_readonly, set_time, body, names)
+        return StateLoader(slots, k, scope["load_readonly"], set_time, body, names)
 
     def _invalidate(self, kind: str, ctx: "Context | None" = None) -> None:
         # Only called on roots: clears what depends on ``kind`` of ``ctx`` (None: time).
@@ -262,8 +260,8 @@ class LeafContext(Context):
         s = src[index]
         if s is None:  # fixed, exported from the root or open: the general path
             return Context.eval_input(self, index)
-        leaf, j, port = s
-        value = leaf._cache[j]
+        cache, j, port, leaf, size = s
+        value = cache[j]
         if value is _INVALID:   # leaf.eval_output(j), written in (one call less per read)
             try:
                 value = port.calc(leaf)
@@ -271,11 +269,10 @@ class LeafContext(Context):
                 raise
             except Exception as exc:
                 raise _calc_error(leaf, port, exc) from exc
-            size = port.size
             if size is not None and (type(value) is not _NDARRAY or value.dtype is not _FLOAT64
                                      or value.ndim != 1 or len(value) != size):   # (size,)
                 value = normalize_vector(value, size, leaf._what(f"output port '{port.name}'"))
-            leaf._cache[j] = value
+            cache[j] = value
         return value
 
     def _what(self, thing: str) -> str:
@@ -554,7 +551,7 @@ def _build_tables(root: Context) -> dict:
             src = _resolve_upstream(leaf, i)
             if src is None:
                 continue
-            src = (id(src[0]), src[1])
+            src = (id(src[3]), src[1])
             for (ii, k) in pairs:
                 if ii == i:
                     downstream.setdefault(src, []).append((id(leaf), k))
@@ -587,9 +584,9 @@ def _build_tables(root: Context) -> dict:
 
 
 def _resolve_upstream(leaf: LeafContext, index: int, stop_at_fixed: bool = False):
-    """The (leaf context, output index, output port) feeding a leaf input, or None (root
-    input / open; with ``stop_at_fixed``, also an input exported from a diagram input fixed
-    on the way)."""
+    """The (cache list, output index, output port, leaf context, port size) of the leaf
+    output feeding a leaf input, or None (root input / open; with ``stop_at_fixed``, also an
+    input exported from a diagram input fixed on the way)."""
     ctx: Context = leaf
     i = index
     while True:
@@ -603,7 +600,8 @@ def _resolve_upstream(leaf: LeafContext, index: int, stop_at_fixed: bool = False
             while isinstance(sub, DiagramContext):
                 sa, sb = sub.system.output_sources[j]
                 sub, j = sub._subs[sa], sb
-            return (sub, j, sub.system.output_ports[j])
+            port = sub.system.output_ports[j]
+            return (sub._cache, j, port, sub, port.size)
         if kind == "in":
             ctx, i = parent, a
             if stop_at_fixed and i in ctx._fixed:
