@@ -6,22 +6,23 @@ occluded) :class:`MarkerFitter` solves
 .. math::
 
     \\min_q \\; \\sum_{i \\in \\text{visible}} w_i^2 \\,\\lVert p_i(q) - m_i \\rVert^2
-    + \\lambda^2 \\lVert \\ominus(q, q_\\text{pref})_J \\rVert^2
+    + \\lVert \\Lambda \\, \\ominus(q, q_\\text{pref})_J \\rVert^2
     \\quad \\text{s.t.}\\quad q_\\text{lo} \\le q \\le q_\\text{hi}
 
 where ``p_i(q) = X_W,b_i(q) o_i`` is the world position of marker ``i`` (offset ``o_i`` on
 body ``b_i``), ``ominus(q, q_pref)_J`` the tree's configuration difference restricted to the
-joint coordinates (the floating base is not pulled) and ``lambda`` the prior weight in
-metres per radian. The solver is a projected Levenberg-Marquardt iteration on the
-configuration manifold: the residual and its exact Jacobian ``dp_i/dv`` (the linear rows of
-the tree's world-aligned point Jacobians) come from one CasADi function compiled to C, the
-step ``dv`` solves ``(J^T J + mu diag(J^T J) + mu I) dv = -J^T r`` and the configuration moves
-by the tree's exponential map ``q+ = integrate(q, dv)``; coordinates of one-DOF-per-
-coordinate joints with finite limits are clamped to them, and a coordinate resting on a
-bound whose step points outward is frozen for that step (an active set). Each frame starts
-from the previous frame's solution (warm start), so a smooth capture needs one to three
-iterations per frame. The first frame starts from the preferred pose moved rigidly onto the
-markers (Kabsch's least-squares rotation, Kabsch 1976).
+joint coordinates (the floating base is not pulled) and ``Lambda`` the prior weight in
+metres per radian (``lambda I``, a diagonal of stiffnesses per axis, or a full matrix). The
+solver is a projected Levenberg-Marquardt iteration on the configuration manifold: the
+residual and its exact Jacobian ``dp_i/dv`` (the linear rows of the tree's world-aligned
+point Jacobians) come from one CasADi function compiled to C, the step ``dv`` solves
+``(J^T J + mu diag(J^T J) + mu I) dv = -J^T r`` and the configuration moves by the tree's
+exponential map ``q+ = integrate(q, dv)``; coordinates of one-DOF-per-coordinate joints with
+finite limits are clamped to them, and a coordinate resting on a bound whose step points
+outward is frozen for that step (an active set). Each frame starts from the previous frame's
+solution (warm start), so a smooth capture needs one to three iterations per frame. The
+first frame starts from the preferred pose moved rigidly onto the markers (Kabsch's
+least-squares rotation, Kabsch 1976).
 
 Occluded markers drop out of the sum; a frame with fewer than ``min_markers`` visible
 markers keeps the previous pose and issues a :class:`~multibody.motion.MarkerFitWarning`.
@@ -139,10 +140,12 @@ class MarkerFitter:
         passed to :meth:`fit` have the markers in this order.
     marker_weights : (M,) array_like, optional
         Weights ``w_i`` of the marker residuals (default 1).
-    prior_weight : float or (nv,) array_like
+    prior_weight : float, (nv,) or (nv, nv) array_like
         ``lambda`` (m/rad): the weak pull of the joint coordinates to ``preferred_q`` (one
-        for all, or one per velocity coordinate: a stiffness per joint axis; the root's
-        entries are not used).
+        for all, or one per velocity coordinate: a stiffness per joint axis), or a matrix
+        ``W``: the prior's residual is ``W ominus(q, q_pref)_J``, a coupled stiffness (e.g.
+        ``sigma L^T`` with ``L L^T`` the inverse covariance of a Gaussian pose prior); the
+        root's entries (rows and columns) are not used.
     preferred_q : (nq,) array_like, optional
         The preferred pose (default: the tree's neutral configuration clipped into the
         joint limits).
@@ -184,9 +187,11 @@ class MarkerFitter:
         w = marker_weight_array(marker_weights, M, who)
         self.marker_weights = w
         pw = np.asarray(prior_weight, float)
-        if pw.shape not in ((), (tree.nv,)) or not np.all(np.isfinite(pw)) or np.any(pw < 0):
-            raise MarkerFitError(f"{who}: prior_weight must be finite and >= 0, one number or "
-                                 f"{tree.nv} (nv), got {prior_weight!r}")
+        if pw.shape not in ((), (tree.nv,), (tree.nv, tree.nv)) or not np.all(np.isfinite(pw)) \
+                or (pw.ndim < 2 and np.any(pw < 0)):
+            raise MarkerFitError(f"{who}: prior_weight must be finite, one number or {tree.nv} "
+                                 f"(nv) numbers >= 0, or an ({tree.nv}, {tree.nv}) matrix, got "
+                                 f"shape {pw.shape}")
         self.prior_weight = float(pw) if pw.shape == () else pw.copy()
         self.min_markers = int(min_markers)
         self.max_iterations = int(max_iterations)
@@ -208,7 +213,9 @@ class MarkerFitter:
         self.root_joint = base[0] if base and base[0].parent == "world" else None
         self._prior_v = np.array([j.v_start + k for j in joints if j.type != "free"
                                   for k in range(j.nv)], dtype=int)
-        self._prior_w = np.broadcast_to(pw, (nv,))[self._prior_v].copy()
+        # the prior's residual matrix W (rows and columns: the joints' velocity coordinates)
+        self._prior_W = (pw[np.ix_(self._prior_v, self._prior_v)].copy() if pw.ndim == 2 else
+                         np.diag(np.broadcast_to(pw, (nv,))[self._prior_v]))
         # coordinates that can be clamped: joints whose q and v coordinates coincide
         self._lim_q, self._lim_v = [], []
         for j in joints:
@@ -277,9 +284,10 @@ class MarkerFitter:
         return self._prior_v.copy()
 
     @property
-    def prior_weights(self) -> np.ndarray:
-        """``lambda`` (m/rad) of each of :attr:`prior_velocity_indices`."""
-        return self._prior_w.copy()
+    def prior_matrix(self) -> np.ndarray:
+        """The prior's residual matrix ``W`` on :attr:`prior_velocity_indices` (diagonal
+        ``lambda`` unless ``prior_weight`` was a matrix; m/rad)."""
+        return self._prior_W.copy()
 
     @property
     def free_velocity_indices(self) -> np.ndarray:
@@ -331,11 +339,11 @@ class MarkerFitter:
         p, J = self._fun(q, self._offsets_flat)
         r = (np.asarray(p)[rows] - meas) * wr
         Jm = np.asarray(J)[rows] * wr[:, None]
-        if np.any(self._prior_w > 0) and self._prior_v.size:
+        if self._prior_v.size and np.any(self._prior_W != 0):
             d = np.asarray(self.tree.difference(self.preferred_q, q)).ravel()[self._prior_v]
-            r = np.concatenate([r, self._prior_w * d])
+            r = np.concatenate([r, self._prior_W @ d])
             Jp = np.zeros((self._prior_v.size, self.tree.nv))
-            Jp[np.arange(self._prior_v.size), self._prior_v] = self._prior_w
+            Jp[:, self._prior_v] = self._prior_W
             Jm = np.vstack([Jm, Jp])
         return float(r @ r), r, Jm
 

@@ -2,14 +2,14 @@
 poses tied together by a penalty on the generalized acceleration.
 
 :class:`SmoothMarkerFitter` takes a :class:`~multibody.motion.MarkerFitter` (its markers,
-marker weights ``w_i``, joint stiffness ``lambda`` toward ``q_pref``, limits and locked joints)
+marker weights ``w_i``, joint stiffness ``Lambda`` toward ``q_pref``, limits and locked joints)
 and solves, over the configurations ``q_0 ... q_{T-1}`` of a whole capture,
 
 .. math::
 
     \\min_{q_0..q_{T-1}} \\sum_k \\Big[ \\sum_{i \\in \\text{visible}(k)} w_i^2
     \\lVert p_i(q_k) - m_{ik} \\rVert^2
-    + \\lVert \\lambda \\odot \\ominus(q_\\text{pref}, q_k)_J \\rVert^2 \\Big]
+    + \\lVert \\Lambda \\, \\ominus(q_\\text{pref}, q_k)_J \\rVert^2 \\Big]
     + \\sum_{k=1}^{T-2} \\lVert \\gamma \\odot a_k \\rVert^2,
     \\qquad
     a_k = \\frac{2}{h_{k-1} + h_k} \\Big( \\frac{\\ominus(q_k, q_{k+1})}{h_k}
@@ -184,7 +184,7 @@ class SmoothMarkerFitter:
         f = self.fitter
         T, nv = Q.shape[0], self.tree.nv
         w = f.marker_weights
-        Pv, lam = f.prior_velocity_indices, f.prior_weights
+        Pv, Wp = f.prior_velocity_indices, f.prior_matrix
         H0 = np.zeros((T, nv, nv))
         H1 = np.zeros((T - 1, nv, nv))          # block (k+1, k)
         H2 = np.zeros((T - 2, nv, nv))          # block (k+2, k)
@@ -200,10 +200,10 @@ class SmoothMarkerFitter:
                 H0[k] += Jm.T @ Jm
                 g[k] += Jm.T @ r
                 c_mark += float(r @ r)
-            if Pv.size and np.any(lam > 0):
+            if Pv.size and np.any(Wp != 0):
                 d, _, Jb = self._diff(f.preferred_q, Q[k])
-                r = lam * np.asarray(d)[Pv]
-                Jp = lam[:, None] * np.asarray(Jb)[Pv]
+                r = Wp @ np.asarray(d)[Pv]
+                Jp = Wp @ np.asarray(Jb)[Pv]
                 H0[k] += Jp.T @ Jp
                 g[k] += Jp.T @ r
                 c_prior += float(r @ r)
