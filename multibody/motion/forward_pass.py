@@ -336,6 +336,7 @@ class ForwardPass:
                  joint_limits: bool = True,
                  reference_q=None, contact_reference=None, contact_forces=None,
                  min_load: float = 50.0, refit_floor: bool = True,
+                 placement_quantile: float = 0.0,
                  balance_gain: float = 0.0, balance_gains: BalanceGains = BalanceGains(),
                  joint_gain_scale: Optional[Mapping] = None, stance_release=(),
                  stance_smoothing: float = 0.0,
@@ -352,7 +353,7 @@ class ForwardPass:
         if contact_points and contact_reference is not None:
             contact_points, floor, loads = placed_contacts(
                 tree, contact_points, floor, contact_reference, self.times, contact_forces,
-                min_load=min_load, refit_floor=refit_floor)
+                min_load=min_load, refit_floor=refit_floor, quantile=placement_quantile)
             self._loads = loads
         else:
             self._loads = None
@@ -444,7 +445,7 @@ class ForwardPass:
                              for _, _, vi in self.legs]
             bal = pelvis_balance_function(fwd, self.legs, len(self.q_indices),
                                           balance_gains.scaled(balance_gain), self.kp,
-                                          self._release)
+                                          self._release, self.kd)
         K = len(self.times)
         self.controller = JointTrackingController(
             fwd.nq + fwd.nv, self.q_indices, self.kp, self.times,
