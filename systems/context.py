@@ -260,7 +260,7 @@ class LeafContext(Context):
         s = src[index]
         if s is None:  # fixed, exported from the root or open: the general path
             return Context.eval_input(self, index)
-        cache, j, port, leaf, size = s
+        cache, j, port, leaf, shape = s
         value = cache[j]
         if value is _INVALID:   # leaf.eval_output(j), written in (one call less per read)
             try:
@@ -269,9 +269,10 @@ class LeafContext(Context):
                 raise
             except Exception as exc:
                 raise _calc_error(leaf, port, exc) from exc
-            if size is not None and (type(value) is not _NDARRAY or value.dtype is not _FLOAT64
-                                     or value.ndim != 1 or len(value) != size):   # (size,)
-                value = normalize_vector(value, size, leaf._what(f"output port '{port.name}'"))
+            if shape is not None and (type(value) is not _NDARRAY or value.dtype is not _FLOAT64
+                                      or value.shape != shape):   # (size,)
+                value = normalize_vector(value, shape[0],
+                                         leaf._what(f"output port '{port.name}'"))
             cache[j] = value
         return value
 
@@ -584,8 +585,8 @@ def _build_tables(root: Context) -> dict:
 
 
 def _resolve_upstream(leaf: LeafContext, index: int, stop_at_fixed: bool = False):
-    """The (cache list, output index, output port, leaf context, port size) of the leaf
-    output feeding a leaf input, or None (root input / open; with ``stop_at_fixed``, also an
+    """The (cache list, output index, output port, leaf context, ``(size,)`` or None) of the
+    leaf output feeding a leaf input, or None (root input / open; with ``stop_at_fixed``, also an
     input exported from a diagram input fixed on the way)."""
     ctx: Context = leaf
     i = index
@@ -601,7 +602,7 @@ def _resolve_upstream(leaf: LeafContext, index: int, stop_at_fixed: bool = False
                 sa, sb = sub.system.output_sources[j]
                 sub, j = sub._subs[sa], sb
             port = sub.system.output_ports[j]
-            return (sub._cache, j, port, sub, port.size)
+            return (sub._cache, j, port, sub, None if port.size is None else (port.size,))
         if kind == "in":
             ctx, i = parent, a
             if stop_at_fixed and i in ctx._fixed:

@@ -96,7 +96,9 @@ def unrolled_run(n: int, f, rejected, save, *, error_weights, exponent: float,
     f : callable
         ``f(t, x) -> list`` of ``n`` floats at a frozen state ``x``; with
         ``f.unchecked = (g, report)`` the run calls ``g`` and ``report(t, values)`` when the
-        sum of ``values`` is not finite (``f``'s own check, on the run's unpacked entries).
+        sum of ``values`` is not finite (``f``'s own check, on the run's unpacked entries);
+        the C loop uses ``f.raw`` too when ``f`` has it, the Python loop ``f.inline``
+        (:mod:`systems.analysis._derivatives`).
     rejected : callable
         ``rejected(h)`` after each rejected try, with the smaller step size to try next
         (before the check against time's resolution).
@@ -111,11 +113,11 @@ def unrolled_run(n: int, f, rejected, save, *, error_weights, exponent: float,
         The integrator's name, for the error message.
     """
     w0, w1, w2, w3 = error_weights
-    inline = getattr(f, "inline", None)
+    inline, (call, take) = getattr(f, "inline", None), getattr(f, "raw", (None, None))
     f, report = checked(f)
-    run = native_run(n, f, report, rejected, save, error_weights=error_weights,
+    run = native_run(n, call or f, report, rejected, save, error_weights=error_weights,
                      exponent=exponent, max_step=max_step, atol=atol, rtol=rtol,
-                     stretch=stretch, name=name)
+                     stretch=stretch, name=name, take=take)
     if run is not None:   # the same loop in C
         return run
     return make_run("runge_kutta3", n, _body, dict(

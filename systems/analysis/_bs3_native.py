@@ -102,14 +102,28 @@ static int unpack(PyObject* seq, double* v, Py_ssize_t n) {
     return 0;
 }
 
-/* k = g(ts, xs) (new reference to g's value, or NULL); a non-finite sum of its entries
-   calls report(ts, [k...]) */
-static PyObject* stage(PyObject* g, PyObject* report, double ts, PyObject* xs, double* k,
-                       Py_ssize_t n) {
+/* whether v is a tuple of exactly n Python floats */
+static int float_tuple(PyObject* v, Py_ssize_t n) {
+    if (!PyTuple_CheckExact(v) || PyTuple_GET_SIZE(v) != n) return 0;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (!PyFloat_CheckExact(PyTuple_GET_ITEM(v, i))) return 0;
+    return 1;
+}
+
+/* k = g(ts, xs), or take(g(ts, xs)) unless g's value is a tuple of n Python floats (new
+   reference to the value, or NULL); a non-finite sum of its entries calls
+   report(ts, [k...]) */
+static PyObject* stage(PyObject* g, PyObject* take, PyObject* report, double ts,
+                       PyObject* xs, double* k, Py_ssize_t n) {
     PyObject* tso = PyFloat_FromDouble(ts);
     if (!tso) return NULL;
     PyObject* args[2] = {tso, xs};
     PyObject* r = PyObject_Vectorcall(g, args, 2, NULL);
+    if (r && take != Py_None && !float_tuple(r, n)) {
+        PyObject* v = PyObject_CallOneArg(take, r);
+        Py_DECREF(r);
+        r = v;
+    }
     if (!r || unpack(r, k, n) < 0) { Py_DECREF(tso); Py_XDECREF(r); return NULL; }
     double s = k[0];
     for (Py_ssize_t i = 1; i < n; i++) s += k[i];
@@ -131,11 +145,11 @@ static int call3(PyObject* fn, PyObject* a, PyObject* b, PyObject* c) {
     return 0;
 }
 
-/* args: (g, report, check, rejected, step_error, t, x, xl, k0, t_limit, hn, t_event,
+/* args: (g, take, report, check, rejected, step_error, t, x, xl, k0, t_limit, hn, t_event,
           t_final, max_step, atol, rtol, stretch, exponent, w0, w1, w2, w3, a20, a21, a22)
    returns (t, x, k0, t_prev, x_prev, k0_prev, hn, steps, exception or None) */
 PyObject* dbk_bs3_run(PyObject* args) {
-    PyObject *g, *report, *check, *rejected, *step_error, *x, *xl, *k0;
+    PyObject *g, *take, *report, *check, *rejected, *step_error, *x, *xl, *k0;
     double t, t_limit, hn, t_event, t_final, max_step, atol, rtol, stretch, exponent;
     double w0, w1, w2, w3, a20, a21, a22;
     static int numpy_ready = 0;
@@ -143,7 +157,7 @@ PyObject* dbk_bs3_run(PyObject* args) {
         if (_import_array() < 0) return NULL;
         numpy_ready = 1;
     }
-    if (!PyArg_ParseTuple(args, "OOOOOdOOOdddddddddddddddd", &g, &report, &check,
+    if (!PyArg_ParseTuple(args, "OOOOOOdOOOdddddddddddddddd", &g, &take, &report, &check,
                           &rejected, &step_error, &t, &x, &xl, &k0, &t_limit, &hn,
                           &t_event, &t_final, &max_step, &atol, &rtol, &stretch, &exponent,
                           &w0, &w1, &w2, &w3, &a20, &a21, &a22))
@@ -171,7 +185,7 @@ PyObject* dbk_bs3_run(PyObject* args) {
             for (Py_ssize_t i = 0; i < n; i++) S[i] = X[i] + c0 * P[i];
             PyObject* xs = frozen(S, n);
             if (!xs) goto fail;
-            PyObject* r = stage(g, report, ts, xs, Q, n);
+            PyObject* r = stage(g, take, report, ts, xs, Q, n);
             Py_DECREF(xs);
             if (!r) goto fail;
             Py_DECREF(r);
@@ -180,7 +194,7 @@ PyObject* dbk_bs3_run(PyObject* args) {
             for (Py_ssize_t i = 0; i < n; i++) S[i] = X[i] + c0 * Q[i];
             xs = frozen(S, n);
             if (!xs) goto fail;
-            r = stage(g, report, ts, xs, R, n);
+            r = stage(g, take, report, ts, xs, R, n);
             Py_DECREF(xs);
             if (!r) goto fail;
             Py_DECREF(r);
@@ -189,7 +203,7 @@ PyObject* dbk_bs3_run(PyObject* args) {
             xn = frozen(Y, n);
             if (!xn) goto fail;
             ts = t + 1.0 * h;
-            kn = stage(g, report, ts, xn, U, n);
+            kn = stage(g, take, report, ts, xn, U, n);
             if (!kn) goto fail;
             c0 = h * w0; c1 = h * w1; c2 = h * w2; c3 = h * w3;
             double acc = 0.0;
@@ -302,7 +316,7 @@ def _kernel() -> Optional[Callable]:
 
 def native_run(n: int, g, report, rejected, save, *, error_weights, exponent: float,
                max_step: float, atol: float, rtol: float, stretch: float,
-               name: str) -> Optional[Callable]:
+               name: str, take=None) -> Optional[Callable]:
     """``run(t, x, k0, t_limit, h, t_event, t_final, check)`` of the C loop for a state of
     ``n`` entries, or None when it is switched off (:data:`ENABLED`), ``n`` is out of its
     range or it cannot be built.
@@ -310,7 +324,10 @@ def native_run(n: int, g, report, rejected, save, *, error_weights, exponent: fl
     Parameters are those of :func:`systems.analysis._bogacki_shampine.unrolled_run`, but
     ``g`` (the derivative function without its finiteness check, ``g(t, x) -> n`` floats)
     and ``report`` (``report(t, values)``: the check, on values found not finite) come
-    apart.
+    apart. With ``take``, ``g`` is the derivative function's call alone and
+    ``take(value)`` makes the n floats of what it returned unless that is a tuple of exactly
+    ``n`` Python floats (tested in C: the list form's ``raw`` pair, see
+    :mod:`systems.analysis._derivatives`).
     """
     if not ENABLED or not 0 < n <= MAX_ENTRIES:
         return None
@@ -325,7 +342,7 @@ def native_run(n: int, g, report, rejected, save, *, error_weights, exponent: fl
 
     def run(t, x, k0, t_limit, hn, t_event, t_final, check):
         t, x, k0, tp, xp, kp, hn, steps, exc = kernel((
-            g, report, check, rejected, step_error, t, x, x.tolist(), k0, t_limit, hn,
+            g, take, report, check, rejected, step_error, t, x, x.tolist(), k0, t_limit, hn,
             t_event, t_final, max_step, atol, rtol, stretch, exponent, w0, w1, w2, w3,
             _A20, _A21, _A22))
         save(t, x, k0, tp, xp, kp, hn, steps)

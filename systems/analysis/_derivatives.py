@@ -38,26 +38,32 @@ _LIST_CODE: dict = {}   # the leaves' sizes -> the code of their list form
 def _leaf_calls(sizes, take) -> list:
     """The leaves' ``time_derivatives`` called and checked as ``part_of`` does, written out
     (unindented lines over the names ``d_td{i}``, ``d_ctx{i}``, ``d_sys{i}``, ``d_what{i}``
-    and the helpers of :func:`_helpers`; temporaries ``d_v``, ``d_tp``, ``d_exc``): leaf
-    ``i``'s value, a list or tuple of exactly ``n`` Python floats (entry types tested one by
-    one), a float64 array of shape ``(n,)`` or anything ``normalize_vector`` takes, is
-    stored by the statement ``take(i, seq, is_sequence)`` of the expression ``seq`` (the
-    value itself when ``is_sequence``, else a new list of its floats)."""
-    lines = []
-    for i, n in enumerate(sizes):
-        floats = " and ".join([f"type(d_v[{j}]) is float" for j in range(n)] or ["True"])
-        lines += ["try:", f"    d_v = d_td{i}(d_ctx{i})", "except d_PASS:", "    raise",
-                  "except Exception as d_exc:",
-                  f"    raise d_callback_error(d_sys{i}, d_exc) from d_exc",
-                  "d_tp = type(d_v)",
-                  f"if (d_tp is tuple or d_tp is list) and len(d_v) == {n} and {floats}:",
-                  f"    {take(i, 'd_v', True)}",
-                  f"elif d_tp is d_ndarray and d_v.dtype is d_float64 and d_v.ndim == 1 and "
-                  f"len(d_v) == {n}:",   # shape (n,): no tuples made
-                  f"    {take(i, 'd_v.tolist()', False)}",
-                  "else:",
-                  f"    {take(i, f'd_normalize_vector(d_v, {n}, d_what{i}).tolist()', False)}"]
-    return lines
+    and the helpers of :func:`_helpers`; temporaries ``d_v``, ``d_tp``, ``d_exc``): each
+    leaf's call (:func:`_call`), then its value taken (:func:`_take`)."""
+    return [line for i, n in enumerate(sizes) for line in (*_call(i), *_take(i, n, take))]
+
+
+def _call(i: int) -> list:
+    """Leaf ``i``'s call: its value in ``d_v``; an exception of the callback becomes a
+    :class:`SystemCallbackError` naming the system (ours pass as they are)."""
+    return ["try:", f"    d_v = d_td{i}(d_ctx{i})", "except d_PASS:", "    raise",
+            "except Exception as d_exc:", f"    raise d_callback_error(d_sys{i}, d_exc) from d_exc"]
+
+
+def _take(i: int, n: int, take) -> list:
+    """Leaf ``i``'s value ``d_v``, a list or tuple of exactly ``n`` Python floats (entry types
+    tested one by one), a float64 array of shape ``(n,)`` or anything ``normalize_vector``
+    takes, stored by the statement ``take(i, seq, is_sequence)`` of the expression ``seq``
+    (the value itself when ``is_sequence``, else a new list of its floats)."""
+    floats = " and ".join([f"type(d_v[{j}]) is float" for j in range(n)] or ["True"])
+    return ["d_tp = type(d_v)",
+            f"if (d_tp is tuple or d_tp is list) and len(d_v) == {n} and {floats}:",
+            f"    {take(i, 'd_v', True)}",
+            f"elif d_tp is d_ndarray and d_v.dtype is d_float64 and d_v.ndim == 1 and "
+            f"len(d_v) == {n}:",   # shape (n,): no tuples made
+            f"    {take(i, 'd_v.tolist()', False)}",
+            "else:",
+            f"    {take(i, f'd_normalize_vector(d_v, {n}, d_what{i}).tolist()', False)}"]
 
 
 def _helpers(calls, nfev) -> dict:
@@ -77,7 +83,10 @@ def _list_function(calls, loader, nfev, check) -> Callable:
     calls of :func:`_leaf_calls`, written out once per form of the two (no loop, star call or
     list building), the values joined in leaf order and checked for finiteness once.
     ``f_list.unchecked = (g, report)``: ``g`` is ``f_list`` without the finiteness check,
-    ``report(t, values)`` raises what it would have for ``values``."""
+    ``report(t, values)`` raises what it would have for ``values``. For one leaf,
+    ``f_list.raw = (call, take)``: ``g(t, x)`` is ``take(call(t, x))``, ``call`` returning the
+    leaf's value as it is, ``take`` what ``g`` makes of it (a caller that finds a tuple of
+    exactly ``n`` Python floats may keep it: that is what ``take`` returns for it)."""
     sizes = tuple(n for _, _, n, _, _ in calls)
     load, load_key, names = loader.inline("t", "x")
     code = _LIST_CODE.get((sizes, load_key))
@@ -94,6 +103,11 @@ def _list_function(calls, loader, nfev, check) -> Callable:
         unchecked = [line.replace("def f_list", "def f_unchecked") for line in lines]
         lines += ["    if not isfinite(sum(values)):", "        check(t, array(values))",
                   "    return values", *unchecked, "    return values"]
+        if len(sizes) == 1:   # f_unchecked in two: the call, the taking of its value
+            lines += ["def f_raw(t, x):", *("    " + line for line in load),
+                      "    d_nfev[0] += 1", *("    " + line for line in _call(0)),
+                      "    return d_v", "def f_take(d_v):",
+                      *("    " + line for line in _take(0, sizes[0], take)), "    return values"]
         code = _LIST_CODE[(sizes, load_key)] = compile(
             "\n".join(lines), f"<derivatives of {len(sizes)} leaves>", "exec")
     scope = dict(_helpers(calls, nfev), **names, isfinite=math.isfinite, array=np.array,
@@ -104,6 +118,8 @@ def _list_function(calls, loader, nfev, check) -> Callable:
     def report(t, values):   # the check of f_list, for values found not finite
         check(t, array(values))
     f_list.unchecked = (scope["f_unchecked"], report)
+    if len(sizes) == 1:
+        f_list.raw = (scope["f_raw"], scope["f_take"])
     return f_list
 
 

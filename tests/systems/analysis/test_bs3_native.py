@@ -33,13 +33,16 @@ class _Pendulum(LeafSystem):
             if self.fail == "raise":
                 raise RuntimeError("broken at t > t_fail")
             if self.fail == "jump":   # a jump no step can resolve: StepSizeError
-                return [v, 1e12, -z]
-            return np.array([v, math.nan, -z])
+                return [v, 1e12, -z]   # (a list)
+            return np.array([v, math.nan, -z])   # (an array)
+        if t > 2.0:   # a tuple holding a numpy float: converted as the Python loop does
+            return (v, np.float64(-9.81 * math.sin(q) - 0.2 * v), -z)
         return (v, -9.81 * math.sin(q) - 0.2 * v + math.cos(2.0 * t), -z)
 
 
 class _Lag(LeafSystem):
-    """w' = q - w, reading the pendulum's state (a second leaf with state)."""
+    """w' = q - w, reading the pendulum's state (a second leaf with state; its value a
+    list of one float)."""
 
     def __init__(self):
         super().__init__("lag")
@@ -50,17 +53,18 @@ class _Lag(LeafSystem):
         return [self.x_in.eval(context)[0] - context.continuous_state[0]]
 
 
-def _run(native, monitored, fail=None, t_fail=math.inf, period=0.25, accuracy=1e-7):
+def _run(native, monitored, fail=None, t_fail=math.inf, period=0.25, accuracy=1e-7,
+         lag=True):
     _bs3_native.ENABLED = native
     try:
         b = DiagramBuilder("runs")
         plant = b.add_system(_Pendulum(fail, t_fail))
-        lag = b.add_system(_Lag())
-        b.connect(plant.get_output_port(), lag.x_in)
+        if lag:   # two leaves with state; else one (its values taken in C)
+            b.connect(plant.get_output_port(), b.add_system(_Lag()).x_in)
         log = LogVectorOutput(plant.get_output_port(), b, publish_period=period)
         d = b.build()
         ctx = d.create_default_context()
-        ctx.set_continuous_state([1.0, 0.0, 0.5, 0.0])
+        ctx.set_continuous_state([1.0, 0.0, 0.5, 0.0][:4 if lag else 3])
         sim = Simulator(d, ctx, integrator="runge_kutta3", accuracy=accuracy)
         if monitored:
             sim.set_monitor(lambda c: None)   # one step per loop iteration
@@ -79,12 +83,13 @@ def _run(native, monitored, fail=None, t_fail=math.inf, period=0.25, accuracy=1e
             sim._stepper.t, sim._stepper.x.tobytes(), sim._stepper._h)
 
 
+@pytest.mark.parametrize("lag", [True, False])
 @pytest.mark.parametrize("monitored", [False, True])
 @pytest.mark.parametrize("fail", [None, "nan", "raise", "jump"])
-def test_the_c_loop_gives_the_python_loops_bits(monitored, fail):
+def test_the_c_loop_gives_the_python_loops_bits(monitored, fail, lag):
     t_fail = math.inf if fail is None else 1.3
-    c_loop = _run(True, monitored, fail, t_fail)
-    assert c_loop == _run(False, monitored, fail, t_fail)
+    c_loop = _run(True, monitored, fail, t_fail, lag=lag)
+    assert c_loop == _run(False, monitored, fail, t_fail, lag=lag)
     error, t = c_loop[0], c_loop[1]
     if fail is None:
         assert error is None and t == 3.0 and c_loop[7] > 0   # some steps rejected
