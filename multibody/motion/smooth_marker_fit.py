@@ -60,6 +60,18 @@ from .marker_fit import MarkerFitResult, MarkerFitter
 
 __all__ = ["SmoothMarkerFitter", "SmoothMarkerFitResult"]
 
+_BLAS: list = []
+
+
+def _one_blas_thread():
+    """A context limiting BLAS to one thread (threadpoolctl): the banded solve's BLAS threads
+    oversubscribe a busy machine (ten times slower on two shared cores) for no gain at this
+    size. The controller is built once per process."""
+    if not _BLAS:
+        from threadpoolctl import ThreadpoolController
+        _BLAS.append(ThreadpoolController())
+    return _BLAS[0].limit(limits=1, user_api="blas")
+
 
 @dataclass
 class SmoothMarkerFitResult(MarkerFitResult):
@@ -220,16 +232,16 @@ class SmoothMarkerFitter:
             Am = -G * Da[:-1] / h[:-1, None, None]                        # d a_k / d dv_{k-1}
             A0 = G * (Da[1:] / h[1:, None, None] - Db[:-1] / h[:-1, None, None])
             Ap = G * Db[1:] / h[1:, None, None]                           # d a_k / d dv_{k+1}
-            tt = "kij,kil->kjl"
-            H0[:-2] += np.einsum(tt, Am, Am)
-            H0[1:-1] += np.einsum(tt, A0, A0)
-            H0[2:] += np.einsum(tt, Ap, Ap)
-            H1[:-1] += np.einsum(tt, A0, Am)
-            H1[1:] += np.einsum(tt, Ap, A0)
-            H2 += np.einsum(tt, Ap, Am)
-            g[:-2] += np.einsum("kij,ki->kj", Am, r)
-            g[1:-1] += np.einsum("kij,ki->kj", A0, r)
-            g[2:] += np.einsum("kij,ki->kj", Ap, r)
+            AmT, A0T, ApT = (np.swapaxes(x, 1, 2) for x in (Am, A0, Ap))
+            H0[:-2] += AmT @ Am
+            H0[1:-1] += A0T @ A0
+            H0[2:] += ApT @ Ap
+            H1[:-1] += A0T @ Am
+            H1[1:] += ApT @ A0
+            H2 += ApT @ Am
+            g[:-2] += (AmT @ r[:, :, None])[:, :, 0]
+            g[1:-1] += (A0T @ r[:, :, None])[:, :, 0]
+            g[2:] += (ApT @ r[:, :, None])[:, :, 0]
             c_acc = float(np.sum(r * r))
         terms = {"markers": c_mark, "prior": c_prior, "acceleration": c_acc}
         return terms, (H0, H1, H2), g, acc
@@ -268,7 +280,7 @@ class SmoothMarkerFitter:
                 ab[r, c] = 0.0
             rhs[fz] = 0.0
         try:
-            dv = solveh_banded(ab, rhs, lower=True)
+            dv = solveh_banded(ab, rhs, lower=True, check_finite=False)
         except LinAlgError:
             return None
         dv[fz] = 0.0
@@ -326,7 +338,8 @@ class SmoothMarkerFitter:
         for iters in range(1, self.max_iterations + 1):
             frozen = np.broadcast_to(locked, (T, nv)).copy()
             for _ in range(3):                          # active set of the bounds
-                dv = self._solve(blocks, g, mu, frozen, index)
+                with _one_blas_thread():
+                    dv = self._solve(blocks, g, mu, frozen, index)
                 if dv is None or not lim_q.size:
                     break
                 ql = Q[:, lim_q]
