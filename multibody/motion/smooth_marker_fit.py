@@ -106,7 +106,7 @@ class SmoothMarkerFitter:
     Parameters
     ----------
     fitter : MarkerFitter
-        The markers (with their offsets), marker weights, joint stiffness ``lambda`` toward
+        The markers (with their offsets), marker weights, joint stiffness ``Lambda`` toward
         ``preferred_q``, joint limits and locked joints.
     acceleration_weight : float or (nv,) array_like
         ``gamma`` (m s^2 per rad, or s^2 for a length coordinate), one for all velocity
