@@ -3,17 +3,32 @@
 The HDM paper fits the walk again with only the head, hand and foot markers and finds the
 joint angles "quite similar" to the full fit, because its dynamics and joint stiffness carry
 the joints the markers no longer see. :func:`reduced_marker_experiment` fits the reduced set
-(:func:`reduced_markers`) with the full fit's calibrated marker offsets and a joint
-stiffness toward the subject's posture (a Gaussian prior from the calibration frames, where
-the offsets were calibrated with every marker), and reports the RMS joint-angle difference
-from the full fit (``reduced_marker_angle_rms_deg``, root excluded), next to the same fit
-pulled toward the standing pose instead.
+(:func:`reduced_markers`) with the full fit's calibrated marker offsets and a joint stiffness
+toward the subject's posture learnt from the calibration frames alone (where the offsets were
+calibrated with every marker; the full fit's other frames, which the result is compared
+with, are not used): :func:`~multibody.motion.pose_prior.gaussian_pose_prior`, a Gaussian
+prior whose covariance couples the joint axes the way they moved together in those 20 poses
+(shrunk toward the per-axis variances by Schaefer and Strimmer's estimate), so the hands and
+feet say where the hips, spine and arms are. It reports the RMS joint-angle difference from
+the full fit (``reduced_marker_angle_rms_deg``, root excluded) of the per-frame fit with that
+prior, and next to it the same prior in the whole-trial fit with temporal smoothness
+(:class:`~multibody.motion.smooth_marker_fit.SmoothMarkerFitter`,
+``..._smoothed``), the per-axis stiffness alone (``..._per_axis_prior``: the prior's
+shrinkage set to 1) and a pull toward the standing pose (``..._standing_prior``).
 """
 from __future__ import annotations
+
+import time
 
 import numpy as np
 
 from multibody.motion import MarkerFitter
+from multibody.motion.pose_prior import gaussian_pose_prior
+from multibody.motion.smooth_marker_fit import SmoothMarkerFitter
+
+#: acceleration weight of the smoothed whole-trial fit (m s^2/rad: 100 rad/s^2 of joint
+#: acceleration weigh as much as 1 cm of marker error)
+ACCELERATION_WEIGHT = 1e-4
 
 
 def joint_angle_rms_deg(tree, Qa, Qb, sl=slice(None)) -> float:
@@ -57,17 +72,21 @@ def reduced_marker_experiment(model, fitter, X, t, fit, args) -> tuple[dict, np.
     t : ndarray, shape (frames,)
         Frame times (s).
     fit : MarkerFit
-        The full set's per-frame fit (``fit.q``, shape (frames, nq)).
+        The full set's per-frame fit (``fit.q``, shape (frames, nq)); only its calibration
+        frames (:func:`calibration_frames`) enter the prior.
     args : argparse.Namespace
-        ``prior_weight`` and ``reduced_prior_scale`` of the example's command line.
+        ``prior_weight`` and ``reduced_prior_scale`` (``s`` of the pose prior: metres of
+        marker error worth one standard deviation of the pose) of the example's command line.
 
     Returns
     -------
     report : dict
         ``reduced_marker_angle_rms_deg`` (None when the marker set has fewer than four such
-        markers), ``reduced_marker_angle_rms_deg_standing_prior`` and ``reduced_marker_set``.
+        markers), ``..._smoothed``, ``..._per_axis_prior``, ``..._standing_prior``,
+        ``reduced_marker_set``, ``reduced_marker_prior_shrinkage``,
+        ``reduced_marker_rms_m`` and ``reduced_marker_seconds`` (per fit).
     q_reduced : ndarray, shape (frames, nq), or None
-        The reduced set's motion.
+        The reduced set's motion (the per-frame fit with the coupled prior).
     """
     tree = model.tree
     names = [n for n, _, _ in model.markers]
@@ -76,31 +95,50 @@ def reduced_marker_experiment(model, fitter, X, t, fit, args) -> tuple[dict, np.
         print(f"(c) skipped: {len(sub)} head/hand/foot markers in this marker set")
         return {"reduced_marker_angle_rms_deg": None}, None
     idx = [names.index(n) for n, _, _ in sub]
-    plain = MarkerFitter(tree, sub, preferred_q=model.reference_configuration(),
-                         prior_weight=args.prior_weight, min_markers=4
-                         ).with_offsets(fitter.marker_offsets[idx])
-    fit_p = plain.fit(X[:, idx], q0=fit.q[0])
-    # joint stiffness toward the subject's posture: a Gaussian prior from the calibration
-    # frames (where the offsets were calibrated with every marker): their mean joint angles,
-    # a stiffness per axis inverse to the axis's spread there (sigma_m / max(std, 1 deg),
-    # sigma_m in metres of marker error per std)
+    Xr = X[:, idx]
+    offsets = fitter.marker_offsets[idx]
+    seconds = {}
+
+    def per_frame(preferred_q, prior_weight, key):
+        f = MarkerFitter(tree, sub, preferred_q=preferred_q, prior_weight=prior_weight,
+                         min_markers=4).with_offsets(offsets)
+        t0 = time.perf_counter()
+        res = f.fit(Xr, q0=fit.q[0], progress=False)
+        seconds[key] = time.perf_counter() - t0
+        return f, res
+
+    _, fit_p = per_frame(model.reference_configuration(), args.prior_weight, "standing_prior")
+    # the joint stiffness toward the posture of the calibration frames (fitted with every
+    # marker): coupled across axes (Gaussian, shrunk covariance), or per axis (shrinkage 1)
     cal = fit.q[calibration_frames(len(t))]
-    posture = model.reference_configuration()
-    root = tree.joints[0]
-    jq = np.setdiff1d(np.arange(tree.nq), np.arange(root.q_start, root.q_start + root.nq))
-    posture[jq] = cal[:, jq].mean(axis=0)
-    spread = np.sqrt(np.mean([np.asarray(tree.difference(posture, q)) ** 2 for q in cal],
-                             axis=0))
-    stiffness = args.reduced_prior_scale / np.maximum(spread, np.radians(1.0))
-    red = MarkerFitter(tree, sub, preferred_q=posture, prior_weight=stiffness,
-                       min_markers=4).with_offsets(fitter.marker_offsets[idx])
-    fit_r = red.fit(X[:, idx], q0=fit.q[0])
+    ref = model.reference_configuration()
+    prior = gaussian_pose_prior(tree, cal, reference_q=ref, scale=args.reduced_prior_scale)
+    axis = gaussian_pose_prior(tree, cal, reference_q=ref, scale=args.reduced_prior_scale,
+                               shrinkage=1.0)
+    _, fit_a = per_frame(axis.posture, axis.matrix, "per_axis_prior")
+    red, fit_r = per_frame(prior.posture, prior.matrix, "coupled_prior")
+    # the same prior in one whole-trial fit with an acceleration penalty (temporal smoothness)
+    t0 = time.perf_counter()
+    fit_s = SmoothMarkerFitter(red, ACCELERATION_WEIGHT).fit(t, Xr, q0=fit_r.q, progress=False)
+    seconds["smoothed"] = time.perf_counter() - t0 + seconds["coupled_prior"]
     report = {"reduced_marker_set": [n for n, _, _ in sub],
               "reduced_marker_angle_rms_deg": joint_angle_rms_deg(tree, fit.q, fit_r.q),
+              "reduced_marker_angle_rms_deg_smoothed": joint_angle_rms_deg(tree, fit.q,
+                                                                           fit_s.q),
+              "reduced_marker_angle_rms_deg_per_axis_prior": joint_angle_rms_deg(tree, fit.q,
+                                                                                 fit_a.q),
               "reduced_marker_angle_rms_deg_standing_prior": joint_angle_rms_deg(tree, fit.q,
-                                                                                 fit_p.q)}
+                                                                                 fit_p.q),
+              "reduced_marker_prior_shrinkage": prior.shrinkage,
+              "reduced_marker_acceleration_weight": ACCELERATION_WEIGHT,
+              "reduced_marker_rms_m": fit_r.rms, "reduced_marker_rms_m_smoothed": fit_s.rms,
+              "reduced_marker_seconds": seconds}
     print(f"(c) {len(sub)} head/hand/foot markers, joints held by a stiffness toward the "
-          f"calibration posture: joint angles differ from the full set by "
-          f"{report['reduced_marker_angle_rms_deg']:.2f} deg RMS (toward the standing pose: "
-          f"{report['reduced_marker_angle_rms_deg_standing_prior']:.2f} deg)")
+          f"calibration posture coupled across axes (shrinkage {prior.shrinkage:.2f}): joint "
+          f"angles differ from the full set by {report['reduced_marker_angle_rms_deg']:.2f} "
+          f"deg RMS ({fit_r.seconds:.1f} s); whole-trial fit with temporal smoothness "
+          f"{report['reduced_marker_angle_rms_deg_smoothed']:.2f} deg "
+          f"({seconds['smoothed']:.1f} s); per-axis stiffness "
+          f"{report['reduced_marker_angle_rms_deg_per_axis_prior']:.2f} deg; toward the "
+          f"standing pose {report['reduced_marker_angle_rms_deg_standing_prior']:.2f} deg")
     return report, fit_r.q
