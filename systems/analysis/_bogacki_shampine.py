@@ -7,14 +7,14 @@ norm, the same step-size control (``RungeKuttaStepper._adapt``); so the same num
 for bit (Bogacki and Shampine, "A 3(2) pair of Runge-Kutta formulas", Appl. Math. Lett. 2,
 1989). :func:`unrolled_run` is the step's source for a state of ``n`` entries, every entry a
 local variable, inside :mod:`systems.analysis._unrolled`'s run of steps; where a C compiler
-is found the same run is the C loop of :mod:`systems.analysis._bs3_native` (the same
+is found the same run is the C loop of :mod:`systems.analysis._native_runs` (the same
 expressions, the same bits).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from ._bs3_native import native_run
+from ._native_runs import native_run
 from ._unrolled import checked, entries, evaluate, make_run
 
 __all__ = ["list_valued", "unrolled_run"]
@@ -82,7 +82,7 @@ def unrolled_run(n: int, f, rejected, save, *, error_weights, exponent: float,
                  max_step: float, atol: float, rtol: float, stretch: float, name: str):
     """``run(t, x, k0, t_limit, h, t_event, t_final, check)``: accepted ``runge_kutta3``
     steps of a state of ``n`` entries, written out (:func:`systems.analysis._unrolled.make_run`),
-    or their C loop (:func:`systems.analysis._bs3_native.native_run`) when it is built.
+    or their C loop (:func:`systems.analysis._native_runs.native_run`) when it is built.
 
     Each step is that of the generic float path with the stepper's ``_adapt``: accepted when
     the error norm is ``<= 1``, the next step ``h min(5, 0.9 norm^exponent)``, not shrunk

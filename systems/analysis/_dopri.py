@@ -22,7 +22,9 @@ The states are those of scipy's RK45 up to rounding (the sums are taken term by 
 tableau order, scipy's with matrix products). Differences: ``state_at`` re-integrates one
 step of the method from the start of the last step (fifth order, as the other Runge-Kutta
 steppers and Drake do) instead of scipy's quartic interpolant, and rejected steps are
-counted in ``num_rejected``.
+counted in ``num_rejected``. The runs of steps are written-out Python
+(:mod:`systems.analysis._unrolled`) or, where a C compiler is found, the same loop in C
+(:mod:`systems.analysis._native_runs`; the same bits).
 """
 from __future__ import annotations
 
@@ -32,6 +34,7 @@ import struct
 import numpy as np
 
 from ._float_sums import frozen
+from ._native_runs import native_dopri_run
 from ._unrolled import checked, entries, evaluate, make_run
 
 __all__ = ["DormandPrinceStepper"]
@@ -165,11 +168,16 @@ class DormandPrinceStepper:
         self._k0 = self._k0_prev = None
         if self._run_n != len(xl):
             self._run_n = len(xl)
-            self._run = None if not xl else make_run("RK45", len(xl), _body, dict(
-                _CONSTANTS, **dict(zip(("f", "report"), checked(self._eval))),
-                rejected=self._rejected, save=self._save,
-                max_step=self.max_step, atol=self.atol, rtol=self.rtol),
-                inline=getattr(self._eval, "inline", None))
+            g, report = checked(self._eval)
+            call, take = getattr(self._eval, "raw", (None, None))
+            self._run = None if not xl else native_dopri_run(
+                len(xl), call or g, report, self._rejected, self._save, max_step=self.max_step,
+                atol=self.atol, rtol=self.rtol, constants=_CONSTANTS, take=take) or make_run(
+                "RK45", len(xl), _body, dict(_CONSTANTS, f=g, report=report,
+                                             rejected=self._rejected, save=self._save,
+                                             max_step=self.max_step, atol=self.atol,
+                                             rtol=self.rtol),
+                inline=getattr(self._eval, "inline", None))   # (the same loop in C, or Python)
         self.runs_steps = self._run is not None
 
     def _rejected(self) -> None:

@@ -44,8 +44,8 @@ expressions' sums, term by term in the same order: the same numbers); each stage
 goes to ``f`` as an immutable array (``f`` may keep it). Error-controlled ``runge_kutta3``
 and ``RK45`` on such states step through source written out once per state size
 (:mod:`systems.analysis._unrolled`: no per-entry loops; the same expressions); where a C
-compiler is found, ``runge_kutta3``'s runs are a C loop calling ``f`` for each stage
-(:mod:`systems.analysis._bs3_native`, built once per machine: the same expressions, the
+compiler is found, these runs are C loops calling ``f`` for each stage
+(:mod:`systems.analysis._native_runs`, built once per machine: the same expressions, the
 same bits).
 """
 from __future__ import annotations
