@@ -57,8 +57,7 @@ import casadi as ca
 from .contact_inverse_dynamics import Floor
 from .errors import MotionError
 
-__all__ = ["BalanceGains", "pelvis_balance_function", "stance_pose_correction",
-           "balance_reference_rows",
+__all__ = ["BalanceGains", "pelvis_balance_function", "balance_reference_rows",
            "place_contact_points", "placed_contacts", "stance_floor", "leg_chains",
            "stance_shares"]
 
@@ -86,16 +85,6 @@ class BalanceGains:
     step_velocity : float
         Seconds: the swing foot is moved by this times the pelvis's horizontal velocity
         error (a step farther in the direction the body drifts).
-    pose : float
-        Gain of the stance legs' pelvis pose correction (0: off; module docstring,
-        :func:`stance_pose_correction`): the joint PD's targets of a leg in stance (weight
-        ``w_k``) are moved by ``r_k pose dq``, ``r_k = min(1, 2 w_k)``, ``dq`` the leg motion
-        that puts the pelvis on its reference with the foot where it is.
-    pose_weights : (float, float, float)
-        Factors on the pelvis error's rotation, horizontal and vertical parts in ``dq`` (the
-        horizontal position is the one the foot's support limits).
-    pose_cap : float
-        Largest ``dq`` of one coordinate (rad; ``pose_cap / 0.1 s`` for the velocities).
     """
 
     kp_translation: float = 1.0e3
@@ -104,17 +93,13 @@ class BalanceGains:
     kd_rotation: float = 60.0
     swing: float = 0.0
     step_velocity: float = 0.0
-    pose: float = 0.0
-    pose_weights: tuple = (1.0, 1.0, 1.0)
-    pose_cap: float = 0.2
 
     def scaled(self, factor: float) -> "BalanceGains":
-        """The four wrench gains, ``swing`` and ``pose`` times ``factor``."""
+        """The four wrench gains and ``swing`` times ``factor``."""
         f = float(factor)
         return BalanceGains(f * self.kp_translation, f * self.kd_translation,
                             f * self.kp_rotation, f * self.kd_rotation, f * self.swing,
-                            self.step_velocity, f * self.pose, self.pose_weights,
-                            self.pose_cap)
+                            self.step_velocity)
 
 
 def leg_chains(tree, contact_points: Mapping, command_of_velocity: Mapping) -> list:
@@ -157,55 +142,8 @@ def leg_chains(tree, contact_points: Mapping, command_of_velocity: Mapping) -> l
     return legs
 
 
-def stance_pose_correction(tree, foot: str, leg_velocities: Sequence, q, delta,
-                           damping: float = 1e-4):
-    """The leg motion that moves the root body by ``delta`` while ``foot`` stays where it is.
-
-    With the foot held (its twist ``J_f v = 0``) a small root displacement ``delta = [phi;
-    dp]`` (world axes: rotation vector, displacement of the root body's origin) takes the
-    base coordinates ``d_b = J_{r,b}^{-1} delta`` (``J_{r,b}`` the root body's Jacobian
-    w.r.t. the free joint's velocities) and the leg's
-
-    .. math::
-
-        \\Delta q_{leg} = -J_{f,leg}^T (J_{f,leg} J_{f,leg}^T + \\lambda I)^{-1}
-                          J_{f,b}\\, J_{r,b}^{-1}\\, \\delta,
-
-    (damped least squares: the inverse for a six-joint leg away from a straight knee).
-    Linear in ``delta``, so a twist error maps the same way to velocity corrections.
-
-    Parameters
-    ----------
-    tree : RigidBodyTree
-        Its first joint is the free root.
-    foot : str
-        The held body.
-    leg_velocities : sequence of int
-        The leg's velocity indices (:func:`leg_chains`).
-    q : (nq,) array_like or casadi.SX
-    delta : (6,) array_like or casadi.SX
-    damping : float
-        lambda.
-
-    Returns
-    -------
-    casadi.SX or casadi.DM
-        ``(len(leg_velocities),)``.
-    """
-    root = tree.joints[0]
-    base = list(range(root.v_start, root.v_start + 6))
-    symbolic = isinstance(q, ca.SX) or isinstance(delta, ca.SX)
-    mat = (lambda J: ca.SX(J)) if symbolic else (lambda J: ca.DM(np.asarray(J, float)))
-    Jr, Jf = mat(tree.jacobian(root.child, q)), mat(tree.jacobian(foot, q))
-    A = Jf[:, list(leg_velocities)]
-    b = -ca.mtimes(Jf[:, base], ca.solve(Jr[:, base], delta))
-    n = A.size1()
-    return ca.mtimes(A.T, ca.solve(ca.mtimes(A, A.T) + damping * ca.DM.eye(n), b))
-
-
 def pelvis_balance_function(tree, legs: Sequence, n_commands: int,
-                            gains: BalanceGains, kp=None, release=None,
-                            kd=None) -> ca.Function:
+                            gains: BalanceGains, kp=None, release=None) -> ca.Function:
     """``(q, v, ref) -> tau`` (n_commands,): the pelvis wrench carried by the stance legs
     and the swing-foot placement (module docstring), on CasADi symbols.
 
@@ -226,11 +164,6 @@ def pelvis_balance_function(tree, legs: Sequence, n_commands: int,
         stance (the command gets ``r_k K_p (q - q_d)``, ``r_k = min(1, 2 w_k)``, cancelling
         the PD's ``K_p (q_d - q)``; their damping stays): a compliant ankle lets the foot lie
         flat on the floor while the pelvis wrench sets its torque.
-    kd : (n_commands,) array_like, optional
-        The joint PD's damping (needed with ``gains.pose``). The pose servo of a stance leg
-        adds ``r_k pose (K_p dq + K_d dv)``, ``dq`` and ``dv`` the leg motions of the
-        pelvis's pose and twist errors (:func:`stance_pose_correction`), capped per
-        coordinate at ``pose_cap`` and ``pose_cap / 0.1 s``, ``r_k = min(1, 2 w_k)``.
 
     Returns
     -------
@@ -252,11 +185,8 @@ def pelvis_balance_function(tree, legs: Sequence, n_commands: int,
     if len(release) != len(legs):
         raise MotionError(f"balance: release has {len(release)} entries, expected one list "
                           f"per leg ({len(legs)})")
-    if (gains.swing or any(release) or gains.pose) and kp is None:
-        raise MotionError("balance: a swing gain, a pose correction or released joints need "
-                          "the joint stiffness kp")
-    if gains.pose and kd is None:
-        raise MotionError("balance: a pose correction needs the joint damping kd")
+    if (gains.swing or any(release)) and kp is None:
+        raise MotionError("balance: a swing gain or released joints need the joint stiffness kp")
     nrel = sum(len(r) for r in release)
     q = ca.SX.sym("q", tree.nq)
     v = ca.SX.sym("v", tree.nv)
@@ -285,16 +215,6 @@ def pelvis_balance_function(tree, legs: Sequence, n_commands: int,
             sw = g.swing * (1 - ca.fmin(1.0, 2.0 * w))
             kpl = ca.DM([kp[ci] for ci in cmd])
             tk = tk + sw * kpl * ca.mtimes(pinv, df)
-        if g.pose:
-            cap = float(g.pose_cap)
-            wr, wh, wv = (float(x) for x in g.pose_weights)
-            S = ca.DM([wr, wr, wr, wh, wh, wv])
-            dq = ca.fmin(cap, ca.fmax(-cap, stance_pose_correction(tree, foot, vi, q, S * dp)))
-            dv = ca.fmin(cap / 0.1, ca.fmax(-cap / 0.1,
-                                            stance_pose_correction(tree, foot, vi, q, S * dpd)))
-            r = g.pose * ca.fmin(1.0, 2.0 * w)
-            tk = tk + r * (ca.DM([kp[ci] for ci in cmd]) * dq
-                           + ca.DM([kd[ci] for ci in cmd]) * dv)
         for i, ci in enumerate(cmd):
             tau[ci] += tk[i]
     at = wpos + nl
@@ -330,15 +250,17 @@ def stance_shares(load) -> np.ndarray:
 
 
 def place_contact_points(tree, contact_points: Mapping, floor: Floor, q,
-                         active=None, quantile=0.0) -> dict:
+                         active=None, quantile: float = 0.0) -> dict:
     """Contact points moved along the floor normal so that each is on ``floor`` at its
-    lowest over the motion ``q`` (K, nq).
+    lowest (or a given quantile of its heights) over the motion ``q`` (K, nq).
 
-    Point ``i`` of body ``b`` at height ``h_i(k)`` above the floor in frame ``k`` (lowest at
-    ``k*``) becomes ``p_i - h_i(k*) R_b(k*)^T n`` in the body frame (``n`` the floor normal):
-    at ``k*`` it is exactly on the plane, at every other frame it moves with its body as
-    before. Only the frames where ``active`` (K, points of the body, bool; default all) is
-    true count, so a point the reference never loads keeps its place.
+    Point ``i`` of body ``b`` at height ``h_i(k)`` above the floor in frame ``k`` becomes
+    ``p_i - h_i(k*) R_b(k*)^T n`` in the body frame (``n`` the floor normal), ``k*`` the
+    frame of its lowest height (``quantile`` 0) or the frame whose height is nearest the
+    ``quantile`` of its heights: at ``k*`` it is exactly on the plane, at every other frame
+    it moves with its body as before. Only the frames where ``active`` (K, points of the
+    body, bool; default all) is true count, so a point the reference never loads keeps its
+    place.
 
     Parameters
     ----------
@@ -349,12 +271,25 @@ def place_contact_points(tree, contact_points: Mapping, floor: Floor, q,
     q : (K, nq) array_like
     active : dict, optional
         ``{body: (K, P) bool}``.
+    quantile : float
+        0 to 1 (0: the lowest height). A reference whose feet push within a contact band
+        (the inverse dynamics' or the consistent motion's) has each point at its lowest
+        only at one instant (the heel at heel strike, the toes at push-off) and the resting
+        foot above the floor in between; a higher quantile puts the points where the foot
+        rests in more of its loaded frames.
 
     Returns
     -------
     dict
         ``{body: (P, 3) ndarray}``, same bodies and order.
+
+    Raises
+    ------
+    MotionError
+        ``active`` of the wrong shape, ``quantile`` outside [0, 1].
     """
+    if not 0.0 <= float(quantile) <= 1.0:
+        raise MotionError(f"place_contact_points: quantile must be in [0, 1], got {quantile!r}")
     n = np.asarray(floor.normal, float)
     n = n / np.linalg.norm(n)
     out = {}
@@ -372,14 +307,7 @@ def place_contact_points(tree, contact_points: Mapping, floor: Floor, q,
             if not mask[:, i].any():
                 continue
             ks = np.flatnonzero(mask[:, i])
-            if not np.isscalar(quantile):                  # weights (K, P): weighted mean
-                wk = np.asarray(quantile[body], float)[ks, i]
-                hm = float(wk @ H[ks, i] / wk.sum())
-                d = sum(w * (Ts[k][:3, :3].T @ n) for w, k in zip(wk, ks))
-                new[i] = P[i] - hm * d / np.linalg.norm(d)
-                continue
-            hq = np.quantile(H[ks, i], quantile)
-            k = int(ks[np.argmin(np.abs(H[ks, i] - hq))])
+            k = int(ks[np.argmin(np.abs(H[ks, i] - np.quantile(H[ks, i], quantile)))])
             new[i] = P[i] - H[k, i] * (Ts[k][:3, :3].T @ n)
         out[body] = new
     return out
@@ -454,8 +382,8 @@ def placed_contacts(tree, contact_points: Mapping, floor: Floor, q, times,
 
     ``floor`` is replaced by :func:`stance_floor` of the motion ``q`` (K, nq) at ``times``
     (unless ``refit_floor`` is false), then each point is placed by
-    :func:`place_contact_points` at its lowest height among the frames where the reference
-    pushes on it with more than ``min_load`` (N) (``contact_forces`` (K, points, 3), world,
+    :func:`place_contact_points` at its lowest height (or the ``quantile`` of its heights)
+    among the frames where the reference pushes on it with more than ``min_load`` (N) (``contact_forces`` (K, points, 3), world,
     the points in the order of ``contact_points``, as
     :class:`~multibody.motion.ContactInverseDynamics` reports them; without them, its lowest
     height over the motion). The inverse dynamics and the consistent motion let a point
@@ -476,7 +404,8 @@ def placed_contacts(tree, contact_points: Mapping, floor: Floor, q, times,
     if refit_floor:
         floor = stance_floor(tree, contact_points, q, times, floor)
     if contact_forces is None:
-        return place_contact_points(tree, contact_points, floor, q), floor, None
+        return (place_contact_points(tree, contact_points, floor, q, quantile=quantile), floor,
+                None)
     F = np.asarray(contact_forces, float)
     sizes = [len(np.asarray(p, float).reshape(-1, 3)) for p in contact_points.values()]
     K = len(np.asarray(q))
@@ -487,7 +416,5 @@ def placed_contacts(tree, contact_points: Mapping, floor: Floor, q, times,
     cuts = np.cumsum([0] + sizes)
     loads = {b: load[:, cuts[i]:cuts[i + 1]] for i, b in enumerate(contact_points)}
     active = {b: L > min_load for b, L in loads.items()}
-    if quantile == "load":
-        quantile = {b: np.clip(L, 0.0, None) for b, L in loads.items()}
     return (place_contact_points(tree, contact_points, floor, q, active, quantile), floor,
             loads)

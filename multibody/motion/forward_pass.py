@@ -304,6 +304,9 @@ class ForwardPass:
     refit_floor : bool
         With ``contact_reference``: replace ``floor`` by
         :func:`~multibody.motion.balance.stance_floor`.
+    placement_quantile : float
+        With ``contact_reference``: each point placed at this quantile of its loaded heights
+        rather than at its lowest (0; :func:`~multibody.motion.balance.place_contact_points`).
     balance_gain : float
         Factor on ``balance_gains`` of the pelvis feedback through the legs (module
         docstring); 0 (default): joint tracking alone. Needs a free root and contact points.
@@ -445,7 +448,7 @@ class ForwardPass:
                              for _, _, vi in self.legs]
             bal = pelvis_balance_function(fwd, self.legs, len(self.q_indices),
                                           balance_gains.scaled(balance_gain), self.kp,
-                                          self._release, self.kd)
+                                          self._release)
         K = len(self.times)
         self.controller = JointTrackingController(
             fwd.nq + fwd.nv, self.q_indices, self.kp, self.times,

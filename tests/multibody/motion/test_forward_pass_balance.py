@@ -112,6 +112,23 @@ def test_contact_points_are_placed_on_the_floor_at_their_lowest():
         place_contact_points(tree, {"r-foot": FOOT}, floor, Q, active={"r-foot": np.ones((2, 4))})
 
 
+def test_contact_points_placed_at_a_quantile_of_their_heights():
+    tree = _monopod()
+    times, Q, _ = _standing(tree, frames=5)
+    Q[:, 6] += np.array([0.03, 0.01, -0.02, 0.0, 0.05])  # heights 3, 1, -2, 0, 5 cm
+    floor = Floor(np.array([0.0, 0.0, 1.0]), np.zeros(3))
+    for quantile, lift in ((0.0, 0.02), (0.5, -0.01), (1.0, -0.05), (0.3, 0.0)):
+        # the median of (3, 1, -2, 0, 5) cm is 1 cm; the 0.3 quantile 0.2 cm, nearest 0
+        pts = place_contact_points(tree, {"r-foot": FOOT}, floor, Q, quantile=quantile)["r-foot"]
+        np.testing.assert_allclose(pts - np.asarray(FOOT), [[0, 0, lift]] * 4, atol=1e-12)
+    active = {"r-foot": np.array([[1, 1, 1, 1], [1, 1, 1, 1], [0, 0, 0, 0], [1, 1, 1, 1],
+                                  [1, 1, 1, 1]], bool)}   # the lowest frame not loaded
+    pts = place_contact_points(tree, {"r-foot": FOOT}, floor, Q, active, quantile=0.0)["r-foot"]
+    np.testing.assert_allclose(pts - np.asarray(FOOT), [[0, 0, 0.0]] * 4, atol=1e-12)
+    with pytest.raises(MotionError, match="quantile must be in \\[0, 1\\], got 1.5"):
+        place_contact_points(tree, {"r-foot": FOOT}, floor, Q, quantile=1.5)
+
+
 def test_the_stance_floor_is_the_plane_under_the_resting_feet():
     tree = _monopod()
     times, Q, _ = _standing(tree, frames=40)
