@@ -80,7 +80,7 @@ function loads (t, x) into the context through a fast path (x shared read-only b
 leaves as views, exactly the dependent cached outputs cleared) and calls the leaves'
 ``time_derivatives`` directly; accepted states are checked for finiteness once per step.
 When nothing runs between steps, a small state's ``runge_kutta3`` or ``RK45`` stepper takes
-the steps up to the loop's next stop in one call (``Stepper.run``; the same numbers).
+the steps up to the loop's next stop in one call (``Stepper.run``, a C loop; same numbers).
 """
 from __future__ import annotations
 
