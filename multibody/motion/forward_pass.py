@@ -33,9 +33,10 @@ Given the reference motion (``contact_reference``, and its contact forces
 ``contact_forces``), the floor and the contact spheres follow the reference rather than the
 inverse dynamics' fitted plane (:func:`~multibody.motion.balance.placed_contacts`): the floor
 is refitted under the reference's resting feet, and each contact point is moved along the
-floor normal to touch it at its lowest height among the frames where the reference pushes on
-it with more than ``min_load``. The inverse dynamics lets a point push anywhere within a few
-centimetres of the floor, the rigid floor here only where it touches.
+floor normal to touch it at its lowest height (or the ``placement_quantile`` of its heights)
+among the frames where the reference pushes on it with more than ``min_load``. The inverse
+dynamics lets a point push anywhere within a few centimetres of the floor, the rigid floor
+here only where it touches.
 
 Optionally (``balance_gain > 0``) the pelvis is fed back through the stance legs
 (:func:`~multibody.motion.balance.pelvis_balance_function`): a corrective pelvis wrench,
@@ -43,7 +44,7 @@ shared over the legs by their stance weights (the reference's shares of the grou
 mapped to leg torques through the foot Jacobians' transpose, and optionally the swing foot
 placed where the pelvis has drifted; still no force on the pelvis but from the legs and the
 ground. It keeps a body on a passive ankle standing (the synthetic test); on the HDM walk it
-does not help (below).
+delays the fall (below).
 
 The references ``u`` are a numeric parameter of the controller (linear interpolation between
 the capture frames, written on CasADi symbols as hat functions), so a whole run compiles
@@ -51,28 +52,29 @@ once and runs in C (``Simulator(diagram, compiled=True)``), and many runs with d
 references (:meth:`ForwardPass.run_batch`, the noise study) share one compiled call.
 
 Limits (measured with ``benchmarks/bench_forward_pass.py`` on saved runs of
-``examples/human_walking.py --c3d`` on the HDM trial): the joint angles follow to 0.3-0.8
-degrees RMS and a run is 20-25x faster than real time in CPU time at ``h`` = half a frame
-(about 45x at one frame), but the unactuated body does not walk the trial: the pelvis leaves
-the capture by 10 cm after 0.6-1.5 s and the body falls. The simulated stance foot rests on
-one or two of its contact points most of the time (the references load points up to 7 cm
-above the floor whose heights change by 1-3 cm within a stance; no rigid foot touches them
-all: the marker-fitted feet stand rolled 15-30 degrees on the floor), so the body pivots on
-a point, which no ankle or pelvis feedback can hold. Placing the points from the reference's
-loads more than halves the marker error of the plain joint tracking (1.6 -> 0.6 m RMS on the
-per-frame motion); the pelvis feedback with released ankles (``stance_release``) keeps the
-pelvis within 10 cm of the capture longest (1.8 s) but the body still falls; the pelvis
-feedback on stiff ankles, passive ankles, a stance-leg pose correction, a swing-foot
-placement, flat feet, a spring-damper floor and other placements of the points were each
-measured and did no better. The feet of the marker fit are the thing to fix. Recalibrating
-the feet's marker offsets where the feet rest (:func:`~multibody.motion.foot_calibration.
-flat_stance_offsets`) lowers the fit's error and the pelvis residual but leaves the resting
-feet 15-19 degrees from flat (the leg chain above them does not let them lie flat at the
-markers); on that motion the pelvis feedback (gain 1) keeps the pelvis within 10 cm of the
-capture for 1.25 s against 0.73-0.82 s without it, the joints within 2.4 degrees. The flat
-contact terms of :class:`~multibody.motion.ConsistentMotion` (``contact_height_scale``,
-``penetration``) did not flatten the feet on the HDM walk within 100 iterations (pelvis
-residual 30-40 N left, points still 48 mm deep).
+``examples/human_walking.py --c3d``, HDM trial; ``--perturb``: medians over runs whose
+initial pelvis velocity is perturbed by 2 cm/s): the joints follow to 0.5-2.5 degrees RMS at
+17-25x real time in CPU time (``h`` half a frame), but the unactuated body does not follow
+the capture: the pelvis leaves it by 10 cm after 1.1-1.6 s (median). What drives it away is
+the stance foot's contact, not the joint tracking: the reference (consistent motion, contact
+band 4-7 cm) loads points a load-weighted 17 mm above the floor, with no point within 3 mm
+of it in 244 of 343 frames, and its centre of pressure lies a median 35 mm outside the
+polygon of its points within 1 cm of the floor. The rigid foot comes down onto one edge and
+settles 3-5 degrees from the reference's pose; the stiff leg carries that tilt to the pelvis
+(about 5 cm per single stance, the whole drift measured), the next foot lands off and the
+body falls. Contact points placed at their lowest loaded height (``placement_quantile`` 0)
+float in mid-stance; at the 0.18 quantile of their loaded heights the body stays up over
+both strides in more than half the perturbed runs though it drifts (markers 0.20-0.22 m
+median, pelvis 0.17 m; 0.6-0.7 m at 0.16-0.25, 0.97 m at 0): chaotic in the placement. No
+feedback measured holds the pelvis: the pelvis wrench through the stance legs (gain 1) helps
+(1.25 against 0.8 s within 10 cm); a kinematic stance-leg pose correction (joint targets
+moved by the leg motion that puts the pelvis back with the foot held; it does on a planted
+monopod) makes it worse at full gain (the foot tips: the correction asks more ankle torque
+than the foot's support gives) and no better at 0.1-0.5; swing-foot placement, released,
+stiffer or passive ankles, a spring-damper floor, and a reference with the loaded points
+pulled toward the floor (``ConsistentMotion(contact_height_scale=0.005)``: 17 -> 11 mm
+load-weighted height, markers 10.6 mm) did no better (0.7-0.9 s). The synthetic walk's body (exact model; consistent motion, same band)
+stays up but drifts (pelvis 0.12-0.18 m RMS). Left to do: a reference with rigid feet.
 
 References
 ----------
