@@ -35,11 +35,31 @@ since) 0.97 m, 2.44 deg, 1.25 s; gains 0.5-2, ``omega=60``, ``mu=0.8``, released
 and stiffer ankles or toes (``joint_gain_scale`` 4-8) all stay up 0.8-1.3 s (markers 0.5-2.2
 m RMS: where the body lands). 16-27x real time in CPU time.
 
+Perturbed runs (``--perturb 8`` or 16: the first from the reference's state, the others
+with the initial pelvis velocity perturbed by 2 cm/s; medians; 2026-11-26, same flat-feet
+run, ``balance_gain=1``, placed): one run says little, the walk is that close to falling
+(markers 0.12-1.1 m over the perturbed runs of one configuration). Contact points at their
+lowest loaded height (``placement_quantile=0``): markers 0.97 m, within 10 cm 1.25 s; at the
+0.18 quantile 0.20-0.22 m (pelvis 0.17 m), 1.3-1.6 s: the body stays up over both strides in
+more than half the runs (the unperturbed one: 0.118 m, 0.46 deg, 18x real time); at 0.16,
+0.17, 0.19, 0.25, 0.3 0.5-0.7 m, 1.1-1.5 s; a load-weighted mean height, worse. A stance-leg
+pelvis pose correction (joint targets moved by the leg motion that puts the pelvis back
+with the foot held) 0.2-1.6 m, 0.9-1.8 s at gains 0.1-3 (full gain tips the stance foot);
+swing-foot placement (``swing`` 0.3-1, ``step_velocity`` 0.2) 0.5-0.8 m, 1.6-1.9 s. The
+reference re-optimised with its loaded points pulled to the floor
+(``ConsistentMotion(contact_height_scale=0.005)``, 60 iterations: 0.27 N, 10.6 mm markers)
+falls sooner (0.7-0.9 s). The diagnosis (``multibody.motion.forward_pass``, limits): the
+reference's feet push within a 4-7 cm band, load-weighted 17 mm above the floor, so the
+rigid stance foot settles 3-5 deg from the reference's pose and the stiff leg carries that
+to the pelvis (about 5 cm per single stance). On the synthetic walk's consistent motion
+(exact model) the body stays up but drifts: pelvis 0.12-0.18 m RMS in every configuration.
+
 Without ``--saved`` the example runs first (synthetic walk, or ``--c3d``) with its per-frame
 motion (``--no-consistent``, a minute) into ``--out``.
 
 Run: ``.venv/bin/python benchmarks/bench_forward_pass.py [--saved DIR | --c3d C]
-[--config "placed=contact_reference=REF,contact_forces=CF"] [--rounds 3] [--json OUT]``
+[--config "placed=contact_reference=REF,contact_forces=CF"] [--rounds 3] [--perturb N]
+[--json OUT]``
 (in a configuration ``REF`` stands for the reference motion ``q``, ``CF`` for its contact
 forces, ``BalanceGains`` for :class:`multibody.motion.balance.BalanceGains`).
 """
