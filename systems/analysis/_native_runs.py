@@ -442,6 +442,20 @@ done:;
     }
     return res;
 }
+
+/* the two runs as builtin functions of one argument (the tuple): called from Python like
+   any builtin, without ctypes' per-call cost */
+static PyObject* bs3_o(PyObject* self, PyObject* args) { return dbk_bs3_run(args); }
+static PyObject* dopri_o(PyObject* self, PyObject* args) { return dbk_dopri_run(args); }
+static PyMethodDef dbk_defs[] = {
+    {"bs3_run", bs3_o, METH_O, "runge_kutta3 runs (systems.analysis._native_runs)"},
+    {"dopri_run", dopri_o, METH_O, "RK45 runs (systems.analysis._native_runs)"},
+    {NULL, NULL, 0, NULL}};
+
+PyObject* dbk_native_functions(PyObject* unused) {
+    return Py_BuildValue("(NN)", PyCFunction_New(&dbk_defs[0], NULL),
+                         PyCFunction_New(&dbk_defs[1], NULL));
+}
 """ % {"NMAX": MAX_ENTRIES}
 
 _A20, _A21, _A22 = 2.0 / 9.0, 1.0 / 3.0, 4.0 / 9.0
@@ -449,8 +463,8 @@ _KERNELS: dict = {}   # {"bs3": C function, "dopri": C function} or {} when none
 
 
 def _kernel(name: str = "bs3") -> Optional[Callable]:
-    """The compiled ``dbk_<name>_run`` (called holding the GIL), or None without a compiler
-    or when the build fails (one warning)."""
+    """The compiled run ``name`` (``"bs3"`` or ``"dopri"``, a builtin function of the
+    library), or None without a compiler or when the build fails (one warning)."""
     if not _KERNELS:
         _KERNELS.update(_build() or {"none": None})
     return _KERNELS.get(name)
@@ -465,10 +479,10 @@ def _build() -> Optional[dict]:
     flags = ("-O2", f"-I{sysconfig.get_paths()['include']}", f"-I{np.get_include()}")
     try:
         lib = compiled.load_c_library(source, "dbk_native_runs", flags=flags)
-        c_function = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.py_object)
-        return {name: c_function(ctypes.cast(getattr(lib, f"dbk_{name}_run"),
-                                             ctypes.c_void_p).value)
-                for name in ("bs3", "dopri")}
+        # one ctypes call (holding the GIL) for the builtin functions of the two runs
+        functions = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.py_object)(
+            ctypes.cast(lib.dbk_native_functions, ctypes.c_void_p).value)(None)
+        return dict(zip(("bs3", "dopri"), functions))
     except Exception as exc:  # noqa: BLE001 - any build failure: the Python runs
         warnings.warn(f"runge_kutta3, RK45: the C loop of their runs could not be built "
                       f"({exc}); the Python loops run instead (the same numbers, slower)",
