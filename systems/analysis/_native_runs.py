@@ -19,15 +19,18 @@ accepted step back through ``save`` whatever happens.
 
 The library (CPython and numpy headers) is built once per machine by the project's
 C-library cache (:func:`solvers.compiled.load_c_library`, about 0.3 s) and loaded once per
-process; without a C compiler, or when the build fails (one warning), the Python runs are
-used: the same numbers, slower (about 2 us more per ``runge_kutta3`` step of a 4-entry
-state).
+process; its runs are builtin functions (made once through ``ctypes``). Without a C compiler
+or Python's C headers, with the environment variable ``DYNABLOCKS_NO_NATIVE_RUNS`` set, or
+when the build fails (one warning), the Python runs are used: the same numbers, slower
+(about 2 us more per ``runge_kutta3`` step of a 4-entry state).
 """
 from __future__ import annotations
 
 import ctypes
+import os
 import sys
 import sysconfig
+import threading
 import warnings
 from typing import Callable, Optional
 
@@ -462,21 +465,29 @@ _A20, _A21, _A22 = 2.0 / 9.0, 1.0 / 3.0, 4.0 / 9.0
 _KERNELS: dict = {}   # {"bs3": C function, "dopri": C function} or {} when none, per process
 
 
+_LOCK = threading.Lock()
+
+
 def _kernel(name: str = "bs3") -> Optional[Callable]:
     """The compiled run ``name`` (``"bs3"`` or ``"dopri"``, a builtin function of the
-    library), or None without a compiler or when the build fails (one warning)."""
+    library), or None without a compiler or Python's C headers, with
+    ``DYNABLOCKS_NO_NATIVE_RUNS`` set, or when the build fails (one warning)."""
     if not _KERNELS:
-        _KERNELS.update(_build() or {"none": None})
+        with _LOCK:
+            if not _KERNELS:
+                _KERNELS.update(_build() or {"none": None})
     return _KERNELS.get(name)
 
 
 def _build() -> Optional[dict]:
     from solvers import compiled
-    if compiled.find_compiler() is None:
+    include = sysconfig.get_paths().get("include", "")
+    if os.environ.get("DYNABLOCKS_NO_NATIVE_RUNS") or compiled.find_compiler() is None or \
+            not os.path.exists(os.path.join(include, "Python.h")):
         return None
     # the interpreter's and numpy's versions in the source: a new one builds its library
     source = f"/* CPython {sys.version}, numpy {np.__version__} */\n" + _SOURCE
-    flags = ("-O2", f"-I{sysconfig.get_paths()['include']}", f"-I{np.get_include()}")
+    flags = ("-O2", f"-I{include}", f"-I{np.get_include()}")
     try:
         lib = compiled.load_c_library(source, "dbk_native_runs", flags=flags)
         # one ctypes call (holding the GIL) for the builtin functions of the two runs

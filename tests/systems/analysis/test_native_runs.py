@@ -126,3 +126,9 @@ def test_without_a_compiler_the_python_loop_runs(monkeypatch):
                                   stretch=0.01, name="runge_kutta3") is None
     assert _run(True, False)[1] == 3.0   # the Python loops
     assert _run(True, False, integrator="RK45")[1] == 3.0
+
+
+def test_the_environment_variable_switches_the_c_loops_off(monkeypatch):
+    monkeypatch.setenv("DYNABLOCKS_NO_NATIVE_RUNS", "1")
+    monkeypatch.setattr(_native_runs, "_KERNELS", {})
+    assert _native_runs._kernel() is None and _native_runs._kernel("dopri") is None
