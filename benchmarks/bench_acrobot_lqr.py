@@ -1,7 +1,9 @@
 """Acrobot balanced by LQR for 10 s from a 0.05 rad perturbation: wall time per run.
 
-Compares the interpreted Simulator (error-controlled RK3), compiled simulation (CVODES and a
-compiled fixed-step RK3 loop) and, where installed, Drake's AcrobotPlant + LQR with Drake's
+Compares the interpreted Simulator (error-controlled RK3: the blocks' Python callbacks; the
+integrator's loop in C where a compiler is found, ``systems/analysis/_native_runs.py``, the
+same numbers as its Python loop), compiled simulation (CVODES and a compiled fixed-step RK3
+loop) and, where installed, Drake's AcrobotPlant + LQR with Drake's
 default RK3 integrator at the same accuracy. Each row: median wall time of repeated
 ``advance_to(10)`` runs from a fresh context (building and compiling excluded and reported
 apart), taken in interleaved rounds (one run of every row per round, so a change of the
