@@ -50,6 +50,7 @@ _SOURCE = r"""
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <math.h>
+#include <string.h>
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include <numpy/arrayobject.h>
 
@@ -150,31 +151,70 @@ static int call3(PyObject* fn, PyObject* a, PyObject* b, PyObject* c) {
     return 0;
 }
 
-/* args: (g, take, report, check, rejected, step_error, t, x, xl, k0, t_limit, hn, t_event,
-          t_final, max_step, atol, rtol, stretch, exponent, w0, w1, w2, w3, a20, a21, a22)
-   returns (t, x, k0, t_prev, x_prev, k0_prev, hn, steps, exception or None) */
-PyObject* dbk_bs3_run(PyObject* args) {
-    PyObject *g, *take, *report, *check, *rejected, *step_error, *x, *xl, *k0;
-    double t, t_limit, hn, t_event, t_final, max_step, atol, rtol, stretch, exponent;
-    double w0, w1, w2, w3, a20, a21, a22;
-    static int numpy_ready = 0;
-    if (!numpy_ready) {
-        if (_import_array() < 0) return NULL;
-        numpy_ready = 1;
+/* the arguments of a run: (fixed, check, t, x, k0, t_limit, hn, t_event, t_final) with
+   fixed = (g, take, report, rejected, step_error, nconst floats); x's and k0's n entries
+   into X and P. 0, or -1 with an exception set. */
+#define MAXCONST 40
+typedef struct {
+    PyObject *g, *take, *report, *rejected, *step_error, *check, *x, *k0;
+    double t, t_limit, hn, t_event, t_final, c[MAXCONST];
+    Py_ssize_t n;
+} run_args;
+
+static int parse(PyObject* const* args, Py_ssize_t nargs, Py_ssize_t nconst, run_args* a,
+                 double* X, double* P) {
+    if (nargs != 9 || !PyTuple_CheckExact(args[0]) ||
+            PyTuple_GET_SIZE(args[0]) != 5 + nconst || nconst > MAXCONST) {
+        PyErr_SetString(PyExc_TypeError, "run(fixed, check, t, x, k0, t_limit, h, t_event, "
+                        "t_final) with fixed = (g, take, report, rejected, step_error, "
+                        "constants...)");
+        return -1;
     }
-    if (!PyArg_ParseTuple(args, "OOOOOOdOOOdddddddddddddddd", &g, &take, &report, &check,
-                          &rejected, &step_error, &t, &x, &xl, &k0, &t_limit, &hn,
-                          &t_event, &t_final, &max_step, &atol, &rtol, &stretch, &exponent,
-                          &w0, &w1, &w2, &w3, &a20, &a21, &a22))
-        return NULL;
-    Py_ssize_t n = PySequence_Length(xl);
-    if (n < 1 || n > NMAX) {
+    PyObject* fixed = args[0];
+    a->g = PyTuple_GET_ITEM(fixed, 0);
+    a->take = PyTuple_GET_ITEM(fixed, 1);
+    a->report = PyTuple_GET_ITEM(fixed, 2);
+    a->rejected = PyTuple_GET_ITEM(fixed, 3);
+    a->step_error = PyTuple_GET_ITEM(fixed, 4);
+    for (Py_ssize_t k = 0; k < nconst; k++) a->c[k] = PyFloat_AsDouble(PyTuple_GET_ITEM(fixed, 5 + k));
+    a->check = args[1];
+    a->t = PyFloat_AsDouble(args[2]);
+    a->x = args[3];
+    a->k0 = args[4];
+    a->t_limit = PyFloat_AsDouble(args[5]);
+    a->hn = PyFloat_AsDouble(args[6]);
+    a->t_event = PyFloat_AsDouble(args[7]);
+    a->t_final = PyFloat_AsDouble(args[8]);
+    if (PyErr_Occurred()) return -1;
+    PyObject* x = a->x;
+    if (PyArray_Check(x) && PyArray_TYPE((PyArrayObject*)x) == NPY_DOUBLE &&
+            PyArray_NDIM((PyArrayObject*)x) == 1 && PyArray_IS_C_CONTIGUOUS((PyArrayObject*)x)) {
+        a->n = PyArray_DIM((PyArrayObject*)x, 0);
+        if (a->n >= 1 && a->n <= NMAX)
+            memcpy(X, PyArray_DATA((PyArrayObject*)x), (size_t)a->n * sizeof(double));
+    } else {
+        a->n = PySequence_Length(x);
+        if (a->n >= 1 && a->n <= NMAX && unpack(x, X, a->n) < 0) return -1;
+    }
+    if (a->n < 1 || a->n > NMAX) {
         if (!PyErr_Occurred())
-            PyErr_Format(PyExc_ValueError, "runge_kutta3 run: %%zd entries (1 to %%d)", n, NMAX);
-        return NULL;
+            PyErr_Format(PyExc_ValueError, "run: %%zd entries (1 to %%d)", a->n, NMAX);
+        return -1;
     }
+    return unpack(a->k0, P, a->n);
+}
+
+static PyObject* bs3_run(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+    run_args a;
     double X[NMAX], P[NMAX], Q[NMAX], R[NMAX], Y[NMAX], U[NMAX], S[NMAX];
-    if (unpack(xl, X, n) < 0 || unpack(k0, P, n) < 0) return NULL;
+    if (parse(args, nargs, 12, &a, X, P) < 0) return NULL;
+    PyObject *g = a.g, *take = a.take, *report = a.report, *check = a.check,
+             *rejected = a.rejected, *step_error = a.step_error, *x = a.x, *k0 = a.k0;
+    double t = a.t, t_limit = a.t_limit, hn = a.hn, t_event = a.t_event, t_final = a.t_final;
+    double max_step = a.c[0], atol = a.c[1], rtol = a.c[2], stretch = a.c[3],
+           exponent = a.c[4], w0 = a.c[5], w1 = a.c[6], w2 = a.c[7], w3 = a.c[8],
+           a20 = a.c[9], a21 = a.c[10], a22 = a.c[11];
+    Py_ssize_t n = a.n;
     PyObject *xo = x, *ko = k0, *xpo = NULL, *kpo = NULL, *xn = NULL, *kn = NULL, *exc;
     Py_INCREF(xo); Py_INCREF(ko);
     double tp = 0.0, h, t_new, norm, ts, c0, c1, c2, c3;
@@ -295,31 +335,18 @@ enum { C1, C2, C3, C4, A10, A20, A21, A30, A31, A32, A40, A41, A42, A43, A50, A5
        A54, B0, B2, B3, B4, B5, E0, E2, E3, E4, E5, E6, SAFETY, MIN_FACTOR, MAX_FACTOR,
        EXPONENT, NCONST };
 
-/* args: (g, take, report, check, rejected, step_error, t, x, xl, k0, t_limit, hn, t_event,
-          t_final, max_step, atol, rtol, constants)
-   returns (t, x, k0, t_prev, x_prev, k0_prev, hn, steps, exception or None) */
-PyObject* dbk_dopri_run(PyObject* args) {
-    PyObject *g, *take, *report, *check, *rejected, *step_error, *x, *xl, *k0, *consts;
-    double t, t_limit, hn, t_event, t_final, max_step, atol, rtol, K[NCONST];
-    static int numpy_ready = 0;
-    if (!numpy_ready) {
-        if (_import_array() < 0) return NULL;
-        numpy_ready = 1;
-    }
-    if (!PyArg_ParseTuple(args, "OOOOOOdOOOdddddddO", &g, &take, &report, &check, &rejected,
-                          &step_error, &t, &x, &xl, &k0, &t_limit, &hn, &t_event, &t_final,
-                          &max_step, &atol, &rtol, &consts))
-        return NULL;
-    Py_ssize_t n = PySequence_Length(xl);
-    if (n < 1 || n > NMAX) {
-        if (!PyErr_Occurred())
-            PyErr_Format(PyExc_ValueError, "RK45 run: %%zd entries (1 to %%d)", n, NMAX);
-        return NULL;
-    }
-    if (unpack(consts, K, NCONST) < 0) return NULL;
+/* fixed = (g, take, report, rejected, step_error, max_step, atol, rtol, the constants) */
+static PyObject* dopri_run(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+    run_args a;
     double X[NMAX], P[NMAX], Q[NMAX], R[NMAX], S4[NMAX], W[NMAX], Z[NMAX], Y[NMAX], U[NMAX];
     double S[NMAX];
-    if (unpack(xl, X, n) < 0 || unpack(k0, P, n) < 0) return NULL;
+    if (parse(args, nargs, 3 + NCONST, &a, X, P) < 0) return NULL;
+    PyObject *g = a.g, *take = a.take, *report = a.report, *check = a.check,
+             *rejected = a.rejected, *step_error = a.step_error, *x = a.x, *k0 = a.k0;
+    double t = a.t, t_limit = a.t_limit, hn = a.hn, t_event = a.t_event, t_final = a.t_final;
+    double max_step = a.c[0], atol = a.c[1], rtol = a.c[2];
+    const double* K = a.c + 3;
+    Py_ssize_t n = a.n;
     PyObject *xo = x, *ko = k0, *xpo = NULL, *kpo = NULL, *xn = NULL, *kn = NULL, *exc;
     Py_INCREF(xo); Py_INCREF(ko);
     double tp = 0.0, t_new, h, h_abs, norm, ts;
@@ -446,16 +473,17 @@ done:;
     return res;
 }
 
-/* the two runs as builtin functions of one argument (the tuple): called from Python like
-   any builtin, without ctypes' per-call cost */
-static PyObject* bs3_o(PyObject* self, PyObject* args) { return dbk_bs3_run(args); }
-static PyObject* dopri_o(PyObject* self, PyObject* args) { return dbk_dopri_run(args); }
+/* the two runs as builtin functions (called from Python like any builtin, without ctypes'
+   per-call cost); made once through ctypes */
 static PyMethodDef dbk_defs[] = {
-    {"bs3_run", bs3_o, METH_O, "runge_kutta3 runs (systems.analysis._native_runs)"},
-    {"dopri_run", dopri_o, METH_O, "RK45 runs (systems.analysis._native_runs)"},
+    {"bs3_run", (PyCFunction)(void (*)(void))bs3_run, METH_FASTCALL,
+     "runge_kutta3 runs (systems.analysis._native_runs)"},
+    {"dopri_run", (PyCFunction)(void (*)(void))dopri_run, METH_FASTCALL,
+     "RK45 runs (systems.analysis._native_runs)"},
     {NULL, NULL, 0, NULL}};
 
 PyObject* dbk_native_functions(PyObject* unused) {
+    if (_import_array() < 0) return NULL;
     return Py_BuildValue("(NN)", PyCFunction_New(&dbk_defs[0], NULL),
                          PyCFunction_New(&dbk_defs[1], NULL));
 }
@@ -501,16 +529,13 @@ def _build() -> Optional[dict]:
         return None
 
 
-def _wrapped(kernel, save, head: tuple, tail: tuple) -> Callable:
-    """``run(t, x, k0, t_limit, h, t_event, t_final, check)`` calling ``kernel`` with
-    ``(*head[:4], check, *head[4:], t, x, x entries, k0, t_limit, h, t_event, t_final, *tail)``
-    and handing its last accepted step to ``save`` whatever happened."""
-    g, take, report, rejected, step_error = head
-
+def _wrapped(kernel, save, fixed: tuple) -> Callable:
+    """``run(t, x, k0, t_limit, h, t_event, t_final, check)`` calling ``kernel(fixed, check,
+    t, x, k0, t_limit, h, t_event, t_final)`` and handing its last accepted step to ``save``
+    whatever happened."""
     def run(t, x, k0, t_limit, hn, t_event, t_final, check):
-        t, x, k0, tp, xp, kp, hn, steps, exc = kernel((
-            g, take, report, check, rejected, step_error, t, x, x.tolist(), k0, t_limit, hn,
-            t_event, t_final, *tail))
+        t, x, k0, tp, xp, kp, hn, steps, exc = kernel(fixed, check, t, x, k0, t_limit, hn,
+                                                      t_event, t_final)
         save(t, x, k0, tp, xp, kp, hn, steps)
         if exc is not None:
             raise exc
@@ -539,8 +564,8 @@ def native_run(n: int, g, report, rejected, save, *, error_weights, exponent: fl
     def step_error(hn, t, norm):
         raise StepSizeError(f'{name}: step size {hn:.3g} s fell below the '
                             f'resolution of time at t={t!r} (error norm {norm:.3g})')
-    return _wrapped(kernel, save, (g, take, report, rejected, step_error), (
-        max_step, atol, rtol, stretch, exponent, *error_weights, _A20, _A21, _A22))
+    return _wrapped(kernel, save, (g, take, report, rejected, step_error, *map(float, (
+        max_step, atol, rtol, stretch, exponent, *error_weights, _A20, _A21, _A22))))
 
 
 def native_dopri_run(n: int, g, report, rejected, save, *, max_step: float, atol: float,
@@ -555,8 +580,8 @@ def native_dopri_run(n: int, g, report, rejected, save, *, max_step: float, atol
     def step_error(h_abs, t, _):
         raise StepSizeError(f'RK45: step size {h_abs:.3g} s fell below the resolution '
                             f'of time at t={t!r} (or the derivative is not finite)')
-    return _wrapped(kernel, save, (g, take, report, rejected, step_error), (
-        max_step, atol, rtol, tuple(constants[k] for k in DOPRI_CONSTANTS)))
+    return _wrapped(kernel, save, (g, take, report, rejected, step_error, *map(float, (
+        max_step, atol, rtol, *(constants[k] for k in DOPRI_CONSTANTS)))))
 
 
 #: The names of the Dormand-Prince constants, in the order the C loop takes them.
