@@ -9,6 +9,14 @@ their per-call bookkeeping), writing the parts into one array. The checks are th
 :class:`~systems.errors.SystemCallbackError` naming the system) plus the finiteness of the
 result (:class:`~systems.errors.NonFiniteStateError` naming the leaf, the index and the
 time).
+
+For a small state the same function comes in source-level forms for the integrators' runs
+(all written out once per form of diagram, the same checks in the same order): the list form
+``f.as_list`` (its loader's statements inlined), its parts without the finiteness check
+(``unchecked``; for one leaf with state ``raw``: the call, then the taking of its value,
+which the C loops of :mod:`systems.analysis._native_runs` skip for a tuple of floats), and
+its source (``inline``), which the Python runs of :mod:`systems.analysis._unrolled` write
+into their own loop.
 """
 from __future__ import annotations
 
