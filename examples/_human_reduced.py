@@ -14,7 +14,9 @@ the full fit (``reduced_marker_angle_rms_deg``, root excluded) of the per-frame 
 prior, and next to it the same prior in the whole-trial fit with temporal smoothness
 (:class:`~multibody.motion.smooth_marker_fit.SmoothMarkerFitter`,
 ``..._smoothed``), the per-axis stiffness alone (``..._per_axis_prior``: the prior's
-shrinkage set to 1) and a pull toward the standing pose (``..._standing_prior``).
+shrinkage set to 1), a pull toward the standing pose (``..._standing_prior``) and a held-out
+check (``..._held_out``: the prior from the first half's calibration frames, the difference
+over the second half, whose poses it has not seen).
 """
 from __future__ import annotations
 
@@ -83,6 +85,9 @@ def reduced_marker_experiment(model, fitter, X, t, fit, args) -> tuple[dict, np.
     report : dict
         ``reduced_marker_angle_rms_deg`` (None when the marker set has fewer than four such
         markers), ``..._smoothed``, ``..._per_axis_prior``, ``..._standing_prior``,
+        ``..._held_out`` (the prior learnt from the calibration frames of the first half of
+        the trial only, the difference over the second half; None with fewer than three
+        such frames),
         ``reduced_marker_set``, ``reduced_marker_prior_shrinkage``,
         ``reduced_marker_rms_m`` and ``reduced_marker_seconds`` (per fit).
     q_reduced : ndarray, shape (frames, nq), or None
@@ -117,6 +122,15 @@ def reduced_marker_experiment(model, fitter, X, t, fit, args) -> tuple[dict, np.
                                shrinkage=1.0)
     _, fit_a = per_frame(axis.posture, axis.matrix, "per_axis_prior")
     red, fit_r = per_frame(prior.posture, prior.matrix, "coupled_prior")
+    # held out: the prior from the calibration frames of the first half only, judged on the
+    # frames of the second half (poses the prior has not seen; a check of the prior's reach)
+    half = len(t) // 2
+    early = cal[calibration_frames(len(t)) < half]
+    held = None
+    if len(early) >= 3:
+        first = gaussian_pose_prior(tree, early, reference_q=ref, scale=args.reduced_prior_scale)
+        _, fit_h = per_frame(first.posture, first.matrix, "held_out_prior")
+        held = joint_angle_rms_deg(tree, fit.q, fit_h.q, slice(half, None))
     # the same prior in one whole-trial fit with an acceleration penalty (temporal smoothness)
     t0 = time.perf_counter()
     fit_s = SmoothMarkerFitter(red, ACCELERATION_WEIGHT).fit(t, Xr, q0=fit_r.q, progress=False)
@@ -129,6 +143,7 @@ def reduced_marker_experiment(model, fitter, X, t, fit, args) -> tuple[dict, np.
                                                                                  fit_a.q),
               "reduced_marker_angle_rms_deg_standing_prior": joint_angle_rms_deg(tree, fit.q,
                                                                                  fit_p.q),
+              "reduced_marker_angle_rms_deg_held_out": held,
               "reduced_marker_prior_shrinkage": prior.shrinkage,
               "reduced_marker_acceleration_weight": ACCELERATION_WEIGHT,
               "reduced_marker_rms_m": fit_r.rms, "reduced_marker_rms_m_smoothed": fit_s.rms,
@@ -140,5 +155,7 @@ def reduced_marker_experiment(model, fitter, X, t, fit, args) -> tuple[dict, np.
           f"{report['reduced_marker_angle_rms_deg_smoothed']:.2f} deg "
           f"({seconds['smoothed']:.1f} s); per-axis stiffness "
           f"{report['reduced_marker_angle_rms_deg_per_axis_prior']:.2f} deg; toward the "
-          f"standing pose {report['reduced_marker_angle_rms_deg_standing_prior']:.2f} deg")
+          f"standing pose {report['reduced_marker_angle_rms_deg_standing_prior']:.2f} deg"
+          + ("" if held is None else f"; prior from the first half's calibration frames, "
+             f"judged on the second half: {held:.2f} deg"))
     return report, fit_r.q
