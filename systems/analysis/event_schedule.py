@@ -239,7 +239,9 @@ class EventSchedule:
         if due:
             for te in due:
                 te.advance()
-            self.next_time = min(te.t_next for te in self.timed)
+            timed = self.timed   # (one periodic event, a logger's: no min over a generator)
+            self.next_time = timed[0].t_next if len(timed) == 1 else min([te.t_next
+                                                                            for te in timed])
 
     def run_initialization_updates(self, t0: float, suppress: bool = False) -> None:
         """The initialization unrestricted updates (applied together), then the
