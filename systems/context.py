@@ -248,7 +248,7 @@ class LeafContext(Context):
         self._cache = [_INVALID] * len(system.output_ports)
         self._memory: dict = {}
         self._inv = None  # kind -> list of (cache list, index), set by the root
-        self._src = None  # per input: (leaf context, output index) feeding it, or None
+        self._src = None  # per input: what eval_input reads (_resolve_upstream), or None
 
     def eval_input(self, index: int):
         """Value of input port ``index``: its fixed value, else the value feeding it in the
@@ -271,8 +271,7 @@ class LeafContext(Context):
                 raise _calc_error(leaf, port, exc) from exc
             if shape is not None and (type(value) is not _NDARRAY or value.dtype is not _FLOAT64
                                       or value.shape != shape):   # (size,)
-                value = normalize_vector(value, shape[0],
-                                         leaf._what(f"output port '{port.name}'"))
+                value = normalize_vector(value, shape[0], leaf._what(f"output port '{port.name}'"))
             cache[j] = value
         return value
 
