@@ -132,3 +132,27 @@ def test_the_environment_variable_switches_the_c_loops_off(monkeypatch):
     monkeypatch.setenv("DYNABLOCKS_NO_NATIVE_RUNS", "1")
     monkeypatch.setattr(_native_runs, "_KERNELS", {})
     assert _native_runs._kernel() is None and _native_runs._kernel("dopri") is None
+
+
+class _OwnEval(_Pendulum):
+    """A system evaluating its derivatives itself (no list form: the C loop calls the
+    array-valued derivative function)."""
+
+    def eval_time_derivatives(self, context):
+        return np.asarray(self.time_derivatives(context), dtype=float)
+
+
+@pytest.mark.parametrize("integrator", ["runge_kutta3", "RK45"])
+def test_a_system_evaluating_its_own_derivatives(integrator):
+    def run(native):
+        _native_runs.ENABLED = native
+        try:
+            plant = _OwnEval()
+            ctx = plant.create_default_context()
+            ctx.set_continuous_state([1.0, 0.0, 0.5])
+            sim = Simulator(plant, ctx, integrator=integrator, accuracy=1e-8)
+            sim.advance_to(2.0)
+        finally:
+            _native_runs.ENABLED = True
+        return np.array(ctx.continuous_state).tobytes(), sim.get_statistics()
+    assert run(True) == run(False)
