@@ -33,7 +33,7 @@ from ..errors import StepSizeError
 
 __all__ = ["make_run", "entries", "finite", "evaluate", "checked"]
 
-_CODE: Dict[Tuple[Callable, int], object] = {}   # (body, n) -> code object of its run
+_CODE: Dict[tuple, object] = {}   # (body, n, form of the inlined source) -> code of its run
 _PACK: Dict[int, Callable] = {}
 
 
