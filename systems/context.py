@@ -30,7 +30,7 @@ why they share this module; the value helpers and the loader's public wrapper li
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, List, Sequence, Tuple, Union
+from typing import Any, Iterable, List, Sequence, Tuple, Union
 
 import numpy as np
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import math
 import struct
-from typing import Callable, Dict, List, Tuple
+from typing import Callable, Dict, List
 
 import numpy as np
 
