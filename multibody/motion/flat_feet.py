@@ -1,0 +1,267 @@
+"""A marker fit whose feet rest flat on the floor: sole points as soft markers, foot marker
+offsets recalibrated to a fixed point.
+
+Why: a foot segment carries few markers (the HDM set: one heel marker on the foot, two on the
+toes, the ankle marker on the shank), so a bias of a few millimetres in their offsets turns
+the fitted foot by many degrees about the ankle; fitted with such offsets, a resting foot
+stands rolled or pitched on the floor (13-20 deg on the HDM walk, its sole corners 3-5 cm
+apart in height), which no rigid foot on a rigid floor can reproduce.
+:func:`~multibody.motion.foot_calibration.flat_stance_offsets` corrects the offsets in one
+pass, segment by segment: it turns each resting segment flat about its own joint at the
+place the tilted fit gives it, so the toes' offsets keep the foot's tilt (the toe joint sits
+where the pitched foot carries it) and the refit stays tilted.
+
+:func:`fit_flat_feet` instead fits the whole chain with the sole in the cost. For every
+contact segment ``b`` and contact point ``c_j`` (body frame) a *sole marker* is added to the
+marker set, with the target ``s_jk = P_floor(c_j(q_k))`` (the point's current place
+projected onto the floor) in the frames ``k`` where the segment rests (all its points slower
+than ``speed_threshold``) and no target (occluded) elsewhere; the per-frame fit
+(:class:`~multibody.motion.marker_fit.MarkerFitter`) then minimises
+
+.. math::
+
+    \\sum_i w_i \\lVert p_i(q_k) - m_{ik} \\rVert^2 + w_s^2 \\sum_{j \\in \\text{rest}_k}
+    \\lVert c_j(q_k) - s_{jk} \\rVert^2 + \\text{prior},
+
+and the offsets of the markers on the contact segments are recalibrated on the result,
+``o_i = mean_k R_k^T (m_ik - p_k)`` over the frames where marker ``i`` is visible (the
+offset a rigid segment in that pose implies). Targets, resting frames, offsets and fit
+alternate until the offsets move less than ``tolerance``: at the fixed point the feet's
+markers agree with a flat resting sole, so the sole term costs little and the real markers'
+error stays that of the fit.
+
+References
+----------
+T.-W. Lu, J. J. O'Connor, "Bone position estimation from skin marker co-ordinates using
+global optimisation with joint constraints", J. Biomech. 32, 1999 (the whole chain fitted at
+once). A. Seth et al., "OpenSim: Simulating musculoskeletal dynamics and neuromuscular control
+to study human and animal movement", PLoS Comput. Biol. 14, 2018 (inverse kinematics with
+weighted virtual markers).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Optional
+
+import numpy as np
+
+from .contact_inverse_dynamics import Floor
+from .errors import MarkerSetError
+from .marker_fit import MarkerFitResult, MarkerFitter
+
+__all__ = ["FlatFeetFit", "fit_flat_feet", "resting_frames", "sole_geometry"]
+
+
+def _points(contact_points: Mapping) -> list:
+    """``[(body, (3,) point), ...]`` in the order of ``contact_points``."""
+    return [(b, np.asarray(p, float).ravel()) for b, pts in contact_points.items()
+            for p in np.asarray(pts, float).reshape(-1, 3)]
+
+
+def sole_geometry(tree, contact_points: Mapping, q: Any, floor: Floor) -> dict:
+    """Where the contact points of each segment are and how flat the segment lies.
+
+    Parameters
+    ----------
+    tree : RigidBodyTree
+    contact_points : dict
+        ``{body: [(3,) point in the body frame, ...]}``.
+    q : (T, nq) array_like
+    floor : Floor
+
+    Returns
+    -------
+    dict
+        ``{body: {"world": (T, P, 3) points, "height": (T, P) heights above the floor (m),
+        "spread": (T,) max - min height (m)}}``.
+    """
+    Q = np.atleast_2d(np.asarray(q, float))
+    n = np.asarray(floor.normal, float)
+    n = n / np.linalg.norm(n)
+    p0 = np.asarray(floor.point, float)
+    out = {}
+    for body, pts in contact_points.items():
+        P = np.asarray(pts, float).reshape(-1, 3)
+        poses = np.array([np.asarray(tree.body_pose(body, qk), float) for qk in Q])
+        W = poses[:, None, :3, 3] + np.einsum("kij,pj->kpi", poses[:, :3, :3], P)
+        h = (W - p0) @ n
+        out[body] = {"world": W, "height": h, "spread": h.max(axis=1) - h.min(axis=1)}
+    return out
+
+
+def resting_frames(tree, contact_points: Mapping, t: Any, q: Any, floor: Floor, *,
+                   speed_threshold: float = 0.15, height_threshold: float = 0.05) -> dict:
+    """Frames where each contact segment rests: all its points slower than
+    ``speed_threshold`` (m/s; central differences over ``t``) and its lowest point within
+    ``height_threshold`` (m) of the floor.
+
+    Returns
+    -------
+    dict
+        ``{body: (T,) bool}``.
+    """
+    t = np.asarray(t, float).ravel()
+    geo = sole_geometry(tree, contact_points, q, floor)
+    out = {}
+    for body, g in geo.items():
+        speed = np.linalg.norm(np.gradient(g["world"], t, axis=0), axis=2).max(axis=1)
+        out[body] = (speed < speed_threshold) & (g["height"].min(axis=1) < height_threshold)
+    return out
+
+
+@dataclass
+class FlatFeetFit:
+    """The result of :func:`fit_flat_feet`.
+
+    Attributes
+    ----------
+    fitter : MarkerFitter
+        The input fitter with the recalibrated offsets (real markers only).
+    fit : MarkerFitResult
+        The last fit with the sole markers; its ``q`` is the flat-feet motion, its errors and
+        ``rms`` those of the real markers alone.
+    rest : dict
+        ``{body: (T,) bool}`` the resting frames (of the first fit ``q``, held throughout).
+    sole_markers : list
+        ``[(name, body, (3,) point)]`` the sole markers (for other fits, e.g.
+        :class:`~multibody.motion.ConsistentMotion`).
+    sole_targets : (T, J, 3) ndarray
+        Their targets (NaN outside the resting frames).
+    offset_change : list of float
+        Largest offset change (m) per iteration.
+    spread : dict
+        ``{body: median over the resting frames of the sole's height spread (m)}``.
+    """
+
+    fitter: MarkerFitter
+    fit: MarkerFitResult
+    rest: dict
+    sole_markers: list
+    sole_targets: np.ndarray
+    offset_change: list = field(default_factory=list)
+    spread: dict = field(default_factory=dict)
+
+
+def fit_flat_feet(fitter: MarkerFitter, contact_points: Mapping, t: Any, positions: Any,
+                  floor: Floor, q: Any, *, sole_weight: float = 1.0, iterations: int = 8,
+                  tolerance: float = 5e-4, speed_threshold: float = 0.15,
+                  height_threshold: float = 0.05,
+                  bodies: Optional[Any] = None) -> FlatFeetFit:
+    """Fit a capture with its resting feet flat on the floor (module docstring).
+
+    Parameters
+    ----------
+    fitter : MarkerFitter
+        The calibrated fitter (its prior and preferred pose are kept).
+    contact_points : dict
+        ``{body: [(3,) point in the body frame, ...]}``: the soles (e.g. the model's
+        ``foot_contact_points``).
+    t : (T,) array_like
+        Frame times (s).
+    positions : (T, M, 3) array_like
+        The capture in ``fitter``'s marker order (m), NaN where occluded.
+    floor : Floor
+    q : (T, nq) array_like
+        A first fit: the resting frames (:func:`resting_frames`, held over the iterations)
+        and the first targets come from it.
+    sole_weight : float
+        ``w_s``: the weight of a sole marker against a real one (1: alike).
+    iterations : int
+        At most this many refits.
+    tolerance : float
+        Stop when no offset moved more than this (m).
+    speed_threshold, height_threshold : float
+        :func:`resting_frames`.
+    bodies : sequence of str, optional
+        Segments whose markers are recalibrated (default: the keys of ``contact_points``).
+
+    Returns
+    -------
+    FlatFeetFit
+
+    Raises
+    ------
+    MarkerSetError
+        ``positions`` or ``q`` of the wrong shape, a non-positive weight, or a body of
+        ``contact_points`` not in the tree.
+    """
+    tree = fitter.tree
+    t = np.asarray(t, float).ravel()
+    X = np.asarray(positions, float)
+    Q = np.asarray(q, float)
+    M = len(fitter.marker_names)
+    who = f"fit_flat_feet on tree '{tree.name}'"
+    if X.shape != (t.size, M, 3) or Q.shape != (t.size, tree.nq):
+        raise MarkerSetError(f"{who}: positions must be (T, M, 3) = ({t.size}, {M}, 3) and q "
+                             f"(T, nq) = ({t.size}, {tree.nq}), got {X.shape} and {Q.shape}")
+    if not sole_weight > 0:
+        raise MarkerSetError(f"{who}: sole_weight must be > 0, got {sole_weight}")
+    names = {b.name for b in tree.bodies}
+    for b in contact_points:
+        if b not in names:
+            raise MarkerSetError(f"{who}: contact body {b!r} is not a body of the tree")
+    pts = _points(contact_points)
+    sole = [(f"{b}:sole{j}", b, p) for j, (b, p) in enumerate(pts)]
+    J = len(sole)
+    w = np.concatenate([fitter.marker_weights, np.full(J, float(sole_weight))])
+    both = MarkerFitter(tree, list(zip(fitter.marker_names, fitter.marker_bodies,
+                                       fitter.marker_offsets)) + sole,
+                        marker_weights=w, prior_weight=fitter.prior_weight,
+                        preferred_q=fitter.preferred_q, locked_joints=fitter.locked_joints,
+                        min_markers=fitter.min_markers, max_iterations=fitter.max_iterations,
+                        tolerance=fitter.tolerance, cost_tolerance=fitter.cost_tolerance)
+    recal = set(contact_points if bodies is None else bodies)
+    idx = [i for i, b in enumerate(fitter.marker_bodies) if b in recal]
+    n = np.asarray(floor.normal, float)
+    n = n / np.linalg.norm(n)
+    offsets = fitter.marker_offsets.copy()
+    sole_off = np.array([p for _, _, p in sole])
+    changes = []
+    # the resting frames of the first fit, held: refits pulled flat only where they rest
+    # would otherwise move faster at the edges of the rest and lose those frames
+    rest = resting_frames(tree, contact_points, t, Q, floor, speed_threshold=speed_threshold,
+                          height_threshold=height_threshold)
+    for _ in range(int(iterations)):
+        geo = sole_geometry(tree, contact_points, Q, floor)
+        S = np.full((t.size, J, 3), np.nan)
+        j = 0
+        for body, g in geo.items():
+            k = g["world"].shape[1]
+            on = g["world"] - g["height"][..., None] * n           # projected onto the floor
+            S[rest[body], j:j + k] = on[rest[body]]
+            j += k
+        run = both.with_offsets(np.vstack([offsets, sole_off]))
+        res = run.fit(np.concatenate([X, S], axis=1), q0=Q[0], progress=False)
+        Q = res.q
+        new = offsets.copy()
+        poses = {b: np.array([np.asarray(tree.body_pose(b, qk), float) for qk in Q])
+                 for b in {fitter.marker_bodies[i] for i in idx}}
+        for i in idx:
+            T_ = poses[fitter.marker_bodies[i]]
+            ok = np.all(np.isfinite(X[:, i]), axis=1) & ~res.held
+            if ok.any():
+                d = X[ok, i] - T_[ok, :3, 3]
+                new[i] = np.einsum("kji,kj->i", T_[ok, :3, :3], d) / ok.sum()
+        changes.append(float(np.abs(new - offsets).max()))
+        offsets = new
+        if changes[-1] < tolerance:
+            break
+    # the last fit with the final offsets, errors of the real markers alone
+    geo = sole_geometry(tree, contact_points, Q, floor)
+    S = np.full((t.size, J, 3), np.nan)
+    j = 0
+    for body, g in geo.items():
+        k = g["world"].shape[1]
+        S[rest[body], j:j + k] = (g["world"] - g["height"][..., None] * n)[rest[body]]
+        j += k
+    res = both.with_offsets(np.vstack([offsets, sole_off])).fit(
+        np.concatenate([X, S], axis=1), q0=Q[0], progress=False)
+    err = res.marker_errors[:, :M]
+    with np.errstate(invalid="ignore"):
+        rms = np.sqrt(np.nanmean(err ** 2, axis=1))
+    fit = MarkerFitResult(res.q, err, rms, res.iterations, np.isfinite(X[..., 0]).sum(axis=1),
+                          res.held, res.seconds, res.cpu_seconds)
+    geo = sole_geometry(tree, contact_points, res.q, floor)
+    spread = {b: float(np.median(g["spread"][rest[b]])) if rest[b].any() else float("nan")
+              for b, g in geo.items()}
+    return FlatFeetFit(fitter.with_offsets(offsets), fit, rest, sole, S, changes, spread)
