@@ -53,6 +53,14 @@ reference's feet push within a 4-7 cm band, load-weighted 17 mm above the floor,
 rigid stance foot settles 3-5 deg from the reference's pose and the stiff leg carries that
 to the pelvis (about 5 cm per single stance). On the synthetic walk's consistent motion
 (exact model) the body stays up but drifts: pelvis 0.12-0.18 m RMS in every configuration.
+References re-optimised with rigid feet (from the saved consistent motion,
+``ConsistentMotion(contact_band=(0.002, 0.01), contact_height_scale=0.002,
+penetration_scale=0.002)``: 0.29 N, markers 11.1 mm, loads 3 mm above the floor): 0.68-0.71
+s within 10 cm in every configuration (gain 0-1, pose correction 0.3-3, placed or not): the
+stance foot stays planted but the pelvis drifts 3 cm from it per single stance, then the
+swing heel lands early and sticks; ``mu=0.3`` 1.84 s, 0.59 m, ``mu=0.2`` 1.50 s, 0.26 m
+(0.25-0.49 m over the runs: the feet slide as the reference's do, 15-35 mm/s). With band
+5-20 mm (0.24 N, 9.6 mm) gain 0.5: 1.97 s, 0.72 m.
 
 Without ``--saved`` the example runs first (synthetic walk, or ``--c3d``) with its per-frame
 motion (``--no-consistent``, a minute) into ``--out``.

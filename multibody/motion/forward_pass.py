@@ -51,30 +51,30 @@ the capture frames, written on CasADi symbols as hat functions), so a whole run 
 once and runs in C (``Simulator(diagram, compiled=True)``), and many runs with different
 references (:meth:`ForwardPass.run_batch`, the noise study) share one compiled call.
 
-Limits (measured with ``benchmarks/bench_forward_pass.py`` on saved runs of
-``examples/human_walking.py --c3d``, HDM trial; ``--perturb``: medians over runs whose
-initial pelvis velocity is perturbed by 2 cm/s): the joints follow to 0.5-2.5 degrees RMS at
-17-25x real time in CPU time (``h`` half a frame), but the unactuated body does not follow
-the capture: the pelvis leaves it by 10 cm after 1.1-1.6 s (median). What drives it away is
-the stance foot's contact, not the joint tracking: the reference (consistent motion, contact
-band 4-7 cm) loads points a load-weighted 17 mm above the floor, with no point within 3 mm
-of it in 244 of 343 frames, and its centre of pressure lies a median 35 mm outside the
-polygon of its points within 1 cm of the floor. The rigid foot comes down onto one edge and
-settles 3-5 degrees from the reference's pose; the stiff leg carries that tilt to the pelvis
-(about 5 cm per single stance, the whole drift measured), the next foot lands off and the
-body falls. Contact points placed at their lowest loaded height (``placement_quantile`` 0)
-float in mid-stance; at the 0.18 quantile of their loaded heights the body stays up over
-both strides in more than half the perturbed runs though it drifts (markers 0.20-0.22 m
-median, pelvis 0.17 m; 0.6-0.7 m at 0.16-0.25, 0.97 m at 0): chaotic in the placement. No
-feedback measured holds the pelvis: the pelvis wrench through the stance legs (gain 1) helps
-(1.25 against 0.8 s within 10 cm); a kinematic stance-leg pose correction (joint targets
-moved by the leg motion that puts the pelvis back with the foot held; it does on a planted
-monopod) makes it worse at full gain (the foot tips: the correction asks more ankle torque
-than the foot's support gives) and no better at 0.1-0.5; swing-foot placement, released,
-stiffer or passive ankles, a spring-damper floor, and a reference with the loaded points
-pulled toward the floor (``ConsistentMotion(contact_height_scale=0.005)``: 17 -> 11 mm
-load-weighted height, markers 10.6 mm) did no better (0.7-0.9 s). The synthetic walk's body (exact model; consistent motion, same band)
-stays up but drifts (pelvis 0.12-0.18 m RMS). Left to do: a reference with rigid feet.
+Limits (``benchmarks/bench_forward_pass.py`` on saved ``examples/human_walking.py --c3d``
+runs, HDM trial; medians over runs with the initial pelvis velocity perturbed by 2 cm/s):
+the joints follow to 0.5-2.5 deg RMS at 17-25x real time in CPU time (``h`` half a frame),
+but the unactuated body drifts from the capture (10 cm after 1.1-1.6 s). On the example's
+reference (consistent motion, contact band 4-7 cm) the stance foot's contact dominates: its
+loads sit a load-weighted 17 mm above the floor (no point within 3 mm in 244 of 343 frames;
+centre of pressure a median 35 mm outside the polygon of the points within 1 cm), so the
+rigid foot settles 3-5 deg from the reference's pose and the stiff leg carries that to the
+pelvis (about 5 cm per single stance, the whole drift), the next foot lands off and the
+body falls. Points at their lowest loaded height (``placement_quantile`` 0) float in
+mid-stance: markers 0.97 m; at the 0.18 quantile the body stays up over both strides in
+more than half the runs though it drifts (markers 0.20-0.22 m, pelvis 0.17 m; 0.6-0.7 m at
+0.16-0.25: chaotic in the placement). The pelvis wrench through the stance legs (gain 1)
+helps (1.25 against 0.8 s within 10 cm); a kinematic stance-leg pose correction (targets
+moved by the leg motion that puts the pelvis back with the foot held) is worse at full gain
+(the foot tips) and no better at 0.1-0.5; so are swing-foot placement, released, stiffer or
+passive ankles and a spring-damper floor. A reference with rigid feet
+(``ConsistentMotion`` band 2-10 mm, ``contact_height_scale`` 2 mm: loads 3 mm above the
+floor, centre of pressure inside the support; markers 11 mm, 0.29 N) moves the problem: the
+stance foot stays planted (3 mm, 1 deg) while the pelvis drifts 3 cm from it in single
+stance through the leg's tracking errors (the pose correction halves that), the swing heel
+lands early and sticks (the reference's touching points slide 15-35 mm/s) and the body
+falls at 0.7 s; with ``mu`` 0.2-0.3 its feet slide too and it stays up (markers 0.26-0.30
+m). On the synthetic walk (exact model, same band) it stays up, pelvis 0.12-0.18 m RMS off.
 
 References
 ----------
