@@ -52,6 +52,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -79,6 +80,7 @@ _LEGACY_TMP = re.compile(r"dbk_\w+\.[a-z0-9_]{8}\.(?:c|so)")
 active_processes: set = set()      # compiler processes of this process
 active_temporaries: set = set()    # build directories of this process
 _exiting: list[bool] = [False]
+_registry = threading.Lock()       # the exit clean-up and the registrations take turns
 
 
 
@@ -337,8 +339,13 @@ def kill_process_group(proc: subprocess.Popen) -> None:
 
 @contextlib.contextmanager
 def tracked_process(proc: subprocess.Popen) -> Iterator[subprocess.Popen]:
-    """Within the block, ``proc`` is killed if this process exits."""
-    active_processes.add(proc)
+    """Within the block, ``proc`` is killed if this process exits (at once when the exit
+    clean-up has already run: registration and clean-up take one lock, so no compiler
+    started by a background thread during the exit outlives the program)."""
+    with _registry:
+        if _exiting[0]:
+            kill_process_group(proc)
+        active_processes.add(proc)
     try:
         yield proc
     finally:
@@ -349,11 +356,17 @@ def tracked_process(proc: subprocess.Popen) -> Iterator[subprocess.Popen]:
 def build_directory(cache_dir: Path) -> Iterator[Path]:
     """A private build directory in ``cache_dir``, removed after the block or at exit.
 
-    Stale build directories of dead processes are swept first.
+    Stale build directories of dead processes are swept first. Once the exit clean-up has
+    run, no directory is made (:class:`~solvers.errors.CompileError`): a background thread
+    still compiling while the program exits would leave it behind.
     """
     sweep_stale_temporaries(cache_dir)
-    tmp = Path(tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{HOST}-{os.getpid()}-", dir=cache_dir))
-    active_temporaries.add(tmp)
+    with _registry:
+        if _exiting[0]:
+            raise CompileError("the program is exiting: no new compilation is started")
+        tmp = Path(tempfile.mkdtemp(prefix=f"{TMP_PREFIX}{HOST}-{os.getpid()}-",
+                                    dir=cache_dir))
+        active_temporaries.add(tmp)
     try:
         yield tmp
     finally:
@@ -420,8 +433,14 @@ if hasattr(os, "register_at_fork"):
 def _cleanup_at_exit() -> None:
     """Kill compilers still running (a background build outlived the program) and remove
     their build directories, so that no orphan files stay in the cache."""
-    _exiting[0] = True
-    for proc in list(active_processes):
+    with _registry:
+        _exiting[0] = True
+        procs, temps = list(active_processes), list(active_temporaries)
+    for proc in procs:
         kill_process_group(proc)
-    for d in list(active_temporaries):
-        shutil.rmtree(d, ignore_errors=True)
+    for d in temps:   # a thread may still write into it for a moment: a few tries
+        for _ in range(20):
+            shutil.rmtree(d, ignore_errors=True)
+            if not os.path.exists(d):
+                break
+            time.sleep(0.01)
