@@ -6,7 +6,8 @@ re-simulates its motion with :class:`multibody.motion.ForwardPass` without redoi
 optimisation: the model is rebuilt from the skeleton, the run's segment scales and marker
 offsets, the floor refitted to the run's per-frame fit (``q_fit``) as the example does. Each
 configuration (``--config`` NAME=ForwardPass keyword arguments, repeatable; default: the
-example's forward pass, then with the contact points placed on the stance floor) is built
+example's forward pass, then with the points at their lowest loaded height, then the points
+as fitted with joint tracking alone) is built
 and compiled once, then run ``rounds`` times; timing: process CPU time of the simulation
 alone (compilation excluded), medians, BLAS limited to one thread. Printed per
 configuration: the forward-pass keys of ``report.json`` (``marker_rms_m``,
@@ -96,8 +97,10 @@ from multibody.parsing.urdf_writer import (configuration_from_urdf_order,  # noq
                                            velocity_from_urdf_order)
 from sensors import read_c3d  # noqa: E402
 
-DEFAULT_CONFIGS = ["example=", "placed=contact_reference=REF,contact_forces=CF",
-                   "placed_h120=contact_reference=REF,contact_forces=CF,time_step=1/120"]
+DEFAULT_CONFIGS = ["example=contact_reference=REF,contact_forces=CF,balance_gain=1,"
+                   "placement_quantile=0.18",
+                   "lowest=contact_reference=REF,contact_forces=CF,balance_gain=1",
+                   "as_fitted="]
 
 
 def load_saved(saved: str, c3d=None) -> dict:
