@@ -27,7 +27,10 @@ stance-leg Jacobian transpose of Hyon, Hale and Cheng 2007):
   columns (world-aligned at ``c_k``, rows ``[angular; linear]``):
   ``tau_k = -J_{c_k, leg}^T lambda_k``. With the foot held by the ground these torques give
   the root the generalised force of the wrench ``w_k W`` and nothing else (the leg's
-  static equilibrium ``tau + J_{leg}^T lambda = 0``); the swing leg (``w_k = 0``) gets none.
+  static equilibrium ``tau + J_{leg}^T lambda = 0``); the swing leg (``w_k = 0``) gets none;
+* optionally (``BalanceGains.pose``) a kinematic pose correction of the stance legs: the
+  joint PD's targets of a leg in stance are moved by the leg motion that puts the pelvis back
+  on its reference with the foot held where it is (:func:`stance_pose_correction`).
 
 :func:`pelvis_balance_function` writes this on CasADi symbols (a function ``(q, v, ref) ->
 tau`` that the forward pass's controller adds to its joint commands, so the whole run stays
@@ -57,7 +60,8 @@ import casadi as ca
 from .contact_inverse_dynamics import Floor
 from .errors import MotionError
 
-__all__ = ["BalanceGains", "pelvis_balance_function", "balance_reference_rows",
+__all__ = ["BalanceGains", "pelvis_balance_function", "stance_pose_correction",
+           "balance_reference_rows",
            "place_contact_points", "placed_contacts", "stance_floor", "leg_chains",
            "stance_shares"]
 
@@ -85,6 +89,16 @@ class BalanceGains:
     step_velocity : float
         Seconds: the swing foot is moved by this times the pelvis's horizontal velocity
         error (a step farther in the direction the body drifts).
+    pose : float
+        Gain of the stance legs' pelvis pose correction (0: off; module docstring,
+        :func:`stance_pose_correction`): the joint PD's targets of a leg in stance (weight
+        ``w_k``) are moved by ``r_k pose dq``, ``r_k = min(1, 2 w_k)``, ``dq`` the leg motion
+        that puts the pelvis on its reference with the foot where it is.
+    pose_weights : (float, float, float)
+        Factors on the pelvis error's rotation, horizontal and vertical parts in ``dq`` (the
+        horizontal position is the one the foot's support limits).
+    pose_cap : float
+        Largest ``dq`` of one coordinate (rad; ``pose_cap / 0.1 s`` for the velocities).
     """
 
     kp_translation: float = 1.0e3
@@ -93,13 +107,17 @@ class BalanceGains:
     kd_rotation: float = 60.0
     swing: float = 0.0
     step_velocity: float = 0.0
+    pose: float = 0.0
+    pose_weights: tuple = (1.0, 1.0, 1.0)
+    pose_cap: float = 0.2
 
     def scaled(self, factor: float) -> "BalanceGains":
-        """The four wrench gains and ``swing`` times ``factor``."""
+        """The four wrench gains, ``swing`` and ``pose`` times ``factor``."""
         f = float(factor)
         return BalanceGains(f * self.kp_translation, f * self.kd_translation,
                             f * self.kp_rotation, f * self.kd_rotation, f * self.swing,
-                            self.step_velocity)
+                            self.step_velocity, f * self.pose, self.pose_weights,
+                            self.pose_cap)
 
 
 def leg_chains(tree, contact_points: Mapping, command_of_velocity: Mapping) -> list:
@@ -142,8 +160,55 @@ def leg_chains(tree, contact_points: Mapping, command_of_velocity: Mapping) -> l
     return legs
 
 
+def stance_pose_correction(tree, foot: str, leg_velocities: Sequence, q, delta,
+                           damping: float = 1e-4):
+    """The leg motion that moves the root body by ``delta`` while ``foot`` stays where it is.
+
+    With the foot held (its twist ``J_f v = 0``) a small root displacement ``delta = [phi;
+    dp]`` (world axes: rotation vector, displacement of the root body's origin) takes the
+    base coordinates ``d_b = J_{r,b}^{-1} delta`` (``J_{r,b}`` the root body's Jacobian
+    w.r.t. the free joint's velocities) and the leg's
+
+    .. math::
+
+        \\Delta q_{leg} = -J_{f,leg}^T (J_{f,leg} J_{f,leg}^T + \\lambda I)^{-1}
+                          J_{f,b}\\, J_{r,b}^{-1}\\, \\delta,
+
+    (damped least squares: the inverse for a six-joint leg away from a straight knee).
+    Linear in ``delta``, so a twist error maps the same way to velocity corrections.
+
+    Parameters
+    ----------
+    tree : RigidBodyTree
+        Its first joint is the free root.
+    foot : str
+        The held body.
+    leg_velocities : sequence of int
+        The leg's velocity indices (:func:`leg_chains`).
+    q : (nq,) array_like or casadi.SX
+    delta : (6,) array_like or casadi.SX
+    damping : float
+        lambda.
+
+    Returns
+    -------
+    casadi.SX or casadi.DM
+        ``(len(leg_velocities),)``.
+    """
+    root = tree.joints[0]
+    base = list(range(root.v_start, root.v_start + 6))
+    symbolic = isinstance(q, ca.SX) or isinstance(delta, ca.SX)
+    mat = (lambda J: ca.SX(J)) if symbolic else (lambda J: ca.DM(np.asarray(J, float)))
+    Jr, Jf = mat(tree.jacobian(root.child, q)), mat(tree.jacobian(foot, q))
+    A = Jf[:, list(leg_velocities)]
+    b = -ca.mtimes(Jf[:, base], ca.solve(Jr[:, base], delta))
+    n = A.size1()
+    return ca.mtimes(A.T, ca.solve(ca.mtimes(A, A.T) + damping * ca.DM.eye(n), b))
+
+
 def pelvis_balance_function(tree, legs: Sequence, n_commands: int,
-                            gains: BalanceGains, kp=None, release=None) -> ca.Function:
+                            gains: BalanceGains, kp=None, release=None,
+                            kd=None) -> ca.Function:
     """``(q, v, ref) -> tau`` (n_commands,): the pelvis wrench carried by the stance legs
     and the swing-foot placement (module docstring), on CasADi symbols.
 
@@ -164,6 +229,11 @@ def pelvis_balance_function(tree, legs: Sequence, n_commands: int,
         stance (the command gets ``r_k K_p (q - q_d)``, ``r_k = min(1, 2 w_k)``, cancelling
         the PD's ``K_p (q_d - q)``; their damping stays): a compliant ankle lets the foot lie
         flat on the floor while the pelvis wrench sets its torque.
+    kd : (n_commands,) array_like, optional
+        The joint PD's damping (needed with ``gains.pose``). The pose servo of a stance leg
+        adds ``r_k pose (K_p dq + K_d dv)``, ``dq`` and ``dv`` the leg motions of the
+        pelvis's pose and twist errors (:func:`stance_pose_correction`), capped per
+        coordinate at ``pose_cap`` and ``pose_cap / 0.1 s``, ``r_k = min(1, 2 w_k)``.
 
     Returns
     -------
@@ -185,8 +255,11 @@ def pelvis_balance_function(tree, legs: Sequence, n_commands: int,
     if len(release) != len(legs):
         raise MotionError(f"balance: release has {len(release)} entries, expected one list "
                           f"per leg ({len(legs)})")
-    if (gains.swing or any(release)) and kp is None:
-        raise MotionError("balance: a swing gain or released joints need the joint stiffness kp")
+    if (gains.swing or any(release) or gains.pose) and kp is None:
+        raise MotionError("balance: a swing gain, a pose correction or released joints need "
+                          "the joint stiffness kp")
+    if gains.pose and kd is None:
+        raise MotionError("balance: a pose correction needs the joint damping kd")
     nrel = sum(len(r) for r in release)
     q = ca.SX.sym("q", tree.nq)
     v = ca.SX.sym("v", tree.nv)
@@ -215,6 +288,16 @@ def pelvis_balance_function(tree, legs: Sequence, n_commands: int,
             sw = g.swing * (1 - ca.fmin(1.0, 2.0 * w))
             kpl = ca.DM([kp[ci] for ci in cmd])
             tk = tk + sw * kpl * ca.mtimes(pinv, df)
+        if g.pose:
+            cap = float(g.pose_cap)
+            wr, wh, wv = (float(x) for x in g.pose_weights)
+            S = ca.DM([wr, wr, wr, wh, wh, wv])
+            dq = ca.fmin(cap, ca.fmax(-cap, stance_pose_correction(tree, foot, vi, q, S * dp)))
+            dv = ca.fmin(cap / 0.1, ca.fmax(-cap / 0.1,
+                                            stance_pose_correction(tree, foot, vi, q, S * dpd)))
+            r = g.pose * ca.fmin(1.0, 2.0 * w)
+            tk = tk + r * (ca.DM([kp[ci] for ci in cmd]) * dq
+                           + ca.DM([kd[ci] for ci in cmd]) * dv)
         for i, ci in enumerate(cmd):
             tau[ci] += tk[i]
     at = wpos + nl

@@ -450,7 +450,7 @@ class ForwardPass:
                              for _, _, vi in self.legs]
             bal = pelvis_balance_function(fwd, self.legs, len(self.q_indices),
                                           balance_gains.scaled(balance_gain), self.kp,
-                                          self._release)
+                                          self._release, self.kd)
         K = len(self.times)
         self.controller = JointTrackingController(
             fwd.nq + fwd.nv, self.q_indices, self.kp, self.times,

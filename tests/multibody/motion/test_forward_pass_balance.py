@@ -235,3 +235,54 @@ def test_a_release_list_per_leg_is_checked():
     with pytest.raises(MotionError, match="release has 2 entries, expected one list per leg"):
         pelvis_balance_function(tree, legs, tree.nv - 6, BalanceGains(), kp=np.ones(tree.nv - 6),
                                 release=[[], []])
+
+
+def _six_joint_leg():
+    """Pelvis (free) and a leg of six revolute joints (hip x, y, z; knee y; ankle y, x)."""
+    t = RigidBodyTree("leg6")
+    small = 1e-3 * np.eye(3)
+    t.add_body("pelvis", 10.0, inertia=np.eye(3) * 0.1)
+    t.add_joint(Free("floating_base", "world", "pelvis"))
+    parent = "pelvis"
+    for name, axis, dz in (("hx", (1, 0, 0), 0.0), ("hy", (0, 1, 0), 0.0),
+                           ("hz", (0, 0, 1), 0.0), ("knee", (0, 1, 0), -0.45),
+                           ("ay", (0, 1, 0), -0.45), ("foot", (1, 0, 0), 0.0)):
+        X = np.eye(4)
+        X[2, 3] = dz
+        t.add_body(f"b_{name}", 1.0, inertia=small)
+        t.add_joint(Revolute(name, parent, f"b_{name}", axis=axis, origin=X))
+        parent = f"b_{name}"
+    return t
+
+
+def test_the_stance_pose_correction_moves_the_root_by_delta_with_the_foot_held():
+    from multibody.motion.balance import stance_pose_correction
+    tree = _six_joint_leg().finalize()
+    q = tree.neutral_configuration()
+    q[7:] = [0.1, -0.4, 0.05, 0.8, -0.4, -0.1]             # a bent knee
+    delta = np.array([0.01, -0.02, 0.015, 0.004, -0.003, 0.002])
+    legs = leg_chains(tree, {"b_foot": [(0, 0, 0)]},
+                      {v: v - 6 for v in range(6, tree.nv)})
+    _, _, vi = legs[0]
+    dq = np.asarray(stance_pose_correction(tree, "b_foot", vi, q, delta, damping=1e-10)).ravel()
+    Jr = np.asarray(tree.jacobian("pelvis", q), float)
+    Jf = np.asarray(tree.jacobian("b_foot", q), float)
+    v = np.zeros(tree.nv)
+    v[:6] = np.linalg.solve(Jr[:, :6], delta)
+    v[list(vi)] = dq
+    np.testing.assert_allclose(Jr @ v, delta, atol=1e-12)     # the root moves by delta
+    np.testing.assert_allclose(Jf @ v, 0.0, atol=1e-8)        # the foot stays
+    # finite motion: the foot moves only to second order (a tenth of delta: a hundredth)
+    def moves(scale):
+        q1 = np.asarray(tree.integrate(q, scale * v, 1.0), float).ravel()
+        T0, T1 = (np.asarray(tree.body_pose("b_foot", x), float) for x in (q, q1))
+        return np.linalg.norm(T1[:3, 3] - T0[:3, 3])
+    assert moves(0.1) < moves(1.0) / 50.0
+    assert moves(1.0) < 0.1 * np.linalg.norm(delta[3:])
+
+
+def test_a_pose_correction_needs_the_joint_damping():
+    tree = _six_joint_leg().finalize()
+    legs = leg_chains(tree, {"b_foot": [(0, 0, 0)]}, {v: v - 6 for v in range(6, tree.nv)})
+    with pytest.raises(MotionError, match="kd"):
+        pelvis_balance_function(tree, legs, 6, BalanceGains(pose=1.0), kp=np.ones(6))
