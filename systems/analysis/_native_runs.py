@@ -18,10 +18,13 @@ time's resolution: the Python run's own functions, so the same errors), and hand
 accepted step back through ``save`` whatever happens.
 
 The library (CPython and numpy headers) is built once per machine by the project's
-C-library cache (:func:`solvers.compiled.load_c_library`, about 0.3 s) and loaded once per
-process; its runs are builtin functions (made once through ``ctypes``). Without a C compiler
-or Python's C headers, with the environment variable ``DYNABLOCKS_NO_NATIVE_RUNS`` set, or
-when the build fails (one warning), the Python runs are used: the same numbers, slower
+C-library cache (:func:`solvers.compiled.load_c_library`; its first build into an empty
+cache measured 0.33-0.48 s with gcc -O2 on a 2-core machine, 0.84 s under load; loading it
+from the cache 2 ms) and loaded once per process; its runs are builtin
+functions (made once through ``ctypes``). Without a C compiler or Python's C headers, with
+the environment variable ``DYNABLOCKS_NO_NATIVE_RUNS`` set to anything but ``""`` or
+``"0"``, or when the build fails (one :class:`~solvers.errors.CompilationWarning` per
+process, naming the runs that fall back), the Python runs are used: the same numbers, slower
 (about 2 us more per ``runge_kutta3`` step of a 4-entry state).
 """
 from __future__ import annotations
@@ -36,9 +39,12 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from solvers.errors import CompilationWarning
+
 from ..errors import StepSizeError
 
-__all__ = ["native_run", "native_dopri_run", "ENABLED", "MAX_ENTRIES", "DOPRI_CONSTANTS"]
+__all__ = ["native_run", "native_dopri_run", "switched_off", "ENABLED", "MAX_ENTRIES",
+           "DOPRI_CONSTANTS"]
 
 #: Whether runs use the C loop when it can be built (tests switch it off to compare).
 ENABLED = True
@@ -176,19 +182,26 @@ static int parse(PyObject* const* args, Py_ssize_t nargs, Py_ssize_t nconst, run
     a->report = PyTuple_GET_ITEM(fixed, 2);
     a->rejected = PyTuple_GET_ITEM(fixed, 3);
     a->step_error = PyTuple_GET_ITEM(fixed, 4);
-    for (Py_ssize_t k = 0; k < nconst; k++) a->c[k] = PyFloat_AsDouble(PyTuple_GET_ITEM(fixed, 5 + k));
+    /* the floats, stopping at the first that is not one (its exception set) */
+    for (Py_ssize_t k = 0; k < nconst; k++) {
+        a->c[k] = PyFloat_AsDouble(PyTuple_GET_ITEM(fixed, 5 + k));
+        if (a->c[k] == -1.0 && PyErr_Occurred()) return -1;
+    }
+    double* scalars[5] = {&a->t, &a->t_limit, &a->hn, &a->t_event, &a->t_final};
+    static const int at[5] = {2, 5, 6, 7, 8};
+    for (int k = 0; k < 5; k++) {
+        *scalars[k] = PyFloat_AsDouble(args[at[k]]);
+        if (*scalars[k] == -1.0 && PyErr_Occurred()) return -1;
+    }
     a->check = args[1];
-    a->t = PyFloat_AsDouble(args[2]);
     a->x = args[3];
     a->k0 = args[4];
-    a->t_limit = PyFloat_AsDouble(args[5]);
-    a->hn = PyFloat_AsDouble(args[6]);
-    a->t_event = PyFloat_AsDouble(args[7]);
-    a->t_final = PyFloat_AsDouble(args[8]);
-    if (PyErr_Occurred()) return -1;
     PyObject* x = a->x;
+    /* copied as raw doubles only when they are this machine's: native byte order, aligned,
+       contiguous (any other array is read entry by entry, as a sequence) */
     if (PyArray_Check(x) && PyArray_TYPE((PyArrayObject*)x) == NPY_DOUBLE &&
-            PyArray_NDIM((PyArrayObject*)x) == 1 && PyArray_IS_C_CONTIGUOUS((PyArrayObject*)x)) {
+            PyArray_NDIM((PyArrayObject*)x) == 1 && PyArray_IS_C_CONTIGUOUS((PyArrayObject*)x) &&
+            PyArray_ISNOTSWAPPED((PyArrayObject*)x) && PyArray_ISALIGNED((PyArrayObject*)x)) {
         a->n = PyArray_DIM((PyArrayObject*)x, 0);
         if (a->n >= 1 && a->n <= NMAX)
             memcpy(X, PyArray_DATA((PyArrayObject*)x), (size_t)a->n * sizeof(double));
@@ -499,7 +512,8 @@ _LOCK = threading.Lock()
 def _kernel(name: str = "bs3") -> Optional[Callable]:
     """The compiled run ``name`` (``"bs3"`` or ``"dopri"``, a builtin function of the
     library), or None without a compiler or Python's C headers, with
-    ``DYNABLOCKS_NO_NATIVE_RUNS`` set, or when the build fails (one warning)."""
+    ``DYNABLOCKS_NO_NATIVE_RUNS`` set (:func:`switched_off`), or when the build fails (one
+    :class:`~solvers.errors.CompilationWarning` per process)."""
     if not _KERNELS:
         with _LOCK:
             if not _KERNELS:
@@ -510,7 +524,7 @@ def _kernel(name: str = "bs3") -> Optional[Callable]:
 def _build() -> Optional[dict]:
     from solvers import compiled
     include = sysconfig.get_paths().get("include", "")
-    if os.environ.get("DYNABLOCKS_NO_NATIVE_RUNS") or compiled.find_compiler() is None or \
+    if switched_off() or compiled.find_compiler() is None or \
             not os.path.exists(os.path.join(include, "Python.h")):
         return None
     # the interpreter's and numpy's versions in the source: a new one builds its library
@@ -523,10 +537,18 @@ def _build() -> Optional[dict]:
             ctypes.cast(lib.dbk_native_functions, ctypes.c_void_p).value)(None)
         return dict(zip(("bs3", "dopri"), functions))
     except Exception as exc:  # noqa: BLE001 - any build failure: the Python runs
-        warnings.warn(f"runge_kutta3, RK45: the C loop of their runs could not be built "
-                      f"({exc}); the Python loops run instead (the same numbers, slower)",
-                      RuntimeWarning, stacklevel=4)
+        # once per process (_kernel keeps the outcome), pointing at _kernel's caller
+        warnings.warn(f"Simulator: the C loop of the interpreted runge_kutta3 and RK45 runs "
+                      f"(systems.analysis._native_runs) could not be built "
+                      f"({type(exc).__name__}: {exc}); their Python loops run instead "
+                      f"(the same numbers, slower)", CompilationWarning, stacklevel=2)
         return None
+
+
+def switched_off() -> bool:
+    """Whether the environment variable ``DYNABLOCKS_NO_NATIVE_RUNS`` switches the C loop
+    off: any value but ``""`` and ``"0"`` (unset, empty and ``"0"`` leave it on)."""
+    return os.environ.get("DYNABLOCKS_NO_NATIVE_RUNS", "") not in ("", "0")
 
 
 def _wrapped(kernel, save, fixed: tuple) -> Callable:
