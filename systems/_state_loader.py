@@ -2,7 +2,7 @@
 :meth:`systems.context.Context.state_loader`)."""
 from __future__ import annotations
 
-from typing import Callable, Dict, List, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -31,8 +31,8 @@ class StateLoader:
     body : tuple of str
         The statements of ``load_readonly`` with ``{t}`` and ``{x}`` for its arguments,
         over the names of ``names`` (see :meth:`inline`).
-    names : dict
-        The objects the statements name (all starting ``ld_``).
+    names : dict, optional
+        The objects the statements name (all starting ``ld_``); none by default.
 
     Attributes
     ----------
@@ -47,7 +47,7 @@ class StateLoader:
     def __init__(self, slots: List[Tuple], size: int,
                  load_readonly: Callable[[float, np.ndarray], None],
                  set_time: Callable[[float], None], body: Tuple[str, ...] = (),
-                 names: Dict[str, object] = None):
+                 names: Optional[Dict[str, object]] = None):
         self.slots, self.size = slots, size
         self._load_readonly = load_readonly
         self.set_time = set_time

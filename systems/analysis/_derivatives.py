@@ -213,7 +213,9 @@ def derivative_function(system, root, loader, nfev: list, locator) -> Callable:
                 not np.all(np.isfinite(xdot)):
             locator.report_derivative(root, t, xdot)
 
-    if not direct:
+    if not direct:   # (a system's own eval_time_derivatives: its value checked as a port's)
+        what = f"time derivatives of system '{system.name}'"
+
         def f(t, x):
             if type(x) is not ndarray or x.dtype is not float64 or x.flags.writeable or \
                     (x.base is not None and type(x.base) is not bytes):
@@ -221,6 +223,8 @@ def derivative_function(system, root, loader, nfev: list, locator) -> Callable:
             load(t, x)
             nfev[0] += 1
             xdot = system.eval_time_derivatives(root)
+            if type(xdot) is not ndarray or xdot.dtype is not float64 or xdot.shape != (nx,):
+                xdot = normalize_vector(xdot, nx, what)
             check(t, xdot)
             return xdot
         return f
