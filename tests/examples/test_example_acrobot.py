@@ -2,6 +2,7 @@
 import os
 
 import numpy as np
+import pytest
 
 from _examples import load_example
 
@@ -84,3 +85,34 @@ def test_acrobot_numeric_derivatives_equal_its_symbolic_evaluation():
         xdot = np.array(plant.time_derivatives(ctx))
         sym = np.asarray(cs.f(*cs.from_context(ctx)), float).ravel()
         np.testing.assert_allclose(xdot, sym, rtol=1e-12, atol=1e-12)
+
+
+def test_a_parameter_array_changed_in_place_by_its_owner_does_not_reach_the_memo():
+    """The context keeps its own immutable copy of a parameter vector: an owner that hands
+    over a read-only array, then flips it writeable and changes it, changes neither the
+    parameter nor the derivatives (before the copy, get_parameter showed the new value while
+    the memoized coefficients stayed those of the old one); the stored vector itself cannot
+    be made writeable."""
+    ex = load_example("acrobot_lqr")
+    plant = ex.Acrobot()
+    ctx = plant.create_default_context()
+    x, tau = [2.9, -0.4, 0.7, -1.3], 0.6
+    ctx.set_continuous_state(x)
+    plant.get_input_port().fix_value(ctx, [tau])
+    names = ex.Acrobot.PARAMETERS
+    mine = np.array([ex.SPONG[name] for name in names])
+    mine.flags.writeable = False
+    ctx.set_parameter("spong", mine)
+    before = list(plant.time_derivatives(ctx))   # (the memo is filled)
+    mine.flags.writeable = True
+    mine[names.index("m2")] = 2.5
+    stored = ctx.get_parameter("spong")
+    assert stored.tolist() == [ex.SPONG[name] for name in names]
+    assert list(plant.time_derivatives(ctx)) == before
+    np.testing.assert_allclose(before, _spong_derivatives(x, tau, **ex.SPONG), rtol=1e-12)
+    with pytest.raises(ValueError):
+        stored.flags.writeable = True
+    # the new values, set, are seen
+    ctx.set_parameter("spong", mine)
+    np.testing.assert_allclose(list(plant.time_derivatives(ctx)),
+                               _spong_derivatives(x, tau, **dict(ex.SPONG, m2=2.5)), rtol=1e-12)
