@@ -307,3 +307,20 @@ def test_any_form_of_state_array_gives_the_same_bits(c_calls):
     assert c_calls["bs3"] == 3
     # x0(1) = exp(-1): the run is the ODE's
     assert abs(np.frombuffer(reference[4][0])[0] - math.exp(-1.0)) < 1e-7
+
+
+def test_a_run_given_a_non_float_stops_at_the_first(c_calls):
+    """The C loop reads its float arguments one at a time and raises the first failure
+    (a TypeError naming the type), never reading on with an exception pending."""
+    run = _native_runs.native_run(3, lambda t, x: (0.0, 0.0, 0.0), None, None, None,
+                                  error_weights=(-5 / 72, 1 / 12, 1 / 9, -1 / 8),
+                                  exponent=-1 / 3, max_step=0.1, atol=1e-9, rtol=1e-6,
+                                  stretch=0.01, name="runge_kutta3")
+    x = np.zeros(3)
+    with pytest.raises(TypeError, match="not str"):
+        run(0.0, x, [0.0] * 3, "one", 0.1, object(), math.inf, None)
+    with pytest.raises(TypeError, match="not list"):
+        run([0.0], x, [0.0] * 3, 1.0, "h", math.inf, math.inf, None)
+    with pytest.raises(ValueError, match="the derivative has 2 values, expected 3"):
+        run(0.0, x, [0.0] * 2, 1.0, 0.1, math.inf, math.inf, None)
+    assert c_calls["bs3"] == 3
