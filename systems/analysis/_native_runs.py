@@ -157,6 +157,26 @@ static int call3(PyObject* fn, PyObject* a, PyObject* b, PyObject* c) {
     return 0;
 }
 
+/* a run's value (t, x, k0, t_prev, x_prev, k0_prev, h, steps, the exception or None),
+   taking the references xo, ko, xpo, kpo; with failed, the exception set (its traceback
+   kept) */
+static PyObject* finish(int failed, double t, PyObject* xo, PyObject* ko, double tp,
+                        PyObject* xpo, PyObject* kpo, double hn, long steps) {
+    PyObject* exc = Py_None;
+    if (failed) {
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        PyErr_NormalizeException(&type, &value, &tb);
+        if (tb && value) PyException_SetTraceback(value, tb);
+        Py_XDECREF(type); Py_XDECREF(tb);
+        exc = value ? value : (Py_INCREF(Py_None), Py_None);
+    } else Py_INCREF(exc);
+    if (steps)
+        return Py_BuildValue("(dNNdNNdlN)", t, xo, ko, tp, xpo, kpo, hn, steps, exc);
+    Py_XDECREF(xpo); Py_XDECREF(kpo);
+    return Py_BuildValue("(dNNOOOdlN)", t, xo, ko, Py_None, Py_None, Py_None, hn, steps, exc);
+}
+
 /* the arguments of a run: (fixed, check, t, x, k0, t_limit, hn, t_event, t_final) with
    fixed = (g, take, report, rejected, step_error, nconst floats); x's and k0's n entries
    into X and P. 0, or -1 with an exception set. */
@@ -228,7 +248,7 @@ static PyObject* bs3_run(PyObject* self, PyObject* const* args, Py_ssize_t nargs
            exponent = a.c[4], w0 = a.c[5], w1 = a.c[6], w2 = a.c[7], w3 = a.c[8],
            a20 = a.c[9], a21 = a.c[10], a22 = a.c[11];
     Py_ssize_t n = a.n;
-    PyObject *xo = x, *ko = k0, *xpo = NULL, *kpo = NULL, *xn = NULL, *kn = NULL, *exc;
+    PyObject *xo = x, *ko = k0, *xpo = NULL, *kpo = NULL, *xn = NULL, *kn = NULL;
     Py_INCREF(xo); Py_INCREF(ko);
     double tp = 0.0, h, t_new, norm, ts, c0, c1, c2, c3;
     long steps = 0;
@@ -319,28 +339,10 @@ static PyObject* bs3_run(PyObject* self, PyObject* const* args, Py_ssize_t nargs
         if (t_event <= t + 1e-12 * s || (t_limit - t <= 1e-12 * s && t_limit - t <= 4.0 * ulp_(s)))
             break;
     }
-    exc = Py_None;
-    Py_INCREF(exc);
-    goto done;
+    return finish(0, t, xo, ko, tp, xpo, kpo, hn, steps);
 fail:
     Py_CLEAR(xn); Py_CLEAR(kn);
-    {
-        PyObject *type, *value, *tb;
-        PyErr_Fetch(&type, &value, &tb);
-        PyErr_NormalizeException(&type, &value, &tb);
-        if (tb && value) PyException_SetTraceback(value, tb);
-        Py_XDECREF(type); Py_XDECREF(tb);
-        exc = value ? value : (Py_INCREF(Py_None), Py_None);
-    }
-done:;
-    PyObject* res;
-    if (steps)
-        res = Py_BuildValue("(dNNdNNdlN)", t, xo, ko, tp, xpo, kpo, hn, steps, exc);
-    else {
-        Py_XDECREF(xpo); Py_XDECREF(kpo);
-        res = Py_BuildValue("(dNNOOOdlN)", t, xo, ko, Py_None, Py_None, Py_None, hn, steps, exc);
-    }
-    return res;
+    return finish(1, t, xo, ko, tp, xpo, kpo, hn, steps);
 }
 
 /* the Dormand-Prince constants, in the order of _DOPRI_CONSTANTS */
@@ -360,7 +362,7 @@ static PyObject* dopri_run(PyObject* self, PyObject* const* args, Py_ssize_t nar
     double max_step = a.c[0], atol = a.c[1], rtol = a.c[2];
     const double* K = a.c + 3;
     Py_ssize_t n = a.n;
-    PyObject *xo = x, *ko = k0, *xpo = NULL, *kpo = NULL, *xn = NULL, *kn = NULL, *exc;
+    PyObject *xo = x, *ko = k0, *xpo = NULL, *kpo = NULL, *xn = NULL, *kn = NULL;
     Py_INCREF(xo); Py_INCREF(ko);
     double tp = 0.0, t_new, h, h_abs, norm, ts;
     long steps = 0;
@@ -462,28 +464,10 @@ static PyObject* dopri_run(PyObject* self, PyObject* const* args, Py_ssize_t nar
         if (t_event <= t + 1e-12 * s || (t_limit - t <= 1e-12 * s && t_limit - t <= 4.0 * ulp_(s)))
             break;
     }
-    exc = Py_None;
-    Py_INCREF(exc);
-    goto done;
+    return finish(0, t, xo, ko, tp, xpo, kpo, hn, steps);
 fail:
     Py_CLEAR(xn); Py_CLEAR(kn);
-    {
-        PyObject *type, *value, *tb;
-        PyErr_Fetch(&type, &value, &tb);
-        PyErr_NormalizeException(&type, &value, &tb);
-        if (tb && value) PyException_SetTraceback(value, tb);
-        Py_XDECREF(type); Py_XDECREF(tb);
-        exc = value ? value : (Py_INCREF(Py_None), Py_None);
-    }
-done:;
-    PyObject* res;
-    if (steps)
-        res = Py_BuildValue("(dNNdNNdlN)", t, xo, ko, tp, xpo, kpo, hn, steps, exc);
-    else {
-        Py_XDECREF(xpo); Py_XDECREF(kpo);
-        res = Py_BuildValue("(dNNOOOdlN)", t, xo, ko, Py_None, Py_None, Py_None, hn, steps, exc);
-    }
-    return res;
+    return finish(1, t, xo, ko, tp, xpo, kpo, hn, steps);
 }
 
 /* the two runs as builtin functions (called from Python like any builtin, without ctypes'
