@@ -86,7 +86,8 @@ class Acrobot(LeafSystem):
         The parameter combinations (:meth:`coefficients`) are kept in the context's memory
         with the parameter vector they came from, and used again while the context holds that
         very vector (a parameter change stores a new one: ``set_parameter`` never writes into
-        the stored vector, which is read-only)."""
+        the stored vector, the context's own copy, which numpy will not make writeable
+        again)."""
         spong = context.get_parameter("spong")
         memory = context.get_memory()
         memo = memory.get("acrobot.coefficients")
