@@ -49,7 +49,7 @@ from .contact_inverse_dynamics import Floor
 from .errors import MarkerSetError
 from .marker_fit import MarkerFitResult, MarkerFitter
 
-__all__ = ["FlatFeetFit", "fit_flat_feet", "resting_frames", "sole_geometry"]
+__all__ = ["FlatFeetFit", "fit_flat_feet", "resting_frames", "sole_geometry", "sole_targets"]
 
 
 def _points(contact_points: Mapping) -> list:
@@ -109,6 +109,49 @@ def resting_frames(tree, contact_points: Mapping, t: Any, q: Any, floor: Floor, 
     return out
 
 
+def sole_targets(tree, contact_points: Mapping, q: Any, floor: Floor, rest: Mapping, *,
+                 hold: bool = False) -> np.ndarray:
+    """Targets of the sole markers: each contact point's place on the motion ``q`` projected
+    onto the floor in the resting frames of its segment, NaN elsewhere.
+
+    Parameters
+    ----------
+    tree : RigidBodyTree
+    contact_points : dict
+        ``{body: [(3,) point in the body frame, ...]}``.
+    q : (T, nq) array_like
+    floor : Floor
+    rest : dict
+        ``{body: (T,) bool}`` (:func:`resting_frames`).
+    hold : bool
+        Hold each target at the mean of its projections over every stretch of consecutive
+        resting frames (the point neither tilts nor slides while the segment rests) instead
+        of following the motion frame by frame.
+
+    Returns
+    -------
+    (T, J, 3) ndarray
+        ``J`` the contact points in the order of ``contact_points``.
+    """
+    n = np.asarray(floor.normal, float)
+    n = n / np.linalg.norm(n)
+    geo = sole_geometry(tree, contact_points, q, floor)
+    T = next(iter(geo.values()))["world"].shape[0] if geo else 0
+    blocks = []
+    for body, g in geo.items():
+        on = g["world"] - g["height"][..., None] * n                # projected onto the floor
+        S = np.full(on.shape, np.nan)
+        r = np.asarray(rest[body], bool)
+        if hold:
+            edges = np.flatnonzero(np.diff(np.concatenate([[0], r.astype(int), [0]])))
+            for a, b in zip(edges[::2], edges[1::2]):
+                S[a:b] = on[a:b].mean(axis=0)
+        else:
+            S[r] = on[r]
+        blocks.append(S)
+    return np.concatenate(blocks, axis=1) if blocks else np.zeros((T, 0, 3))
+
+
 @dataclass
 class FlatFeetFit:
     """The result of :func:`fit_flat_feet`.
@@ -145,7 +188,7 @@ class FlatFeetFit:
 def fit_flat_feet(fitter: MarkerFitter, contact_points: Mapping, t: Any, positions: Any,
                   floor: Floor, q: Any, *, sole_weight: float = 1.0, iterations: int = 8,
                   tolerance: float = 5e-4, speed_threshold: float = 0.15,
-                  height_threshold: float = 0.05,
+                  height_threshold: float = 0.05, hold: bool = False,
                   bodies: Optional[Any] = None) -> FlatFeetFit:
     """Fit a capture with its resting feet flat on the floor (module docstring).
 
@@ -172,6 +215,9 @@ def fit_flat_feet(fitter: MarkerFitter, contact_points: Mapping, t: Any, positio
         Stop when no offset moved more than this (m).
     speed_threshold, height_threshold : float
         :func:`resting_frames`.
+    hold : bool
+        :func:`sole_targets`: each point's target held at one place over each stretch of
+        resting frames (a foot that neither tilts nor slides while it rests).
     bodies : sequence of str, optional
         Segments whose markers are recalibrated (default: the keys of ``contact_points``).
 
@@ -212,8 +258,6 @@ def fit_flat_feet(fitter: MarkerFitter, contact_points: Mapping, t: Any, positio
                         tolerance=fitter.tolerance, cost_tolerance=fitter.cost_tolerance)
     recal = set(contact_points if bodies is None else bodies)
     idx = [i for i, b in enumerate(fitter.marker_bodies) if b in recal]
-    n = np.asarray(floor.normal, float)
-    n = n / np.linalg.norm(n)
     offsets = fitter.marker_offsets.copy()
     sole_off = np.array([p for _, _, p in sole])
     changes = []
@@ -222,14 +266,7 @@ def fit_flat_feet(fitter: MarkerFitter, contact_points: Mapping, t: Any, positio
     rest = resting_frames(tree, contact_points, t, Q, floor, speed_threshold=speed_threshold,
                           height_threshold=height_threshold)
     for _ in range(int(iterations)):
-        geo = sole_geometry(tree, contact_points, Q, floor)
-        S = np.full((t.size, J, 3), np.nan)
-        j = 0
-        for body, g in geo.items():
-            k = g["world"].shape[1]
-            on = g["world"] - g["height"][..., None] * n           # projected onto the floor
-            S[rest[body], j:j + k] = on[rest[body]]
-            j += k
+        S = sole_targets(tree, contact_points, Q, floor, rest, hold=hold)
         run = both.with_offsets(np.vstack([offsets, sole_off]))
         res = run.fit(np.concatenate([X, S], axis=1), q0=Q[0], progress=False)
         Q = res.q
@@ -247,13 +284,7 @@ def fit_flat_feet(fitter: MarkerFitter, contact_points: Mapping, t: Any, positio
         if changes[-1] < tolerance:
             break
     # the last fit with the final offsets, errors of the real markers alone
-    geo = sole_geometry(tree, contact_points, Q, floor)
-    S = np.full((t.size, J, 3), np.nan)
-    j = 0
-    for body, g in geo.items():
-        k = g["world"].shape[1]
-        S[rest[body], j:j + k] = (g["world"] - g["height"][..., None] * n)[rest[body]]
-        j += k
+    S = sole_targets(tree, contact_points, Q, floor, rest, hold=hold)
     res = both.with_offsets(np.vstack([offsets, sole_off])).fit(
         np.concatenate([X, S], axis=1), q0=Q[0], progress=False)
     err = res.marker_errors[:, :M]
