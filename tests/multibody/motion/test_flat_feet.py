@@ -11,7 +11,7 @@ import pytest
 
 from multibody.models import human_model
 from multibody.motion import Floor, MarkerFitter, MarkerSetError
-from multibody.motion.flat_feet import fit_flat_feet, resting_frames, sole_geometry
+from multibody.motion.flat_feet import fit_flat_feet, resting_frames, sole_geometry, sole_targets
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "..", "..", "examples", "data")
 
@@ -86,3 +86,26 @@ def test_bad_arguments(walker):
         fit_flat_feet(fitter, walker.foot_contact_points, t, X, floor, Q, sole_weight=0.0)
     with pytest.raises(MarkerSetError, match="'r-hoof'"):
         fit_flat_feet(fitter, {"r-hoof": [[0.0, 0.0, 0.0]]}, t, X, floor, Q)
+
+
+def test_sole_targets_follow_or_hold(walker):
+    tree = walker.tree
+    t, Q, _ = _standing(walker, 12)
+    Q[:, 4] += 0.1 * t                    # the whole body moving along x at 0.1 m/s, 5 cm up
+    Q[:, 6] += 0.05
+    floor = Floor(np.array([0.0, 0.0, 1.0]), np.zeros(3))
+    rest = {b: np.zeros(12, bool) for b in walker.foot_contact_points}
+    rest["r-foot"][1:5] = True
+    rest["r-foot"][8:11] = True
+    follow = sole_targets(tree, walker.foot_contact_points, Q, floor, rest)
+    held = sole_targets(tree, walker.foot_contact_points, Q, floor, rest, hold=True)
+    world = sole_geometry(tree, walker.foot_contact_points, Q, floor)["r-foot"]["world"]
+    P = world.shape[1]                    # r-foot's points come first
+    assert np.isnan(follow[~rest["r-foot"]]).all() and np.isnan(follow[:, P:]).all()
+    on = world.copy()
+    on[..., 2] = 0.0                      # projected onto z = 0
+    np.testing.assert_allclose(follow[rest["r-foot"], :P], on[rest["r-foot"]], atol=1e-12)
+    for a, b in ((1, 5), (8, 11)):        # held: the mean over each stretch of rest
+        np.testing.assert_allclose(held[a:b, :P], np.broadcast_to(on[a:b].mean(axis=0),
+                                                                   (b - a, P, 3)), atol=1e-12)
+    assert np.ptp(held[1:5, 0, 0]) == 0.0 and np.ptp(follow[1:5, 0, 0]) > 0.002
