@@ -122,7 +122,7 @@ def resting_frames(tree, contact_points: Mapping, t: Any, q: Any, floor: Floor, 
 
 
 def sole_targets(tree, contact_points: Mapping, q: Any, floor: Floor, rest: Mapping, *,
-                 hold: bool = False) -> np.ndarray:
+                 hold: bool = False, lift: bool = False) -> np.ndarray:
     """Targets of the sole markers: each contact point's place on the motion ``q`` projected
     onto the floor in the resting frames of its segment, NaN elsewhere.
 
@@ -139,6 +139,9 @@ def sole_targets(tree, contact_points: Mapping, q: Any, floor: Floor, rest: Mapp
         Hold each target at the mean of its projections over every stretch of consecutive
         resting frames (the point neither tilts nor slides while the segment rests) instead
         of following the motion frame by frame.
+    lift : bool
+        Also give a target, its projection, to a point below the floor outside the resting
+        frames (a landing heel pulled out of the floor).
 
     Returns
     -------
@@ -160,6 +163,9 @@ def sole_targets(tree, contact_points: Mapping, q: Any, floor: Floor, rest: Mapp
                 S[a:b] = on[a:b].mean(axis=0)
         else:
             S[r] = on[r]
+        if lift:
+            below = (g["height"] < 0) & ~r[:, None]
+            S[below] = on[below]
         blocks.append(S)
     return np.concatenate(blocks, axis=1) if blocks else np.zeros((T, 0, 3))
 
@@ -200,7 +206,7 @@ class FlatFeetFit:
 def fit_flat_feet(fitter: MarkerFitter, contact_points: Mapping, t: Any, positions: Any,
                   floor: Floor, q: Any, *, sole_weight: float = 1.0, iterations: int = 8,
                   tolerance: float = 5e-4, speed_threshold: float = 0.15,
-                  height_threshold: float = 0.05, hold: bool = False,
+                  height_threshold: float = 0.05, hold: bool = False, lift: bool = False,
                   bodies: Optional[Any] = None) -> FlatFeetFit:
     """Fit a capture with its resting feet flat on the floor (module docstring).
 
@@ -230,6 +236,9 @@ def fit_flat_feet(fitter: MarkerFitter, contact_points: Mapping, t: Any, positio
     hold : bool
         :func:`sole_targets`: each point's target held at one place over each stretch of
         resting frames (a foot that neither tilts nor slides while it rests).
+    lift : bool
+        :func:`sole_targets`: points below the floor outside the resting frames pulled onto
+        it (targets of the previous fit's penetrating points).
     bodies : sequence of str, optional
         Segments whose markers are recalibrated (default: the keys of ``contact_points``).
 
@@ -278,7 +287,7 @@ def fit_flat_feet(fitter: MarkerFitter, contact_points: Mapping, t: Any, positio
     rest = resting_frames(tree, contact_points, t, Q, floor, speed_threshold=speed_threshold,
                           height_threshold=height_threshold)
     for _ in range(int(iterations)):
-        S = sole_targets(tree, contact_points, Q, floor, rest, hold=hold)
+        S = sole_targets(tree, contact_points, Q, floor, rest, hold=hold, lift=lift)
         run = both.with_offsets(np.vstack([offsets, sole_off]))
         res = run.fit(np.concatenate([X, S], axis=1), q0=Q[0], progress=False)
         Q = res.q
@@ -296,7 +305,7 @@ def fit_flat_feet(fitter: MarkerFitter, contact_points: Mapping, t: Any, positio
         if changes[-1] < tolerance:
             break
     # the last fit with the final offsets, errors of the real markers alone
-    S = sole_targets(tree, contact_points, Q, floor, rest, hold=hold)
+    S = sole_targets(tree, contact_points, Q, floor, rest, hold=hold, lift=lift)
     res = both.with_offsets(np.vstack([offsets, sole_off])).fit(
         np.concatenate([X, S], axis=1), q0=Q[0], progress=False)
     err = res.marker_errors[:, :M]

@@ -109,3 +109,18 @@ def test_sole_targets_follow_or_hold(walker):
         np.testing.assert_allclose(held[a:b, :P], np.broadcast_to(on[a:b].mean(axis=0),
                                                                    (b - a, P, 3)), atol=1e-12)
     assert np.ptp(held[1:5, 0, 0]) == 0.0 and np.ptp(follow[1:5, 0, 0]) > 0.002
+
+
+def test_sole_targets_lift_points_below_the_floor(walker):
+    tree = walker.tree
+    t, Q, _ = _standing(walker, 6)
+    Q[:, 6] -= 0.01                       # the whole body 1 cm into the floor
+    floor = Floor(np.array([0.0, 0.0, 1.0]), np.zeros(3))
+    rest = {b: np.zeros(6, bool) for b in walker.foot_contact_points}
+    assert np.isnan(sole_targets(tree, walker.foot_contact_points, Q, floor, rest)).all()
+    lifted = sole_targets(tree, walker.foot_contact_points, Q, floor, rest, lift=True)
+    world = np.concatenate([g["world"] for g in sole_geometry(
+        tree, walker.foot_contact_points, Q, floor).values()], axis=1)
+    np.testing.assert_allclose(lifted[..., 2], 0.0, atol=1e-12)
+    np.testing.assert_allclose(lifted[..., :2], world[..., :2], atol=1e-12)
+    np.testing.assert_allclose(world[..., 2], -0.01, atol=1e-9)
