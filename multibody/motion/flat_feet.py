@@ -37,10 +37,13 @@ still 8-24 deg), sole corners 1-3 mm apart in height (29-52 mm), real markers 5.
 offsets, the feet tilt back to 16-24 deg and the markers fit 1 mm closer (4.73 mm) -- the
 markers that pull are the shank, knee and pelvis ones (LSHN 3.3 -> 8.4 mm with flat feet),
 not the feet's: on this floor the fitted leg cannot put a flat foot where the leg markers
-are (lowering the floor 1-3 cm makes it worse: 6.05-8.30 mm). Passed on to
-:class:`~multibody.motion.ConsistentMotion` as markers (``sole_markers``, ``sole_targets``)
-with a 0-1 cm contact band, the feet stay flat (1.6-2.3 deg), the loaded points on the
-floor (median 0.3 mm) and the centre of pressure inside the support in every frame.
+are (lowering the floor 1-3 cm makes it worse: 6.05-8.30 mm). Outside the resting frames such a fit still
+drives the landing heels and the toes through the floor (lowest point per frame a median
+13 mm below it, 36 mm at worst); ``lift=True`` pulls those points out too (2.4 mm, 11 mm at
+worst; markers 6.79 mm, 23 s). Passed on to :class:`~multibody.motion.ConsistentMotion` as
+markers (``sole_markers``, ``sole_targets``, weight 10) with a 0-1 cm contact band and
+loaded points pulled onto the floor, the feet stay flat (1.5-2.3 deg), the loaded points on
+the floor (median 0.3 mm) and the centre of pressure inside the support in every frame.
 
 References
 ----------
