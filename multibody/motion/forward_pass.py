@@ -64,17 +64,18 @@ body falls. Points at their lowest loaded height (``placement_quantile`` 0) floa
 mid-stance: markers 0.97 m; at the 0.18 quantile the body stays up over both strides in
 more than half the runs though it drifts (markers 0.20-0.22 m, pelvis 0.17 m; 0.6-0.7 m at
 0.16-0.25: chaotic in the placement). The pelvis wrench through the stance legs (gain 1)
-helps (1.25 against 0.8 s within 10 cm); a kinematic stance-leg pose correction (targets
-moved by the leg motion that puts the pelvis back with the foot held) is worse at full gain
-(the foot tips) and no better at 0.1-0.5; so are swing-foot placement, released, stiffer or
-passive ankles and a spring-damper floor. A reference with rigid feet
-(``ConsistentMotion`` band 2-10 mm, ``contact_height_scale`` 2 mm: loads 3 mm above the
-floor, centre of pressure inside the support; markers 11 mm, 0.29 N) moves the problem: the
-stance foot stays planted (3 mm, 1 deg) while the pelvis drifts 3 cm from it in single
-stance through the leg's tracking errors (the pose correction halves that), the swing heel
-lands early and sticks (the reference's touching points slide 15-35 mm/s) and the body
-falls at 0.7 s; with ``mu`` 0.2-0.3 its feet slide too and it stays up (markers 0.26-0.30
-m). On the synthetic walk (exact model, same band) it stays up, pelvis 0.12-0.18 m RMS off.
+helps (1.25 against 0.8 s within 10 cm); the stance legs' pose correction
+(``BalanceGains.pose``) tips the foot at full gain, no better at 0.1-0.5; so are swing-foot
+placement, other ankles and a spring-damper floor. Rigid feet in the reference
+(``ConsistentMotion`` band 2-10 mm, ``contact_height_scale``, ``penetration_scale`` 2 mm;
+11 mm, 0.29 N) keep the stance foot planted (3 mm, 1 deg); with its slip term strong too
+(``slip_speed_scale`` 0.01: touching points slide 2-6 mm/s, not 15-35; 11.2 mm, 0.12 N) the
+body falls at 0.69 s in every run: the stance foot lands 13 mm ahead, the pelvis drifts 35
+mm (21 mm, 8 mm from the foot, with ``pose`` 1), and the swing heel, carried 2-5 mm above
+the floor at 3-4.5 m/s for 60 ms before heel strike, catches the floor 3-5 mm low and trips
+the body (pose 0.5-2, swing 0.5-1, ``omega`` 60-80, ``mu`` 0.5, a swing-clearance cost in
+the reference: 0.6-0.9 s; ``mu`` 0.2-0.3: the feet slide, 0.26-0.30 m). On the synthetic
+walk (exact model, same band) it stays up, pelvis 0.12-0.18 m RMS off.
 
 References
 ----------
@@ -93,14 +94,11 @@ from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
-import casadi as ca
-
 from actuators import GeneralizedForceActuator
 from multibody.constraints import JointLimitConstraint, PointContactConstraint
 from multibody.geometry import Halfspace, Sphere
 from multibody.plants import TimeSteppingRigidBodySystem
-from solvers import ops
-from systems import DiagramBuilder, LeafSystem
+from systems import DiagramBuilder
 from systems.analysis import Simulator, simulate_batch
 from systems.primitives import LogVectorOutput
 
@@ -108,31 +106,11 @@ from .balance import (ROWS, BalanceGains, balance_reference_rows, leg_chains,
                       pelvis_balance_function, placed_contacts, stance_shares)
 from .contact_inverse_dynamics import Floor
 from .errors import MotionError
+from .swing_lift import swing_lift
+from .tracking_controller import JointTrackingController
 
 __all__ = ["ForwardPass", "ForwardPassResult", "JointTrackingController",
            "penetration_allowance"]
-
-
-def _hat_interp(times: np.ndarray, table, t, n: int):
-    """Linear interpolation of the rows of ``table`` (K, n) at ``t`` (clamped to the knots):
-    ``np.interp`` on numbers, a sum of hat functions on CasADi symbols (``table`` may be
-    symbolic, flattened row-major)."""
-    if not ops.is_symbolic(t) and not ops.is_symbolic(table):
-        tab = np.asarray(table, float).reshape(len(times), n)
-        tc = min(max(float(t), times[0]), times[-1])
-        k = int(np.clip(np.searchsorted(times, tc, side="right") - 1, 0, len(times) - 2))
-        s = (tc - times[k]) / (times[k + 1] - times[k])
-        return (1.0 - s) * tab[k] + s * tab[k + 1]
-    tab = table if ops.is_symbolic(table) else ca.DM(np.asarray(table, float).ravel())
-    tc = ca.fmin(ca.fmax(t, float(times[0])), float(times[-1]))
-    out = ca.SX.zeros(n, 1)
-    K = len(times)
-    for k in range(K):
-        lo = times[k - 1] if k > 0 else times[0] - 1.0
-        hi = times[k + 1] if k < K - 1 else times[-1] + 1.0
-        w = ca.fmax(0.0, ca.fmin((tc - lo) / (times[k] - lo), (hi - tc) / (hi - times[k])))
-        out = out + w * tab[k * n:(k + 1) * n]
-    return out
 
 
 def penetration_allowance(tree, contact_points: Mapping, floor: Floor, q) -> dict:
@@ -148,68 +126,6 @@ def penetration_allowance(tree, contact_points: Mapping, floor: Floor, q) -> dic
             low = min(low, float(np.min(floor.height(P @ T[:3, :3].T + T[:3, 3]))))
         out[body] = max(0.0, -low)
     return out
-
-
-class JointTrackingController(LeafSystem):
-    """Joint-space tracking with feedforward: ``command = u(t) - K_p q_j`` (module
-    docstring); ``u`` (K frames x n joint coordinates, row-major) is the numeric parameter
-    ``"u"``, interpolated linearly in time between ``times`` (held outside).
-
-    Input ``state`` (nq + nv), output ``command`` (n). Symbolic-capable (CasADi), so a
-    diagram with it runs in compiled code.
-
-    Parameters
-    ----------
-    nx : int
-        Size of the state input (nq + nv).
-    q_indices : (n,) array_like of int
-        The joint coordinates in the state.
-    kp : (n,) array_like
-        Stiffness per coordinate (N m / rad).
-    times : (K,) array_like
-        Frame times (s), increasing.
-    u0 : (K, n) array_like
-        The initial table.
-    balance : casadi.Function, optional
-        ``(q, v, ref) -> tau`` added to the command
-        (:func:`~multibody.motion.balance.pelvis_balance_function`); ``ref`` is the
-        numeric parameter ``"balance_ref"`` (rows per frame), interpolated like ``u``.
-    balance_ref0 : (K, m) array_like, optional
-        Its initial table.
-    """
-
-    def __init__(self, nx: int, q_indices, kp, times, u0, balance=None,
-                 balance_ref0=None, name: str = "tracking") -> None:
-        super().__init__(name)
-        self.q_indices = np.asarray(q_indices, int)
-        self.kp = np.asarray(kp, float)
-        self.times = np.asarray(times, float)
-        self.n = len(self.q_indices)
-        self.balance = balance
-        self._state = self.declare_input_port("state", nx)
-        self.declare_numeric_parameter("u", np.asarray(u0, float).ravel())
-        if balance is not None:
-            self.n_ref = balance.size1_in(2)
-            self.declare_numeric_parameter("balance_ref", np.asarray(balance_ref0, float).ravel())
-        self.declare_output_port("command", self.n, self._calc, feedthrough=True,
-                                 prerequisites=("time", "parameters"))
-
-    def _calc(self, context):
-        x = self._state.eval(context)
-        u = _hat_interp(self.times, context.get_parameter(0), context.time, self.n)
-        symbolic = ops.is_symbolic(x) or ops.is_symbolic(u)
-        if symbolic:
-            xv = ops.vector(x)
-            out = u - ca.DM(self.kp) * xv[self.q_indices.tolist()]
-        else:
-            xv = np.asarray(x, float)
-            out = u - self.kp * xv[self.q_indices]
-        if self.balance is None:
-            return out
-        ref = _hat_interp(self.times, context.get_parameter(1), context.time, self.n_ref)
-        nq = self.balance.size1_in(0)
-        extra = self.balance(xv[:nq], xv[nq:], ref)
-        return out + extra if symbolic else out + np.asarray(extra, float).ravel()
 
 
 @dataclass
@@ -321,6 +237,11 @@ class ForwardPass:
     joint_gain_scale : dict, optional
         ``{joint: f}``: that joint's ``K_p`` times ``f``, ``K_d`` times ``sqrt(f)`` (0: a
         passive joint driven by its feedforward torque alone).
+    swing_clearance, swing_clearance_speed : float
+        ``c`` (m) and ``v_c`` (m/s) of the swing-foot lift of the controller's targets
+        (:func:`~multibody.motion.swing_lift.swing_lift`: a foot point moving along the
+        floor at ``v_c`` or faster is targeted at least ``c`` above it); 0 (default): off.
+        Needs a free root and contact points.
     compiled : bool
         Run the whole simulation in C (``Simulator(diagram, compiled=True)``) where the
         plant takes the compiled step; else the interpreted Simulator.
@@ -344,8 +265,8 @@ class ForwardPass:
                  placement_quantile: float = 0.0,
                  balance_gain: float = 0.0, balance_gains: BalanceGains = BalanceGains(),
                  joint_gain_scale: Optional[Mapping] = None, stance_release=(),
-                 stance_smoothing: float = 0.0,
-                 compiled: bool = True) -> None:
+                 stance_smoothing: float = 0.0, swing_clearance: float = 0.0,
+                 swing_clearance_speed: float = 0.5, compiled: bool = True) -> None:
         self.times = np.asarray(times, float).ravel()
         if self.times.size < 2 or np.any(np.diff(self.times) <= 0):
             raise MotionError(f"ForwardPass: times must hold at least two increasing frames, "
@@ -451,6 +372,10 @@ class ForwardPass:
             bal = pelvis_balance_function(fwd, self.legs, len(self.q_indices),
                                           balance_gains.scaled(balance_gain), self.kp,
                                           self._release, self.kd)
+        self.swing_clearance = (float(swing_clearance), float(swing_clearance_speed))
+        self._lift_legs = (leg_chains(fwd, contact_points, {int(v): i for i, v in enumerate(
+            self.actuated_velocity_indices)}) if swing_clearance and self.floating
+            and contact_points else [])
         K = len(self.times)
         self.controller = JointTrackingController(
             fwd.nq + fwd.nv, self.q_indices, self.kp, self.times,
@@ -520,6 +445,21 @@ class ForwardPass:
         return np.c_[rows, w, qd.reshape(len(rows), len(qi))]
 
     # ------------------------------------------------------------------ references
+    def lifted_reference(self, q, v) -> tuple:
+        """``(q, v)`` (K, nq), (K, nv) with the swing feet lifted (``swing_clearance``;
+        :func:`~multibody.motion.swing_lift.swing_lift` on the placed points and the
+        reference's loads), the velocities corrected by the lift's finite differences; as
+        given when the lift is off."""
+        if not self._lift_legs:
+            return q, v
+        q, v = np.asarray(q, float), np.asarray(v, float).copy()
+        c, vc = self.swing_clearance
+        ql, _ = swing_lift(self.tree, q, self.times, self.contact_points, self.floor,
+                           self._lift_legs, self._loads, clearance=c, speed=vc)
+        qi, vi = self.q_indices, self.actuated_velocity_indices
+        v[:, vi] += np.gradient(ql[:, qi] - q[:, qi], self.times, axis=0)
+        return ql, v
+
     def feedforward(self, q, v, tau) -> np.ndarray:
         """The controller's table ``u`` (K, n): ``tau_j + K_p q_d(t + h) + K_d v_d(t + h)``
         from the references ``q`` (K, nq), ``v`` (K, nv), ``tau`` (K, nv) (tree order; the
@@ -540,7 +480,7 @@ class ForwardPass:
         self.plant.set_positions(ctx, np.asarray(q, float)[0])
         self.plant.set_velocities(ctx, np.asarray(v, float)[0])
         cctx = self.controller.get_my_context_from_root(ctx)
-        cctx.set_parameter(0, self.feedforward(q, v, tau).ravel())
+        cctx.set_parameter(0, self.feedforward(*self.lifted_reference(q, v), tau).ravel())
         if self.legs:
             cctx.set_parameter(1, self.balance_reference(q, v, stance).ravel())
         ctx.set_time(float(self.times[0]))
