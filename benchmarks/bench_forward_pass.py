@@ -63,6 +63,20 @@ swing heel lands early and sticks; ``mu=0.3`` 1.84 s, 0.59 m, ``mu=0.2`` 1.50 s,
 (0.25-0.49 m over the runs: the feet slide as the reference's do, 15-35 mm/s). With band
 5-20 mm (0.24 N, 9.6 mm) gain 0.5: 1.97 s, 0.72 m.
 
+With the slip term strong as well (``slip_speed_scale=0.01``, from that reference: 0.12 N,
+11.2 mm, touching points sliding 2-6 mm/s; ``/tmp/h57/cm_s1``) it still falls at 0.69 s in
+every configuration (gain 1, pose correction 0.5-2, swing 0.5-1, ``omega`` 60-80, ``mu``
+0.5: 0.6-0.9 s): the swing heel, which the reference carries 2-5 mm above the floor at 3-4.5
+m/s before heel strike, catches the floor and trips the body. With the swing feet lifted in
+the controller's targets (``swing_clearance=0.015, swing_clearance_speed=0.2``) and the
+stance legs' pose correction (``balance_gain=1, balance_gains=BalanceGains(pose=1)``) it
+walks both strides: markers 57 mm, joints 1.42 deg, 15.6x real time; 4 perturbed runs:
+markers median 56 mm (55-101), within 10 cm 2.85 s (1.36-2.85). Clearance 12 mm: 80 mm
+(median 137); ``swing_clearance_speed`` 0.3: 59 mm; pose 2: 0.76 m; the lift without the
+pose correction falls at 0.8 s. What is left: the pelvis drifts 3-4 cm sideways from the
+stance foot in single stance (the ankle's roll torque is bounded by the foot's width) and
+the next foot lands that far off.
+
 Without ``--saved`` the example runs first (synthetic walk, or ``--c3d``) with its per-frame
 motion (``--no-consistent``, a minute) into ``--out``.
 

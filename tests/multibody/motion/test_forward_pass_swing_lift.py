@@ -78,3 +78,22 @@ def test_loaded_points_and_points_above_the_clearance_are_not_lifted():
         swing_lift(tree, Q, t, pts, floor, legs, speed=0.0)
     with pytest.raises(MotionError, match="q must be"):
         swing_lift(tree, Q[:, :5], t, pts, floor, legs)
+
+
+def test_the_forward_pass_tracks_the_lifted_feet_and_keeps_the_reference():
+    from multibody.motion.forward_pass import ForwardPass
+    tree = _leg()
+    floor = Floor(np.array([0.0, 0.0, 1.0]), np.zeros(3))
+    pts = {"r-foot": [POINT]}
+    t, Q = _motion(tree, 2.0, 0.003)
+    V = np.zeros((len(t), tree.nv))
+    V[:, 3] = 2.0
+    fp = ForwardPass(tree, t, pts, floor, swing_clearance=0.012, swing_clearance_speed=0.5)
+    ql, vl = fp.lifted_reference(Q, V)
+    legs = leg_chains(tree, pts, {v: v - 6 for v in range(6, tree.nv)})
+    expect, _ = swing_lift(tree, Q, t, pts, floor, legs, clearance=0.012, speed=0.5)
+    np.testing.assert_allclose(ql, expect)
+    np.testing.assert_allclose(vl[:, :6], V[:, :6])
+    np.testing.assert_allclose(vl[:, 6:], np.gradient(expect[:, 7:] - Q[:, 7:], t, axis=0))
+    off = ForwardPass(_leg(), t, pts, floor)
+    assert off.lifted_reference(Q, V)[0] is Q
