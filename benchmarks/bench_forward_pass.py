@@ -71,9 +71,12 @@ m/s before heel strike, catches the floor and trips the body. With the swing fee
 the controller's targets (``swing_clearance=0.015, swing_clearance_speed=0.2``) and the
 stance legs' pose correction (``balance_gain=1, balance_gains=BalanceGains(pose=1)``) it
 walks both strides: markers 57 mm, joints 1.42 deg, 15.6x real time; 4 perturbed runs:
-markers median 56 mm (55-101), within 10 cm 2.85 s (1.36-2.85). Clearance 12 mm: 80 mm
-(median 137); ``swing_clearance_speed`` 0.3: 59 mm; pose 2: 0.76 m; the lift without the
-pose correction falls at 0.8 s. What is left: the pelvis drifts 3-4 cm sideways from the
+markers median 56 mm (55-101), within 10 cm 2.85 s (1.36-2.85). Sensitive to the
+settings: clearance 12 mm 80 mm (median 137), 18 mm 139 mm (137); ``swing_clearance_speed``
+0.3: 59 mm; ``omega=60`` 66 mm (71); pose 1.5-2 or ``pose_weights=(1, 2, 1)``: 0.76-1.1 m;
+with the swing placement (``swing`` 0.5-1) 0.7-0.9 m; the lift without the pose correction
+falls at 0.8 s, and on the example's band reference it does not help (1.1-1.2 s). What is
+left: the pelvis drifts 3-4 cm sideways from the
 stance foot in single stance (the ankle's roll torque is bounded by the foot's width) and
 the next foot lands that far off.
 
