@@ -65,15 +65,8 @@ def residual_force_rms(res, sl=slice(None)) -> float:
     return float(np.sqrt(np.mean(np.sum(res.residual[sl, 3:] ** 2, axis=1))))
 
 
-RIGID_FEET = {"contact_band": (0.002, 0.01), "contact_height_scale": 0.002,
-              "penetration_scale": 0.002, "slip_speed_scale": 0.01, "marker_scale": 0.008}
-"""The rigid-foot terms of the consistent motion's second solve (``--rigid-feet``): loaded
-points within 2-10 mm of the floor and pulled onto it, none in it, touching points not
-sliding (the forward pass's rigid feet can then stand where the reference stands)."""
-
-
 def consistent_motion(model, fitter, t, X, q_fit, floor, res0, sl, knot_interval,
-                      iterations, rigid_feet=False) -> tuple:
+                      iterations) -> tuple:
     """The dynamically consistent motion (:class:`ConsistentMotion`, warm-started from the
     per-frame fit ``q_fit`` on ``floor``; friction 0.8, contact band 4-7 cm): ``(trajectory,
     check, report keys)``, ``check`` the :class:`ContactInverseDynamics` re-solved on the
@@ -85,13 +78,6 @@ def consistent_motion(model, fitter, t, X, q_fit, floor, res0, sl, knot_interval
                           knot_interval=knot_interval, contact_band=(0.04, 0.07),
                           max_iterations=iterations)
     out = cm.solve(t, X, q_fit)
-    if rigid_feet:                      # then the rigid-foot terms, from the smoothed solve
-        cm = ConsistentMotion(model.tree, list(zip(fitter.marker_names, fitter.marker_bodies,
-                                                   fitter.marker_offsets)),
-                              model.foot_contact_points, floor=floor, friction=0.8,
-                              knot_interval=knot_interval, max_iterations=60, **RIGID_FEET)
-        first = out
-        out = cm.solve(t, X, first.trajectory.q)
     res = out.inverse_dynamics                   # the independent check's forces and torques
     before, after = residual_force_rms(res0, sl), residual_force_rms(res, sl)
     keys = {"residual_force_rms_after_n": after, "marker_rms_after_m": out.marker_rms,
@@ -112,11 +98,6 @@ def consistent_motion(model, fitter, t, X, q_fit, floor, res0, sl, knot_interval
                                "violation_n": cm.stall_violation},
                 "objective_history": [float(f) for f in out.objective_history],
                 "violation_history_n": [float(v) for v in out.violation_history]}}
-    if rigid_feet:
-        keys["consistent_motion"]["rigid_feet"] = {
-            **{k: list(v) if isinstance(v, tuple) else v for k, v in RIGID_FEET.items()},
-            "first_solve_marker_rms_m": first.marker_rms,
-            "first_solve_cpu_seconds": first.cpu_seconds}
     f = out.objective_history
     print("  objective every 5 iterations: " + ", ".join(f"{f[k]:.4g}" for k in
                                                           range(0, len(f), 5)))

@@ -27,9 +27,6 @@ The pipeline (``multibody.motion``):
    at the foot points, warm-started from the fit), checked by ``ContactInverseDynamics``
    re-solved on it; that motion and its torques then replace the per-frame analysis in
    ``fit.npz``, the forward pass and the plots (the experiments keep the per-frame one);
-   ``--rigid-feet``: a second solve with rigid feet (loads on the floor, touching points not
-   sliding) and the forward pass that walks on it (stance legs' pose correction, swing feet
-   lifted where the reference skims the floor);
 6. the forward pass (``multibody.motion.ForwardPass``, ``_human_experiments.py``): the walk
    re-simulated in a ``TimeSteppingRigidBodySystem`` on the fitted floor (spheres at the foot
    contact points, joint limits) from the inverse-dynamics joint torques plus an implicit
@@ -89,7 +86,6 @@ import numpy as np
 
 from multibody.models import human_model
 from multibody.visualization import Visualizer, show_run
-from multibody.motion.balance import BalanceGains
 from multibody.motion import (ContactError, ContactInverseDynamics, Floor, MarkerFitter,
                               estimate_floor, fit_segment_scales, joint_work, smooth_trajectory)
 from sensors import MarkerData, read_c3d
@@ -264,12 +260,6 @@ def main(argv=None) -> dict:
                     help="with --place-contacts: each contact point of the forward pass at this "
                          "quantile of its loaded heights (0: its lowest); 0.18 the best median "
                          "over perturbed runs of the HDM walk (benchmarks/bench_forward_pass.py)")
-    ap.add_argument("--rigid-feet", action="store_true",
-                    help="a second consistent-motion solve with rigid feet (loads on the floor, "
-                         "no sliding: _human_experiments.RIGID_FEET), and the forward pass "
-                         "that walks on it: contact points at their lowest loaded height, the "
-                         "stance legs' pose correction, the swing feet lifted 15 mm where "
-                         "the reference skims the floor (benchmarks/bench_forward_pass.py)")
     ap.add_argument("--time-step", type=float, default=0.0,
                     help="time step of the forward pass (s; default a quarter frame)")
     ap.add_argument("--scale", action=argparse.BooleanOptionalAction, default=True,
@@ -376,8 +366,7 @@ def main(argv=None) -> dict:
     consistent = bool(args.c3d) if args.consistent is None else args.consistent
     if consistent:
         traj, res, keys = consistent_motion(model, fitter, t, X, fit.q, floor, res0, sl,
-                                            args.knot_interval, args.consistent_iterations,
-                                            rigid_feet=args.rigid_feet)
+                                            args.knot_interval, args.consistent_iterations)
         report.update(keys)
 
     # 6. the forward pass: the walk simulated from its torques, the pelvis not actuated
@@ -395,12 +384,8 @@ def main(argv=None) -> dict:
         # the contact points placed from the reference's loads (each at a low quantile of
         # its loaded heights on the stance floor; at its lowest: 1.61 -> 0.62 m marker RMS on
         # the per-frame HDM walk)
-        walk = ({"balance_gains": BalanceGains(pose=1.0), "swing_clearance": 0.015,
-                 "swing_clearance_speed": 0.2} if args.rigid_feet else {})
-        if args.rigid_feet and args.place_contacts:
-            placement["placement_quantile"] = 0.0
         fp = build_forward_pass(new_model, traj, floor, time_step=args.time_step or None,
-                                balance_gain=args.balance_gain, **placement, **walk)
+                                balance_gain=args.balance_gain, **placement)
         fwd, report["forward_pass"] = forward_pass(fp, traj, res, fitter, X)
         np.savez(os.path.join(args.out, "forward.npz"), t=fwd.t,
                  q=model.configuration_to_urdf_order(fwd.q),
