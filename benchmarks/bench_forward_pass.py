@@ -75,8 +75,11 @@ markers median 56 mm (55-101), within 10 cm 2.85 s (1.36-2.85). Sensitive to the
 settings: clearance 12 mm 80 mm (median 137), 18 mm 139 mm (137); ``swing_clearance_speed``
 0.3: 59 mm; ``omega=60`` 66 mm (71); pose 1.5-2 or ``pose_weights=(1, 2, 1)``: 0.76-1.1 m;
 with the swing placement (``swing`` 0.5-1) 0.7-0.9 m; the lift without the pose correction
-falls at 0.8 s, and on the example's band reference it does not help (1.1-1.2 s). What is
-left: the pelvis drifts 3-4 cm sideways from the
+falls at 0.8 s, and on the example's band reference it does not help (1.1-1.2 s). On a
+rigid reference solved in one go from the example's band one (band solve, then the rigid
+and slip terms, 60 iterations: 1.11 N, 12.1 mm; ``/tmp/h57/final``, 8 perturbed runs) the
+same settings give markers median 0.46 m (0.08-0.91), 1.77 s within 10 cm; without the lift
+0.59 m, 1.73 s: this walk depends on its reference. What is left: the pelvis drifts 3-4 cm sideways from the
 stance foot in single stance (the ankle's roll torque is bounded by the foot's width) and
 the next foot lands that far off.
 

@@ -78,9 +78,11 @@ m/s; :mod:`~multibody.motion.swing_lift`) and the stance legs' pose correction
 (``BalanceGains.pose`` 1) it walks both strides: markers 57 mm RMS (perturbed median 56 mm,
 55-101), joints 1.42 deg, 15.6x real time; left: the pelvis drifts 3-4 cm sideways from the
 stance foot in single stance (the ankle's roll torque is bounded by the foot's width) and
-the next foot lands that far off. On the example's band reference the lift does not help
-(1.1-1.2 s). On the synthetic walk (exact model, same band) it stays up, pelvis 0.12-0.18 m
-RMS off.
+the next foot lands that far off. The walk depends on the reference: on a rigid reference
+solved straight from the example's band one (12.1 mm, 1.11 N) the same settings give a
+perturbed median of 0.46 m (0.08-0.91), 1.77 s within 10 cm; on the example's band
+reference the lift does not help (1.1-1.2 s). On the synthetic walk (exact model, same
+band) it stays up, pelvis 0.12-0.18 m RMS off.
 
 References
 ----------
