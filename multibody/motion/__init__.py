@@ -10,7 +10,11 @@ friction cones and a minimised residual wrench on the root, one small QP per fra
 and absolute work); :func:`marker_set_arrays`, the one check of a marker list against a tree
 (also used by :class:`sensors.MarkerSensor`); :func:`fit_segment_scales` (segment scales,
 marker offsets and frame poses fitted together; the scaled model with masses from the shapes,
-exportable as URDF). May import :mod:`multibody.tree`,
+exportable as URDF); :func:`gaussian_pose_prior` (a joint stiffness toward a posture learnt from
+a few fitted poses, coupled across axes: the prior of fits with fewer markers). Further
+sub-modules load on first use, by name: ``smooth_marker_fit`` (whole-trial fit with temporal
+smoothness), ``flat_feet`` (feet flat where they rest), ``foot_calibration``, ``balance``,
+``swing_lift``, ``tracking_controller``. May import :mod:`multibody.tree`,
 :mod:`multibody.parsing`, :mod:`multibody.models`, :mod:`solvers`, casadi and scipy; not
 :mod:`sensors` (which imports this package); :mod:`multibody.plants` and the rest of
 :mod:`systems` only in :mod:`~multibody.motion.forward_pass` (:class:`ForwardPass`, imported on
@@ -26,6 +30,7 @@ from .errors import (ContactError, ContactWarning, MarkerFitError, MarkerFitWarn
                      MotionError, TrajectoryError)
 from .marker_fit import MarkerFitResult, MarkerFitter
 from .marker_set import marker_set_arrays
+from .pose_prior import GaussianPosePrior, gaussian_pose_prior, shrinkage_intensity
 from .scaling import ScalingError, ScalingResult, bone_lengths, fit_segment_scales
 from .smoothing import JointTrajectory, smooth_trajectory
 
@@ -36,6 +41,7 @@ __all__ = ["MarkerFitter", "MarkerFitResult", "marker_set_arrays", "JointTraject
            "ContactError", "MarkerFitWarning", "ContactWarning",
            "fit_segment_scales", "ScalingResult", "ScalingError", "bone_lengths"]
 __all__ += ["ConsistentMotion", "ConsistentMotionResult"]
+__all__ += ["GaussianPosePrior", "gaussian_pose_prior", "shrinkage_intensity"]
 # the forward pass builds Systems (multibody.plants, systems): imported on first use
 _FORWARD = ("ForwardPass", "ForwardPassResult", "JointTrackingController", "penetration_allowance")
 __all__ += list(_FORWARD)
