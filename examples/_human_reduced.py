@@ -3,13 +3,20 @@
 The HDM paper fits the walk again with only the head, hand and foot markers and finds the
 joint angles "quite similar" to the full fit, because its dynamics and joint stiffness carry
 the joints the markers no longer see. :func:`reduced_marker_experiment` fits the reduced set
-(:func:`reduced_markers`) with the full fit's calibrated marker offsets and a joint stiffness
-toward the subject's posture learnt from the calibration frames alone (where the offsets were
-calibrated with every marker; the full fit's other frames, which the result is compared
-with, are not used): :func:`~multibody.motion.pose_prior.gaussian_pose_prior`, a Gaussian
-prior whose covariance couples the joint axes the way they moved together in those 20 poses
-(shrunk toward the per-axis variances by Schaefer and Strimmer's estimate), so the hands and
-feet say where the hips, spine and arms are. It reports the RMS joint-angle difference from
+(:func:`reduced_markers`) with the full fit's marker offsets and a joint stiffness toward the
+subject's posture learnt from the 20 calibration frames alone (their poses fitted with every
+marker): :func:`~multibody.motion.pose_prior.gaussian_pose_prior`, a Gaussian prior whose
+covariance couples the joint axes the way they moved together in those 20 poses (shrunk
+toward the per-axis variances by Schaefer and Strimmer's estimate), so the hands and feet say
+where the hips, spine and arms are. The differences are taken over the other frames only (the
+calibration frames' own poses built the prior).
+
+What the reduced fit still borrows from the full marker set, as a subject calibration would:
+the marker offsets. They come from the scaling (segment scales and offsets fitted on 30
+frames with every marker) and, with flat feet (the default on a C3D), the feet's offsets
+recalibrated over every frame where a foot rests. A protocol with a separate calibration
+trial would take both from that trial; here they come from the same walk.
+It reports the RMS joint-angle difference from
 the full fit (``reduced_marker_angle_rms_deg``, root excluded) of the per-frame fit with that
 prior, and next to it the same prior in the whole-trial fit with temporal smoothness
 (:class:`~multibody.motion.smooth_marker_fit.SmoothMarkerFitter`,
@@ -83,8 +90,9 @@ def reduced_marker_experiment(model, fitter, X, t, fit, args) -> tuple[dict, np.
     Returns
     -------
     report : dict
-        ``reduced_marker_angle_rms_deg`` (None when the marker set has fewer than four such
-        markers), ``..._smoothed``, ``..._per_axis_prior``, ``..._standing_prior``,
+        ``reduced_marker_angle_rms_deg`` over the frames other than the calibration frames
+        (None when the marker set has fewer than four such markers), ``..._all_frames``
+        (every frame), ``..._smoothed``, ``..._per_axis_prior``, ``..._standing_prior``,
         ``..._held_out`` (the prior learnt from the calibration frames of the first half of
         the trial only, the difference over the second half; None with fewer than three
         such frames),
@@ -116,6 +124,7 @@ def reduced_marker_experiment(model, fitter, X, t, fit, args) -> tuple[dict, np.
     # the joint stiffness toward the posture of the calibration frames (fitted with every
     # marker): coupled across axes (Gaussian, shrunk covariance), or per axis (shrinkage 1)
     cal = fit.q[calibration_frames(len(t))]
+    unseen = np.setdiff1d(np.arange(len(t)), calibration_frames(len(t)))  # compared frames
     ref = model.reference_configuration()
     prior = gaussian_pose_prior(tree, cal, reference_q=ref, scale=args.reduced_prior_scale)
     axis = gaussian_pose_prior(tree, cal, reference_q=ref, scale=args.reduced_prior_scale,
@@ -130,19 +139,21 @@ def reduced_marker_experiment(model, fitter, X, t, fit, args) -> tuple[dict, np.
     if len(early) >= 3:
         first = gaussian_pose_prior(tree, early, reference_q=ref, scale=args.reduced_prior_scale)
         _, fit_h = per_frame(first.posture, first.matrix, "held_out_prior")
-        held = joint_angle_rms_deg(tree, fit.q, fit_h.q, slice(half, None))
+        held = joint_angle_rms_deg(tree, fit.q, fit_h.q, unseen[unseen >= half])
     # the same prior in one whole-trial fit with an acceleration penalty (temporal smoothness)
     t0 = time.perf_counter()
     fit_s = SmoothMarkerFitter(red, ACCELERATION_WEIGHT).fit(t, Xr, q0=fit_r.q, progress=False)
     seconds["smoothed"] = time.perf_counter() - t0 + seconds["coupled_prior"]
     report = {"reduced_marker_set": [n for n, _, _ in sub],
-              "reduced_marker_angle_rms_deg": joint_angle_rms_deg(tree, fit.q, fit_r.q),
+              "reduced_marker_angle_rms_deg": joint_angle_rms_deg(tree, fit.q, fit_r.q, unseen),
+              "reduced_marker_angle_rms_deg_all_frames": joint_angle_rms_deg(tree, fit.q,
+                                                                             fit_r.q),
               "reduced_marker_angle_rms_deg_smoothed": joint_angle_rms_deg(tree, fit.q,
-                                                                           fit_s.q),
+                                                                           fit_s.q, unseen),
               "reduced_marker_angle_rms_deg_per_axis_prior": joint_angle_rms_deg(tree, fit.q,
-                                                                                 fit_a.q),
+                                                                                 fit_a.q, unseen),
               "reduced_marker_angle_rms_deg_standing_prior": joint_angle_rms_deg(tree, fit.q,
-                                                                                 fit_p.q),
+                                                                                 fit_p.q, unseen),
               "reduced_marker_angle_rms_deg_held_out": held,
               "reduced_marker_prior_shrinkage": prior.shrinkage,
               "reduced_marker_acceleration_weight": ACCELERATION_WEIGHT,

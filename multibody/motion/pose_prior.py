@@ -9,12 +9,15 @@ their sample covariance ``S = (1/n) sum_k d_k d_k^T`` and a shrunk covariance
 
 .. math::
 
-    \\Sigma = \\lambda D + (1 - \\lambda) S, \\qquad
-    D = \\mathrm{diag}\\big(\\max(S_{ii}, \\sigma_\\text{min}^2)\\big),
+    \\Sigma_{ii} = \\max(S_{ii}, \\sigma_\\text{min}^2), \\qquad
+    \\Sigma_{ij} = (1 - \\lambda) S_{ij} \\quad (i \\ne j),
 
-the target ``D`` keeping each axis's own variance (floored at ``sigma_min``) and dropping the
-correlations. With fewer poses than joint axes ``S`` is singular; the shrinkage intensity
-``lambda`` is by default the analytic estimate of Schaefer and Strimmer (2005, target "D"),
+shrinkage toward the target ``D = diag(S)``, which keeps each axis's own variance and drops the
+correlations (Schaefer and Strimmer keep the diagonal as it is: ``lambda D + (1 - lambda) S``
+has the diagonal of ``S``), with each variance floored at ``sigma_min^2`` so that an axis
+the poses barely move is held no stiffer than one standard deviation of ``sigma_min``. With
+fewer poses than joint axes ``S`` is singular; the shrinkage intensity ``lambda`` is by
+default the analytic estimate of Schaefer and Strimmer (2005, target "D"),
 
 .. math::
 
@@ -120,7 +123,7 @@ def gaussian_pose_prior(tree, poses: Any, *, reference_q: Any = None, scale: flo
     scale : float
         ``s`` > 0 (m): marker error worth one standard deviation.
     min_std : float
-        ``sigma_min`` > 0 (rad): the smallest standard deviation of an axis in ``D``.
+        ``sigma_min`` > 0 (rad): the smallest standard deviation of an axis in ``Sigma``.
     shrinkage : float, optional
         ``lambda`` in ``[0, 1]`` (default: :func:`shrinkage_intensity` of the deviations).
     mean_iterations : int
@@ -166,7 +169,8 @@ def gaussian_pose_prior(tree, poses: Any, *, reference_q: Any = None, scale: flo
     dev = np.array([np.asarray(tree.difference(mu, q), float).ravel() for q in Q])[:, joint_v]
     S = dev.T @ dev / Q.shape[0]
     lam = shrinkage_intensity(dev) if shrinkage is None else float(shrinkage)
-    Sig = lam * np.diag(np.maximum(np.diag(S), min_std ** 2)) + (1.0 - lam) * S
+    Sig = (1.0 - lam) * (S - np.diag(np.diag(S))) + np.diag(np.maximum(np.diag(S),
+                                                                     min_std ** 2))
     ev = np.linalg.eigvalsh(Sig)
     if ev[0] <= 1e-12 * max(ev[-1], min_std ** 2):
         raise MarkerFitError(f"{who}: the covariance of {Q.shape[0]} poses over {joint_v.size} "

@@ -68,6 +68,14 @@ def test_posture_covariance_and_matrix(case):
                                rtol=1e-8, atol=1e-8 * np.abs(WtW).max())
     np.testing.assert_allclose(prior.std[J], dev[:, 6:].std(axis=0), rtol=1e-12)
     assert 0.0 < prior.shrinkage < 1.0
+    # Sigma rebuilt from the deviations: Schaefer-Strimmer's target D keeps the variances
+    # (floored at min_std^2) and shrinks the covariances by (1 - lambda)
+    S = dev[:, 6:].T @ dev[:, 6:] / len(cal)
+    lam = shrinkage_intensity(dev[:, 6:])
+    assert prior.shrinkage == pytest.approx(lam, rel=1e-12)
+    expect = (1 - lam) * S
+    np.fill_diagonal(expect, np.maximum(np.diag(S), np.radians(1.0) ** 2))
+    np.testing.assert_allclose(prior.covariance[J, J], expect, rtol=1e-10, atol=1e-16)
     # shrinkage 1: the per-axis stiffness s / max(std, min_std)
     diag = gaussian_pose_prior(tree, Q[cal], reference_q=Q[0], scale=0.02, shrinkage=1.0)
     k = np.abs(diag.matrix[J, J])
@@ -117,3 +125,17 @@ def test_bad_input_is_named(case):
         gaussian_pose_prior(tree, Q[cal], shrinkage=1.5)
     with pytest.raises(MarkerFitError, match="not positive definite"):
         gaussian_pose_prior(tree, Q[cal[:4]], shrinkage=0.0)     # 4 poses, 15 axes
+
+
+def test_an_axis_the_poses_do_not_move_is_held_at_min_std(case):
+    """A joint coordinate constant over the poses: its variance is the floor min_std^2 at any
+    shrinkage (not lambda min_std^2, a stiffer joint than asked for), and it is uncoupled."""
+    tree, t, Q, X, cal = case
+    P = Q[cal].copy()
+    j = next(j for j in tree.joints if j.type == "revolute")
+    P[:, j.q_start] = 0.1
+    prior = gaussian_pose_prior(tree, P, reference_q=Q[0], scale=0.02, shrinkage=0.3)
+    i = j.v_start
+    assert prior.covariance[i, i] == pytest.approx(np.radians(1.0) ** 2, rel=1e-9)
+    off = np.delete(prior.covariance[i], i)
+    assert np.all(np.abs(off) < 1e-12)
