@@ -20,7 +20,7 @@ than ``speed_threshold``) and no target (occluded) elsewhere; the per-frame fit
 
 .. math::
 
-    \\sum_i w_i \\lVert p_i(q_k) - m_{ik} \\rVert^2 + w_s^2 \\sum_{j \\in \\text{rest}_k}
+    \\sum_i w_i^2 \\lVert p_i(q_k) - m_{ik} \\rVert^2 + w_s^2 \\sum_{j \\in \\text{rest}_k}
     \\lVert c_j(q_k) - s_{jk} \\rVert^2 + \\text{prior},
 
 and the offsets of the markers on the contact segments are recalibrated on the result,
@@ -72,7 +72,7 @@ from typing import Any, Mapping, Optional
 import numpy as np
 
 from .contact_inverse_dynamics import Floor
-from .errors import MarkerSetError
+from .errors import MarkerFitError, MarkerSetError, TrajectoryError
 from .marker_fit import MarkerFitResult, MarkerFitter
 
 __all__ = ["FlatFeetFit", "fit_flat_feet", "resting_frames", "sole_geometry", "sole_targets"]
@@ -82,6 +82,47 @@ def _points(contact_points: Mapping) -> list:
     """``[(body, (3,) point), ...]`` in the order of ``contact_points``."""
     return [(b, np.asarray(p, float).ravel()) for b, pts in contact_points.items()
             for p in np.asarray(pts, float).reshape(-1, 3)]
+
+
+def _check_contacts(tree, contact_points: Any, who: str) -> None:
+    """Raise :class:`MarkerSetError` unless ``contact_points`` maps bodies of ``tree`` to
+    finite points of 3 coordinates."""
+    if not isinstance(contact_points, Mapping):
+        raise MarkerSetError(f"{who}: contact_points must be a dict {{body: [(3,) point, ...]}}"
+                             f", got {type(contact_points).__name__}")
+    names = {b.name for b in tree.bodies}
+    for b, pts in contact_points.items():
+        if b not in names:
+            raise MarkerSetError(f"{who}: contact body {b!r} is not a body of the tree")
+        P = np.asarray(pts, float)
+        if P.size == 0 or P.shape[-1] != 3 or P.ndim > 2 or not np.all(np.isfinite(P)):
+            raise MarkerSetError(f"{who}: the contact points of {b!r} must be finite points of "
+                                 f"3 coordinates, (P, 3), got shape {P.shape}")
+
+
+def _check_q(tree, q: Any, who: str) -> np.ndarray:
+    """``q`` as a finite (T, nq) array, or :class:`TrajectoryError`."""
+    Q = np.atleast_2d(np.asarray(q, float))
+    if Q.ndim != 2 or Q.shape[1] != tree.nq or Q.shape[0] == 0:
+        raise TrajectoryError(f"{who}: q must have shape (T, nq) = (T, {tree.nq}), got "
+                              f"{np.shape(q)}")
+    if not np.all(np.isfinite(Q)):
+        bad = ~np.isfinite(Q).all(axis=1)
+        raise TrajectoryError(f"{who}: q is not finite at frame {int(np.argmax(bad))}")
+    return Q
+
+
+def _check_t(t: Any, T: int, who: str) -> np.ndarray:
+    """``t`` as ``T`` finite, strictly increasing times, or :class:`TrajectoryError`."""
+    t = np.asarray(t, float).ravel()
+    if t.shape != (T,) or not np.all(np.isfinite(t)):
+        raise TrajectoryError(f"{who}: t must be {T} finite times (one per frame of q), got "
+                              f"shape {t.shape}")
+    h = np.diff(t)
+    if np.any(h <= 0):
+        raise TrajectoryError(f"{who}: t must increase strictly (frame "
+                              f"{int(np.argmax(h <= 0)) + 1})")
+    return t
 
 
 def sole_geometry(tree, contact_points: Mapping, q: Any, floor: Floor) -> dict:
@@ -100,8 +141,17 @@ def sole_geometry(tree, contact_points: Mapping, q: Any, floor: Floor) -> dict:
     dict
         ``{body: {"world": (T, P, 3) points, "height": (T, P) heights above the floor (m),
         "spread": (T,) max - min height (m)}}``.
+
+    Raises
+    ------
+    MarkerSetError
+        A body of ``contact_points`` not in the tree, or points that are not (P, 3) finite.
+    TrajectoryError
+        ``q`` not finite or not (T, nq).
     """
-    Q = np.atleast_2d(np.asarray(q, float))
+    who = f"sole_geometry on tree '{tree.name}'"
+    _check_contacts(tree, contact_points, who)
+    Q = _check_q(tree, q, who)
     n = np.asarray(floor.normal, float)
     n = n / np.linalg.norm(n)
     p0 = np.asarray(floor.point, float)
@@ -121,13 +171,41 @@ def resting_frames(tree, contact_points: Mapping, t: Any, q: Any, floor: Floor, 
     ``speed_threshold`` (m/s; central differences over ``t``) and its lowest point within
     ``height_threshold`` (m) of the floor.
 
+    Parameters
+    ----------
+    tree : RigidBodyTree
+    contact_points : dict
+        ``{body: [(3,) point in the body frame, ...]}``.
+    t : (T,) array_like
+        Frame times (s), strictly increasing, T >= 2.
+    q : (T, nq) array_like
+        The motion.
+    floor : Floor
+    speed_threshold : float
+        Largest speed (m/s) of a resting segment's points.
+    height_threshold : float
+        Largest height (m) above the floor of a resting segment's lowest point.
+
     Returns
     -------
     dict
-        ``{body: (T,) bool}``.
+        ``{body: (T,) bool}``, True where the segment rests.
+
+    Raises
+    ------
+    MarkerSetError
+        A body of ``contact_points`` not in the tree, or points that are not (P, 3) finite.
+    TrajectoryError
+        ``q`` not finite or not (T, nq) with T >= 2; ``t`` not T finite, strictly increasing
+        times.
     """
-    t = np.asarray(t, float).ravel()
-    geo = sole_geometry(tree, contact_points, q, floor)
+    who = f"resting_frames on tree '{tree.name}'"
+    _check_contacts(tree, contact_points, who)
+    Q = _check_q(tree, q, who)
+    if Q.shape[0] < 2:
+        raise TrajectoryError(f"{who}: q must hold T >= 2 frames (speeds), got {Q.shape[0]}")
+    t = _check_t(t, Q.shape[0], who)
+    geo = sole_geometry(tree, contact_points, Q, floor)
     out = {}
     for body, g in geo.items():
         speed = np.linalg.norm(np.gradient(g["world"], t, axis=0), axis=2).max(axis=1)
@@ -161,10 +239,29 @@ def sole_targets(tree, contact_points: Mapping, q: Any, floor: Floor, rest: Mapp
     -------
     (T, J, 3) ndarray
         ``J`` the contact points in the order of ``contact_points``.
+
+    Raises
+    ------
+    MarkerSetError
+        A body of ``contact_points`` not in the tree, points that are not (P, 3) finite, or
+        a body missing from ``rest`` or whose ``rest`` is not (T,).
+    TrajectoryError
+        ``q`` not finite or not (T, nq).
     """
+    who = f"sole_targets on tree '{tree.name}'"
+    _check_contacts(tree, contact_points, who)
+    Q = _check_q(tree, q, who)
+    if not isinstance(rest, Mapping):
+        raise MarkerSetError(f"{who}: rest must be a dict {{body: (T,) bool}}, got "
+                             f"{type(rest).__name__}")
+    for b in contact_points:
+        if b not in rest or np.shape(rest[b]) != (Q.shape[0],):
+            got = np.shape(rest[b]) if b in rest else "nothing"
+            raise MarkerSetError(f"{who}: rest[{b!r}] must be ({Q.shape[0]},) bools (one per "
+                                 f"frame of q), got {got}")
     n = np.asarray(floor.normal, float)
     n = n / np.linalg.norm(n)
-    geo = sole_geometry(tree, contact_points, q, floor)
+    geo = sole_geometry(tree, contact_points, Q, floor)
     T = next(iter(geo.values()))["world"].shape[0] if geo else 0
     blocks = []
     for body, g in geo.items():
@@ -263,9 +360,17 @@ def fit_flat_feet(fitter: MarkerFitter, contact_points: Mapping, t: Any, positio
     Raises
     ------
     MarkerSetError
-        ``positions`` or ``q`` of the wrong shape, a non-positive weight, or a body of
-        ``contact_points`` not in the tree.
+        ``positions`` or ``q`` of the wrong shape, a non-positive weight, a body of
+        ``contact_points`` not in the tree or its points not (P, 3) finite, or a body of
+        ``bodies`` not in the tree.
+    MarkerFitError
+        ``fitter`` not a :class:`MarkerFitter`.
+    TrajectoryError
+        ``t`` not finite or not strictly increasing, ``q`` not finite.
     """
+    if not isinstance(fitter, MarkerFitter):
+        raise MarkerFitError(f"fit_flat_feet: fitter must be a MarkerFitter, got "
+                             f"{type(fitter).__name__}")
     tree = fitter.tree
     t = np.asarray(t, float).ravel()
     X = np.asarray(positions, float)
@@ -277,10 +382,13 @@ def fit_flat_feet(fitter: MarkerFitter, contact_points: Mapping, t: Any, positio
                              f"(T, nq) = ({t.size}, {tree.nq}), got {X.shape} and {Q.shape}")
     if not sole_weight > 0:
         raise MarkerSetError(f"{who}: sole_weight must be > 0, got {sole_weight}")
+    _check_contacts(tree, contact_points, who)
+    Q = _check_q(tree, Q, who)
+    t = _check_t(t, Q.shape[0], who)
     names = {b.name for b in tree.bodies}
-    for b in contact_points:
+    for b in ([] if bodies is None else bodies):
         if b not in names:
-            raise MarkerSetError(f"{who}: contact body {b!r} is not a body of the tree")
+            raise MarkerSetError(f"{who}: bodies: {b!r} is not a body of the tree")
     pts = _points(contact_points)
     sole = [(f"{b}:sole{j}", b, p) for j, (b, p) in enumerate(pts)]
     J = len(sole)

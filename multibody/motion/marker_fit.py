@@ -272,8 +272,27 @@ class MarkerFitter:
         return np.asarray(J)
 
     def marker_kinematics(self, q: Any) -> tuple[np.ndarray, np.ndarray]:
-        """Marker positions (M, 3) and their exact Jacobian (3M, nv) at ``q`` (nq,) from one
-        evaluation (:meth:`marker_positions` and :meth:`marker_jacobian` together)."""
+        """Marker positions and their exact Jacobian from one evaluation
+        (:meth:`marker_positions` and :meth:`marker_jacobian` together).
+
+        Parameters
+        ----------
+        q : (nq,) array_like
+            The configuration.
+
+        Returns
+        -------
+        p : (M, 3) ndarray
+            World positions of the markers (m), in :attr:`marker_names` order.
+        J : (3M, nv) ndarray
+            ``d p / d dv`` for the tangent step ``q (+) dv`` (rows: marker 0's x, y, z, then
+            marker 1's, ...).
+
+        Raises
+        ------
+        MarkerFitError
+            ``q`` not nq finite numbers.
+        """
         q = self._check_q(q, "q")
         p, J = self._fun(q, self._offsets_flat)
         return np.asarray(p).reshape(-1, 3), np.asarray(J)

@@ -87,10 +87,33 @@ def shrinkage_intensity(D: Any) -> float:
     """Schaefer and Strimmer's ``lambda*`` (module docstring) for deviations ``D`` (n, p).
 
     Axes without spread (standard deviation below 1e-12) have no correlations and are left
-    out. Returns 1 when fewer than two axes or two samples remain (no correlation can be
-    estimated), else ``lambda*`` clipped to ``[0, 1]``.
+    out.
+
+    Parameters
+    ----------
+    D : (n, p) array_like
+        ``n`` finite samples of ``p`` coordinates (e.g. pose deviations, rad or m).
+
+    Returns
+    -------
+    float
+        1 when fewer than two axes or two samples remain (no correlation can be estimated),
+        else ``lambda*`` clipped to ``[0, 1]``: the weight of the diagonal target in the
+        shrunk correlation matrix.
+
+    Raises
+    ------
+    MarkerFitError
+        ``D`` not 2-D or not finite.
     """
     D = np.asarray(D, float)
+    if D.ndim != 2:
+        raise MarkerFitError(f"shrinkage_intensity: D must be a 2-D (n, p) array of samples, "
+                             f"got shape {D.shape}")
+    if not np.all(np.isfinite(D)):
+        bad = ~np.isfinite(D).all(axis=1)
+        raise MarkerFitError(f"shrinkage_intensity: D must be finite, not at row "
+                             f"{int(np.argmax(bad))}")
     n = D.shape[0]
     Xc = D - D.mean(axis=0)
     sd = Xc.std(axis=0, ddof=1) if n > 1 else np.zeros(D.shape[1])

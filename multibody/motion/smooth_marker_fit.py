@@ -164,6 +164,78 @@ class SmoothMarkerFitter:
         return ca.Function("configuration_difference", [qa, qb], outs, ["qa", "qb"],
                            ["d", "Ja", "Jb"])
 
+    def configuration_difference(self, qa: Any, qb: Any
+                                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The configuration difference ``d = ominus(q_a, q_b)`` and its exact Jacobians in
+        the tangent steps of either end, as used in the acceleration and prior terms.
+
+        .. math::
+
+            d = \\ominus(q_a, q_b), \\qquad
+            J_a = \\frac{\\partial\\, \\ominus(q_a \\oplus \\delta_a, q_b)}
+            {\\partial \\delta_a}\\Big|_0, \\qquad
+            J_b = \\frac{\\partial\\, \\ominus(q_a, q_b \\oplus \\delta_b)}
+            {\\partial \\delta_b}\\Big|_0
+
+        Parameters
+        ----------
+        qa, qb : (nq,) array_like
+            Two configurations of the tree.
+
+        Returns
+        -------
+        d : (nv,) ndarray
+            The velocity that carries ``q_a`` to ``q_b`` in unit time (the tree's
+            ``difference``; the log map on the free root).
+        Ja, Jb : (nv, nv) ndarray
+            ``d d / d delta_a`` and ``d d / d delta_b`` at ``delta = 0``.
+
+        Raises
+        ------
+        MarkerFitError
+            ``qa`` or ``qb`` not nq finite numbers.
+        """
+        nq = self.tree.nq
+        q = []
+        for name, x in (("qa", qa), ("qb", qb)):
+            x = np.asarray(x, float).ravel()
+            if x.shape != (nq,) or not np.all(np.isfinite(x)):
+                raise MarkerFitError(f"SmoothMarkerFitter on tree '{self.tree.name}': {name} "
+                                     f"must be {nq} finite numbers (nq), got shape {x.shape}")
+            q.append(x)
+        d, Ja, Jb = self._diff(*q)
+        return np.asarray(d, float).ravel(), np.asarray(Ja, float), np.asarray(Jb, float)
+
+    def cost_and_gradient(self, t: Any, positions: Any, q: Any
+                          ) -> tuple[dict, np.ndarray]:
+        """The fit's cost (module docstring) and its exact gradient at the motion ``q``.
+
+        Parameters
+        ----------
+        t : (T,) array_like
+            Strictly increasing frame times (s), T >= 3.
+        positions : (T, M, 3) array_like
+            Measured marker positions (m), NaN for occlusions.
+        q : (T, nq) array_like
+            The motion.
+
+        Returns
+        -------
+        terms : dict
+            The three sums of the cost: ``markers`` (m^2), ``prior`` and ``acceleration``.
+        gradient : (T, nv) ndarray
+            ``d cost / d dv_k`` for the tangent steps ``q_k (+) dv_k`` (``2 J^T r``, the
+            Gauss-Newton model's gradient, exact for the sum of squares).
+
+        Raises
+        ------
+        MarkerSetError, MarkerFitError
+            As :meth:`fit` (``q`` in the place of ``q0``).
+        """
+        t, X, h = self._check(t, positions, q)
+        terms, _, g, _ = self._linearize(np.asarray(q, float), X, h)
+        return terms, 2.0 * g
+
     # ------------------------------------------------------------------ checks
     def _check(self, t: Any, positions: Any, q0: Any):
         who = f"SmoothMarkerFitter on tree '{self.tree.name}'"

@@ -2,7 +2,7 @@
 and universal joints) seen through a reduced marker set (no thigh or shank markers), 5 mm of
 noise and the left foot's markers missing for 20 frames, is recovered far better by the
 whole-trial fit with the acceleration penalty than frame by frame; with the penalty off it is
-the per-frame fit; exact Jacobians of the configuration differences; bad input."""
+the per-frame fit; exact Jacobians of the configuration differences and gradient of the cost; bad input."""
 import warnings
 
 import numpy as np
@@ -76,7 +76,8 @@ def test_without_the_penalty_it_is_the_per_frame_fit(case):
 def test_difference_jacobians_are_exact_on_the_manifold(case):
     tree, t, Q, X, fitter, per_frame = case
     smooth = SmoothMarkerFitter(fitter, 1e-3)
-    d, Ja, Jb = smooth._diff(Q[3], Q[40])
+    d, Ja, Jb = smooth.configuration_difference(Q[3], Q[40])
+    assert d.shape == (tree.nv,) and Ja.shape == Jb.shape == (tree.nv, tree.nv)
     np.testing.assert_allclose(d, tree.difference(Q[3], Q[40]), atol=1e-12)
     h = 1e-6
     for J, which in ((Ja, 0), (Jb, 1)):
@@ -90,6 +91,31 @@ def test_difference_jacobians_are_exact_on_the_manifold(case):
         np.testing.assert_allclose(J, np.column_stack(cols), atol=1e-7)
     # the root's log map is not the identity: the Jacobian is not +-I there
     assert np.abs(Jb[:6, :6] - np.eye(6)).max() > 1e-3
+
+
+def test_gradient_matches_central_differences_of_the_cost(case):
+    tree, t, Q, X, fitter, per_frame = case
+    sl = slice(38, 43)                          # 5 frames, the left foot unseen in the last 3
+    smooth = SmoothMarkerFitter(fitter, 1e-3)
+    Qs = per_frame.q[sl]
+    terms, g = smooth.cost_and_gradient(t[sl], X[sl], Qs)
+    assert g.shape == (5, tree.nv) and all(v > 0 for v in terms.values())
+
+    def cost(Qp):
+        return sum(smooth.cost_and_gradient(t[sl], X[sl], Qp)[0].values())
+
+    h = 1e-6
+    fd = np.zeros_like(g)
+    for k in range(5):
+        for i in range(tree.nv):
+            e = np.zeros(tree.nv)
+            e[i] = h
+            plus, minus = Qs.copy(), Qs.copy()
+            plus[k] = tree.integrate(Qs[k], e, 1.0)
+            minus[k] = tree.integrate(Qs[k], -e, 1.0)
+            fd[k, i] = (cost(plus) - cost(minus)) / (2 * h)
+    # every term (markers, prior, acceleration) contributes; the gradient is exact
+    np.testing.assert_allclose(g, fd, rtol=1e-5, atol=1e-6 * np.abs(fd).max())
 
 
 def test_a_joint_limit_is_respected(case):
@@ -131,3 +157,5 @@ def test_bad_input_is_named(case):
         smooth.fit(t, np.full_like(X, np.nan))
     with pytest.raises(MarkerFitError, match="q0 must be finite"):
         smooth.fit(t, X, q0=Q[:5])
+    with pytest.raises(MarkerFitError, match=f"qb must be {tree.nq} finite"):
+        smooth.configuration_difference(Q[0], Q[0][:-1])
