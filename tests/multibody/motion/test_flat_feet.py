@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from multibody.models import human_model
-from multibody.motion import Floor, MarkerFitter, MarkerSetError
+from multibody.motion import (Floor, MarkerFitError, MarkerFitter, MarkerSetError,
+                              TrajectoryError)
 from multibody.motion.flat_feet import fit_flat_feet, resting_frames, sole_geometry, sole_targets
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "..", "..", "examples", "data")
@@ -86,6 +87,38 @@ def test_bad_arguments(walker):
         fit_flat_feet(fitter, walker.foot_contact_points, t, X, floor, Q, sole_weight=0.0)
     with pytest.raises(MarkerSetError, match="'r-hoof'"):
         fit_flat_feet(fitter, {"r-hoof": [[0.0, 0.0, 0.0]]}, t, X, floor, Q)
+    feet = walker.foot_contact_points
+    with pytest.raises(MarkerFitError, match="fitter must be a MarkerFitter"):
+        fit_flat_feet(object(), feet, t, X, floor, Q)
+    repeated = t.copy()
+    repeated[2] = repeated[1]             # np.gradient would divide by zero here
+    with pytest.raises(TrajectoryError, match="t must increase strictly \\(frame 2\\)"):
+        fit_flat_feet(fitter, feet, repeated, X, floor, Q)
+    with pytest.raises(TrajectoryError, match="t must increase strictly \\(frame 2\\)"):
+        resting_frames(tree, feet, repeated, Q, floor)
+    with pytest.raises(TrajectoryError, match="t must be 4 finite times"):
+        resting_frames(tree, feet, t[:3], Q, floor)
+    Qn = Q.copy()
+    Qn[3, 7] = np.nan
+    with pytest.raises(TrajectoryError, match="q is not finite at frame 3"):
+        fit_flat_feet(fitter, feet, t, X, floor, Qn)
+    with pytest.raises(TrajectoryError, match=f"q must have shape \\(T, nq\\) = \\(T, {tree.nq}\\)"):
+        resting_frames(tree, feet, t, Q[:, :-1], floor)
+    with pytest.raises(TrajectoryError, match="T >= 2"):
+        resting_frames(tree, feet, t[:1], Q[:1], floor)
+    with pytest.raises(MarkerSetError, match="contact points of 'r-foot' must be finite points"):
+        resting_frames(tree, {"r-foot": [[0.0, 0.0]]}, t, Q, floor)
+    with pytest.raises(MarkerSetError, match="'r-hoof' is not a body"):
+        sole_geometry(tree, {"r-hoof": [[0.0, 0.0, 0.0]]}, Q, floor)
+    with pytest.raises(MarkerSetError, match="bodies: 'r-hoof'"):
+        fit_flat_feet(fitter, feet, t, X, floor, Q, bodies=["r-hoof"])
+    rest = {b: np.zeros(4, bool) for b in feet}
+    missing = dict(rest)
+    missing.pop("l-foot")
+    with pytest.raises(MarkerSetError, match="rest\\['l-foot'\\] must be \\(4,\\) bools.*got nothing"):
+        sole_targets(tree, feet, Q, floor, missing)
+    with pytest.raises(MarkerSetError, match="rest\\['r-foot'\\] must be \\(4,\\) bools.*got \\(3,\\)"):
+        sole_targets(tree, feet, Q, floor, {**rest, "r-foot": np.zeros(3, bool)})
 
 
 def test_sole_targets_follow_or_hold(walker):

@@ -41,6 +41,12 @@ def test_shrinkage_intensity():
     Dz = np.column_stack([D, np.zeros(15)])
     assert shrinkage_intensity(Dz) == pytest.approx(shrinkage_intensity(D), rel=1e-12)
     assert shrinkage_intensity(D[:1]) == 1.0
+    with pytest.raises(MarkerFitError, match="shrinkage_intensity: D must be a 2-D"):
+        shrinkage_intensity(D[0])
+    Dn = D.copy()
+    Dn[4, 2] = np.inf
+    with pytest.raises(MarkerFitError, match="D must be finite, not at row 4"):
+        shrinkage_intensity(Dn)
 
 
 @pytest.fixture(scope="module")
