@@ -56,6 +56,11 @@ def test_marker_jacobian_matches_finite_differences_on_the_manifold(case):
                             fitter.marker_positions(tree.integrate(q, -e * h, 1.0))).ravel() / (2 * h)
                            for e in np.eye(tree.nv)])
     np.testing.assert_allclose(J, Jfd, atol=1e-7)
+    # the documented shapes of marker_kinematics, equal to the two separate calls
+    p, Jk = fitter.marker_kinematics(q)
+    assert p.shape == (len(W.markers()), 3) and Jk.shape == (3 * len(W.markers()), tree.nv)
+    np.testing.assert_array_equal(p, fitter.marker_positions(q))
+    np.testing.assert_array_equal(Jk, J)
 
 
 def test_occluded_markers_drop_out(case):
