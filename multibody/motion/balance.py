@@ -94,11 +94,19 @@ class BalanceGains:
         :func:`stance_pose_correction`): the joint PD's targets of a leg in stance (weight
         ``w_k``) are moved by ``r_k pose dq``, ``r_k = min(1, 2 w_k)``, ``dq`` the leg motion
         that puts the pelvis on its reference with the foot where it is.
-    pose_weights : (float, float, float)
+    pose_weights : (float, float, float) or (float,) * 6
         Factors on the pelvis error's rotation, horizontal and vertical parts in ``dq`` (the
-        horizontal position is the one the foot's support limits).
+        horizontal position is the one the foot's support limits); six entries weigh the
+        error's world rows one by one (rotation about x, y, z, then position x, y, z).
     pose_cap : float
         Largest ``dq`` of one coordinate (rad; ``pose_cap / 0.1 s`` for the velocities).
+    foot_rotation : float or (float, float, float)
+        Gain (0: off; three entries: per world axis of ``phi_f``) of a stance-foot rotation term added to the pose correction's ``dq``
+        and ``dv`` (before the cap): the leg motion ``J_{f,leg}^+ [phi_f; 0]`` that turns the
+        stance foot back onto its reference orientation (``phi_f`` its rotation error, world
+        axes; twist error likewise) with the pelvis held. A foot that tips onto its edge under
+        the ankle's torque is turned back flat instead of carrying the leg and pelvis
+        sideways. Needs ``pose``.
     """
 
     kp_translation: float = 1.0e3
@@ -110,6 +118,7 @@ class BalanceGains:
     pose: float = 0.0
     pose_weights: tuple = (1.0, 1.0, 1.0)
     pose_cap: float = 0.2
+    foot_rotation: float = 0.0
 
     def scaled(self, factor: float) -> "BalanceGains":
         """The four wrench gains, ``swing`` and ``pose`` times ``factor``."""
@@ -117,7 +126,7 @@ class BalanceGains:
         return BalanceGains(f * self.kp_translation, f * self.kd_translation,
                             f * self.kp_rotation, f * self.kd_rotation, f * self.swing,
                             self.step_velocity, f * self.pose, self.pose_weights,
-                            self.pose_cap)
+                            self.pose_cap, self.foot_rotation)
 
 
 def leg_chains(tree, contact_points: Mapping, command_of_velocity: Mapping) -> list:
@@ -290,11 +299,21 @@ def pelvis_balance_function(tree, legs: Sequence, n_commands: int,
             tk = tk + sw * kpl * ca.mtimes(pinv, df)
         if g.pose:
             cap = float(g.pose_cap)
-            wr, wh, wv = (float(x) for x in g.pose_weights)
-            S = ca.DM([wr, wr, wr, wh, wh, wv])
-            dq = ca.fmin(cap, ca.fmax(-cap, stance_pose_correction(tree, foot, vi, q, S * dp)))
-            dv = ca.fmin(cap / 0.1, ca.fmax(-cap / 0.1,
-                                            stance_pose_correction(tree, foot, vi, q, S * dpd)))
+            S = ca.DM(_pose_row_weights(g.pose_weights))
+            dq = stance_pose_correction(tree, foot, vi, q, S * dp)
+            dv = stance_pose_correction(tree, foot, vi, q, S * dpd)
+            fg = np.broadcast_to(np.asarray(g.foot_rotation, float), (3,))
+            if np.any(fg):
+                fr = ref[ROWS * (1 + k):ROWS * (2 + k)]
+                df, dfd, _ = _pose_error(tree, foot, q, v, fr)
+                A = J
+                Ap = ca.mtimes(A.T, ca.inv(ca.mtimes(A, A.T) + 1e-4 * ca.SX.eye(6)))
+                z3 = ca.SX.zeros(3, 1)
+                F = ca.DM(fg)
+                dq = dq + ca.mtimes(Ap, ca.vertcat(F * df[:3], z3))
+                dv = dv + ca.mtimes(Ap, ca.vertcat(F * dfd[:3], z3))
+            dq = ca.fmin(cap, ca.fmax(-cap, dq))
+            dv = ca.fmin(cap / 0.1, ca.fmax(-cap / 0.1, dv))
             r = g.pose * ca.fmin(1.0, 2.0 * w)
             tk = tk + r * (ca.DM([kp[ci] for ci in cmd]) * dq
                            + ca.DM([kd[ci] for ci in cmd]) * dv)
@@ -394,6 +413,17 @@ def place_contact_points(tree, contact_points: Mapping, floor: Floor, q,
             new[i] = P[i] - H[k, i] * (Ts[k][:3, :3].T @ n)
         out[body] = new
     return out
+
+
+def _pose_row_weights(weights) -> list:
+    """The six row factors of ``BalanceGains.pose_weights`` (three or six entries)."""
+    w = [float(x) for x in weights]
+    if len(w) == 3:
+        return [w[0], w[0], w[0], w[1], w[1], w[2]]
+    if len(w) == 6:
+        return w
+    raise MotionError(f"balance: pose_weights has {len(w)} entries, expected 3 (rotation, "
+                      f"horizontal, vertical) or 6 (world rows)")
 
 
 def _pose_error(tree, body, q, v, ref):

@@ -286,3 +286,57 @@ def test_a_pose_correction_needs_the_joint_damping():
     legs = leg_chains(tree, {"b_foot": [(0, 0, 0)]}, {v: v - 6 for v in range(6, tree.nv)})
     with pytest.raises(MotionError, match="kd"):
         pelvis_balance_function(tree, legs, 6, BalanceGains(pose=1.0), kp=np.ones(6))
+
+
+def _pose_servo(gains, ankle_x_ref):
+    """The monopod standing on its reference pose, its stance foot's reference rolled by
+    ``ankle_x_ref`` (rad) about x: the balance torques (kp = 1, kd = 0, stance weight 1)."""
+    tree = _monopod()
+    legs = leg_chains(tree, {"r-foot": FOOT}, {v: v - 6 for v in range(6, tree.nv)})
+    fn = pelvis_balance_function(tree, legs, tree.nv - 6, gains, kp=np.ones(4),
+                                 kd=np.zeros(4))
+    q = tree.neutral_configuration()
+    q[4:7] = [0.0, 0.0, LEG + 0.05]
+    q[7:] = [0.05, -0.1, 0.1, 0.0]
+    qf = q.copy()
+    qf[10] = ankle_x_ref
+    v = np.zeros((1, tree.nv))
+    rows = balance_reference_rows(tree, q[None], v)[0]
+    foot = balance_reference_rows(tree, qf[None], v, "r-foot")[0]
+    return np.asarray(fn(q, np.zeros(tree.nv), np.r_[rows, foot, 1.0]), float).ravel()
+
+
+def test_the_foot_rotation_term_turns_the_stance_foot_back_onto_its_reference():
+    # pelvis on its reference: no wrench, no pose correction; the foot's roll error (ankle_x
+    # is the only joint turning the foot about x without moving it) gives the ankle K_p sin 0.05
+    g = BalanceGains(1e3, 3e2, 3e2, 60.0, pose=1.0)
+    np.testing.assert_allclose(_pose_servo(g, 0.05), 0.0, atol=1e-9)
+    tau = _pose_servo(BalanceGains(1e3, 3e2, 3e2, 60.0, pose=1.0, foot_rotation=1.0), 0.05)
+    np.testing.assert_allclose(tau, [0.0, 0.0, 0.0, np.sin(0.05)], atol=2e-5)  # damped
+    # per world axis: the roll row off, nothing left
+    tau = _pose_servo(BalanceGains(1e3, 3e2, 3e2, 60.0, pose=1.0, foot_rotation=(0, 1, 1)),
+                      0.05)
+    np.testing.assert_allclose(tau, 0.0, atol=1e-9)
+
+
+def test_six_pose_weights_weigh_the_world_rows():
+    tree = _six_joint_leg().finalize()
+    legs = leg_chains(tree, {"b_foot": [(0, 0, 0)]}, {v: v - 6 for v in range(6, tree.nv)})
+    with pytest.raises(MotionError, match="pose_weights has 4 entries"):
+        pelvis_balance_function(tree, legs, 6, BalanceGains(pose=1.0, pose_weights=(1, 1, 1, 1)),
+                                kp=np.ones(6), kd=np.ones(6))
+    q = tree.neutral_configuration()
+    q[4:7] = [0.01, 0.02, 0.8]
+    q[7:] = [0.1, -0.2, 0.3, -0.4, 0.2, 0.1]
+    rows = balance_reference_rows(tree, tree.neutral_configuration()[None],
+                                  np.zeros((1, tree.nv)))[0]
+    foot = balance_reference_rows(tree, q[None], np.zeros((1, tree.nv)), "b_foot")[0]
+    out = {}
+    for w in [(1.0, 2.0, 3.0), (1.0, 1.0, 1.0, 2.0, 2.0, 3.0), (1.0, 1.0, 1.0, 2.0, 0.0, 3.0)]:
+        fn = pelvis_balance_function(tree, legs, 6, BalanceGains(0, 0, 0, 0, pose=1.0,
+                                                                 pose_weights=w, pose_cap=10),
+                                     kp=np.ones(6), kd=np.zeros(6))
+        out[len(w), w[4] if len(w) == 6 else None] = np.asarray(
+            fn(q, np.zeros(tree.nv), np.r_[rows, foot, 1.0]), float).ravel()
+    np.testing.assert_allclose(out[6, 2.0], out[3, None], atol=1e-12)
+    assert np.linalg.norm(out[6, 0.0] - out[6, 2.0]) > 1e-3      # the y row counts
