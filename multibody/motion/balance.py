@@ -101,12 +101,14 @@ class BalanceGains:
     pose_cap : float
         Largest ``dq`` of one coordinate (rad; ``pose_cap / 0.1 s`` for the velocities).
     foot_rotation : float or (float, float, float)
-        Gain (0: off; three entries: per world axis of ``phi_f``) of a stance-foot rotation term added to the pose correction's ``dq``
+        Gain (0: off; three entries: per world axis of ``phi_f``) of a stance-foot rotation
+        term added to the pose correction's ``dq``
         and ``dv`` (before the cap): the leg motion ``J_{f,leg}^+ [phi_f; 0]`` that turns the
         stance foot back onto its reference orientation (``phi_f`` its rotation error, world
         axes; twist error likewise) with the pelvis held. A foot that tips onto its edge under
         the ankle's torque is turned back flat instead of carrying the leg and pelvis
-        sideways. Needs ``pose``.
+        sideways. Needs ``pose``. On the HDM walk's rigid reference it made the walk worse
+        (``multibody.motion.forward_pass``, limits).
     """
 
     kp_translation: float = 1.0e3

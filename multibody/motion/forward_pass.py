@@ -77,9 +77,18 @@ swing feet lifted in the targets (``swing_clearance`` 15 mm, ``swing_clearance_s
 m/s; :mod:`~multibody.motion.swing_lift`) and the stance legs' pose correction
 (``BalanceGains.pose`` 1) it walks both strides: markers 57 mm RMS (perturbed median 56 mm,
 55-101), joints 1.42 deg, 15.6x real time; left: the pelvis drifts 3-4 cm sideways from the
-stance foot in single stance (the ankle's roll torque is bounded by the foot's width) and
-the next foot lands that far off. The walk depends on the reference: on a rigid reference
-solved straight from the example's band one (12.1 mm, 1.11 N) the same settings give a
+stance foot in single stance and the next foot lands 5-7 cm off. The cause is the
+reference's centre of pressure: in 74% of its single-stance frames it lies within 5 mm of
+the stance foot's outer edge (median 42 mm from the foot's axis, points at 43 mm), so the
+simulated foot has no roll margin: it tips 3 deg onto that edge and the leg carries the
+pelvis outward (0.9 m x 3 deg, about 4.5 cm). Not cured in the controller: lateral pose
+weights 0-2 (``pose_weights`` of six world rows; 0.5: 55 mm but perturbed median 97 mm),
+roll weight 2 (97 mm), a stance-foot rotation term (``BalanceGains.foot_rotation``; 0.6-0.7 m
+on all axes, 0.29 m (perturbed median 0.31 m) on the roll axis: the foot tips less, the
+pelvis rolls instead), hips and ankles 3x stiffer (1.1 m), hips 2x (81 mm). The remedy
+belongs in the reference (a centre of pressure kept inside the foot with a margin). The
+walk depends on the reference: on a rigid reference solved straight from the example's
+band one (12.1 mm, 1.11 N) the same settings give a
 perturbed median of 0.46 m (0.08-0.91), 1.77 s within 10 cm; on the example's band
 reference the lift does not help (1.1-1.2 s). On the synthetic walk (exact model, same
 band) it stays up, pelvis 0.12-0.18 m RMS off.
