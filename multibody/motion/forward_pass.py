@@ -252,7 +252,8 @@ class ForwardPass:
         Seconds over which the default stance weights are averaged (0: none).
     joint_gain_scale : dict, optional
         ``{joint: f}``: that joint's ``K_p`` times ``f``, ``K_d`` times ``sqrt(f)`` (0: a
-        passive joint driven by its feedforward torque alone).
+        passive joint driven by its feedforward torque alone); ``f`` a number or one factor
+        per axis of the joint.
     swing_clearance, swing_clearance_speed : float
         ``c`` (m) and ``v_c`` (m/s) of the swing-foot lift of the controller's targets
         (:func:`~multibody.motion.swing_lift.swing_lift`: a foot point moving along the
@@ -327,8 +328,12 @@ class ForwardPass:
             j = fwd.get_joint(name)
             pos = np.searchsorted(self.actuated_velocity_indices,
                                   np.arange(j.v_start, j.v_start + j.nv))
-            self.kp[pos] *= float(f)
-            self.kd[pos] *= np.sqrt(float(f))
+            f = np.asarray(f, float).ravel()
+            if f.size not in (1, j.nv):
+                raise MotionError(f"ForwardPass: joint_gain_scale of joint '{name}' has "
+                                  f"{f.size} factors, expected 1 or {j.nv} (its axes)")
+            self.kp[pos] *= f
+            self.kd[pos] *= np.sqrt(f)
         for j in joints:                        # implicit (K_d + h K_p) v_{n+1}
             sl = slice(j.v_start, j.v_start + j.nv)
             pos = np.searchsorted(self.actuated_velocity_indices, np.arange(sl.start, sl.stop))

@@ -75,3 +75,19 @@ def test_bad_inputs_name_the_culprit():
     used = ForwardPass(acrobot(), [0.0, 0.1], contact_points={tip: [np.zeros(3)]}, floor=floor)
     with pytest.raises(MotionError, match="already serves"):
         ForwardPass(used.tree, [0.0, 0.1], contact_points={tip: [np.zeros(3)]}, floor=floor)
+
+
+def test_joint_gain_scale_per_axis():
+    from multibody.tree import RigidBodyTree
+    from multibody.tree.joints import Universal
+    t = RigidBodyTree("wrist")
+    t.add_body("hand", 1.0, com=(0, 0, -0.1), inertia=np.diag([0.01, 0.02, 0.03]))
+    t.add_joint(Universal("wrist", "world", "hand", axis1=(1, 0, 0), axis2=(0, 1, 0)))
+    base = ForwardPass(t, [0.0, 0.1])
+    fp = ForwardPass(t, [0.0, 0.1], joint_gain_scale={"wrist": (1.0, 0.25)})
+    np.testing.assert_allclose(fp.kp, base.kp * [1.0, 0.25])
+    np.testing.assert_allclose(fp.kd, base.kd * [1.0, 0.5])
+    one = ForwardPass(t, [0.0, 0.1], joint_gain_scale={"wrist": 0.25})
+    np.testing.assert_allclose(one.kp, base.kp * 0.25)
+    with pytest.raises(MotionError, match="'wrist' has 3 factors, expected 1 or 2"):
+        ForwardPass(t, [0.0, 0.1], joint_gain_scale={"wrist": (1.0, 1.0, 1.0)})
