@@ -89,7 +89,8 @@ median of 4 where given): ``pose_weights=(1, 1, 1, 1, w, 1)`` (lateral row ``w``
 ``foot_rotation=1`` 0.63 m (0.5: 0.74 m), ``foot_rotation=(1, 0, 0)`` 0.29 m (0.31 m);
 ``joint_gain_scale`` hips and ankles 3: 1.14 m, hips 2: 81 mm; softer ankles (both axes of
 ``r-foot_joint`` and ``l-foot_joint``; perturbed median of 8) 0.25: 77 mm (69), 0.3: 48 mm
-(53), 0.35: 28 mm, 0.82 deg, 14.4x (45 mm, 25-383; the settings above: 56 mm, 46-1164),
+(53), 0.35: 28 mm, 0.82 deg, 14.4-14.6x (45 mm, 25-383; the settings above: 56 mm, 46-1164;
+16 runs, ``--rounds 3 --perturb 16``: 48 mm, 25-383, against 59 mm, 44-1164),
 0.4: 37 mm (56), 0.5: 54 mm (72 of 4); per axis at 0.35 (``joint_gain_scale={'r-foot_joint':
 (pitch, roll)}``) roll alone 0.17 m (0.38 m), pitch alone 40 mm (77).
 

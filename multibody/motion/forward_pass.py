@@ -89,7 +89,8 @@ pelvis rolls instead), hips and ankles 3x stiffer (1.1 m), hips 2x (81 mm). Soft
 halve it: ``joint_gain_scale`` 0.35 on both ankle axes (``r-foot_joint``, ``l-foot_joint``)
 the foot tips 1.2-2 deg, the pelvis drifts 16 mm (not 40) and the next foot lands 31 mm
 off (not 71): markers 28 mm, joints 0.82 deg, 14.4x real time, 8 perturbed runs median 45
-mm (25-383) against 56 mm (46-1164); 0.25-0.5 give 48-77 mm (medians 53-72 mm): chaotic in
+mm (25-383) against 56 mm (46-1164) (16 runs: 48 mm against 59 mm); 0.25-0.5 give 48-77
+mm (medians 53-72 mm): chaotic in
 the factor; the roll axis alone at 0.35 falls (0.38 m), the pitch axis alone 40 mm (77).
 The remedy belongs in the reference (a centre of pressure kept inside the foot with a
 margin). The
