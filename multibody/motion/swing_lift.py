@@ -94,6 +94,7 @@ def swing_lift(tree, q, times, contact_points: Mapping, floor: Floor, legs: Sequ
     out = q.copy()
     lift = np.zeros((K, len(legs)))
     for k_leg, (foot, _, vi) in enumerate(legs):
+        loaded = np.zeros(K, bool)    # frames where any point of this leg's foot pushes
         bad = [v for v in vi if qv.get(v) is None]
         if bad:
             raise MotionError(f"swing_lift: the leg of '{foot}' has velocities {bad} of joints "
@@ -112,12 +113,20 @@ def swing_lift(tree, q, times, contact_points: Mapping, floor: Floor, legs: Sequ
             need = np.clip(clearance - H, 0.0, None) * np.clip(
                 np.linalg.norm(Vt, axis=2) / speed, 0.0, 1.0)
             if loads is not None and b in loads:
-                need[np.asarray(loads[b], float) > min_load] = 0.0
+                L = np.asarray(loads[b], float)
+                if L.shape != (K, len(P)):
+                    raise MotionError(f"swing_lift: loads['{b}'] must be ({K}, {len(P)}) "
+                                      f"(frames, contact points), got {L.shape}")
+                loaded |= np.any(L > min_load, axis=1)
             lift[:, k_leg] = np.maximum(lift[:, k_leg], need.max(axis=1))
+        # the whole foot moves with the lift: none where any of its points carries load,
+        # before the smoothing and after it (the filter must not spread lift into stance)
+        lift[loaded, k_leg] = 0.0
         if smoothing > 0:
             w = int(smoothing)
             pad = np.pad(lift[:, k_leg], w, mode="edge")
             lift[:, k_leg] = np.convolve(pad, np.ones(2 * w + 1) / (2 * w + 1), "valid")
+            lift[loaded, k_leg] = 0.0
         cols = [qv[v] for v in vi]
         for k in np.flatnonzero(lift[:, k_leg] > 0):
             J = np.asarray(tree.jacobian(foot, q[k]), float)[:, list(vi)]
