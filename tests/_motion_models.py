@@ -173,3 +173,23 @@ def balanced_ankle_offset(tree):
         Jc = np.column_stack([(com(c + h) - com(c)) / 1e-6 for h in np.eye(2) * 1e-6])
         c = c - np.linalg.solve(Jc, r)
     return c
+
+
+def six_joint_leg(body: str = "b_{}", joint: str = "{}") -> RigidBodyTree:
+    """Pelvis (free, 10 kg) and a leg of six revolute joints (hip x, y, z; knee y; ankle y, x;
+    thigh and shank 0.45 m), not finalized; its bodies and joints named by the formats from
+    hx, hy, hz, knee, ay, foot (``body="r-{}"`` makes the foot ``r-foot``, a right foot)."""
+    t = RigidBodyTree("leg6")
+    t.add_body("pelvis", 10.0, inertia=np.eye(3) * 0.1)
+    t.add_joint(Free("floating_base", "world", "pelvis"))
+    parent = "pelvis"
+    for name, axis, dz in (("hx", (1, 0, 0), 0.0), ("hy", (0, 1, 0), 0.0),
+                           ("hz", (0, 0, 1), 0.0), ("knee", (0, 1, 0), -0.45),
+                           ("ay", (0, 1, 0), -0.45), ("foot", (1, 0, 0), 0.0)):
+        X = np.eye(4)
+        X[2, 3] = dz
+        t.add_body(body.format(name), 1.0, inertia=1e-3 * np.eye(3))
+        t.add_joint(Revolute(joint.format(name), parent, body.format(name), axis=axis,
+                             origin=X))
+        parent = body.format(name)
+    return t

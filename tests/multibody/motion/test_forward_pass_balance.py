@@ -5,6 +5,8 @@ placed on the floor; the stance floor under tilted resting feet."""
 import numpy as np
 import pytest
 
+import _motion_models as W
+
 from multibody.motion import Floor, MotionError
 from multibody.motion.balance import (BalanceGains, balance_reference_rows, leg_chains,
                                       pelvis_balance_function, place_contact_points,
@@ -239,20 +241,7 @@ def test_a_release_list_per_leg_is_checked():
 
 def _six_joint_leg():
     """Pelvis (free) and a leg of six revolute joints (hip x, y, z; knee y; ankle y, x)."""
-    t = RigidBodyTree("leg6")
-    small = 1e-3 * np.eye(3)
-    t.add_body("pelvis", 10.0, inertia=np.eye(3) * 0.1)
-    t.add_joint(Free("floating_base", "world", "pelvis"))
-    parent = "pelvis"
-    for name, axis, dz in (("hx", (1, 0, 0), 0.0), ("hy", (0, 1, 0), 0.0),
-                           ("hz", (0, 0, 1), 0.0), ("knee", (0, 1, 0), -0.45),
-                           ("ay", (0, 1, 0), -0.45), ("foot", (1, 0, 0), 0.0)):
-        X = np.eye(4)
-        X[2, 3] = dz
-        t.add_body(f"b_{name}", 1.0, inertia=small)
-        t.add_joint(Revolute(name, parent, f"b_{name}", axis=axis, origin=X))
-        parent = f"b_{name}"
-    return t
+    return W.six_joint_leg()
 
 
 def test_the_stance_pose_correction_moves_the_root_by_delta_with_the_foot_held():

@@ -5,30 +5,18 @@ clearance (straight up, orientation and root kept), in proportion to the point's
 import numpy as np
 import pytest
 
+import _motion_models as W
+
 from multibody.motion import Floor, MotionError
 from multibody.motion.balance import leg_chains
 from multibody.motion.swing_lift import swing_lift
-from multibody.tree import RigidBodyTree
-from multibody.tree.joints import Free, Revolute
 
 POINT = (0.0, 0.0, -0.05)
 
 
 def _leg():
-    """Pelvis (free) and a leg of six revolute joints ending in a foot."""
-    t = RigidBodyTree("leg6")
-    t.add_body("pelvis", 10.0, inertia=np.eye(3) * 0.1)
-    t.add_joint(Free("floating_base", "world", "pelvis"))
-    parent = "pelvis"
-    for name, axis, dz in (("hx", (1, 0, 0), 0.0), ("hy", (0, 1, 0), 0.0),
-                           ("hz", (0, 0, 1), 0.0), ("knee", (0, 1, 0), -0.45),
-                           ("ay", (0, 1, 0), -0.45), ("foot", (1, 0, 0), 0.0)):
-        X = np.eye(4)
-        X[2, 3] = dz
-        t.add_body(f"r-{name}", 1.0, inertia=1e-3 * np.eye(3))
-        t.add_joint(Revolute(f"r-{name}_j", parent, f"r-{name}", axis=axis, origin=X))
-        parent = f"r-{name}"
-    return t.finalize()
+    """Pelvis (free) and a leg of six revolute joints ending in a right foot."""
+    return W.six_joint_leg("r-{}", "r-{}_j").finalize()
 
 
 def _motion(tree, speed, height, K=30):
