@@ -94,6 +94,24 @@ median of 4 where given): ``pose_weights=(1, 1, 1, 1, w, 1)`` (lateral row ``w``
 0.4: 37 mm (56), 0.5: 54 mm (72 of 4); per axis at 0.35 (``joint_gain_scale={'r-foot_joint':
 (pitch, roll)}``) roll alone 0.17 m (0.38 m), pitch alone 40 mm (77).
 
+The centre of pressure kept inside the foot (2026-11-26). ``ConsistentMotion`` got each foot
+segment's corner points moved a margin m toward the segment's centroid in the sole plane,
+with the same rigid options, warm-started from ``/tmp/h57/cm_s1``. The forward pass keeps the
+true points, and the forces map onto them one to one. In every single-stance frame the
+centre of pressure then stays m inside the true foot's side edges (``cm_s1``: within 5 mm of
+an edge in 75% of frames). Results with the walking settings, perturbed medians of 8 or 16:
+m = 10 mm (stalled at 39 iterations: 0.19 N, markers 10.9 mm): ankles 0.35 128 mm (132),
+0.5 151 mm (137), 0.6-1 0.6-0.8 m. The first single stance's lateral drift is gone, but the
+body falls behind the capture after 1.4 s. m = 15 mm (60 iterations: 0.24 N, 12.0 mm):
+ankles 0.35-0.6 124-148 mm (131-151). m = 20 mm (60 iterations: 2.41 N, 19.8 mm): ankles
+0.35 163 mm (165); 0.5 40 mm, 0.99 deg, 14.0x (16 runs: 40 mm, 33-175); 0.55-0.6 42-46 mm
+(42-43); 0.4-0.45 0.07-0.16 m; 0.8-1 0.5-0.8 m. After 60 more iterations (0.24 N, 13.9 mm,
+``/tmp/h61/cm_m20b``), ankles 0.45 gave 33 mm, 1.05 deg, 14.4x real time. Over 16 runs
+that was 34 mm (32-38), and every run stayed within 10 cm for all 2.85 s, against 48 mm
+(25-383) on ``cm_s1``. On the same reference, ankles 0.5 gave 34 mm (36, 34-375), 0.35
+0.19 m, 0.55 0.24 m and 0.6 0.39 m. The margin helps only at its own ankle gain, and neither
+the margin nor the gain gives a monotonic trend.
+
 Without ``--saved`` the example runs first (synthetic walk, or ``--c3d``) with its per-frame
 motion (``--no-consistent``, a minute) into ``--out``.
 
