@@ -19,13 +19,13 @@ accepted step back through ``save`` whatever happens.
 
 The library (CPython and numpy headers) is built once per machine by the project's
 C-library cache (:func:`solvers.compiled.load_c_library`; its first build into an empty
-cache measured 0.33-0.48 s with gcc -O2 on a 2-core machine, 0.84 s under load; loading it
-from the cache 2 ms) and loaded once per process; its runs are builtin
-functions (made once through ``ctypes``). Without a C compiler or Python's C headers, with
-the environment variable ``DYNABLOCKS_NO_NATIVE_RUNS`` set to anything but ``""`` or
-``"0"``, or when the build fails (one :class:`~solvers.errors.CompilationWarning` per
-process, naming the runs that fall back), the Python runs are used: the same numbers, slower
-(about 2 us more per ``runge_kutta3`` step of a 4-entry state).
+cache measured 0.33-0.48 s with gcc -O2 on a 2-core machine, 0.84 s under load; from the
+cache 2 ms) and loaded once per process; its runs are builtin functions (made once through
+``ctypes``). Without a C compiler or Python's C headers, or when the build fails, one
+:class:`~solvers.errors.CompilationWarning` per process names the reason, and the Python runs
+are used (so too with ``DYNABLOCKS_NO_NATIVE_RUNS`` set to anything but ``""`` or ``"0"``,
+silently): the same numbers, slower (about 2 us more per ``runge_kutta3`` step of a 4-entry
+state).
 """
 from __future__ import annotations
 
@@ -40,7 +40,6 @@ from typing import Callable, Optional
 import numpy as np
 
 from solvers.errors import CompilationWarning
-
 from ..errors import StepSizeError
 
 __all__ = ["native_run", "native_dopri_run", "switched_off", "ENABLED", "MAX_ENTRIES",
@@ -48,7 +47,6 @@ __all__ = ["native_run", "native_dopri_run", "switched_off", "ENABLED", "MAX_ENT
 
 #: Whether runs use the C loop when it can be built (tests switch it off to compare).
 ENABLED = True
-
 #: Largest state the C loop takes (its arrays are on the C stack).
 MAX_ENTRIES = 16
 
@@ -495,9 +493,8 @@ _LOCK = threading.Lock()
 
 def _kernel(name: str = "bs3") -> Optional[Callable]:
     """The compiled run ``name`` (``"bs3"`` or ``"dopri"``, a builtin function of the
-    library), or None without a compiler or Python's C headers, with
-    ``DYNABLOCKS_NO_NATIVE_RUNS`` set (:func:`switched_off`), or when the build fails (one
-    :class:`~solvers.errors.CompilationWarning` per process)."""
+    library), or None when switched off (:func:`switched_off`), without a compiler or
+    Python's C headers, or when the build fails (the last three warned once per process)."""
     if not _KERNELS:
         with _LOCK:
             if not _KERNELS:
@@ -508,8 +505,12 @@ def _kernel(name: str = "bs3") -> Optional[Callable]:
 def _build() -> Optional[dict]:
     from solvers import compiled
     include = sysconfig.get_paths().get("include", "")
-    if switched_off() or compiled.find_compiler() is None or \
-            not os.path.exists(os.path.join(include, "Python.h")):
+    if switched_off():
+        return None
+    cc, header = compiled.find_compiler(), os.path.join(include, "Python.h")
+    if cc is None or not os.path.exists(header):   # warned once: _kernel keeps the outcome
+        _python_loops_notice("no C compiler was found" if cc is None else
+                             f"Python's C headers are missing ({header}; e.g. python3-dev)")
         return None
     # the interpreter's and numpy's versions in the source: a new one builds its library
     source = f"/* CPython {sys.version}, numpy {np.__version__} */\n" + _SOURCE
@@ -521,12 +522,15 @@ def _build() -> Optional[dict]:
             ctypes.cast(lib.dbk_native_functions, ctypes.c_void_p).value)(None)
         return dict(zip(("bs3", "dopri"), functions))
     except Exception as exc:  # noqa: BLE001 - any build failure: the Python runs
-        # once per process (_kernel keeps the outcome), pointing at _kernel's caller
-        warnings.warn(f"Simulator: the C loop of the interpreted runge_kutta3 and RK45 runs "
-                      f"(systems.analysis._native_runs) could not be built "
-                      f"({type(exc).__name__}: {exc}); their Python loops run instead "
-                      f"(the same numbers, slower)", CompilationWarning, stacklevel=2)
+        _python_loops_notice(f"it could not be built ({type(exc).__name__}: {exc})")
         return None
+
+
+def _python_loops_notice(reason: str) -> None:
+    """The one warning per process that the interpreted runs use their Python loops."""
+    warnings.warn(f"Simulator: the C loop of the interpreted runge_kutta3 and RK45 runs "
+                  f"(systems.analysis._native_runs) is not used: {reason}; their Python loops "
+                  f"run instead (the same numbers, slower)", CompilationWarning, stacklevel=3)
 
 
 def switched_off() -> bool:
@@ -537,8 +541,7 @@ def switched_off() -> bool:
 
 def _wrapped(kernel, save, fixed: tuple) -> Callable:
     """``run(t, x, k0, t_limit, h, t_event, t_final, check)`` calling ``kernel(fixed, check,
-    t, x, k0, t_limit, h, t_event, t_final)`` and handing its last accepted step to ``save``
-    whatever happened."""
+    t, ...)``, its last accepted step handed to ``save`` whatever happened."""
     def run(t, x, k0, t_limit, hn, t_event, t_final, check):
         t, x, k0, tp, xp, kp, hn, steps, exc = kernel(fixed, check, t, x, k0, t_limit, hn,
                                                       t_event, t_final)

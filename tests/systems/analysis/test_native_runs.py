@@ -172,12 +172,31 @@ def _fallbacks():
 def test_without_a_compiler_the_python_loop_runs(monkeypatch, fresh_kernels):
     reference = _python_loops()
     monkeypatch.setattr(compiled, "find_compiler", lambda *a, **k: None)
-    assert _native_runs._kernel() is None and _native_runs._kernel("dopri") is None
+    with warnings.catch_warnings(record=True) as caught:   # leaving the fast path: said once
+        warnings.simplefilter("always")
+        assert _native_runs._kernel() is None and _native_runs._kernel("dopri") is None
+    ours = [str(w.message) for w in caught if issubclass(w.category, CompilationWarning)]
+    assert len(ours) == 1 and "no C compiler was found" in ours[0], ours
     assert _native_runs.native_run(3, None, None, None, None, error_weights=(0, 0, 0, 0),
                                   exponent=-1 / 3, max_step=0.1, atol=1e-9, rtol=1e-6,
                                   stretch=0.01, name="runge_kutta3") is None
     fallback = _fallbacks()
     assert fallback == reference and fallback[0][1] == fallback[1][1] == 3.0
+
+
+def test_without_python_headers_the_python_loop_runs_and_says_why(monkeypatch, tmp_path,
+                                                                 fresh_kernels):
+    reference = _python_loops()
+    monkeypatch.setattr(_native_runs.sysconfig, "get_paths", lambda: {"include": str(tmp_path)})
+    monkeypatch.setattr(compiled, "find_compiler", lambda *a, **k: ["cc"])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fallback = _fallbacks() + _fallbacks()[:1]
+        assert _native_runs._kernel() is None and _native_runs._kernel("dopri") is None
+    ours = [str(w.message) for w in caught if issubclass(w.category, CompilationWarning)]
+    assert len(ours) == 1, ours
+    assert "C headers are missing" in ours[0] and str(tmp_path / "Python.h") in ours[0]
+    assert fallback == reference + reference[:1]
 
 
 @pytest.mark.parametrize("value, off", [("1", True), ("yes", True), ("0", False), ("", False)])
