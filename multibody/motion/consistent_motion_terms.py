@@ -184,10 +184,8 @@ def add_contact_curvature(cm, H, Jphi, phi, lam, T, P):
     u = (phi.T - h0) / (h1 - h0)                                  # (T, P)
     c = np.where((u > 0) & (u < 0.5), 6.0 - 12.0 * u, 0.0)
     c *= np.maximum(lam, 0.0) * cm.max_force / (h1 - h0) ** 2
-    if not np.any(c):
-        return
-    Jp = Jphi.reshape(P, T, nq).transpose(1, 0, 2)               # (T, P, nq)
-    H[:, :nq, :nq] += np.matmul(Jp.transpose(0, 2, 1) * c[:, None, :], Jp)
+    if np.any(c):
+        _add_height_gram(H, Jphi, c, nq)
 
 
 def add_contact_height(cm, H, Jphi, c, lam_f):
@@ -208,10 +206,15 @@ def add_contact_height(cm, H, Jphi, c, lam_f):
     lam_f : float
         IPOPT's objective factor.
     """
-    nq = cm.tree.nq
-    T, P = c.shape
+    _add_height_gram(H, Jphi, 2.0 * lam_f * c, cm.tree.nq)
+
+
+def _add_height_gram(H, Jphi, w, nq: int) -> None:
+    """``H[k, :nq, :nq] += J_k^T diag(w_k) J_k`` per frame ``k``: ``J_k`` (P, nq) the
+    frame's rows of ``Jphi`` (P, T nq), ``w`` (T, P)."""
+    T, P = w.shape
     Jp = Jphi.reshape(P, T, nq).transpose(1, 0, 2)               # (T, P, nq)
-    H[:, :nq, :nq] += np.matmul(Jp.transpose(0, 2, 1) * (2.0 * lam_f * c)[:, None, :], Jp)
+    H[:, :nq, :nq] += np.matmul(Jp.transpose(0, 2, 1) * w[:, None, :], Jp)
 
 
 def gauss_newton_blocks(cm, Jm, Jr, Jv, fn, sq, mw, T, mbar, lam_f):
