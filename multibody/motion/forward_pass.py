@@ -129,6 +129,7 @@ from .balance import (ROWS, BalanceGains, balance_reference_rows, leg_chains,
                       pelvis_balance_function, placed_contacts, stance_shares)
 from .contact_inverse_dynamics import Floor
 from .errors import MotionError
+from .support_limit import SupportLimit
 from .swing_lift import swing_lift
 from .tracking_controller import JointTrackingController
 
@@ -266,6 +267,11 @@ class ForwardPass:
         (:func:`~multibody.motion.swing_lift.swing_lift`: a foot point moving along the
         floor at ``v_c`` or faster is targeted at least ``c`` above it); 0 (default): off.
         Needs a free root and contact points.
+    support_margin : float, optional
+        Bound the stance feet's joint commands (ankles, toes) so the centre of pressure they
+        ask of the floor stays this far (m) inside the reference-loaded points' polygon
+        (:class:`~multibody.motion.support_limit.SupportLimit`); None (default): off. Needs
+        a free root, contact points and ``contact_forces``.
     compiled : bool
         Run the whole simulation in C (``Simulator(diagram, compiled=True)``) where the
         plant takes the compiled step; else the interpreted Simulator.
@@ -290,7 +296,8 @@ class ForwardPass:
                  balance_gain: float = 0.0, balance_gains: BalanceGains = BalanceGains(),
                  joint_gain_scale: Optional[Mapping] = None, stance_release=(),
                  stance_smoothing: float = 0.0, swing_clearance: float = 0.0,
-                 swing_clearance_speed: float = 0.5, compiled: bool = True) -> None:
+                 swing_clearance_speed: float = 0.5, support_margin: Optional[float] = None,
+                 compiled: bool = True) -> None:
         self.times = np.asarray(times, float).ravel()
         if self.times.size < 2 or np.any(np.diff(self.times) <= 0):
             raise MotionError(f"ForwardPass: times must hold at least two increasing frames, "
@@ -405,11 +412,22 @@ class ForwardPass:
             self.actuated_velocity_indices)}) if swing_clearance and self.floating
             and contact_points else [])
         K = len(self.times)
+        self.support_limit, lim, lim_ref = None, None, None
+        if support_margin is not None and not (self.floating and self._loads is not None):
+            raise MotionError("ForwardPass: support_margin needs a free root, contact points, "
+                              "a contact_reference and its contact_forces")
+        if support_margin is not None:
+            self.support_limit = SupportLimit(
+                fwd, self.contact_points, {int(v): i for i, v in enumerate(
+                    self.actuated_velocity_indices)}, margin=support_margin,
+                damping=self.kd + self.time_step * self.kp)
+            lim = self.support_limit.function(len(self.q_indices))
+            lim_ref = self.support_limit.reference(contact_forces, self.floor.normal)
         self.controller = JointTrackingController(
             fwd.nq + fwd.nv, self.q_indices, self.kp, self.times,
             np.zeros((K, len(self.q_indices))), bal,
             np.zeros((K, ROWS * (1 + len(self.legs)) + len(self.legs)
-                      + sum(len(r) for r in self._release))))
+                      + sum(len(r) for r in self._release))), limit=lim, limit_ref0=lim_ref)
         b = DiagramBuilder("forward_pass")
         b.add_system(self.plant)
         b.add_system(self.controller)

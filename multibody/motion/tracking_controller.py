@@ -62,10 +62,17 @@ class JointTrackingController(LeafSystem):
         numeric parameter ``"balance_ref"`` (rows per frame), interpolated like ``u``.
     balance_ref0 : (K, m) array_like, optional
         Its initial table.
+    limit : casadi.Function, optional
+        ``(q, v, ref, command) -> command`` applied last to the whole command (e.g.
+        :class:`~multibody.motion.support_limit.SupportLimit`: foot torques kept within the
+        support); ``ref`` the numeric parameter ``"limit_ref"``, interpolated like ``u``.
+    limit_ref0 : (K, m) array_like, optional
+        Its initial table.
     """
 
     def __init__(self, nx: int, q_indices, kp, times, u0, balance=None,
-                 balance_ref0=None, name: str = "tracking") -> None:
+                 balance_ref0=None, name: str = "tracking", limit=None,
+                 limit_ref0=None) -> None:
         super().__init__(name)
         self.q_indices = np.asarray(q_indices, int)
         self.kp = np.asarray(kp, float)
@@ -77,6 +84,12 @@ class JointTrackingController(LeafSystem):
         if balance is not None:
             self.n_ref = balance.size1_in(2)
             self.declare_numeric_parameter("balance_ref", np.asarray(balance_ref0, float).ravel())
+        self.limit = limit
+        self._nq = next((f.size1_in(0) for f in (balance, limit) if f is not None), 0)
+        if limit is not None:
+            self.n_limit = limit.size1_in(2)
+            self._limit_index = self.declare_numeric_parameter(
+                "limit_ref", np.asarray(limit_ref0, float).ravel())
         self.declare_output_port("command", self.n, self._calc, feedthrough=True,
                                  prerequisites=("time", "parameters"))
 
@@ -90,9 +103,14 @@ class JointTrackingController(LeafSystem):
         else:
             xv = np.asarray(x, float)
             out = u - self.kp * xv[self.q_indices]
-        if self.balance is None:
-            return out
-        ref = _hat_interp(self.times, context.get_parameter(1), context.time, self.n_ref)
-        nq = self.balance.size1_in(0)
-        extra = self.balance(xv[:nq], xv[nq:], ref)
-        return out + extra if symbolic else out + np.asarray(extra, float).ravel()
+        nq = self._nq
+        if self.balance is not None:
+            ref = _hat_interp(self.times, context.get_parameter(1), context.time, self.n_ref)
+            extra = self.balance(xv[:nq], xv[nq:], ref)
+            out = out + extra if symbolic else out + np.asarray(extra, float).ravel()
+        if self.limit is not None:
+            ref = _hat_interp(self.times, context.get_parameter(self._limit_index),
+                              context.time, self.n_limit)
+            out = self.limit(xv[:nq], xv[nq:], ref, out)
+            out = out if symbolic else np.asarray(out, float).ravel()
+        return out

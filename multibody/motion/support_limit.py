@@ -1,0 +1,250 @@
+"""Foot torques kept within the foot's support: the joint commands of a stance foot clamped so
+that the centre of pressure they ask of the ground stays inside the loaded contact points'
+polygon, a margin from its edges.
+
+A rigid foot on a rigid floor takes any ground wrench whose centre of pressure (COP) lies in
+the convex hull of its touching points; a joint torque at the ankle that needs the COP beyond
+that hull cannot be balanced by the floor, and the foot tips onto its edge (then the leg, and
+the pelvis with it, rotate about that edge). A tracking controller that sums feedforward
+torques, a PD and a balance feedback does not know this: on a reference whose COP runs along
+the foot's outer edge, any extra roll torque tips the foot (``multibody.motion.forward_pass``,
+limits). This module bounds each such joint command by what the support can carry, the
+support-polygon constraint of momentum-based balance control (Lee and Goswami 2012) and of the
+contact force optimisation of Hyon et al. (2007), applied here per joint so it stays a few
+closed-form ``fmin``/``fmax`` in the compiled run.
+
+For a joint ``j`` whose child body (the foot, or the toes) carries contact points -- together
+with the contact bodies below it (the toes under the foot) -- the quasi-static equation of
+those bodies' coordinate ``j`` (their mass and inertia neglected: a foot weighs 1 % of the
+body) is
+
+.. math::
+
+    \\tau_j + g_j(r) = 0, \\qquad g_j(r) = F \\cdot \\bigl(v_j + \\omega_j \\times (r - o)\\bigr),
+
+``F`` the ground force on those bodies (world, the reference's, interpolated), ``r`` its
+centre of pressure, ``[omega_j; v_j]`` the column ``j`` of the child body's world-aligned
+Jacobian at its origin ``o`` (``g_j`` the generalised force of ``F`` applied at ``r``). ``g_j``
+is linear in ``r``, so over the polygon of the support points ``p_i`` it ranges between its
+values at the vertices, and the floor can balance exactly
+
+.. math::
+
+    -\\max_i g_j(p_i) \\le \\tau_j \\le -\\min_i g_j(p_i)
+
+(a box over the joint's axes: a rectangle-like foot's pitch and roll axes move the COP along
+its length and its width, so the box is close to the polygon's image). The points are first
+moved ``margin`` toward the centroid of their body's points along each body axis on which
+the points spread (the sole's length and width), and only points the reference loads count
+(a point's weight ``a_i = min(1, L_i / min_load)``, its reference normal force ``L_i``; an
+unloaded point is moved out of the ``min``/``max`` by a large offset). Away from stance
+(the force on those bodies below ``stance_load``) the bound is off. The net joint torque is
+the command minus the plant's implicit joint damping ``D v`` (:class:`ForwardPass`), so the
+command is clamped to ``[lo + D v, hi + D v]`` with the current velocity ``v``.
+
+:func:`support_limit_function` writes this on CasADi symbols as ``(q, v, ref, command) ->
+command``; :func:`support_limit_reference` builds ``ref``'s rows from the reference's contact
+forces.
+
+References
+----------
+S.-H. Lee, A. Goswami, "A momentum-based balance controller for humanoid robots on non-level
+and non-stationary ground", Autonomous Robots 33(4), 2012 (the admissible COP in the support
+polygon).
+S.-H. Hyon, J. G. Hale, G. Cheng, "Full-body compliant human-humanoid interaction: balancing
+in the presence of unknown external forces", IEEE T-RO 23(5), 2007 (contact forces within the
+support).
+M. Vukobratovic, B. Borovac, "Zero-moment point -- thirty five years of its life", IJHR
+1(1), 2004.
+"""
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+import numpy as np
+
+import casadi as ca
+
+from .errors import MotionError
+
+__all__ = ["SupportLimit", "support_limit_function", "support_limit_reference",
+           "shrunk_points"]
+
+_BIG = 1.0e6
+
+
+def shrunk_points(points, margin: float) -> np.ndarray:
+    """``points`` (P, 3) of one body moved ``margin`` (m) toward their centroid along each
+    body axis on which they spread more than ``2 margin`` (a sole's length and width; its
+    flat axis is kept).
+
+    Raises
+    ------
+    MotionError
+        A negative margin.
+    """
+    if margin < 0:
+        raise MotionError(f"support limit: margin must be >= 0, got {margin!r}")
+    P = np.asarray(points, float).reshape(-1, 3)
+    c = P.mean(axis=0)
+    out = P.copy()
+    for a in range(3):
+        if np.ptp(P[:, a]) > 2.0 * margin:
+            out[:, a] -= np.sign(P[:, a] - c[a]) * margin
+    return out
+
+
+class SupportLimit:
+    """The joints of a floating body whose commands are bounded by their feet's support
+    (module docstring).
+
+    Parameters
+    ----------
+    tree : RigidBodyTree
+        Its first joint is the root.
+    contact_points : dict
+        ``{body: (P, 3) points in the body frame}`` (the forward pass's placed points).
+    command_of_velocity : dict
+        Velocity index -> index of the controller's command.
+    margin : float
+        m: the COP is kept this far inside the loaded points' polygon.
+    min_load : float
+        N: a point counts fully from this reference normal force (linearly below).
+    stance_load : float
+        N: the bound acts while the reference's force on the bodies exceeds this.
+    damping : (n_commands,) array_like, optional
+        The plant's implicit joint damping per command (``K_d + h K_p``): the command is
+        clamped with ``D v`` added (module docstring).
+
+    Attributes
+    ----------
+    groups : list
+        ``[(joint name, command indices, velocity indices, bodies)]``: each bounded joint,
+        the contact bodies it carries (its child and the contact bodies below it).
+
+    Raises
+    ------
+    MotionError
+        A contact body not in the tree; a bounded joint with a velocity without a command.
+    """
+
+    def __init__(self, tree, contact_points: Mapping, command_of_velocity: Mapping, *,
+                 margin: float = 0.01, min_load: float = 20.0, stance_load: float = 50.0,
+                 damping=None) -> None:
+        self.tree = tree
+        self.bodies = list(contact_points)
+        self.points = {b: np.asarray(p, float).reshape(-1, 3) for b, p in contact_points.items()}
+        self.shrunk = {b: shrunk_points(p, margin) for b, p in self.points.items()}
+        self.margin, self.min_load, self.stance_load = float(margin), float(min_load), float(stance_load)
+        self.damping = None if damping is None else np.asarray(damping, float)
+        parent = {j.child: j for j in tree.joints}
+        names = {b.name for b in tree.bodies}
+        for b in self.bodies:
+            if b not in names:
+                raise MotionError(f"support limit: contact body '{b}' is not in tree "
+                                  f"'{tree.name}'")
+
+        def ancestors(body):
+            out = []
+            while body in parent:
+                out.append(body)
+                body = parent[body].parent
+            return out
+        self.groups = []
+        for b in self.bodies:
+            j = parent.get(b)
+            if j is None or j is tree.joints[0] or j.nv == 0:
+                continue
+            carried = [c for c in self.bodies if b in ancestors(c)]
+            vi = list(range(j.v_start, j.v_start + j.nv))
+            missing = [v for v in vi if v not in command_of_velocity]
+            if missing:
+                raise MotionError(f"support limit: joint '{j.name}' carrying '{b}' has "
+                                  f"velocities {missing} without a command")
+            self.groups.append((j.name, [command_of_velocity[v] for v in vi], vi, carried))
+        self.n_ref = sum(3 + sum(len(self.points[c]) for c in g[3]) for g in self.groups)
+        """Rows of ``ref`` per frame: per group, the force on its bodies (3, world), then its
+        points' normal loads (the bodies' points in order)."""
+
+    def function(self, n_commands: int) -> ca.Function:
+        """``(q, v, ref, command) -> command`` (n_commands,), the bounded joints' entries
+        clamped (module docstring); ``ref`` (:attr:`n_ref`) as :meth:`reference` builds."""
+        tree = self.tree
+        q = ca.SX.sym("q", tree.nq)
+        v = ca.SX.sym("v", tree.nv)
+        ref = ca.SX.sym("ref", self.n_ref)
+        cmd = ca.SX.sym("command", n_commands)
+        out = [cmd[i] for i in range(n_commands)]
+        at = 0
+        for name, ci, vi, carried in self.groups:
+            F = ref[at:at + 3]
+            at += 3
+            child = tree.get_joint(name).child
+            T = tree.body_pose(child, q)
+            o = T[:3, 3]
+            J = tree.jacobian(child, q)
+            Fn = ca.norm_2(F)
+            on = Fn > self.stance_load
+            g = []                                   # per point: (a_i, g_j(p_i) for each j)
+            for b in carried:
+                Tb = tree.body_pose(b, q)
+                for p in self.shrunk[b]:
+                    r = ca.mtimes(Tb[:3, :3], ca.DM(p)) + Tb[:3, 3]
+                    a = ca.fmin(1.0, ca.fmax(0.0, ref[at] / self.min_load))
+                    at += 1
+                    g.append((a, [ca.dot(F, J[3:, j] + ca.cross(J[:3, j], r - o)) for j in vi]))
+            for k, c in enumerate(ci):
+                lo = -_fold(ca.fmax, [gj[k] - _BIG * (1 - a) for a, gj in g])
+                hi = -_fold(ca.fmin, [gj[k] + _BIG * (1 - a) for a, gj in g])
+                dv = float(self.damping[c]) * v[vi[k]] if self.damping is not None else 0.0
+                lo = ca.if_else(on, lo + dv, -_BIG)
+                hi = ca.if_else(on, hi + dv, _BIG)
+                out[c] = ca.fmin(ca.fmax(out[c], lo), ca.fmax(lo, hi))
+        return ca.Function("support_limit", [q, v, ref, cmd], [ca.vertcat(*out)],
+                           ["q", "v", "ref", "command"], ["limited"])
+
+    def reference(self, contact_forces, floor_normal) -> np.ndarray:
+        """The rows ``ref`` (K, :attr:`n_ref`) from the reference's world contact forces
+        ``contact_forces`` (K, points, 3), the points in the order of the contact points
+        given (all bodies); normal loads along ``floor_normal``.
+
+        Raises
+        ------
+        MotionError
+            ``contact_forces`` of the wrong shape.
+        """
+        sizes = [len(self.points[b]) for b in self.bodies]
+        F = np.asarray(contact_forces, float)
+        if F.ndim != 3 or F.shape[1:] != (sum(sizes), 3):
+            raise MotionError(f"support limit: contact_forces must be (frames, {sum(sizes)}, 3)"
+                              f" (the points of {self.bodies} in order), got {F.shape}")
+        n = np.asarray(floor_normal, float)
+        n = n / np.linalg.norm(n)
+        cuts = np.cumsum([0] + sizes)
+        per = {b: F[:, cuts[i]:cuts[i + 1]] for i, b in enumerate(self.bodies)}
+        cols = []
+        for _, _, _, carried in self.groups:
+            cols.append(sum(per[b].sum(axis=1) for b in carried))
+            cols.extend(per[b] @ n for b in carried)
+        return np.column_stack(cols)
+
+
+def _fold(op, xs: Sequence):
+    out = xs[0]
+    for x in xs[1:]:
+        out = op(out, x)
+    return out
+
+
+def support_limit_function(tree, contact_points: Mapping, command_of_velocity: Mapping,
+                           n_commands: int, **options) -> tuple:
+    """``(SupportLimit, casadi.Function)``: :class:`SupportLimit` of the arguments
+    (``options`` its keywords) and its ``(q, v, ref, command) -> command``."""
+    s = SupportLimit(tree, contact_points, command_of_velocity, **options)
+    return s, s.function(n_commands)
+
+
+def support_limit_reference(limit: SupportLimit, contact_forces, floor_normal) -> np.ndarray:
+    """:meth:`SupportLimit.reference`: the rows (K, n_ref) of the reference's contact
+    forces."""
+    return limit.reference(contact_forces, floor_normal)
