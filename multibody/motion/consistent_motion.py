@@ -68,6 +68,7 @@ implementation of an interior-point filter line-search algorithm", Math. Prog. 1
 """
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Any, Optional, Sequence
 
@@ -79,10 +80,10 @@ from scipy.sparse import csc_matrix
 from solvers.progress import ProgressLine
 from .contact_inverse_dynamics import ContactInverseDynamics, Floor, estimate_floor
 from .errors import ContactError, MarkerSetError, TrajectoryError
-from .marker_set import marker_set_arrays, marker_weight_array
+from .marker_set import marker_set_arrays, marker_weight_array, refine_marker_offsets
 from .smoothing import JointTrajectory
 from .consistent_motion_terms import (IterationMonitor, add_contact_curvature, add_contact_height,
-                                      marker_errors,
+                                      marker_errors, inset_contact_points,
                                       feasible_cone_coefficients, gauss_newton_blocks)
 from .spline_hessian import HessianCallback, SplineBlockHessian
 from .spline_motion import VQDOT_JOINT_TYPES, UniformBSpline, spline_state
@@ -159,6 +160,23 @@ class ConsistentMotion:
         Add the convex part of the contact constraints' curvature (times their multipliers)
         to the Gauss-Newton Hessian
         (:func:`~multibody.motion.consistent_motion_terms.add_contact_curvature`).
+    support_margin : float, optional
+        A centre-of-pressure margin (m): each point's force acts at the point moved this far
+        toward its body's point centroid along the sole's axes
+        (:func:`~multibody.motion.consistent_motion_terms.inset_contact_points`), while
+        heights, slip and penetration stay those of the true points. The centre of
+        pressure of a flat foot then lies at least the margin inside its support polygon
+        (a rigid foot simulated on the true points does not tip onto an edge); None
+        (default): forces at the points.
+    offset_scale : float, optional
+        ``sigma_o`` (m): refine the marker offsets on the optimised motion
+        (:func:`~multibody.motion.marker_set.refine_marker_offsets`, the corrections' prior
+        scaled by ``sigma_o`` against the markers' ``sigma_m``) and optimise again from it
+        with them, ``offset_rounds`` times; the result's ``marker_offsets`` and marker
+        errors are the refined ones (the model's offsets from then on, as a subject
+        calibration's). None (default): the offsets are kept.
+    offset_rounds : int
+        Refinements when ``offset_scale`` is set (each one more optimisation).
     ipopt_options : dict, optional
         Further IPOPT options (``{"print_level": 5}``, ``{"linear_solver": "ma27"}`` ...),
         applied over the defaults.
@@ -193,13 +211,28 @@ class ConsistentMotion:
                  stall_violation: float = 1.0, contact_curvature: bool = False,
                  penetration: Optional[float] = None,
                  contact_height_scale: Optional[float] = None,
-                 penetration_scale: Optional[float] = None) -> None:
+                 penetration_scale: Optional[float] = None,
+                 support_margin: Optional[float] = None, offset_scale: Optional[float] = None,
+                 offset_rounds: int = 1) -> None:
         who = f"ConsistentMotion on tree '{tree.name}'"
         self.tree = tree.finalize()
         h0, h1 = (float(x) for x in contact_band)
         self.cid = ContactInverseDynamics(tree, contact_points, floor=floor, friction=friction,
                                           edges=edges, height_threshold=h1,
                                           speed_threshold=float(candidate_speed))
+        for name, val in (("support_margin", support_margin), ("offset_scale", offset_scale)):
+            if val is not None and not (np.isfinite(val) and val > 0):
+                raise ContactError(f"{who}: {name} must be None or finite and > 0, got {val!r}")
+        if int(offset_rounds) < 1:
+            raise ContactError(f"{who}: offset_rounds must be >= 1, got {offset_rounds!r}")
+        self.support_margin = None if support_margin is None else float(support_margin)
+        self.offset_scale = None if offset_scale is None else float(offset_scale)
+        self.offset_rounds = int(offset_rounds)
+        # where the forces act: the points, or the points inset by the margin
+        self.force_cid = self.cid if support_margin is None else ContactInverseDynamics(
+            tree, inset_contact_points(contact_points, self.support_margin), floor=floor,
+            friction=friction, edges=edges, height_threshold=h1,
+            speed_threshold=float(candidate_speed))
         self.floor = floor
         self.marker_names, self.marker_bodies, self.marker_offsets = \
             marker_set_arrays(tree, markers, who)
@@ -263,7 +296,7 @@ class ConsistentMotion:
         q, v, a = spline_state(self.tree, y, yd, ydd)
         return ca.Function("spline_state", [y, yd, ydd], [q, v, a])
 
-    def _frame_functions(self, floor: Floor, T: int, mbar: float):
+    def _frame_functions(self, floor: Floor, T: int, mbar: float, offsets):
         """Per-frame cost and contact constraints, diagnostics, and the Jacobians of the
         Gauss-Newton Hessian (module docstring)."""
         tree, cid = self.tree, self.cid
@@ -290,7 +323,9 @@ class ConsistentMotion:
             x = Tb[0:3, 3] + Tb[0:3, 0:3] @ ca.DM(p)
             J = tree.jacobian(body, q, ca.DM(p), "world")[3:6, :]
             f = self.weight * (D.T @ beta[j * E:(j + 1) * E])
-            gen += J.T @ f
+            pf = self.force_cid.points[j]                # where the force acts
+            Jf = J if self.force_cid is cid else tree.jacobian(body, q, ca.DM(pf), "world")[3:6, :]
+            gen += Jf.T @ f
             vel = J @ v
             vt = vel - n * ca.dot(n, vel)
             forces.append(f)
@@ -302,7 +337,7 @@ class ConsistentMotion:
         rv = cid.root_v
         res = tau[int(rv[0]):int(rv[-1]) + 1]
         X = []
-        for body, o in zip(self.marker_bodies, self.marker_offsets):
+        for body, o in zip(self.marker_bodies, offsets):
             Tb = pose(body)
             X.append(Tb[0:3, 3] + Tb[0:3, 0:3] @ ca.DM(o))
         X = ca.vertcat(*X)
@@ -421,6 +456,27 @@ class ConsistentMotion:
         """
         t, X, Q = self._check(t, positions, q_init)
         start, cpu_start = time.perf_counter(), time.process_time()
+        offsets = self.marker_offsets
+        out = first = self._solve_once(t, X, Q, offsets, self.floor, progress)
+        rounds = [first]
+        for _ in range(self.offset_rounds if self.offset_scale is not None else 0):
+            offsets = refine_marker_offsets(
+                self.tree, self.marker_bodies, offsets, out.trajectory.q, X,
+                offset_scale=self.offset_scale, marker_scale=self.sigma[0],
+                weights=self.marker_weights, who=self._who)
+            out = self._solve_once(t, X, out.trajectory.q, offsets, out.floor, progress)
+            rounds.append(out)
+        return dataclasses.replace(
+            out, marker_rms_before=first.marker_rms_before,
+            inverse_dynamics_before=first.inverse_dynamics_before,
+            success=all(r.success for r in rounds), iterations=sum(r.iterations for r in rounds),
+            seconds=time.perf_counter() - start, cpu_seconds=time.process_time() - cpu_start,
+            objective_history=[f for r in rounds for f in r.objective_history],
+            violation_history=[v for r in rounds for v in r.violation_history])
+
+    def _solve_once(self, t, X, Q, offsets, floor, progress) -> ConsistentMotionResult:
+        """One optimisation with the given marker offsets and floor (None: fitted)."""
+        start, cpu_start = time.perf_counter(), time.process_time()
         tree, cid = self.tree, self.cid
         T, M, nq = t.size, len(self.marker_names), tree.nq
         P, E = len(cid.points), cid.edges
@@ -436,9 +492,11 @@ class ConsistentMotion:
         lbc, ubc = self._bounds(K)
         C0 = np.clip(spline.fit(t, Q).ravel(), lbc, ubc).reshape(K, nq)
         warm = self._evaluate(spline, t, C0)
-        floor = self._floor(warm)
-        cid.floor = floor
-        before = cid.solve(warm, progress=False)
+        floor = self._floor(warm) if floor is None else floor
+        cid.floor = self.force_cid.floor = floor
+        # (the contact inverse dynamics at the force points, active where the points touch)
+        before = self.force_cid.solve(warm, progress=False, active=np.array(
+            [cid.active_points(qk, vk) for qk, vk in zip(warm.q, warm.v)]))
         # candidates and cone coefficients of the warm start
         D = cid.cone_edges()
         cand = np.zeros((T, P), bool)
@@ -458,7 +516,7 @@ class ConsistentMotion:
         nvis = max(int(vis.sum()), 1)
         mw = (vis * self.marker_weights[None, :]) / (nvis * self.sigma[0] ** 2)
         meas = np.where(vis[..., None], X, 0.0).reshape(T, 3 * M)
-        nlp, gfun, diag, jac = self._frame_functions(floor, T, nvis / T)
+        nlp, gfun, diag, jac = self._frame_functions(floor, T, nvis / T, offsets)
         data = (meas.T, mw.T, warm.q.T)
         data_dm = tuple(ca.DM(d) for d in data)          # converted once, not per Hessian
         bases = [spline.basis(t, d) for d in (0, 1, 2)]
@@ -523,9 +581,9 @@ class ConsistentMotion:
         Xm = np.asarray(o[5]).T.reshape(T, M, 3)
         phi = np.asarray(o[6]).T
         err = np.where(vis, np.linalg.norm(Xm - np.where(vis[..., None], X, 0.0), axis=2), np.nan)
-        e0 = marker_errors(self, warm.q, X, vis)
+        e0 = marker_errors(self, warm.q, X, vis, offsets)
         allowed = cand & (phi < self.contact_band[1])
-        check = cid.solve(traj, progress=False, active=allowed)
+        check = self.force_cid.solve(traj, progress=False, active=allowed)
         rv = cid.root_v
         return ConsistentMotionResult(
             traj, tau, tau[:, rv], forces, err, float(np.sqrt(np.nanmean(e0 ** 2))), check,
@@ -533,4 +591,5 @@ class ConsistentMotion:
             bool(cb.stalled or stats.get("success", False)),
             int(stats.get("iter_count", cb.count)), time.perf_counter() - start,
             time.process_time() - cpu_start,
-            list(cb.objective), list(cb.max_violation))
+            list(cb.objective), list(cb.max_violation), np.array(offsets, float),
+            self.force_cid.points.copy())

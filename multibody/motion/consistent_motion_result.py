@@ -3,6 +3,7 @@ motion, its forces, the independent inverse-dynamics check and the solver's hist
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Optional
 
 import numpy as np
 
@@ -51,6 +52,13 @@ class ConsistentMotionResult:
         The objective at each IPOPT iteration (the start first).
     violation_history : list of float
         The largest contact-constraint violation (N) at each iteration.
+    marker_offsets : (M, 3) ndarray, optional
+        The marker offsets (body frames, m) of ``marker_errors``: the given ones, or the
+        refined ones (``offset_scale``), to be used as the model's from then on.
+    force_points : (P, 3) ndarray, optional
+        Where ``contact_forces`` act, in their bodies' frames (m): the contact points, or
+        the points inset by ``support_margin``; the forces map one to one onto the true
+        points of a flat, loaded foot (same order).
     """
 
     trajectory: JointTrajectory
@@ -69,6 +77,8 @@ class ConsistentMotionResult:
     cpu_seconds: float = float("nan")
     objective_history: list = field(default_factory=list)
     violation_history: list = field(default_factory=list)
+    marker_offsets: Optional[np.ndarray] = None
+    force_points: Optional[np.ndarray] = None
 
     @property
     def marker_rms(self) -> float:

@@ -21,7 +21,8 @@ from scipy.optimize import lsq_linear
 from solvers.progress import ProgressLine
 
 __all__ = ["IterationMonitor", "feasible_cone_coefficients", "gauss_newton_blocks",
-           "add_contact_curvature", "add_contact_height", "marker_errors"]
+           "add_contact_curvature", "add_contact_height", "marker_errors",
+           "inset_contact_points"]
 
 
 class IterationMonitor(ca.Callback):
@@ -134,6 +135,8 @@ def feasible_cone_coefficients(cm, warm, beta0, cand, floor, D):
     out = beta0.copy()
     for k in range(T):
         p, J, _ = cid.contact_kinematics(warm.q[k], warm.v[k])
+        if cm.force_cid is not cid:                   # the forces act at the inset points
+            J = cm.force_cid.contact_kinematics(warm.q[k], warm.v[k])[1]
         x_ = np.clip((floor.height(p) - h0) / (h1 - h0), 0.0, 1.0)
         cap = cm.max_force * (1 - 3 * x_ ** 2 + 2 * x_ ** 3) / cm.weight
         cols = np.flatnonzero(np.repeat(cand[k] & (cap > 0), E))
@@ -269,7 +272,7 @@ def gauss_newton_blocks(cm, Jm, Jr, Jv, fn, sq, mw, T, mbar, lam_f):
     return (2.0 * lam_f) * H
 
 
-def marker_errors(cm, Q, X, vis):
+def marker_errors(cm, Q, X, vis, offsets=None):
     """Distances (T, M) (m) between the modelled markers of the motion ``Q`` (T, nq) and the
     measured ``X`` (T, M, 3); NaN where ``vis`` (T, M) is false.
 
@@ -280,6 +283,8 @@ def marker_errors(cm, Q, X, vis):
     Q : (T, nq) ndarray
     X : (T, M, 3) ndarray
     vis : (T, M) ndarray of bool
+    offsets : (M, 3) ndarray, optional
+        Marker offsets used instead of ``cm.marker_offsets``.
 
     Returns
     -------
@@ -287,10 +292,45 @@ def marker_errors(cm, Q, X, vis):
     """
     q = ca.SX.sym("q", cm.tree.nq)
     P = []
-    for body, o in zip(cm.marker_bodies, cm.marker_offsets):
+    for body, o in zip(cm.marker_bodies, cm.marker_offsets if offsets is None else offsets):
         Tb = cm.tree.body_pose(body, q)
         P.append(Tb[0:3, 3] + Tb[0:3, 0:3] @ ca.DM(o))
     fun = ca.Function("markers", [q], [ca.vertcat(*P)])
     Xm = np.asarray(fun.map(len(Q))(np.asarray(Q).T)).T.reshape(X.shape)
     return np.where(vis, np.linalg.norm(Xm - np.where(vis[..., None], X, 0.0), axis=2),
                     np.nan)
+
+
+def inset_contact_points(contact_points: dict, margin: float) -> dict:
+    """Contact points moved ``margin`` toward their body's point centroid along the sole.
+
+    Per body, the sole's axes are the two body-frame axes along which its points spread
+    most (a box foot's length and width); each point's coordinate along either axis moves
+    toward the centroid's by ``margin``, never past it (``c + sign(u) max(|u| - m, 0)``);
+    the third coordinate is kept. For a rectangle of corner points this is the rectangle
+    shrunk by ``margin`` on every side: a force distribution on the inset points has its
+    centre of pressure at least ``margin`` inside the true rectangle's edges.
+
+    Parameters
+    ----------
+    contact_points : dict
+        ``{body: [(3,) point in the body frame, ...]}``.
+    margin : float
+        ``m`` (m), >= 0.
+
+    Returns
+    -------
+    dict
+        ``{body: (n, 3) ndarray}``, the points in the same order.
+    """
+    out = {}
+    for body, pts in contact_points.items():
+        P = np.array([np.asarray(p, float).ravel() for p in pts], float).reshape(-1, 3)
+        c = P.mean(axis=0)
+        spread = np.ptp(P, axis=0) if len(P) else np.zeros(3)
+        Q = P.copy()
+        for a in np.argsort(-spread, kind="stable")[:2]:
+            u = P[:, a] - c[a]
+            Q[:, a] = c[a] + np.sign(u) * np.maximum(np.abs(u) - margin, 0.0)
+        out[body] = Q
+    return out
