@@ -422,6 +422,7 @@ class ForwardPass:
                     self.actuated_velocity_indices)}, margin=support_margin,
                 damping=self.kd + self.time_step * self.kp)
             lim = self.support_limit.function(len(self.q_indices))
+            self._limit_forces = np.asarray(contact_forces, float)
             lim_ref = self.support_limit.reference(contact_forces, self.floor.normal)
         self.controller = JointTrackingController(
             fwd.nq + fwd.nv, self.q_indices, self.kp, self.times,
@@ -530,6 +531,9 @@ class ForwardPass:
         cctx.set_parameter(0, self.feedforward(ql, vl, tau).ravel())
         if self.legs:
             cctx.set_parameter(1, self.balance_reference(ql, vl, stance).ravel())
+        if self.support_limit is not None:                # the feedforward always admitted
+            cctx.set_parameter("limit_ref", self.support_limit.reference(
+                self._limit_forces, self.floor.normal, tau).ravel())
         ctx.set_time(float(self.times[0]))
         return ctx
 

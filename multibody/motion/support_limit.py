@@ -59,7 +59,7 @@ M. Vukobratovic, B. Borovac, "Zero-moment point -- thirty five years of its life
 """
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -109,12 +109,16 @@ class SupportLimit:
     margin : float
         m: the COP is kept this far inside the loaded points' polygon.
     min_load : float
-        N: a point counts fully from this reference normal force (linearly below).
+        N: a point is in the support where the reference pushes on it with more than this.
     stance_load : float
         N: the bound acts while the reference's force on the bodies exceeds this.
     damping : (n_commands,) array_like, optional
         The plant's implicit joint damping per command (``K_d + h K_p``): the command is
         clamped with ``D v`` added (module docstring).
+    joints : sequence of str, optional
+        The bounded joints (each carries the contact bodies at or below its child; the
+        bodies between are neglected like the foot's mass); default: the joints whose child
+        is a contact body (a universal ankle above the foot, the toes' joint).
 
     Attributes
     ----------
@@ -129,8 +133,8 @@ class SupportLimit:
     """
 
     def __init__(self, tree, contact_points: Mapping, command_of_velocity: Mapping, *,
-                 margin: float = 0.01, min_load: float = 20.0, stance_load: float = 50.0,
-                 damping=None) -> None:
+                 margin: float = 0.01, min_load: float = 2.0, stance_load: float = 50.0,
+                 damping=None, joints: Optional[Sequence[str]] = None) -> None:
         self.tree = tree
         self.bodies = list(contact_points)
         self.points = {b: np.asarray(p, float).reshape(-1, 3) for b, p in contact_points.items()}
@@ -151,20 +155,34 @@ class SupportLimit:
                 body = parent[body].parent
             return out
         self.groups = []
-        for b in self.bodies:
-            j = parent.get(b)
-            if j is None or j is tree.joints[0] or j.nv == 0:
+        if joints is None:
+            chosen = [parent[b] for b in self.bodies if b in parent]
+        else:
+            chosen = []
+            for name in joints:
+                try:
+                    chosen.append(tree.get_joint(name))
+                except Exception:                   # noqa: BLE001 - named below
+                    raise MotionError(f"support limit: no joint '{name}' in tree "
+                                      f"'{tree.name}'") from None
+        for j in chosen:
+            if j is tree.joints[0] or j.nv == 0:
                 continue
-            carried = [c for c in self.bodies if b in ancestors(c)]
+            carried = [c for c in self.bodies if j.child in ancestors(c)]
+            if not carried:
+                raise MotionError(f"support limit: joint '{j.name}' carries no contact body "
+                                  f"(of {self.bodies})")
             vi = list(range(j.v_start, j.v_start + j.nv))
             missing = [v for v in vi if v not in command_of_velocity]
             if missing:
-                raise MotionError(f"support limit: joint '{j.name}' carrying '{b}' has "
+                raise MotionError(f"support limit: joint '{j.name}' carrying {carried} has "
                                   f"velocities {missing} without a command")
             self.groups.append((j.name, [command_of_velocity[v] for v in vi], vi, carried))
-        self.n_ref = sum(3 + sum(len(self.points[c]) for c in g[3]) for g in self.groups)
-        """Rows of ``ref`` per frame: per group, the force on its bodies (3, world), then its
-        points' normal loads (the bodies' points in order)."""
+        self.n_ref = sum(3 + sum(len(self.points[c]) for c in g[3]) + len(g[2])
+                         for g in self.groups)
+        """Rows of ``ref`` per frame: per group, the force on its bodies (3, world), its
+        points' normal loads (the bodies' points in order), then the joint's reference
+        torques (the feedforward, always admitted)."""
 
     def function(self, n_commands: int) -> ca.Function:
         """``(q, v, ref, command) -> command`` (n_commands,), the bounded joints' entries
@@ -190,28 +208,32 @@ class SupportLimit:
                 Tb = tree.body_pose(b, q)
                 for p in self.shrunk[b]:
                     r = ca.mtimes(Tb[:3, :3], ca.DM(p)) + Tb[:3, 3]
-                    a = ca.fmin(1.0, ca.fmax(0.0, ref[at] / self.min_load))
+                    a = ref[at] > self.min_load
                     at += 1
                     g.append((a, [ca.dot(F, J[3:, j] + ca.cross(J[:3, j], r - o)) for j in vi]))
             for k, c in enumerate(ci):
                 lo = -_fold(ca.fmax, [gj[k] - _BIG * (1 - a) for a, gj in g])
                 hi = -_fold(ca.fmin, [gj[k] + _BIG * (1 - a) for a, gj in g])
+                tref = ref[at]
+                at += 1
+                lo, hi = ca.fmin(lo, tref), ca.fmax(hi, tref)
                 dv = float(self.damping[c]) * v[vi[k]] if self.damping is not None else 0.0
                 lo = ca.if_else(on, lo + dv, -_BIG)
                 hi = ca.if_else(on, hi + dv, _BIG)
-                out[c] = ca.fmin(ca.fmax(out[c], lo), ca.fmax(lo, hi))
+                out[c] = ca.fmin(ca.fmax(out[c], lo), hi)
         return ca.Function("support_limit", [q, v, ref, cmd], [ca.vertcat(*out)],
                            ["q", "v", "ref", "command"], ["limited"])
 
-    def reference(self, contact_forces, floor_normal) -> np.ndarray:
+    def reference(self, contact_forces, floor_normal, tau=None) -> np.ndarray:
         """The rows ``ref`` (K, :attr:`n_ref`) from the reference's world contact forces
         ``contact_forces`` (K, points, 3), the points in the order of the contact points
-        given (all bodies); normal loads along ``floor_normal``.
+        given (all bodies), normal loads along ``floor_normal``, and its joint torques
+        ``tau`` (K, nv) (tree order; default zeros).
 
         Raises
         ------
         MotionError
-            ``contact_forces`` of the wrong shape.
+            ``contact_forces`` or ``tau`` of the wrong shape.
         """
         sizes = [len(self.points[b]) for b in self.bodies]
         F = np.asarray(contact_forces, float)
@@ -223,9 +245,15 @@ class SupportLimit:
         cuts = np.cumsum([0] + sizes)
         per = {b: F[:, cuts[i]:cuts[i + 1]] for i, b in enumerate(self.bodies)}
         cols = []
-        for _, _, _, carried in self.groups:
+        K = len(F)
+        tau = np.zeros((K, self.tree.nv)) if tau is None else np.asarray(tau, float)
+        if tau.shape != (K, self.tree.nv):
+            raise MotionError(f"support limit: tau must be ({K}, {self.tree.nv}) (frames, "
+                              f"velocities of tree '{self.tree.name}'), got {tau.shape}")
+        for _, _, vi, carried in self.groups:
             cols.append(sum(per[b].sum(axis=1) for b in carried))
             cols.extend(per[b] @ n for b in carried)
+            cols.append(tau[:, vi])
         return np.column_stack(cols)
 
 
