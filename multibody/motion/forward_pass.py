@@ -272,6 +272,8 @@ class ForwardPass:
         ask of the floor stays this far (m) inside the reference-loaded points' polygon
         (:class:`~multibody.motion.support_limit.SupportLimit`); None (default): off. Needs
         a free root, contact points and ``contact_forces``.
+    support_joints : sequence or dict, optional
+        The joints (or ``{joint: axes}``) so bounded; default the contact bodies' joints.
     compiled : bool
         Run the whole simulation in C (``Simulator(diagram, compiled=True)``) where the
         plant takes the compiled step; else the interpreted Simulator.
@@ -297,7 +299,7 @@ class ForwardPass:
                  joint_gain_scale: Optional[Mapping] = None, stance_release=(),
                  stance_smoothing: float = 0.0, swing_clearance: float = 0.0,
                  swing_clearance_speed: float = 0.5, support_margin: Optional[float] = None,
-                 compiled: bool = True) -> None:
+                 support_joints=None, compiled: bool = True) -> None:
         self.times = np.asarray(times, float).ravel()
         if self.times.size < 2 or np.any(np.diff(self.times) <= 0):
             raise MotionError(f"ForwardPass: times must hold at least two increasing frames, "
@@ -420,7 +422,7 @@ class ForwardPass:
             self.support_limit = SupportLimit(
                 fwd, self.contact_points, {int(v): i for i, v in enumerate(
                     self.actuated_velocity_indices)}, margin=support_margin,
-                damping=self.kd + self.time_step * self.kp)
+                damping=self.kd + self.time_step * self.kp, joints=support_joints)
             lim = self.support_limit.function(len(self.q_indices))
             self._limit_forces = np.asarray(contact_forces, float)
             lim_ref = self.support_limit.reference(contact_forces, self.floor.normal)

@@ -59,7 +59,7 @@ M. Vukobratovic, B. Borovac, "Zero-moment point -- thirty five years of its life
 """
 from __future__ import annotations
 
-from typing import Mapping, Optional, Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -115,10 +115,12 @@ class SupportLimit:
     damping : (n_commands,) array_like, optional
         The plant's implicit joint damping per command (``K_d + h K_p``): the command is
         clamped with ``D v`` added (module docstring).
-    joints : sequence of str, optional
+    joints : sequence of str or dict, optional
         The bounded joints (each carries the contact bodies at or below its child; the
-        bodies between are neglected like the foot's mass); default: the joints whose child
-        is a contact body (a universal ankle above the foot, the toes' joint).
+        bodies between are neglected like the foot's mass), or ``{joint: axes}`` to bound
+        only some of a joint's axes (indices into its velocities; None: all); default: the
+        joints whose child is a contact body (a universal ankle above the foot, the toes'
+        joint).
 
     Attributes
     ----------
@@ -134,7 +136,7 @@ class SupportLimit:
 
     def __init__(self, tree, contact_points: Mapping, command_of_velocity: Mapping, *,
                  margin: float = 0.01, min_load: float = 2.0, stance_load: float = 50.0,
-                 damping=None, joints: Optional[Sequence[str]] = None) -> None:
+                 damping=None, joints=None) -> None:
         self.tree = tree
         self.bodies = list(contact_points)
         self.points = {b: np.asarray(p, float).reshape(-1, 3) for b, p in contact_points.items()}
@@ -155,6 +157,7 @@ class SupportLimit:
                 body = parent[body].parent
             return out
         self.groups = []
+        axes = dict(joints) if isinstance(joints, Mapping) else {}
         if joints is None:
             chosen = [parent[b] for b in self.bodies if b in parent]
         else:
@@ -172,7 +175,12 @@ class SupportLimit:
             if not carried:
                 raise MotionError(f"support limit: joint '{j.name}' carries no contact body "
                                   f"(of {self.bodies})")
-            vi = list(range(j.v_start, j.v_start + j.nv))
+            ax = axes.get(j.name)
+            ax = list(range(j.nv)) if ax is None else [int(a) for a in np.ravel(ax)]
+            if any(not 0 <= a < j.nv for a in ax):
+                raise MotionError(f"support limit: axes {ax} of joint '{j.name}' outside "
+                                  f"0..{j.nv - 1}")
+            vi = [j.v_start + a for a in ax]
             missing = [v for v in vi if v not in command_of_velocity]
             if missing:
                 raise MotionError(f"support limit: joint '{j.name}' carrying {carried} has "

@@ -1,0 +1,318 @@
+"""Floating-base inverse dynamics with the ground forces allocated inside the feet's support:
+the joint torques of a desired acceleration when no force acts on the root but through the
+contact points, each pushing within its friction cone.
+
+The forward pass's feedforward (:mod:`multibody.motion.forward_pass`) replays the torques the
+inverse dynamics computed for the reference motion; once the simulated body is off that
+motion they no longer balance it, and the pelvis feedback through the legs
+(:mod:`multibody.motion.balance`) asks the feet for moments regardless of their support.
+Momentum-based and whole-body balance controllers (Hyon, Hale and Cheng 2007; Lee and
+Goswami 2012; Righetti et al. 2013) instead compute, at each step,
+
+1. a desired acceleration ``a_d`` of all coordinates: the reference's ``a_ref`` plus a
+   pelvis correction ``delta`` (world axes, rotation then translation of the root body's
+   origin) ``delta = K_p e + K_d \\dot e`` from the pelvis's pose error ``e``, carried to the
+   root's coordinates, ``a_b += J_{r,b}^{-1} delta``, and to each stance leg ``k`` (weight
+   ``r_k = min(1, 2 w_k)``, ``w_k`` its share of the reference's load) as the leg
+   acceleration that keeps the foot where it is (:func:`~multibody.motion.balance.
+   stance_pose_correction`);
+2. the generalised forces of that acceleration, ``tau = M(q) a_d + h(q, v)`` (the recursive
+   Newton-Euler algorithm on CasADi symbols);
+3. the ground forces ``f_i`` at the contact points (world, one 3-vector per point) that give
+   the root its rows ``tau_b`` -- the root is not actuated --, nearest the reference's forces
+   ``f_ref``:
+
+   .. math::
+
+       \\min_f \\; \\lVert A f - \\tau_b \\rVert^2 + \\epsilon \\lVert f - f_{ref} \\rVert^2
+       \\quad \\text{s.t.} \\quad f_i \\in \\mathcal{K}_i,
+
+   ``A = [J_{i,b}^T]`` the contact points' Jacobian transposes on the root's columns,
+   ``K_i`` the friction cone ``||f_{i,t}|| <= mu f_{i,n}`` of a point the reference loads
+   and ``{0}`` of one it does not (the swing foot, a lifted heel). The points are the
+   contact points moved ``margin`` toward their body's centroid in the sole
+   (:func:`~multibody.motion.support_limit.shrunk_points`), so the centre of pressure stays
+   that far inside the foot. Solved by a fixed number of clipped least-squares rounds
+   (:func:`allocate_forces`): the regularised equality solution, the points whose normal
+   force came out negative dropped for the next round, every point projected onto its cone
+   -- an active-set method with a budget, exact for a wrench inside the feet's support;
+4. the joint torques ``tau_j - J_{c,j}^T f`` (the joints' rows): with the feet held by the
+   floor they give the body the acceleration ``a_d`` with the ground pushing ``f``.
+
+:func:`whole_body_balance_function` writes the whole on CasADi symbols as ``(q, v, ref) ->
+tau_joints``, the forward pass's controller adds it in place of the replayed torques (with
+its joint PD on top), so the run stays compiled.
+
+References
+----------
+S.-H. Hyon, J. G. Hale, G. Cheng, "Full-body compliant human-humanoid interaction: balancing
+in the presence of unknown external forces", IEEE T-RO 23(5), 2007 (contact force
+optimisation).
+S.-H. Lee, A. Goswami, "A momentum-based balance controller for humanoid robots on non-level
+and non-stationary ground", Autonomous Robots 33(4), 2012.
+L. Righetti, J. Buchli, M. Mistry, M. Kalakrishnan, S. Schaal, "Optimal distribution of
+contact forces with inverse-dynamics control", IJRR 32(3), 2013.
+R. Featherstone, Rigid Body Dynamics Algorithms, Springer 2008 (recursive Newton-Euler).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import numpy as np
+
+import casadi as ca
+
+from .balance import ROWS, stance_pose_correction
+from .errors import MotionError
+from .support_limit import shrunk_points
+
+__all__ = ["WholeBodyGains", "allocate_forces", "whole_body_balance_function",
+           "WholeBodyBalance"]
+
+
+@dataclass(frozen=True)
+class WholeBodyGains:
+    """Gains of the whole-body balance (module docstring).
+
+    Attributes
+    ----------
+    kp_translation, kd_translation : float
+        1/s^2, 1/s: the pelvis position's acceleration feedback.
+    kp_rotation, kd_rotation : float
+        1/s^2, 1/s: its rotation's.
+    margin : float
+        m: the allocation's points this far inside the feet.
+    mu : float
+        Friction coefficient of the cones.
+    regularisation : float
+        ``epsilon``: the pull toward the reference's forces (relative to ``A``'s scale).
+    rounds : int
+        Clipped least-squares rounds.
+    min_load : float
+        N: a point takes force where the reference loads it with more than this.
+    """
+
+    kp_translation: float = 100.0
+    kd_translation: float = 20.0
+    kp_rotation: float = 100.0
+    kd_rotation: float = 20.0
+    margin: float = 0.01
+    mu: float = 0.8
+    regularisation: float = 1e-3
+    rounds: int = 4
+    min_load: float = 2.0
+
+
+def _cone(f, n, mu, on):
+    """``f`` (3,) projected onto the cone ``||f_t|| <= mu f_n`` about ``n`` (Euclidean
+    projection onto a second-order cone), times ``on`` (0 or 1); numbers or CasADi."""
+    sym = isinstance(f, (ca.SX, ca.MX))
+    dot, norm = (ca.dot, ca.norm_2) if sym else (np.dot, np.linalg.norm)
+    fn = dot(f, n)
+    ft = f - fn * n
+    t = norm(ft) + 1e-12
+    fn2 = (mu * t + fn) / (mu * mu + 1.0)
+    out_cone = fn2 * n + mu * fn2 * ft / t
+    if sym:
+        proj = ca.if_else(t <= mu * fn, f, ca.if_else(mu * t <= -fn, 0 * f, out_cone))
+    else:
+        proj = f if t <= mu * fn else (0 * f if mu * t <= -fn else out_cone)
+    return on * proj
+
+
+def allocate_forces(A, b, f_ref, active, normal, *, mu: float = 0.8, eps: float = 1e-3,
+                    rounds: int = 4):
+    """Contact forces ``f`` (3P,) with ``A f ~ b`` inside the points' friction cones
+    (module docstring, step 3), numbers or CasADi symbols.
+
+    Parameters
+    ----------
+    A : (m, 3P)
+        The points' generalised-force map (e.g. the root's rows of ``J_c^T``).
+    b : (m,)
+        The generalised force to produce.
+    f_ref : (3P,)
+        The forces to stay near (the reference's).
+    active : (P,)
+        1 where a point may push, 0 where not.
+    normal : (3,)
+        The floor normal (unit).
+    mu, eps, rounds
+        Friction coefficient, the regularisation ``epsilon`` relative to the mean diagonal
+        of ``A W A^T``, the number of clipped least-squares rounds.
+
+    Returns
+    -------
+    (3P,) ndarray or casadi.SX
+
+    Notes
+    -----
+    Round ``k``: ``f = f_0 + W A^T (A W A^T + eps s I)^{-1} (b - A f_0)`` with ``W`` the
+    diagonal of the points still in play (``f_0`` the reference forces of those points,
+    zero elsewhere), then each point projected onto its cone; a point whose normal force
+    came out negative leaves play. A wrench inside the support is met to the regularisation
+    (``eps``) in the first round.
+    """
+    sym = any(isinstance(x, (ca.SX, ca.MX)) for x in (A, b, f_ref, active))
+    if sym:
+        A, b, f_ref, active = (ca.SX(x) if not isinstance(x, ca.SX) else x
+                               for x in (A, b, f_ref, active))
+        nrm = ca.DM(np.asarray(normal, float)) if not isinstance(normal, ca.SX) else normal
+    else:
+        A, b, f_ref, active = (np.asarray(x, float) for x in (A, b, f_ref, active))
+        nrm = np.asarray(normal, float)
+    P = int(active.shape[0])
+    m = int(A.shape[0])
+    play = [active[i] for i in range(P)]
+    f = None
+    for _ in range(int(rounds)):
+        w = (ca.vertcat(*[ca.repmat(p, 3, 1) for p in play]) if sym
+             else np.repeat(np.array(play, float), 3))
+        f0 = w * f_ref
+        AW = ca.mtimes(A, ca.diag(w)) if sym else A * w[None, :]
+        G = AW @ A.T if not sym else ca.mtimes(AW, A.T)
+        s = (ca.trace(G) / m + 1e-9) if sym else (np.trace(G) / m + 1e-9)
+        r = b - (ca.mtimes(A, f0) if sym else A @ f0)
+        I = ca.DM.eye(m) if sym else np.eye(m)
+        y = ca.solve(G + eps * s * I, r) if sym else np.linalg.solve(G + eps * s * I, r)
+        f = f0 + (ca.mtimes(AW.T, y) if sym else AW.T @ y)
+        parts = []
+        for i in range(P):
+            fi = f[3 * i:3 * i + 3]
+            fn = ca.dot(fi, nrm) if sym else float(fi @ nrm)
+            play[i] = play[i] * ((fn >= 0) if sym else float(fn >= 0))
+            parts.append(_cone(fi, nrm, mu, active[i]))
+        f = ca.vertcat(*parts) if sym else np.concatenate(parts)
+    return f
+
+
+def _pelvis_error(tree, body, q, v, ref):
+    """``(e, e_dot)``: the small rotation and displacement from ``body`` to the reference
+    rows ``ref`` (:data:`~multibody.motion.balance.ROWS`) and the twist error, world axes."""
+    T = tree.body_pose(body, q)
+    R, p = T[:3, :3], T[:3, 3]
+    tw = ca.mtimes(tree.jacobian(body, q), v)
+    E = ca.mtimes(ca.reshape(ref[3:12], 3, 3).T, R.T)
+    phi = 0.5 * ca.vertcat(E[2, 1] - E[1, 2], E[0, 2] - E[2, 0], E[1, 0] - E[0, 1])
+    return (ca.vertcat(phi, ref[0:3] - p),
+            ca.vertcat(ref[15:18] - tw[:3], ref[12:15] - tw[3:6]))
+
+
+class WholeBodyBalance:
+    """The whole-body balance of a floating body on its feet (module docstring).
+
+    Parameters
+    ----------
+    tree : RigidBodyTree
+        Its first joint is the free root.
+    contact_points : dict
+        ``{body: (P, 3) points in the body frame}``.
+    legs : sequence
+        ``[(foot body, command indices, velocity indices)]``
+        (:func:`~multibody.motion.balance.leg_chains`).
+    joint_velocities : sequence of int
+        The velocity index of each joint command (the controller's order).
+    normal : (3,) array_like
+        The floor normal.
+    gains : WholeBodyGains
+
+    Attributes
+    ----------
+    n_ref : int
+        Rows of ``ref`` per frame: the reference acceleration (nv), the root body's rows
+        (:data:`~multibody.motion.balance.ROWS`), the reference forces (3 per point, the
+        bodies' points in order), the points' normal loads, the legs' stance weights.
+
+    Raises
+    ------
+    MotionError
+        A root joint that is not free; a contact body not in the tree.
+    """
+
+    def __init__(self, tree, contact_points: Mapping, legs: Sequence, joint_velocities,
+                 normal, gains: WholeBodyGains = WholeBodyGains()) -> None:
+        root = tree.joints[0]
+        if root.type != "free":
+            raise MotionError(f"whole-body balance: the root joint '{root.name}' of tree "
+                              f"'{tree.name}' must be free, got '{root.type}'")
+        names = {b.name for b in tree.bodies}
+        for b in contact_points:
+            if b not in names:
+                raise MotionError(f"whole-body balance: contact body '{b}' is not in tree "
+                                  f"'{tree.name}'")
+        self.tree, self.legs, self.gains = tree, list(legs), gains
+        self.bodies = list(contact_points)
+        self.points = {b: shrunk_points(p, gains.margin) for b, p in contact_points.items()}
+        self.n_points = sum(len(p) for p in self.points.values())
+        self.joint_velocities = [int(v) for v in joint_velocities]
+        n = np.asarray(normal, float)
+        self.normal = n / np.linalg.norm(n)
+        self.n_ref = tree.nv + ROWS + 4 * self.n_points + len(self.legs)
+
+    def function(self) -> ca.Function:
+        """``(q, v, ref) -> tau`` (joint commands, the order of ``joint_velocities``)."""
+        tree, g = self.tree, self.gains
+        root = tree.joints[0]
+        base = list(range(root.v_start, root.v_start + 6))
+        q = ca.SX.sym("q", tree.nq)
+        v = ca.SX.sym("v", tree.nv)
+        ref = ca.SX.sym("ref", self.n_ref)
+        nv, P, nl = tree.nv, self.n_points, len(self.legs)
+        a_ref = ref[:nv]
+        prow = ref[nv:nv + ROWS]
+        f_ref = ref[nv + ROWS:nv + ROWS + 3 * P]
+        loads = ref[nv + ROWS + 3 * P:nv + ROWS + 4 * P]
+        w = ref[nv + ROWS + 4 * P:]
+        e, ed = _pelvis_error(tree, root.child, q, v, prow)
+        K = ca.DM([g.kp_rotation] * 3 + [g.kp_translation] * 3)
+        D = ca.DM([g.kd_rotation] * 3 + [g.kd_translation] * 3)
+        delta = K * e + D * ed
+        Jr = tree.jacobian(root.child, q)
+        a = ca.SX(a_ref)
+        db = ca.solve(Jr[:, base], delta)
+        for i, bi in enumerate(base):
+            a[bi] += db[i]
+        for k, (foot, _, vi) in enumerate(self.legs):
+            r = ca.fmin(1.0, 2.0 * w[k])
+            dl = stance_pose_correction(tree, foot, vi, q, delta)
+            for i, vj in enumerate(vi):
+                a[vj] += r * dl[i]
+        tau = tree.inverse_dynamics(q, v, a)
+        cols = []
+        for b in self.bodies:
+            for p in self.points[b]:
+                cols.append(tree.jacobian(b, q, point=p)[3:, :])     # 3 x nv
+        Jc = ca.vertcat(*cols)                                        # 3P x nv
+        A = Jc[:, base].T
+        f = allocate_forces(A, tau[base], f_ref, loads > g.min_load, self.normal,
+                            mu=g.mu, eps=g.regularisation, rounds=g.rounds)
+        tj = tau - ca.mtimes(Jc.T, f)
+        out = ca.vertcat(*[tj[vj] for vj in self.joint_velocities])
+        return ca.Function("whole_body_balance", [q, v, ref], [out], ["q", "v", "ref"],
+                           ["tau"])
+
+    def reference(self, times, q, v, contact_forces, stance) -> np.ndarray:
+        """The rows ``ref`` (K, :attr:`n_ref`) of a reference motion ``q`` (K, nq), ``v``
+        (K, nv) at ``times`` (K,) (accelerations by finite differences of ``v``), its world
+        contact forces ``contact_forces`` (K, P, 3) and the legs' stance weights ``stance``
+        (K, legs).
+
+        Raises
+        ------
+        MotionError
+            Inputs of the wrong shapes.
+        """
+        from .balance import balance_reference_rows
+        q, v = np.asarray(q, float), np.asarray(v, float)
+        F = np.asarray(contact_forces, float)
+        W = np.asarray(stance, float)
+        K = len(q)
+        if v.shape != (K, self.tree.nv) or F.shape != (K, self.n_points, 3) or \
+                W.shape != (K, len(self.legs)):
+            raise MotionError(f"whole-body balance: expected v ({K}, {self.tree.nv}), "
+                              f"contact_forces ({K}, {self.n_points}, 3), stance ({K}, "
+                              f"{len(self.legs)}); got {v.shape}, {F.shape}, {W.shape}")
+        a = np.gradient(v, np.asarray(times, float), axis=0)
+        rows = balance_reference_rows(self.tree, q, v)
+        return np.hstack([a, rows, F.reshape(K, -1), F @ self.normal, W])
