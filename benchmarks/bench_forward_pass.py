@@ -141,6 +141,7 @@ from _human_experiments import marker_rms  # noqa: E402
 from multibody.models import human_model  # noqa: E402
 from multibody.motion import MarkerFitter  # noqa: E402
 from multibody.motion.balance import BalanceGains  # noqa: E402
+from multibody.motion.contact_allocation import WholeBodyGains  # noqa: E402
 from multibody.motion.forward_pass import ForwardPass  # noqa: E402
 from multibody.parsing.urdf_writer import (configuration_from_urdf_order,  # noqa: E402
                                            velocity_from_urdf_order)
@@ -270,7 +271,8 @@ def main(argv=None) -> dict:
     d = load_saved(saved, args.c3d)
     print(f"saved run {saved}: {len(d['t'])} frames, markers of the reference "
           f"{1e3 * marker_rms(d['fitter'], d['q'], d['X']):.2f} mm RMS")
-    env = {"REF": d["q"], "CF": d["contact_forces"], "BalanceGains": BalanceGains}
+    env = {"REF": d["q"], "CF": d["contact_forces"], "BalanceGains": BalanceGains,
+           "WholeBodyGains": WholeBodyGains}
     out = {}
     for spec in args.config or DEFAULT_CONFIGS:
         name, _, kw = spec.partition("=")

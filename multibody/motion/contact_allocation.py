@@ -63,7 +63,7 @@ import numpy as np
 
 import casadi as ca
 
-from .balance import ROWS, stance_pose_correction
+from .balance import ROWS, balance_reference_rows, stance_pose_correction, stance_shares
 from .errors import MotionError
 from .support_limit import shrunk_points
 
@@ -91,6 +91,10 @@ class WholeBodyGains:
         Clipped least-squares rounds.
     min_load : float
         N: a point takes force where the reference loads it with more than this.
+    reference_forces : bool
+        Pull toward the reference's forces (``f_ref``, 3 rows per point in the table);
+        false: toward zero (the least-norm forces: the load spread over the loaded points,
+        the centre of pressure toward the middle of the support).
     """
 
     kp_translation: float = 100.0
@@ -99,9 +103,10 @@ class WholeBodyGains:
     kd_rotation: float = 20.0
     margin: float = 0.01
     mu: float = 0.8
-    regularisation: float = 1e-3
+    regularisation: float = 1e-8
     rounds: int = 4
     min_load: float = 2.0
+    reference_forces: bool = False
 
 
 def _cone(f, n, mu, on):
@@ -222,7 +227,8 @@ class WholeBodyBalance:
     n_ref : int
         Rows of ``ref`` per frame: the reference acceleration (nv), the root body's rows
         (:data:`~multibody.motion.balance.ROWS`), the reference forces (3 per point, the
-        bodies' points in order), the points' normal loads, the legs' stance weights.
+        bodies' points in order; with ``gains.reference_forces``), the points' normal
+        loads, the legs' stance weights.
 
     Raises
     ------
@@ -248,7 +254,8 @@ class WholeBodyBalance:
         self.joint_velocities = [int(v) for v in joint_velocities]
         n = np.asarray(normal, float)
         self.normal = n / np.linalg.norm(n)
-        self.n_ref = tree.nv + ROWS + 4 * self.n_points + len(self.legs)
+        self._nf = 3 * self.n_points if gains.reference_forces else 0
+        self.n_ref = tree.nv + ROWS + self._nf + self.n_points + len(self.legs)
 
     def function(self) -> ca.Function:
         """``(q, v, ref) -> tau`` (joint commands, the order of ``joint_velocities``)."""
@@ -261,9 +268,10 @@ class WholeBodyBalance:
         nv, P, nl = tree.nv, self.n_points, len(self.legs)
         a_ref = ref[:nv]
         prow = ref[nv:nv + ROWS]
-        f_ref = ref[nv + ROWS:nv + ROWS + 3 * P]
-        loads = ref[nv + ROWS + 3 * P:nv + ROWS + 4 * P]
-        w = ref[nv + ROWS + 4 * P:]
+        nf = self._nf
+        f_ref = ref[nv + ROWS:nv + ROWS + nf] if nf else ca.DM.zeros(3 * P)
+        loads = ref[nv + ROWS + nf:nv + ROWS + nf + P]
+        w = ref[nv + ROWS + nf + P:]
         e, ed = _pelvis_error(tree, root.child, q, v, prow)
         K = ca.DM([g.kp_rotation] * 3 + [g.kp_translation] * 3)
         D = ca.DM([g.kd_rotation] * 3 + [g.kd_translation] * 3)
@@ -292,27 +300,30 @@ class WholeBodyBalance:
         return ca.Function("whole_body_balance", [q, v, ref], [out], ["q", "v", "ref"],
                            ["tau"])
 
-    def reference(self, times, q, v, contact_forces, stance) -> np.ndarray:
+    def reference(self, times, q, v, contact_forces) -> np.ndarray:
         """The rows ``ref`` (K, :attr:`n_ref`) of a reference motion ``q`` (K, nq), ``v``
-        (K, nv) at ``times`` (K,) (accelerations by finite differences of ``v``), its world
-        contact forces ``contact_forces`` (K, P, 3) and the legs' stance weights ``stance``
-        (K, legs).
+        (K, nv) at ``times`` (K,) (accelerations by finite differences of ``v``) and its
+        world contact forces ``contact_forces`` (K, P, 3) (the stance weights: each leg's
+        share of their normal loads, :func:`~multibody.motion.balance.stance_shares`; a
+        leg's points: the bodies named with its foot's side, ``'r-foot'``, ``'r-toes'``).
 
         Raises
         ------
         MotionError
             Inputs of the wrong shapes.
         """
-        from .balance import balance_reference_rows
         q, v = np.asarray(q, float), np.asarray(v, float)
         F = np.asarray(contact_forces, float)
-        W = np.asarray(stance, float)
         K = len(q)
-        if v.shape != (K, self.tree.nv) or F.shape != (K, self.n_points, 3) or \
-                W.shape != (K, len(self.legs)):
-            raise MotionError(f"whole-body balance: expected v ({K}, {self.tree.nv}), "
-                              f"contact_forces ({K}, {self.n_points}, 3), stance ({K}, "
-                              f"{len(self.legs)}); got {v.shape}, {F.shape}, {W.shape}")
+        if v.shape != (K, self.tree.nv) or F.shape != (K, self.n_points, 3):
+            raise MotionError(f"whole-body balance: expected v ({K}, {self.tree.nv}) and "
+                              f"contact_forces ({K}, {self.n_points}, 3); got {v.shape}, "
+                              f"{F.shape}")
         a = np.gradient(v, np.asarray(times, float), axis=0)
         rows = balance_reference_rows(self.tree, q, v)
-        return np.hstack([a, rows, F.reshape(K, -1), F @ self.normal, W])
+        L = F @ self.normal
+        side = [b.split("-")[0].split("_")[0] for b in self.bodies for _ in self.points[b]]
+        legs = [f.split("-")[0].split("_")[0] for f, _, _ in self.legs]
+        W = stance_shares(np.column_stack([L[:, [i for i, s in enumerate(side) if s == s_]]
+                                           .sum(axis=1) for s_ in legs]))
+        return np.hstack([a, rows] + ([F.reshape(K, -1)] if self._nf else []) + [L, W])

@@ -127,6 +127,7 @@ from systems.primitives import LogVectorOutput
 
 from .balance import (ROWS, BalanceGains, balance_reference_rows, leg_chains,
                       pelvis_balance_function, placed_contacts, stance_shares)
+from .contact_allocation import WholeBodyBalance, WholeBodyGains
 from .contact_inverse_dynamics import Floor
 from .errors import MotionError
 from .support_limit import SupportLimit
@@ -274,6 +275,11 @@ class ForwardPass:
         a free root, contact points and ``contact_forces``.
     support_joints : sequence or dict, optional
         The joints (or ``{joint: axes}``) so bounded; default the contact bodies' joints.
+    whole_body : WholeBodyGains, optional
+        Replace the replayed torques by the whole-body balance's (floating-base inverse
+        dynamics of the reference acceleration plus a pelvis correction, the ground forces
+        allocated inside the feet, :mod:`~multibody.motion.contact_allocation`); the joint
+        PD stays. Needs a free root, contact points and ``contact_forces``.
     compiled : bool
         Run the whole simulation in C (``Simulator(diagram, compiled=True)``) where the
         plant takes the compiled step; else the interpreted Simulator.
@@ -299,7 +305,8 @@ class ForwardPass:
                  joint_gain_scale: Optional[Mapping] = None, stance_release=(),
                  stance_smoothing: float = 0.0, swing_clearance: float = 0.0,
                  swing_clearance_speed: float = 0.5, support_margin: Optional[float] = None,
-                 support_joints=None, compiled: bool = True) -> None:
+                 support_joints=None, whole_body: Optional[WholeBodyGains] = None,
+                 compiled: bool = True) -> None:
         self.times = np.asarray(times, float).ravel()
         if self.times.size < 2 or np.any(np.diff(self.times) <= 0):
             raise MotionError(f"ForwardPass: times must hold at least two increasing frames, "
@@ -426,11 +433,23 @@ class ForwardPass:
             lim = self.support_limit.function(len(self.q_indices))
             self._limit_forces = np.asarray(contact_forces, float)
             lim_ref = self.support_limit.reference(contact_forces, self.floor.normal)
+        self.whole_body, wb, wb_ref = None, None, None
+        if whole_body is not None:
+            if not (self.floating and self._loads is not None):
+                raise MotionError("ForwardPass: whole_body needs a free root, contact points, "
+                                  "a contact_reference and its contact_forces")
+            self._limit_forces = np.asarray(contact_forces, float)
+            self.whole_body = WholeBodyBalance(
+                fwd, self.contact_points, leg_chains(fwd, self.contact_points, {
+                    int(v): i for i, v in enumerate(self.actuated_velocity_indices)}),
+                self.actuated_velocity_indices, self.floor.normal, whole_body)
+            wb, wb_ref = self.whole_body.function(), np.zeros((K, self.whole_body.n_ref))
         self.controller = JointTrackingController(
             fwd.nq + fwd.nv, self.q_indices, self.kp, self.times,
             np.zeros((K, len(self.q_indices))), bal,
             np.zeros((K, ROWS * (1 + len(self.legs)) + len(self.legs)
-                      + sum(len(r) for r in self._release))), limit=lim, limit_ref0=lim_ref)
+                      + sum(len(r) for r in self._release))), limit=lim, limit_ref0=lim_ref,
+            extra=wb, extra_ref0=wb_ref)
         b = DiagramBuilder("forward_pass")
         b.add_system(self.plant)
         b.add_system(self.controller)
@@ -530,12 +549,16 @@ class ForwardPass:
         self.plant.set_velocities(ctx, np.asarray(v, float)[0])
         cctx = self.controller.get_my_context_from_root(ctx)
         ql, vl = self.lifted_reference(q, v)            # (the root's rows as given)
-        cctx.set_parameter(0, self.feedforward(ql, vl, tau).ravel())
-        if self.legs:
-            cctx.set_parameter(1, self.balance_reference(ql, vl, stance).ravel())
         if self.support_limit is not None:                # the feedforward always admitted
             cctx.set_parameter("limit_ref", self.support_limit.reference(
                 self._limit_forces, self.floor.normal, tau).ravel())
+        if self.whole_body is not None:                   # its torques replace tau
+            cctx.set_parameter("extra_ref", self.whole_body.reference(
+                self.times, ql, vl, self._limit_forces).ravel())
+            tau = np.zeros_like(np.asarray(tau, float))
+        cctx.set_parameter(0, self.feedforward(ql, vl, tau).ravel())
+        if self.legs:
+            cctx.set_parameter(1, self.balance_reference(ql, vl, stance).ravel())
         ctx.set_time(float(self.times[0]))
         return ctx
 

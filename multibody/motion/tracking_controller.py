@@ -62,6 +62,12 @@ class JointTrackingController(LeafSystem):
         numeric parameter ``"balance_ref"`` (rows per frame), interpolated like ``u``.
     balance_ref0 : (K, m) array_like, optional
         Its initial table.
+    extra : casadi.Function, optional
+        ``(q, v, ref) -> tau`` added to the command like ``balance`` (e.g.
+        :class:`~multibody.motion.contact_allocation.WholeBodyBalance`), ``ref`` the numeric
+        parameter ``"extra_ref"``.
+    extra_ref0 : (K, m) array_like, optional
+        Its initial table.
     limit : casadi.Function, optional
         ``(q, v, ref, command) -> command`` applied last to the whole command (e.g.
         :class:`~multibody.motion.support_limit.SupportLimit`: foot torques kept within the
@@ -72,7 +78,7 @@ class JointTrackingController(LeafSystem):
 
     def __init__(self, nx: int, q_indices, kp, times, u0, balance=None,
                  balance_ref0=None, name: str = "tracking", limit=None,
-                 limit_ref0=None) -> None:
+                 limit_ref0=None, extra=None, extra_ref0=None) -> None:
         super().__init__(name)
         self.q_indices = np.asarray(q_indices, int)
         self.kp = np.asarray(kp, float)
@@ -84,8 +90,12 @@ class JointTrackingController(LeafSystem):
         if balance is not None:
             self.n_ref = balance.size1_in(2)
             self.declare_numeric_parameter("balance_ref", np.asarray(balance_ref0, float).ravel())
-        self.limit = limit
-        self._nq = next((f.size1_in(0) for f in (balance, limit) if f is not None), 0)
+        self.limit, self.extra = limit, extra
+        self._nq = next((f.size1_in(0) for f in (balance, limit, extra) if f is not None), 0)
+        if extra is not None:
+            self.n_extra = extra.size1_in(2)
+            self._extra_index = self.declare_numeric_parameter(
+                "extra_ref", np.asarray(extra_ref0, float).ravel())
         if limit is not None:
             self.n_limit = limit.size1_in(2)
             self._limit_index = self.declare_numeric_parameter(
@@ -107,6 +117,11 @@ class JointTrackingController(LeafSystem):
         if self.balance is not None:
             ref = _hat_interp(self.times, context.get_parameter(1), context.time, self.n_ref)
             extra = self.balance(xv[:nq], xv[nq:], ref)
+            out = out + extra if symbolic else out + np.asarray(extra, float).ravel()
+        if self.extra is not None:
+            ref = _hat_interp(self.times, context.get_parameter(self._extra_index),
+                              context.time, self.n_extra)
+            extra = self.extra(xv[:nq], xv[nq:], ref)
             out = out + extra if symbolic else out + np.asarray(extra, float).ravel()
         if self.limit is not None:
             ref = _hat_interp(self.times, context.get_parameter(self._limit_index),
