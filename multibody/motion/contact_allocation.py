@@ -86,9 +86,9 @@ class WholeBodyGains:
     mu : float
         Friction coefficient of the cones.
     regularisation : float
-        ``epsilon``: the pull toward the reference's forces (relative to ``A``'s scale).
+        ``epsilon``: the damping of each least-squares round (relative to ``A``'s scale).
     rounds : int
-        Clipped least-squares rounds.
+        Clipped least-squares rounds (refinements).
     min_load : float
         N: a point takes force where the reference loads it with more than this.
     reference_forces : bool
@@ -103,8 +103,8 @@ class WholeBodyGains:
     kd_rotation: float = 20.0
     margin: float = 0.01
     mu: float = 0.8
-    regularisation: float = 1e-8
-    rounds: int = 4
+    regularisation: float = 1e-4
+    rounds: int = 6
     min_load: float = 2.0
     reference_forces: bool = False
 
@@ -126,8 +126,8 @@ def _cone(f, n, mu, on):
     return on * proj
 
 
-def allocate_forces(A, b, f_ref, active, normal, *, mu: float = 0.8, eps: float = 1e-3,
-                    rounds: int = 4):
+def allocate_forces(A, b, f_ref, active, normal, *, mu: float = 0.8, eps: float = 1e-4,
+                    rounds: int = 6):
     """Contact forces ``f`` (3P,) with ``A f ~ b`` inside the points' friction cones
     (module docstring, step 3), numbers or CasADi symbols.
 
@@ -153,11 +153,13 @@ def allocate_forces(A, b, f_ref, active, normal, *, mu: float = 0.8, eps: float 
 
     Notes
     -----
-    Round ``k``: ``f = f_0 + W A^T (A W A^T + eps s I)^{-1} (b - A f_0)`` with ``W`` the
-    diagonal of the points still in play (``f_0`` the reference forces of those points,
-    zero elsewhere), then each point projected onto its cone; a point whose normal force
-    came out negative leaves play. A wrench inside the support is met to the regularisation
-    (``eps``) in the first round.
+    Starting from the reference forces of the points in play (``W`` the diagonal of those
+    points), each round refines ``f <- f + W A^T (A W A^T + eps s I)^{-1} (b - A f)``
+    (``s`` the mean diagonal of ``A W A^T``: a damped step, so an ill-conditioned or
+    rank-deficient support -- two points, a line -- stays bounded), then a point whose
+    normal force came out negative leaves play (its force zero) and the others are projected
+    onto their cones. For a wrench inside the support each round shrinks the residual by
+    ``eps s / (lambda + eps s)`` along each eigenvalue ``lambda`` of ``A W A^T``.
     """
     sym = any(isinstance(x, (ca.SX, ca.MX)) for x in (A, b, f_ref, active))
     if sym:
@@ -170,24 +172,24 @@ def allocate_forces(A, b, f_ref, active, normal, *, mu: float = 0.8, eps: float 
     P = int(active.shape[0])
     m = int(A.shape[0])
     play = [active[i] for i in range(P)]
-    f = None
+    rep = (lambda xs: ca.vertcat(*[ca.repmat(x, 3, 1) for x in xs])) if sym else \
+        (lambda xs: np.repeat(np.array(xs, float), 3))
+    f = rep(play) * f_ref
     for _ in range(int(rounds)):
-        w = (ca.vertcat(*[ca.repmat(p, 3, 1) for p in play]) if sym
-             else np.repeat(np.array(play, float), 3))
-        f0 = w * f_ref
+        w = rep(play)
         AW = ca.mtimes(A, ca.diag(w)) if sym else A * w[None, :]
-        G = AW @ A.T if not sym else ca.mtimes(AW, A.T)
+        G = ca.mtimes(AW, A.T) if sym else AW @ A.T
         s = (ca.trace(G) / m + 1e-9) if sym else (np.trace(G) / m + 1e-9)
-        r = b - (ca.mtimes(A, f0) if sym else A @ f0)
+        r = b - (ca.mtimes(A, f) if sym else A @ f)
         I = ca.DM.eye(m) if sym else np.eye(m)
         y = ca.solve(G + eps * s * I, r) if sym else np.linalg.solve(G + eps * s * I, r)
-        f = f0 + (ca.mtimes(AW.T, y) if sym else AW.T @ y)
+        f = f + (ca.mtimes(AW.T, y) if sym else AW.T @ y)
         parts = []
         for i in range(P):
             fi = f[3 * i:3 * i + 3]
             fn = ca.dot(fi, nrm) if sym else float(fi @ nrm)
             play[i] = play[i] * ((fn >= 0) if sym else float(fn >= 0))
-            parts.append(_cone(fi, nrm, mu, active[i]))
+            parts.append(_cone(fi, nrm, mu, play[i]))
         f = ca.vertcat(*parts) if sym else np.concatenate(parts)
     return f
 
