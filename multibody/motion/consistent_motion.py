@@ -34,9 +34,12 @@ along the floor). Joint limits bound the control points (so the whole spline). T
 over the ``N`` visible marker samples (``m_ik`` measured, ``p_i`` modelled) and the ``T``
 frames; ``W`` is the body weight, ``q^0`` the warm start, ``lambda`` a weak prior (m/rad)
 on the joint coordinates. Optional terms keep a rigid foot's contacts (``contact_height_scale``,
-``penetration``, ``penetration_scale``: loaded points pulled onto the floor, no point in it);
-on the HDM walk they do not flatten the marker-fitted feet at 1 cm of marker error (the
-feet's markers hold them 16-28 deg from flat while they rest; ``benchmarks/bench_forward_pass.py``).
+``penetration``, ``penetration_scale``: loaded points pulled onto the floor, no point in it).
+``support_margin`` applies each point's force at the point inset toward its body's centroid
+(the centre of pressure kept that far inside the sole; geometry stays the true points'), and
+``offset_scale`` alternates the solve with a closed-form refinement of the marker offsets
+(:func:`~multibody.motion.marker_set.refine_marker_offsets`, as AddBiomechanics' marker
+step) so that flat, planted feet and the leg markers can agree.
 
 The NLP is built with CasADi (one symbolic function per frame, mapped over the frames, exact
 first and second derivatives) and solved by IPOPT. Points far from the floor in the warm
