@@ -97,14 +97,14 @@ class WholeBodyGains:
         the centre of pressure toward the middle of the support).
     """
 
-    kp_translation: float = 100.0
-    kd_translation: float = 20.0
-    kp_rotation: float = 100.0
-    kd_rotation: float = 20.0
+    kp_translation: float = 0.0
+    kd_translation: float = 0.0
+    kp_rotation: float = 0.0
+    kd_rotation: float = 0.0
     margin: float = 0.01
     mu: float = 0.8
     regularisation: float = 1e-4
-    rounds: int = 6
+    rounds: int = 3
     min_load: float = 2.0
     reference_forces: bool = False
 
@@ -274,30 +274,41 @@ class WholeBodyBalance:
         f_ref = ref[nv + ROWS:nv + ROWS + nf] if nf else ca.DM.zeros(3 * P)
         loads = ref[nv + ROWS + nf:nv + ROWS + nf + P]
         w = ref[nv + ROWS + nf + P:]
-        e, ed = _pelvis_error(tree, root.child, q, v, prow)
-        K = ca.DM([g.kp_rotation] * 3 + [g.kp_translation] * 3)
-        D = ca.DM([g.kd_rotation] * 3 + [g.kd_translation] * 3)
-        delta = K * e + D * ed
-        Jr = tree.jacobian(root.child, q)
         a = ca.SX(a_ref)
-        db = ca.solve(Jr[:, base], delta)
-        for i, bi in enumerate(base):
-            a[bi] += db[i]
-        for k, (foot, _, vi) in enumerate(self.legs):
-            r = ca.fmin(1.0, 2.0 * w[k])
-            dl = stance_pose_correction(tree, foot, vi, q, delta)
-            for i, vj in enumerate(vi):
-                a[vj] += r * dl[i]
+        if any((g.kp_rotation, g.kd_rotation, g.kp_translation, g.kd_translation)):
+            e, ed = _pelvis_error(tree, root.child, q, v, prow)
+            K = ca.DM([g.kp_rotation] * 3 + [g.kp_translation] * 3)
+            D = ca.DM([g.kd_rotation] * 3 + [g.kd_translation] * 3)
+            delta = K * e + D * ed
+            Jr = tree.jacobian(root.child, q)
+            db = ca.solve(Jr[:, base], delta)
+            for i, bi in enumerate(base):
+                a[bi] += db[i]
+            for k, (foot, _, vi) in enumerate(self.legs):
+                r = ca.fmin(1.0, 2.0 * w[k])
+                dl = stance_pose_correction(tree, foot, vi, q, delta)
+                for i, vj in enumerate(vi):
+                    a[vj] += r * dl[i]
         tau = tree.inverse_dynamics(q, v, a)
-        cols = []
+        cols, per_body = [], []                       # per body: one pose, one Jacobian
         for b in self.bodies:
-            for p in self.points[b]:
-                cols.append(tree.jacobian(b, q, point=p)[3:, :])     # 3 x nv
-        Jc = ca.vertcat(*cols)                                        # 3P x nv
-        A = Jc[:, base].T
+            T = tree.body_pose(b, q)
+            Jb = tree.jacobian(b, q)
+            ds = [ca.mtimes(T[:3, :3], ca.DM(p)) for p in self.points[b]]
+            per_body.append((Jb, ds))
+            for d in ds:                              # v_p = v_o + w x d
+                cols.append(Jb[3:, base] - ca.mtimes(ca.skew(d), Jb[:3, base]))
+        A = ca.vertcat(*cols).T                                      # 6 x 3P
         f = allocate_forces(A, tau[base], f_ref, loads > g.min_load, self.normal,
                             mu=g.mu, eps=g.regularisation, rounds=g.rounds)
-        tj = tau - ca.mtimes(Jc.T, f)
+        tj = tau
+        at = 0
+        for Jb, ds in per_body:                       # the body's wrench at its origin
+            fs = [f[3 * (at + i):3 * (at + i) + 3] for i in range(len(ds))]
+            at += len(ds)
+            wrench = ca.vertcat(sum((ca.cross(d, fi) for d, fi in zip(ds, fs)), ca.SX.zeros(3)),
+                                sum(fs, ca.SX.zeros(3)))
+            tj = tj - ca.mtimes(Jb.T, wrench)
         out = ca.vertcat(*[tj[vj] for vj in self.joint_velocities])
         return ca.Function("whole_body_balance", [q, v, ref], [out], ["q", "v", "ref"],
                            ["tau"])

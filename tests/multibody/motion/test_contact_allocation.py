@@ -2,14 +2,14 @@
 inside the feet's support is met exactly, one beyond an edge is met as bounded least squares
 (scipy's lsq_linear) puts it, friction cones hold, CasADi and numpy agree, and the whole-body
 balance on a standing body reproduces the static torques (equal to the tree's inverse
-dynamics with the allocated forces)."""
+dynamics with the ground force under the centre of mass) and holds it in a forward pass."""
 import numpy as np
 import pytest
 from scipy.optimize import lsq_linear
 
 import casadi as ca
 
-from multibody.motion import MotionError
+from multibody.motion import Floor, MotionError
 from multibody.motion.balance import leg_chains
 from multibody.motion.contact_allocation import (WholeBodyBalance, WholeBodyGains,
                                                  allocate_forces)
@@ -116,12 +116,46 @@ def test_the_whole_body_balance_of_a_standing_body_gives_the_static_torques(marg
     np.testing.assert_allclose(tau, tid[6:], rtol=1e-6, atol=1e-6)
 
 
+def _stand(whole_body):
+    """The standing body held 0.5 s by the forward pass's joint PD with no replayed torques:
+    joint error RMS (deg) and the run."""
+    from multibody.motion.forward_pass import ForwardPass
+    tree = _standing_body()
+    pts = {"r-foot": CORNERS + [0, 0, -0.05]}
+    q = tree.neutral_configuration()
+    q[6] = 0.95
+    K = 61
+    Q = np.repeat(q[None], K, 0)
+    V = np.zeros((K, tree.nv))
+    F = np.zeros((K, 4, 3))
+    F[:, :, 2] = sum(b.mass for b in tree.bodies) * 9.81 / 4
+    fp = ForwardPass(tree, np.arange(K) / 120.0, pts, Floor(N, np.zeros(3)),
+                     time_step=1 / 240, contact_reference=Q, contact_forces=F,
+                     refit_floor=False, whole_body=whole_body)
+    out = fp.run(Q, V, np.zeros_like(V))
+    return out.joint_angle_rms_deg, fp
+
+
+def test_in_the_forward_pass_the_balance_supplies_the_static_torques():
+    sag, fp0 = _stand(None)                      # the PD alone: it sags by tau / K_p
+    assert fp0.whole_body is None
+    expected = np.degrees(30.0 * 9.81 * 0.05 / fp0.kp[0])
+    assert sag > 0.5 * expected
+    held, fp1 = _stand(WholeBodyGains())
+    assert fp1.whole_body is not None
+    assert held < 0.05 * sag
+
+
 def test_named_errors():
     tree = _standing_body()
     with pytest.raises(MotionError, match="'r-shoe' is not in tree"):
         WholeBodyBalance(tree, {"r-shoe": CORNERS}, [], [6, 7], N)
     pts = {"r-foot": CORNERS}
     wb = WholeBodyBalance(tree, pts, leg_chains(tree, pts, {6: 0, 7: 1}), [6, 7], N)
+    with pytest.raises(MotionError, match="whole_body needs"):
+        from multibody.motion.forward_pass import ForwardPass
+        ForwardPass(tree, np.arange(3) / 120.0, pts, Floor(N, np.zeros(3)),
+                    whole_body=WholeBodyGains())
     with pytest.raises(MotionError, match=r"contact_forces \(2, 4, 3\)"):
         wb.reference(np.arange(2.0), np.zeros((2, tree.nq)), np.zeros((2, tree.nv)),
                      np.zeros((2, 3, 3)))
