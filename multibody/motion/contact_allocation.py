@@ -179,7 +179,7 @@ def allocate_forces(A, b, f_ref, active, normal, *, mu: float = 0.8, eps: float 
         w = rep(play)
         AW = ca.mtimes(A, ca.diag(w)) if sym else A * w[None, :]
         G = ca.mtimes(AW, A.T) if sym else AW @ A.T
-        s = (ca.trace(G) / m + 1e-9) if sym else (np.trace(G) / m + 1e-9)
+        s = (ca.trace(G) / m + 1e-6) if sym else (np.trace(G) / m + 1e-6)
         r = b - (ca.mtimes(A, f) if sym else A @ f)
         I = ca.DM.eye(m) if sym else np.eye(m)
         y = ca.solve(G + eps * s * I, r) if sym else np.linalg.solve(G + eps * s * I, r)
@@ -227,10 +227,10 @@ class WholeBodyBalance:
     Attributes
     ----------
     n_ref : int
-        Rows of ``ref`` per frame: the reference acceleration (nv), the root body's rows
-        (:data:`~multibody.motion.balance.ROWS`), the reference forces (3 per point, the
-        bodies' points in order; with ``gains.reference_forces``), the points' normal
-        loads, the legs' stance weights.
+        Rows of ``ref`` per frame: the reference acceleration (nv); with a pelvis feedback
+        (a gain not 0) the root body's rows (:data:`~multibody.motion.balance.ROWS`) and
+        the legs' stance weights; with ``gains.reference_forces`` the reference forces (3
+        per point, the bodies' points in order); the points' normal loads.
 
     Raises
     ------
@@ -257,7 +257,10 @@ class WholeBodyBalance:
         n = np.asarray(normal, float)
         self.normal = n / np.linalg.norm(n)
         self._nf = 3 * self.n_points if gains.reference_forces else 0
-        self.n_ref = tree.nv + ROWS + self._nf + self.n_points + len(self.legs)
+        self._pelvis = any((gains.kp_rotation, gains.kd_rotation, gains.kp_translation,
+                            gains.kd_translation))
+        self._np = ROWS + len(self.legs) if self._pelvis else 0
+        self.n_ref = tree.nv + self._np + self._nf + self.n_points
 
     def function(self) -> ca.Function:
         """``(q, v, ref) -> tau`` (joint commands, the order of ``joint_velocities``)."""
@@ -267,15 +270,15 @@ class WholeBodyBalance:
         q = ca.SX.sym("q", tree.nq)
         v = ca.SX.sym("v", tree.nv)
         ref = ca.SX.sym("ref", self.n_ref)
-        nv, P, nl = tree.nv, self.n_points, len(self.legs)
+        nv, P = tree.nv, self.n_points
         a_ref = ref[:nv]
-        prow = ref[nv:nv + ROWS]
-        nf = self._nf
-        f_ref = ref[nv + ROWS:nv + ROWS + nf] if nf else ca.DM.zeros(3 * P)
-        loads = ref[nv + ROWS + nf:nv + ROWS + nf + P]
-        w = ref[nv + ROWS + nf + P:]
+        if self._pelvis:
+            prow, w = ref[nv:nv + ROWS], ref[nv + ROWS:nv + self._np]
+        nf, at = self._nf, nv + self._np
+        f_ref = ref[at:at + nf] if nf else ca.DM.zeros(3 * P)
+        loads = ref[at + nf:at + nf + P]
         a = ca.SX(a_ref)
-        if any((g.kp_rotation, g.kd_rotation, g.kp_translation, g.kd_translation)):
+        if self._pelvis:
             e, ed = _pelvis_error(tree, root.child, q, v, prow)
             K = ca.DM([g.kp_rotation] * 3 + [g.kp_translation] * 3)
             D = ca.DM([g.kd_rotation] * 3 + [g.kd_translation] * 3)
@@ -339,4 +342,5 @@ class WholeBodyBalance:
         legs = [f.split("-")[0].split("_")[0] for f, _, _ in self.legs]
         W = stance_shares(np.column_stack([L[:, [i for i, s in enumerate(side) if s == s_]]
                                            .sum(axis=1) for s_ in legs]))
-        return np.hstack([a, rows] + ([F.reshape(K, -1)] if self._nf else []) + [L, W])
+        return np.hstack([a] + ([rows, W] if self._pelvis else [])
+                         + ([F.reshape(K, -1)] if self._nf else []) + [L])
