@@ -19,29 +19,50 @@ Goswami 2012; Righetti et al. 2013) instead compute, at each step,
 2. the generalised forces of that acceleration, ``tau = M(q) a_d + h(q, v)`` (the recursive
    Newton-Euler algorithm on CasADi symbols);
 3. the ground forces ``f_i`` at the contact points (world, one 3-vector per point) that give
-   the root its rows ``tau_b`` -- the root is not actuated --, nearest the reference's forces
-   ``f_ref``:
+   the root its rows ``tau_b`` -- the root is not actuated --, nearest ``f_0`` (zero: the
+   least-norm forces, the load spread over the loaded points and the centre of pressure
+   toward the middle of the support; or the reference's forces, ``reference_forces``):
 
    .. math::
 
-       \\min_f \\; \\lVert A f - \\tau_b \\rVert^2 + \\epsilon \\lVert f - f_{ref} \\rVert^2
-       \\quad \\text{s.t.} \\quad f_i \\in \\mathcal{K}_i,
+       \min_f \; \lVert A f - \tau_b \rVert^2 + \epsilon \lVert f - f_0 \rVert^2
+       \quad \text{s.t.} \quad f_i \in \mathcal{K}_i,
 
    ``A = [J_{i,b}^T]`` the contact points' Jacobian transposes on the root's columns,
    ``K_i`` the friction cone ``||f_{i,t}|| <= mu f_{i,n}`` of a point the reference loads
    and ``{0}`` of one it does not (the swing foot, a lifted heel). The points are the
    contact points moved ``margin`` toward their body's centroid in the sole
    (:func:`~multibody.motion.support_limit.shrunk_points`), so the centre of pressure stays
-   that far inside the foot. Solved by a fixed number of clipped least-squares rounds
-   (:func:`allocate_forces`): the regularised equality solution, the points whose normal
-   force came out negative dropped for the next round, every point projected onto its cone
-   -- an active-set method with a budget, exact for a wrench inside the feet's support;
+   that far inside the foot. Solved by a fixed number of damped least-squares rounds
+   (:func:`allocate_forces`): each refines the forces of the points in play, a point whose
+   normal force comes out negative leaves play, every point is projected onto its cone --
+   an active-set method with a budget, exact for a wrench inside the feet's support;
 4. the joint torques ``tau_j - J_{c,j}^T f`` (the joints' rows): with the feet held by the
    floor they give the body the acceleration ``a_d`` with the ground pushing ``f``.
 
-:func:`whole_body_balance_function` writes the whole on CasADi symbols as ``(q, v, ref) ->
-tau_joints``, the forward pass's controller adds it in place of the replayed torques (with
-its joint PD on top), so the run stays compiled.
+:class:`WholeBodyBalance` writes the whole on CasADi symbols as ``(q, v, ref) ->
+tau_joints``; the forward pass's controller adds it in place of the replayed torques
+(``ForwardPass(whole_body=WholeBodyGains())``, its joint PD on top), so the run stays
+compiled.
+
+Measured (``benchmarks/bench_forward_pass.py``, the HDM walk, walking settings,
+2026-11-26). On the 20 mm-margin reference ``/tmp/h61/cm_m20b``, with 16 perturbed runs,
+the marker medians by ankle ``joint_gain_scale`` were:
+
+* 0.35: 117 mm with the allocation, 152 mm replaying the torques;
+* 0.45: 41 mm (35-890) against 34 mm (32-38);
+* 0.55: 68 mm against 236 mm.
+
+So the allocation widens the range of ankle gains that walk, but it is no more accurate at
+the best gain, and it runs at 8-9x real time against 14x. Other settings, 8 perturbed runs
+each:
+
+* The pelvis acceleration feedback (step 1) at 100 1/s^2 and 20 1/s made the walk worse,
+  0.14-0.16 m, so it is off by default.
+* The reference's forces as ``f_0`` gave 34 mm (31-473) without the feedback.
+* A margin of 20 mm gave 37 mm.
+* With the ankles' stiffness released in stance (``stance_release``), the allocation keeps
+  the foot down and walks: 79 mm (62-154), joints 4.9 deg. The replayed torques fall.
 
 References
 ----------
@@ -67,8 +88,7 @@ from .balance import ROWS, balance_reference_rows, stance_pose_correction, stanc
 from .errors import MotionError
 from .support_limit import shrunk_points
 
-__all__ = ["WholeBodyGains", "allocate_forces", "whole_body_balance_function",
-           "WholeBodyBalance"]
+__all__ = ["WholeBodyGains", "allocate_forces", "WholeBodyBalance"]
 
 
 @dataclass(frozen=True)

@@ -51,54 +51,37 @@ the capture frames, written on CasADi symbols as hat functions), so a whole run 
 once and runs in C (``Simulator(diagram, compiled=True)``), and many runs with different
 references (:meth:`ForwardPass.run_batch`, the noise study) share one compiled call.
 
+Two further controllers are options. ``support_margin`` bounds the stance feet's joint
+commands by what their support can carry (:mod:`~multibody.motion.support_limit`).
+``whole_body`` replaces the replayed torques by floating-base inverse dynamics whose ground
+forces are allocated inside the feet (:mod:`~multibody.motion.contact_allocation`).
+
 Limits (``benchmarks/bench_forward_pass.py`` on saved ``examples/human_walking.py --c3d``
-runs, HDM trial; medians over runs with the initial pelvis velocity perturbed by 2 cm/s):
-the joints follow to 0.5-2.5 deg RMS at 17-25x real time in CPU time (``h`` half a frame),
-but the unactuated body drifts from the capture (10 cm after 1.1-1.6 s). On the example's
-reference (consistent motion, contact band 4-7 cm) the stance foot's contact dominates: its
-loads sit a load-weighted 17 mm above the floor (no point within 3 mm in 244 of 343 frames;
-centre of pressure a median 35 mm outside the polygon of the points within 1 cm), so the
-rigid foot settles 3-5 deg from the reference's pose and the stiff leg carries that to the
-pelvis (about 5 cm per single stance, the whole drift), the next foot lands off and the
-body falls. Points at their lowest loaded height (``placement_quantile`` 0) float in
-mid-stance: markers 0.97 m; at the 0.18 quantile the body stays up over both strides in
-more than half the runs though it drifts (markers 0.20-0.22 m, pelvis 0.17 m; 0.6-0.7 m at
-0.16-0.25: chaotic in the placement). The pelvis wrench through the stance legs (gain 1)
-helps (1.25 against 0.8 s within 10 cm); the stance legs' pose correction
-(``BalanceGains.pose``) tips the foot at full gain, no better at 0.1-0.5; so are swing-foot
-placement, other ankles and a spring-damper floor. Rigid feet in the reference
-(``ConsistentMotion`` band 2-10 mm, ``contact_height_scale``, ``penetration_scale`` 2 mm;
-11 mm, 0.29 N) keep the stance foot planted (3 mm, 1 deg); with its slip term strong too
-(``slip_speed_scale`` 0.01: touching points slide 2-6 mm/s, not 15-35; 11.2 mm, 0.12 N) the
-body falls at 0.69 s in every run of every controller setting measured (pose correction,
-swing placement, stiffer PD, ``mu`` 0.5): the swing heel, carried 2-5 mm above the floor at
-3-4.5 m/s before heel strike, catches the floor 3-5 mm low and trips the body. With the
-swing feet lifted in the targets (``swing_clearance`` 15 mm, ``swing_clearance_speed`` 0.2
-m/s; :mod:`~multibody.motion.swing_lift`) and the stance legs' pose correction
-(``BalanceGains.pose`` 1) it walks both strides: markers 57 mm RMS (perturbed median 56 mm,
-55-101), joints 1.42 deg, 15.6x real time; left: the pelvis drifts 3-4 cm sideways from the
-stance foot in single stance and the next foot lands 5-7 cm off. The cause is the
-reference's centre of pressure: in 74% of its single-stance frames it lies within 5 mm of
-the stance foot's outer edge (median 42 mm from the foot's axis, points at 43 mm), so the
-simulated foot has no roll margin: it tips 3 deg onto that edge and the leg carries the
-pelvis outward (0.9 m x 3 deg, about 4.5 cm). Not cured in the controller: lateral pose
-weights 0-2 (``pose_weights`` of six world rows; 0.5: 55 mm but perturbed median 97 mm),
-roll weight 2 (97 mm), a stance-foot rotation term (``BalanceGains.foot_rotation``; 0.6-0.7 m
-on all axes, 0.29 m (perturbed median 0.31 m) on the roll axis: the foot tips less, the
-pelvis rolls instead), hips and ankles 3x stiffer (1.1 m), hips 2x (81 mm). Softer ankles
-halve it: ``joint_gain_scale`` 0.35 on both ankle axes (``r-foot_joint``, ``l-foot_joint``)
-the foot tips 1.2-2 deg, the pelvis drifts 16 mm (not 40) and the next foot lands 31 mm
-off (not 71): markers 28 mm, joints 0.82 deg, 14.4x real time, 8 perturbed runs median 45
-mm (25-383) against 56 mm (46-1164) (16 runs: 48 mm against 59 mm); 0.25-0.5 give 48-77
-mm (medians 53-72 mm): chaotic in
-the factor; the roll axis alone at 0.35 falls (0.38 m), the pitch axis alone 40 mm (77).
-The remedy belongs in the reference (a centre of pressure kept inside the foot with a
-margin). The
-walk depends on the reference: on a rigid reference solved straight from the example's
-band one (12.1 mm, 1.11 N) the same settings give a
-perturbed median of 0.46 m (0.08-0.91), 1.77 s within 10 cm; on the example's band
-reference the lift does not help (1.1-1.2 s). On the synthetic walk (exact model, same
-band) it stays up, pelvis 0.12-0.18 m RMS off.
+runs, HDM trial; medians over runs with the initial pelvis velocity perturbed by 2 cm/s;
+the full record is in that benchmark's docstring). The joints follow to 0.5-2.5 deg RMS at
+14-25x real time in CPU time (``h`` half a frame), but the unactuated body drifts from the
+capture.
+
+* Example's reference (consistent motion, contact band 4-7 cm): the stance foot's loads sit
+  a load-weighted 17 mm above the floor. The rigid foot settles 3-5 deg from the
+  reference's pose, the stiff leg carries that to the pelvis (about 5 cm per single
+  stance), and the body falls after 1.1-1.6 s. With the points at the 0.18 quantile of
+  their loaded heights (``placement_quantile``) it stays up in more than half the runs
+  (markers 0.20-0.22 m).
+* Rigid reference with a slip term (``/tmp/h57/cm_s1``): it walks both strides with the
+  swing feet lifted (``swing_clearance`` 15 mm, ``swing_clearance_speed`` 0.2 m/s;
+  :mod:`~multibody.motion.swing_lift`), the stance legs' pose correction
+  (``BalanceGains.pose`` 1) and softer ankles (``joint_gain_scale`` 0.35 on both axes of
+  ``r-foot_joint`` and ``l-foot_joint``): markers 28 mm, perturbed median 45-48 mm. The
+  rest is a lateral drift. The reference's centre of pressure lies within 5 mm of the
+  stance foot's outer edge in 74 % of single-stance frames, so the simulated foot tips
+  about 3 deg onto it and the leg carries the pelvis outward.
+* Reference whose centre of pressure is 20 mm inside the foot (``/tmp/h61/cm_m20b``):
+  ankles 0.45 give 33 mm, perturbed median 34 mm (32-38) over 16 runs. At 0.35 or 0.55 it
+  is 0.15-0.24 m, so the result is sensitive to the ankle gain.
+* Neither new controller beats this. With the support limit the walk falls at 1.4-1.5 s:
+  0.7-0.8 m. The allocation gives 41 mm (35-890) at ankles 0.45, and 117 or 68 mm at 0.35
+  or 0.55 against 152 or 236 mm, at 8-9x real time.
 
 References
 ----------
