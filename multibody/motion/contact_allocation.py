@@ -25,8 +25,8 @@ Goswami 2012; Righetti et al. 2013) instead compute, at each step,
 
    .. math::
 
-       \min_f \; \lVert A f - \tau_b \rVert^2 + \epsilon \lVert f - f_0 \rVert^2
-       \quad \text{s.t.} \quad f_i \in \mathcal{K}_i,
+       \\min_f \\; \\lVert A f - \\tau_b \\rVert^2 + \\epsilon \\lVert f - f_0 \\rVert^2
+       \\quad \\text{s.t.} \\quad f_i \\in \\mathcal{K}_i,
 
    ``A = [J_{i,b}^T]`` the contact points' Jacobian transposes on the root's columns,
    ``K_i`` the friction cone ``||f_{i,t}|| <= mu f_{i,n}`` of a point the reference loads
