@@ -112,6 +112,53 @@ that was 34 mm (32-38), and every run stayed within 10 cm for all 2.85 s, agains
 0.19 m, 0.55 0.24 m and 0.6 0.39 m. The margin helps only at its own ankle gain, and neither
 the margin nor the gain gives a monotonic trend.
 
+Two controllers on top of the walking settings (2026-11-26; ``--rounds 1``; perturbed
+medians of 8 runs unless 16 is said). The settings are ``contact_reference=REF,
+contact_forces=CF, balance_gain=1, balance_gains=BalanceGains(pose=1),
+swing_clearance=0.015, swing_clearance_speed=0.2``. ``joint_gain_scale`` is ``a`` on both
+ankle joints.
+
+The support limit (``support_margin``; :mod:`multibody.motion.support_limit`) clamps the
+stance feet's joint commands to what their loaded points can carry. On ``cm_m20b`` with
+``a`` = 0.45 the walk falls at 1.4-1.5 s:
+
+* margin 10 mm: 0.80 m (0.82 m perturbed);
+* margin 0: 0.79 m (0.80 m);
+* roll axes alone: 0.70 m (0.71 m);
+* ankles alone: 0.77 m (0.78 m).
+
+The same commands unclamped exceed the support in 40-55 % of the stance frames, by a
+median 10-14 N m. The foot tips briefly, and that rotation takes up the tracking error that
+the clamp sends into the leg instead.
+
+The whole-body balance (``whole_body=WholeBodyGains()``;
+:mod:`multibody.motion.contact_allocation`) computes floating-base inverse dynamics at the
+simulated state and allocates the ground forces in friction cones over the loaded points,
+10 mm inside the foot. On ``cm_m20b``, 16 perturbed runs:
+
+* ``a`` = 0.35: 35 mm, median 117 mm (30-507), against 189 mm, median 152 mm (32-221)
+  replaying the torques;
+* ``a`` = 0.45: 35 mm, 1.01 deg, 8.4x real time, median 41 mm (35-890), against 33 mm,
+  1.05 deg, 14.1x, median 34 mm (32-38);
+* ``a`` = 0.55: 0.63 m, median 68 mm (33-1029), against 0.24 m, median 236 mm (35-523);
+* ``a`` = 1: 1.08 m, median 0.86 m.
+
+Variants at ``a`` = 0.45, 8 perturbed runs:
+
+* pelvis acceleration feedback at 100/20: 0.14 m (0.15 m), and 0.16-0.24 m with the
+  pelvis balance off or the least-norm forces;
+* the same feedback at 10/6: 0.15 m (0.17 m);
+* the reference's forces as the allocation's target: 33 mm (34 mm, 31-473);
+* margin 20 mm: 36 mm (37 mm);
+* margin 30 mm: 0.15 m (0.11 m);
+* one allocation round: 92 mm, and a perturbed run blew up;
+* ankles' stiffness released in stance (``stance_release``): 62 mm, 4.9 deg (79 mm,
+  62-154), where replaying the torques falls (0.85-0.92 m).
+
+On ``/tmp/h57/cm_s1`` with ``a`` = 0.35: 46 mm (77 mm) against 28 mm (45 mm); with ``a`` =
+0.45: 0.17 m (0.15 m). On ``/tmp/h61/cm_m10`` with ``a`` = 0.45: 92 mm (120 mm, 92-231)
+against 140 mm (141 mm, 124-229).
+
 Without ``--saved`` the example runs first (synthetic walk, or ``--c3d``) with its per-frame
 motion (``--no-consistent``, a minute) into ``--out``.
 
