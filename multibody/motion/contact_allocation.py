@@ -115,6 +115,12 @@ class WholeBodyGains:
         Pull toward the reference's forces (``f_ref``, 3 rows per point in the table);
         false: toward zero (the least-norm forces: the load spread over the loaded points,
         the centre of pressure toward the middle of the support).
+    wrench : (float, float, float, float)
+        ``(K_p, K_d)`` of the pelvis position (N/m, N s/m), then of its rotation (N m/rad,
+        N m s/rad): a corrective wrench ``W`` at the pelvis origin (the virtual model
+        control of :mod:`~multibody.motion.balance`) added to what the allocated forces
+        must give the root, ``tau_b + J_{r,b}^T W``, so the legs carry it within the
+        feet's support instead of through the foot Jacobians' transpose.
     """
 
     kp_translation: float = 0.0
@@ -127,6 +133,7 @@ class WholeBodyGains:
     rounds: int = 3
     min_load: float = 2.0
     reference_forces: bool = False
+    wrench: tuple = (0.0, 0.0, 0.0, 0.0)
 
 
 def _cone(f, n, mu, on):
@@ -278,7 +285,7 @@ class WholeBodyBalance:
         self.normal = n / np.linalg.norm(n)
         self._nf = 3 * self.n_points if gains.reference_forces else 0
         self._pelvis = any((gains.kp_rotation, gains.kd_rotation, gains.kp_translation,
-                            gains.kd_translation))
+                            gains.kd_translation) + tuple(gains.wrench))
         self._np = ROWS + len(self.legs) if self._pelvis else 0
         self.n_ref = tree.nv + self._np + self._nf + self.n_points
 
@@ -298,12 +305,18 @@ class WholeBodyBalance:
         f_ref = ref[at:at + nf] if nf else ca.DM.zeros(3 * P)
         loads = ref[at + nf:at + nf + P]
         a = ca.SX(a_ref)
+        wrench = None
         if self._pelvis:
             e, ed = _pelvis_error(tree, root.child, q, v, prow)
+            Jr = tree.jacobian(root.child, q)
+            if any(g.wrench):                         # [m; f] at the pelvis origin, world
+                kt, dt, kr, dr = (float(x) for x in g.wrench)
+                wrench = ca.DM([kr] * 3 + [kt] * 3) * e + ca.DM([dr] * 3 + [dt] * 3) * ed
+        if self._pelvis and any((g.kp_rotation, g.kd_rotation, g.kp_translation,
+                                 g.kd_translation)):
             K = ca.DM([g.kp_rotation] * 3 + [g.kp_translation] * 3)
             D = ca.DM([g.kd_rotation] * 3 + [g.kd_translation] * 3)
             delta = K * e + D * ed
-            Jr = tree.jacobian(root.child, q)
             db = ca.solve(Jr[:, base], delta)
             for i, bi in enumerate(base):
                 a[bi] += db[i]
@@ -322,7 +335,8 @@ class WholeBodyBalance:
             for d in ds:                              # v_p = v_o + w x d
                 cols.append(Jb[3:, base] - ca.mtimes(ca.skew(d), Jb[:3, base]))
         A = ca.vertcat(*cols).T                                      # 6 x 3P
-        f = allocate_forces(A, tau[base], f_ref, loads > g.min_load, self.normal,
+        tb = tau[base] if wrench is None else tau[base] + ca.mtimes(Jr[:, base].T, wrench)
+        f = allocate_forces(A, tb, f_ref, loads > g.min_load, self.normal,
                             mu=g.mu, eps=g.regularisation, rounds=g.rounds)
         tj = tau
         at = 0

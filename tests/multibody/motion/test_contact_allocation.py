@@ -116,6 +116,37 @@ def test_the_whole_body_balance_of_a_standing_body_gives_the_static_torques(marg
     np.testing.assert_allclose(tau, tid[6:], rtol=1e-6, atol=1e-6)
 
 
+def test_the_pelvis_wrench_allocated_equals_the_jacobian_transpose_sharing_of_one_leg():
+    # one leg in stance, the centre of pressure inside the foot: the allocated correction
+    # is the wrench moved to the foot, the torques those of the virtual model control
+    from multibody.motion.balance import (BalanceGains, balance_reference_rows,
+                                          pelvis_balance_function)
+    tree = _standing_body()
+    pts = {"r-foot": CORNERS + [0, 0, -0.05]}
+    q = tree.neutral_configuration()
+    q[6] = 0.95
+    v = np.zeros(tree.nv)
+    legs = leg_chains(tree, pts, {6: 0, 7: 1})
+    F = np.zeros((2, 4, 3))
+    F[:, :, 2] = 100.0
+    qr = q.copy()
+    qr[4] += 0.01                                             # reference 1 cm ahead
+    Q = np.stack([qr, qr])
+    gains = (1000.0, 300.0, 300.0, 60.0)
+    taus = []
+    for w in [(0.0, 0.0, 0.0, 0.0), gains]:
+        wb = WholeBodyBalance(tree, pts, legs, [6, 7], N, WholeBodyGains(margin=0.0, wrench=w))
+        ref = wb.reference(np.array([0.0, 0.01]), Q, np.zeros((2, tree.nv)), F)[0]
+        ref[:tree.nv] = 0.0
+        taus.append(np.asarray(wb.function()(q, v, ref)).ravel())
+    bal = pelvis_balance_function(tree, legs, 2, BalanceGains(*gains))
+    rows = np.r_[balance_reference_rows(tree, qr[None], v[None])[0],
+                 balance_reference_rows(tree, qr[None], v[None], "r-foot")[0], 1.0]
+    vmc = np.asarray(bal(q, v, rows)).ravel()
+    assert np.abs(vmc).max() > 1.0                            # a real correction
+    np.testing.assert_allclose(taus[1] - taus[0], vmc, rtol=1e-5, atol=1e-4)
+
+
 def _stand(whole_body):
     """The standing body held 0.5 s by the forward pass's joint PD with no replayed torques:
     joint error RMS (deg) and the run."""
