@@ -63,6 +63,8 @@ each:
 * A margin of 20 mm gave 37 mm.
 * With the ankles' stiffness released in stance (``stance_release``), the allocation keeps
   the foot down and walks: 79 mm (62-154), joints 4.9 deg. The replayed torques fall.
+* The pelvis wrench allocated within the support (``wrench``), in place of the Jacobian
+  transpose sharing of :mod:`~multibody.motion.balance`, gave 0.65 m, a fall.
 
 References
 ----------
