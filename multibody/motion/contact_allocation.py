@@ -259,7 +259,7 @@ class WholeBodyBalance:
         Rows of ``ref`` per frame: the reference acceleration (nv); with a pelvis feedback
         (a gain not 0) the root body's rows (:data:`~multibody.motion.balance.ROWS`) and
         the legs' stance weights; with ``gains.reference_forces`` the reference forces (3
-        per point, the bodies' points in order); the points' normal loads.
+        per point, the bodies' points in order); the points' support flags (0/1).
 
     Raises
     ------
@@ -338,7 +338,7 @@ class WholeBodyBalance:
                 cols.append(Jb[3:, base] - ca.mtimes(ca.skew(d), Jb[:3, base]))
         A = ca.vertcat(*cols).T                                      # 6 x 3P
         tb = tau[base] if wrench is None else tau[base] + ca.mtimes(Jr[:, base].T, wrench)
-        f = allocate_forces(A, tb, f_ref, loads > g.min_load, self.normal,
+        f = allocate_forces(A, tb, f_ref, loads > 0.5, self.normal,
                             mu=g.mu, eps=g.regularisation, rounds=g.rounds)
         tj = tau
         at = 0
@@ -352,12 +352,15 @@ class WholeBodyBalance:
         return ca.Function("whole_body_balance", [q, v, ref], [out], ["q", "v", "ref"],
                            ["tau"])
 
-    def reference(self, times, q, v, contact_forces) -> np.ndarray:
+    def reference(self, times, q, v, contact_forces, activity=None) -> np.ndarray:
         """The rows ``ref`` (K, :attr:`n_ref`) of a reference motion ``q`` (K, nq), ``v``
         (K, nv) at ``times`` (K,) (accelerations by finite differences of ``v``) and its
         world contact forces ``contact_forces`` (K, P, 3) (the stance weights: each leg's
         share of their normal loads, :func:`~multibody.motion.balance.stance_shares`; a
-        leg's points: the bodies named with its foot's side, ``'r-foot'``, ``'r-toes'``).
+        leg's points: the bodies named with its foot's side, ``'r-foot'``, ``'r-toes'``);
+        ``activity`` (K, P) of 0/1 the points in the support
+        (:func:`~multibody.motion.support_limit.support_activity`; default: the points the
+        reference loads with more than ``min_load``).
 
         Raises
         ------
@@ -378,5 +381,10 @@ class WholeBodyBalance:
         legs = [f.split("-")[0].split("_")[0] for f, _, _ in self.legs]
         W = stance_shares(np.column_stack([L[:, [i for i, s in enumerate(side) if s == s_]]
                                            .sum(axis=1) for s_ in legs]))
+        act = ((L > self.gains.min_load).astype(float) if activity is None
+               else np.asarray(activity, float))
+        if act.shape != (K, self.n_points):
+            raise MotionError(f"whole-body balance: activity must be ({K}, {self.n_points}), "
+                              f"got {act.shape}")
         return np.hstack([a] + ([rows, W] if self._pelvis else [])
-                         + ([F.reshape(K, -1)] if self._nf else []) + [L])
+                         + ([F.reshape(K, -1)] if self._nf else []) + [act])

@@ -113,7 +113,7 @@ from .balance import (ROWS, BalanceGains, balance_reference_rows, leg_chains,
 from .contact_allocation import WholeBodyBalance, WholeBodyGains
 from .contact_inverse_dynamics import Floor
 from .errors import MotionError
-from .support_limit import SupportLimit
+from .support_limit import SupportLimit, support_activity
 from .swing_lift import swing_lift
 from .tracking_controller import JointTrackingController
 
@@ -258,6 +258,10 @@ class ForwardPass:
         a free root, contact points and ``contact_forces``.
     support_joints : sequence or dict, optional
         The joints (or ``{joint: axes}``) so bounded; default the contact bodies' joints.
+    support_activity : bool
+        The support of ``support_margin`` and ``whole_body``: a loaded body's points within
+        5 mm of the floor in the reference (:func:`~multibody.motion.support_limit.
+        support_activity`); false: the points loaded with more than 2 N.
     whole_body : WholeBodyGains, optional
         Replace the replayed torques by the whole-body balance's (floating-base inverse
         dynamics of the reference acceleration plus a pelvis correction, the ground forces
@@ -289,7 +293,7 @@ class ForwardPass:
                  stance_smoothing: float = 0.0, swing_clearance: float = 0.0,
                  swing_clearance_speed: float = 0.5, support_margin: Optional[float] = None,
                  support_joints=None, whole_body: Optional[WholeBodyGains] = None,
-                 compiled: bool = True) -> None:
+                 support_activity: bool = True, compiled: bool = True) -> None:
         self.times = np.asarray(times, float).ravel()
         if self.times.size < 2 or np.any(np.diff(self.times) <= 0):
             raise MotionError(f"ForwardPass: times must hold at least two increasing frames, "
@@ -416,6 +420,7 @@ class ForwardPass:
             lim = self.support_limit.function(len(self.q_indices))
             self._limit_forces = np.asarray(contact_forces, float)
             lim_ref = self.support_limit.reference(contact_forces, self.floor.normal)
+        self.support_activity = bool(support_activity)
         self.whole_body, wb, wb_ref = None, None, None
         if whole_body is not None:
             if not (self.floating and self._loads is not None):
@@ -532,12 +537,15 @@ class ForwardPass:
         self.plant.set_velocities(ctx, np.asarray(v, float)[0])
         cctx = self.controller.get_my_context_from_root(ctx)
         ql, vl = self.lifted_reference(q, v)            # (the root's rows as given)
+        act = (support_activity(self.tree, self.contact_points, self.floor, ql,
+                                self._limit_forces) if self.support_activity and
+               (self.support_limit or self.whole_body) else None)
         if self.support_limit is not None:                # the feedforward always admitted
             cctx.set_parameter("limit_ref", self.support_limit.reference(
-                self._limit_forces, self.floor.normal, tau).ravel())
+                self._limit_forces, self.floor.normal, tau, act).ravel())
         if self.whole_body is not None:                   # its torques replace tau
             cctx.set_parameter("extra_ref", self.whole_body.reference(
-                self.times, ql, vl, self._limit_forces).ravel())
+                self.times, ql, vl, self._limit_forces, act).ravel())
             tau = np.zeros_like(np.asarray(tau, float))
         cctx.set_parameter(0, self.feedforward(ql, vl, tau).ravel())
         if self.legs:

@@ -80,7 +80,7 @@ import casadi as ca
 from .errors import MotionError
 
 __all__ = ["SupportLimit", "support_limit_function", "support_limit_reference",
-           "shrunk_points"]
+           "shrunk_points", "support_activity"]
 
 _BIG = 1.0e6
 
@@ -104,6 +104,43 @@ def shrunk_points(points, margin: float) -> np.ndarray:
         if np.ptp(P[:, a]) > 2.0 * margin:
             out[:, a] -= np.sign(P[:, a] - c[a]) * margin
     return out
+
+
+def support_activity(tree, contact_points: Mapping, floor, q, contact_forces, *,
+                     min_load: float = 20.0, band: float = 0.005) -> np.ndarray:
+    """Which contact points are in the support, frame by frame: (K, P) of 0/1, the points of
+    ``contact_points`` in order.
+
+    A point is in the support in frame ``k`` when its body carries more than ``min_load``
+    (N; the sum of the reference's normal forces ``contact_forces`` (K, P, 3) on the body's
+    points) and the point is within ``band`` (m) of ``floor`` in the reference ``q`` (K,
+    nq). A reference may load a flat foot on one corner (its optimisation put the force
+    there); the floor still carries the whole sole, so the support is the body's touching
+    points, not its loaded ones.
+
+    Raises
+    ------
+    MotionError
+        ``contact_forces`` of the wrong shape.
+    """
+    q = np.asarray(q, float)
+    F = np.asarray(contact_forces, float)
+    sizes = [len(np.asarray(p, float).reshape(-1, 3)) for p in contact_points.values()]
+    if F.shape != (len(q), sum(sizes), 3):
+        raise MotionError(f"support activity: contact_forces must be ({len(q)}, {sum(sizes)}, "
+                          f"3), got {F.shape}")
+    n = np.asarray(floor.normal, float)
+    L = F @ (n / np.linalg.norm(n))
+    out, at = [], 0
+    for (b, pts), size in zip(contact_points.items(), sizes):
+        P = np.asarray(pts, float).reshape(-1, 3)
+        H = np.array([floor.height(P @ np.asarray(tree.body_pose(b, qi), float)[:3, :3].T
+                                   + np.asarray(tree.body_pose(b, qi), float)[:3, 3])
+                      for qi in q])
+        loaded = L[:, at:at + size].sum(axis=1) > min_load
+        out.append((loaded[:, None] & (H < band)).astype(float))
+        at += size
+    return np.hstack(out)
 
 
 class SupportLimit:
@@ -201,7 +238,7 @@ class SupportLimit:
         self.n_ref = sum(3 + sum(len(self.points[c]) for c in g[3]) + len(g[2])
                          for g in self.groups)
         """Rows of ``ref`` per frame: per group, the force on its bodies (3, world), its
-        points' normal loads (the bodies' points in order), then the joint's reference
+        points' support flags (0/1, the bodies' points in order), then the joint's reference
         torques (the feedforward, always admitted)."""
 
     def function(self, n_commands: int) -> ca.Function:
@@ -228,7 +265,7 @@ class SupportLimit:
                 Tb = tree.body_pose(b, q)
                 for p in self.shrunk[b]:
                     r = ca.mtimes(Tb[:3, :3], ca.DM(p)) + Tb[:3, 3]
-                    a = ref[at] > self.min_load
+                    a = ref[at] > 0.5
                     at += 1
                     g.append((a, [ca.dot(F, J[3:, j] + ca.cross(J[:3, j], r - o)) for j in vi]))
             for k, c in enumerate(ci):
@@ -244,11 +281,13 @@ class SupportLimit:
         return ca.Function("support_limit", [q, v, ref, cmd], [ca.vertcat(*out)],
                            ["q", "v", "ref", "command"], ["limited"])
 
-    def reference(self, contact_forces, floor_normal, tau=None) -> np.ndarray:
+    def reference(self, contact_forces, floor_normal, tau=None, activity=None) -> np.ndarray:
         """The rows ``ref`` (K, :attr:`n_ref`) from the reference's world contact forces
         ``contact_forces`` (K, points, 3), the points in the order of the contact points
-        given (all bodies), normal loads along ``floor_normal``, and its joint torques
-        ``tau`` (K, nv) (tree order; default zeros).
+        given (all bodies), normal loads along ``floor_normal``, its joint torques ``tau``
+        (K, nv) (tree order; default zeros) and the points in the support ``activity`` (K,
+        points) of 0/1 (:func:`support_activity`; default: the points loaded with more
+        than ``min_load``).
 
         Raises
         ------
@@ -270,9 +309,15 @@ class SupportLimit:
         if tau.shape != (K, self.tree.nv):
             raise MotionError(f"support limit: tau must be ({K}, {self.tree.nv}) (frames, "
                               f"velocities of tree '{self.tree.name}'), got {tau.shape}")
+        act = (np.asarray(activity, float) if activity is not None else
+               (F @ n > self.min_load).astype(float))
+        if act.shape != (K, sum(sizes)):
+            raise MotionError(f"support limit: activity must be ({K}, {sum(sizes)}), got "
+                              f"{act.shape}")
+        pa = {b: act[:, cuts[i]:cuts[i + 1]] for i, b in enumerate(self.bodies)}
         for _, _, vi, carried in self.groups:
             cols.append(sum(per[b].sum(axis=1) for b in carried))
-            cols.extend(per[b] @ n for b in carried)
+            cols.extend(pa[b] for b in carried)
             cols.append(tau[:, vi])
         return np.column_stack(cols)
 
