@@ -10,7 +10,7 @@ import _motion_models as W
 
 from multibody.motion import Floor, MotionError
 from multibody.motion.forward_pass import ForwardPass
-from multibody.motion.support_limit import SupportLimit, shrunk_points
+from multibody.motion.support_limit import SupportLimit, shrunk_points, support_activity
 from multibody.tree import RigidBodyTree
 from multibody.tree.joints import Free, Revolute
 
@@ -185,6 +185,23 @@ def test_named_errors():
     with pytest.raises(MotionError, match="support_margin needs"):
         ForwardPass(tree, np.arange(K) / 120.0, {"r-foot": FOOT},
                     Floor(np.array([0.0, 0, 1]), np.zeros(3)), support_margin=0.01)
+
+
+def test_the_support_is_the_loaded_bodys_touching_points_not_its_loaded_ones():
+    tree = _monopod()
+    flat = _standing_q(tree)
+    heel = flat.copy()
+    heel[tree.get_joint("r-ankle_y").q_start] = -0.1           # toes (x = 0.12) up 2 cm
+    heel[6] += 0.1 * 0.1                                       # the heel back on the floor
+    Q = np.stack([flat, heel, flat])
+    F = np.zeros((3, 4, 3))
+    F[0, 0, 2] = 500.0                                         # all on one corner
+    F[1, 0, 2] = 500.0
+    floor = Floor(np.array([0.0, 0, 1]), np.zeros(3))
+    act = support_activity(tree, {"r-foot": FOOT}, floor, Q, F)
+    np.testing.assert_array_equal(act, [[1, 1, 1, 1], [1, 1, 0, 0], [0, 0, 0, 0]])
+    with pytest.raises(MotionError, match=r"\(3, 4, 3\)"):
+        support_activity(tree, {"r-foot": FOOT}, floor, Q, F[:, :3])
 
 
 def test_shrunk_points_keep_the_flat_axis():
