@@ -159,6 +159,24 @@ Variants at ``a`` = 0.45, 8 perturbed runs:
 * the pose correction without the pelvis wrench falls: 0.74 m (0.71 m) replaying the
   torques, 0.65 m (0.91 m) with the allocation.
 
+With the support from the geometry (``support_activity=True``: a loaded body's points within
+5 mm of the floor), not the points the reference loads, everything falls:
+
+* the support limit: 0.64 m (0.64 m), 0.63 m on the roll axes;
+* the allocation: 0.77 m (0.74 m), with the reference's forces 0.74 m (0.74 m);
+* the allocated wrench: 0.83 m (0.80 m and 0.78 m).
+
+The pelvis feedback cannot simply be made stronger either. ``kp_rotation`` 1000 with
+``kd_rotation`` 200 falls at 0.8 s (1.31 m), and 3000 with 300 blows up. Yaw pose weight 2
+(``pose_weights=(1, 1, 2, 1, 1, 1)``) gives 35 mm (38 mm, 34-176); 4 falls (0.60 m).
+``mu`` 1.5 gives 87 mm (48 mm) and 3 gives 0.12 m (0.11 m).
+
+In the best run (33 mm) most of the marker error is the root's. With the reference's
+pelvis pose put in, the markers are 16.2 mm from the capture, and with the reference's
+joints instead 29.4 mm. The pelvis sways 19 mm RMS sideways, and its yaw is off by 2.9 deg
+RMS (up to 6 deg at 1.4-1.7 s) because the stance foot turns on the floor. The reference
+loads a flat foot on one or two corners, and the foot tips onto them.
+
 Every support-aware version measured on this walk is worse than the one that ignores the
 support. The brief foot tipping that the unconstrained commands cause is part of what keeps
 this walk up.
