@@ -51,16 +51,15 @@ the capture frames, written on CasADi symbols as hat functions), so a whole run 
 once and runs in C (``Simulator(diagram, compiled=True)``), and many runs with different
 references (:meth:`ForwardPass.run_batch`, the noise study) share one compiled call.
 
-Two further controllers are options. ``support_margin`` bounds the stance feet's joint
-commands by what their support can carry (:mod:`~multibody.motion.support_limit`).
-``whole_body`` replaces the replayed torques by floating-base inverse dynamics whose ground
-forces are allocated inside the feet (:mod:`~multibody.motion.contact_allocation`).
+Options: ``support_margin`` bounds the stance feet's commands by their support
+(:mod:`~multibody.motion.support_limit`); ``whole_body`` replaces the replayed torques by
+floating-base inverse dynamics with the ground forces allocated inside the feet
+(:mod:`~multibody.motion.contact_allocation`).
 
-Limits (``benchmarks/bench_forward_pass.py`` on saved ``examples/human_walking.py --c3d``
-runs, HDM trial; medians over runs with the initial pelvis velocity perturbed by 2 cm/s;
-the full record is in that benchmark's docstring). The joints follow to 0.5-2.5 deg RMS at
-14-25x real time in CPU time (``h`` half a frame), but the unactuated body drifts from the
-capture.
+Limits (``benchmarks/bench_forward_pass.py``, saved ``examples/human_walking.py --c3d`` runs,
+HDM trial; medians over runs with the initial pelvis velocity perturbed by 2 cm/s; full
+record in that docstring): the joints follow to 0.5-2.5 deg RMS at 14-25x real time (CPU
+time, ``h`` half a frame), but the unactuated body drifts from the capture.
 
 * Example's reference (consistent motion, contact band 4-7 cm): the stance foot's loads sit
   a load-weighted 17 mm above the floor. The rigid foot settles 3-5 deg from the
@@ -79,9 +78,10 @@ capture.
 * Reference whose centre of pressure is 20 mm inside the foot (``/tmp/h61/cm_m20b``):
   ankles 0.45 give 33 mm, perturbed median 34 mm (32-38) over 16 runs. At 0.35 or 0.55 it
   is 0.15-0.24 m, so the result is sensitive to the ankle gain.
-* Neither new controller beats this. With the support limit the walk falls at 1.4-1.5 s:
-  0.7-0.8 m. The allocation gives 41 mm (35-890) at ankles 0.45, and 117 or 68 mm at 0.35
-  or 0.55 against 152 or 236 mm, at 8-9x real time.
+* Neither option beats this: with the support limit it falls (0.6-0.8 m); the allocation
+  gives 41 mm (35-890) at ankles 0.45, 117 and 68 mm at 0.35 and 0.55 (not 152 and 236
+  mm), at 8-9x real time. Most of the 33 mm is the root's: the pelvis sways 19 mm and
+  turns 2.9 deg (RMS) as the stance foot turns on the floor.
 
 References
 ----------
@@ -252,22 +252,18 @@ class ForwardPass:
         floor at ``v_c`` or faster is targeted at least ``c`` above it); 0 (default): off.
         Needs a free root and contact points.
     support_margin : float, optional
-        Bound the stance feet's joint commands (ankles, toes) so the centre of pressure they
-        ask of the floor stays this far (m) inside the reference-loaded points' polygon
-        (:class:`~multibody.motion.support_limit.SupportLimit`); None (default): off. Needs
-        a free root, contact points and ``contact_forces``.
+        Bound the stance feet's joint commands so their centre of pressure stays this far
+        (m) inside the support (:class:`~multibody.motion.support_limit.SupportLimit`);
+        None (default): off. Needs a free root, contact points and ``contact_forces``.
     support_joints : sequence or dict, optional
         The joints (or ``{joint: axes}``) so bounded; default the contact bodies' joints.
     support_activity : bool
-        The support of ``support_margin`` and ``whole_body``: a loaded body's points within
-        5 mm of the floor in the reference (:func:`~multibody.motion.support_limit.
-        support_activity`; measured worse on the HDM walk); false (default): the points
-        the reference loads with more than 2 N.
+        Their support: a loaded body's points near the floor (:func:`~multibody.motion.
+        support_limit.support_activity`); false (default): the points loaded > 2 N.
     whole_body : WholeBodyGains, optional
-        Replace the replayed torques by the whole-body balance's (floating-base inverse
-        dynamics of the reference acceleration plus a pelvis correction, the ground forces
-        allocated inside the feet, :mod:`~multibody.motion.contact_allocation`); the joint
-        PD stays. Needs a free root, contact points and ``contact_forces``.
+        Replace the replayed torques by the whole-body balance's
+        (:mod:`~multibody.motion.contact_allocation`); the joint PD stays. Needs a free
+        root, contact points and ``contact_forces``.
     compiled : bool
         Run the whole simulation in C (``Simulator(diagram, compiled=True)``) where the
         plant takes the compiled step; else the interpreted Simulator.
@@ -410,27 +406,23 @@ class ForwardPass:
             and contact_points else [])
         K = len(self.times)
         self.support_limit, lim, lim_ref = None, None, None
-        if support_margin is not None and not (self.floating and self._loads is not None):
-            raise MotionError("ForwardPass: support_margin needs a free root, contact points, "
-                              "a contact_reference and its contact_forces")
-        if support_margin is not None:
-            self.support_limit = SupportLimit(
-                fwd, self.contact_points, {int(v): i for i, v in enumerate(
-                    self.actuated_velocity_indices)}, margin=support_margin,
-                damping=self.kd + self.time_step * self.kp, joints=support_joints)
-            lim = self.support_limit.function(len(self.q_indices))
-            self._limit_forces = np.asarray(contact_forces, float)
-            lim_ref = self.support_limit.reference(contact_forces, self.floor.normal)
-        self.support_activity = bool(support_activity)
         self.whole_body, wb, wb_ref = None, None, None
+        self.support_activity = bool(support_activity)
+        if (support_margin is not None or whole_body is not None) and not (
+                self.floating and self._loads is not None):
+            raise MotionError("ForwardPass: support_margin and whole_body need a free root, "
+                              "contact points, a contact_reference and its contact_forces")
+        self._limit_forces = None if contact_forces is None else np.asarray(contact_forces, float)
+        cmd = {int(v): i for i, v in enumerate(self.actuated_velocity_indices)}
+        if support_margin is not None:
+            self.support_limit = SupportLimit(fwd, self.contact_points, cmd, margin=support_margin,
+                                              damping=self.kd + self.time_step * self.kp,
+                                              joints=support_joints)
+            lim = self.support_limit.function(len(self.q_indices))
+            lim_ref = self.support_limit.reference(contact_forces, self.floor.normal)
         if whole_body is not None:
-            if not (self.floating and self._loads is not None):
-                raise MotionError("ForwardPass: whole_body needs a free root, contact points, "
-                                  "a contact_reference and its contact_forces")
-            self._limit_forces = np.asarray(contact_forces, float)
             self.whole_body = WholeBodyBalance(
-                fwd, self.contact_points, leg_chains(fwd, self.contact_points, {
-                    int(v): i for i, v in enumerate(self.actuated_velocity_indices)}),
+                fwd, self.contact_points, leg_chains(fwd, self.contact_points, cmd),
                 self.actuated_velocity_indices, self.floor.normal, whole_body)
             wb, wb_ref = self.whole_body.function(), np.zeros((K, self.whole_body.n_ref))
         self.controller = JointTrackingController(

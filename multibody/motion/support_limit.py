@@ -193,7 +193,8 @@ class SupportLimit:
         self.bodies = list(contact_points)
         self.points = {b: np.asarray(p, float).reshape(-1, 3) for b, p in contact_points.items()}
         self.shrunk = {b: shrunk_points(p, margin) for b, p in self.points.items()}
-        self.margin, self.min_load, self.stance_load = float(margin), float(min_load), float(stance_load)
+        self.margin, self.min_load = float(margin), float(min_load)
+        self.stance_load = float(stance_load)
         self.damping = None if damping is None else np.asarray(damping, float)
         parent = {j.child: j for j in tree.joints}
         names = {b.name for b in tree.bodies}

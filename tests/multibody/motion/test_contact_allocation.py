@@ -183,7 +183,7 @@ def test_named_errors():
         WholeBodyBalance(tree, {"r-shoe": CORNERS}, [], [6, 7], N)
     pts = {"r-foot": CORNERS}
     wb = WholeBodyBalance(tree, pts, leg_chains(tree, pts, {6: 0, 7: 1}), [6, 7], N)
-    with pytest.raises(MotionError, match="whole_body needs"):
+    with pytest.raises(MotionError, match="support_margin and whole_body need"):
         from multibody.motion.forward_pass import ForwardPass
         ForwardPass(tree, np.arange(3) / 120.0, pts, Floor(N, np.zeros(3)),
                     whole_body=WholeBodyGains())

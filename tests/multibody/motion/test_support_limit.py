@@ -182,7 +182,7 @@ def test_named_errors():
     with pytest.raises(MotionError, match=r"tau must be \(5, 10\)"):
         _limit(tree, 0.01).reference(np.zeros((5, 4, 3)), [0, 0, 1], np.zeros((5, 4)))
     K = 3
-    with pytest.raises(MotionError, match="support_margin needs"):
+    with pytest.raises(MotionError, match="support_margin and whole_body need"):
         ForwardPass(tree, np.arange(K) / 120.0, {"r-foot": FOOT},
                     Floor(np.array([0.0, 0, 1]), np.zeros(3)), support_margin=0.01)
 
