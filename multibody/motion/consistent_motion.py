@@ -223,25 +223,10 @@ class ConsistentMotion:
         self.cid = ContactInverseDynamics(tree, contact_points, floor=floor, friction=friction,
                                           edges=edges, height_threshold=h1,
                                           speed_threshold=float(candidate_speed))
-        for name, val in (("support_margin", support_margin), ("offset_scale", offset_scale)):
-            if val is not None and not (np.isfinite(val) and val > 0):
-                raise ContactError(f"{who}: {name} must be None or finite and > 0, got {val!r}")
-        if int(offset_rounds) < 1:
-            raise ContactError(f"{who}: offset_rounds must be >= 1, got {offset_rounds!r}")
-        self.support_margin = None if support_margin is None else float(support_margin)
-        self.offset_scale = None if offset_scale is None else float(offset_scale)
-        self.offset_rounds = int(offset_rounds)
-        # where the forces act: the points, or the points inset by the margin
-        self.force_cid = self.cid if support_margin is None else ContactInverseDynamics(
-            tree, inset_contact_points(contact_points, self.support_margin), floor=floor,
-            friction=friction, edges=edges, height_threshold=h1,
-            speed_threshold=float(candidate_speed))
         self.floor = floor
         self.marker_names, self.marker_bodies, self.marker_offsets = \
             marker_set_arrays(tree, markers, who)
-        M = len(self.marker_names)
-        w = marker_weight_array(marker_weights, M, who)
-        self.marker_weights = w
+        self.marker_weights = marker_weight_array(marker_weights, len(self.marker_names), who)
         scales = {"knot_interval": knot_interval, "marker_scale": marker_scale,
                   "residual_force_scale": residual_force_scale,
                   "residual_torque_scale": residual_torque_scale,
@@ -279,10 +264,22 @@ class ConsistentMotion:
         self.contact_curvature = bool(contact_curvature)
         for name, val, low in (("penetration", penetration, 0.0),
                                ("contact_height_scale", contact_height_scale, 1e-300),
-                               ("penetration_scale", penetration_scale, 1e-300)):
+                               ("penetration_scale", penetration_scale, 1e-300),
+                               ("support_margin", support_margin, 1e-300),
+                               ("offset_scale", offset_scale, 1e-300)):
             if val is not None and not (np.isfinite(val) and val >= low):
                 raise ContactError(f"{who}: {name} must be None or finite and "
                                    f"{'>=' if low == 0 else '>'} 0, got {val!r}")
+        if int(offset_rounds) < 1:
+            raise ContactError(f"{who}: offset_rounds must be >= 1, got {offset_rounds!r}")
+        self.support_margin = None if support_margin is None else float(support_margin)
+        self.offset_scale = None if offset_scale is None else float(offset_scale)
+        self.offset_rounds = int(offset_rounds)
+        # where the forces act: the points, or the points inset by the margin
+        self.force_cid = self.cid if support_margin is None else ContactInverseDynamics(
+            tree, inset_contact_points(contact_points, self.support_margin), floor=floor,
+            friction=friction, edges=edges, height_threshold=h1,
+            speed_threshold=float(candidate_speed))
         self.penetration_scale = None if penetration_scale is None else float(penetration_scale)
         self.penetration = None if penetration is None else float(penetration)
         self.contact_height_scale = (None if contact_height_scale is None
