@@ -183,7 +183,9 @@ this walk up.
 
 On ``/tmp/h57/cm_s1`` with ``a`` = 0.35: 46 mm (77 mm) against 28 mm (45 mm); with ``a`` =
 0.45: 0.17 m (0.15 m). On ``/tmp/h61/cm_m10`` with ``a`` = 0.45: 92 mm (120 mm, 92-231)
-against 140 mm (141 mm, 124-229).
+against 140 mm (141 mm, 124-229). On helper-62's ``/tmp/h62/G`` (20 mm margin, marker
+offsets refined) it is 57 mm (58 mm) with ``a`` = 0.35 and 69 mm (0.32 m) with 0.45, against
+28 mm (36 mm) and 29 mm (42 mm) replaying the torques.
 
 Without ``--saved`` the example runs first (synthetic walk, or ``--c3d``) with its per-frame
 motion (``--no-consistent``, a minute) into ``--out``.
