@@ -1,0 +1,270 @@
+"""Finite-horizon, time-varying LQR around a reference motion of a body standing on its feet
+(the forward pass's optional pelvis stabilisation, ``ForwardPass(lqr=LQRWeights(...))``).
+
+The plant is linearised along the reference at every step ``t_n = t_0 + n h`` of the
+forward pass, with the joint PD of :class:`~multibody.motion.tracking_controller.
+JointTrackingController` inside it and the stance contacts as equality constraints:
+
+.. math::
+
+    (H + h D)\\,v_{n+1} = H v_n + h\\,(S^T c - C(q_n, v_n)) + J_s^T p, \\qquad
+    J_s v_{n+1} = \\epsilon\\, p, \\qquad q_{n+1} = q_n \\oplus h\\,v_{n+1},
+
+``c = u(t_n) - K_p q_{j} + \\delta u`` the command (feedforward table, the PD's stiffness
+part, the LQR's correction ``delta u``), ``D`` the PD's implicit damping ``K_d + h K_p`` on
+the joints, ``J_s`` the world velocity Jacobians of the contact points the reference loads at
+that step (3 rows each; ``-epsilon`` on the KKT system's diagonal, so redundant points --
+four corners of a flat foot -- share the impulse by least squares). The state error lives
+in the tangent space: ``delta x = (ominus(q_ref, q), v - v_ref)`` (the log map on the free
+root and ball joints), and ``A_n, B_n`` are the exact Jacobians (CasADi, forward mode) of
+``delta x_{n+1} = ominus(f(x_ref), f(x_ref (+) delta x, delta u))`` at zero. This is a model:
+the plant's free-body world-aligned step, the friction cone and the unilateral contacts are
+not in it.
+
+The gains come from the backward Riccati recursion (:func:`finite_horizon_lqr`; Drake's
+``FiniteHorizonLinearQuadraticRegulator`` in discrete time)
+
+.. math::
+
+    K_n = (R + B_n^T S_{n+1} B_n)^{-1} B_n^T S_{n+1} A_n, \\qquad
+    S_n = Q + A_n^T S_{n+1} (A_n - B_n K_n), \\qquad S_N = Q_f,
+
+and ``delta u = -K_n delta x``. The weights (:class:`LQRWeights`): ``Q`` mostly on the root's
+pose and velocity (the joints already follow their PD; what drifts is the unactuated pelvis),
+``R`` on the joint torques; ``Q_f = Q``. The gains and the reference states are tables over
+the frames (the gains sampled at the frame times), looked up by CasADi's linear interpolant
+(a binary search and one blend per entry, code-generated with the constant tables), so a
+``42 x 96`` gain table costs one matrix-vector product per step.
+
+References
+----------
+B. D. O. Anderson, J. B. Moore, *Optimal Control: Linear Quadratic Methods*, Prentice Hall,
+1990 (ch. 2: the finite-horizon discrete regulator).
+R. Tedrake, *Underactuated Robotics*, ch. 8 (time-varying LQR along a trajectory) and
+Drake's ``FiniteHorizonLinearQuadraticRegulator``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping
+
+import numpy as np
+
+import casadi as ca
+
+from .errors import MotionError
+
+__all__ = ["LQRWeights", "finite_horizon_lqr", "ConstrainedStep", "lqr_feedback_function"]
+
+
+@dataclass(frozen=True)
+class LQRWeights:
+    """Weights of the trajectory LQR (module docstring): ``Q`` diagonal in the tangent state
+    error, ``R = torque * I`` on the joint torque corrections.
+
+    Attributes
+    ----------
+    root_rotation, root_position : float
+        ``Q`` on the root's rotation (1/rad^2) and position (1/m^2) error.
+    root_angular_velocity, root_linear_velocity : float
+        ``Q`` on the root's velocity error (s^2/rad^2, s^2/m^2).
+    joint_position, joint_velocity : float
+        ``Q`` on the joints' errors (the PD already tracks them).
+    torque : float
+        ``R`` (1/(N m)^2): larger, softer corrections.
+    regularization : float
+        ``epsilon`` of the contact KKT system (m/s per N s).
+    min_load : float
+        A contact point is held at a step where the reference loads it with more than this
+        normal force (N) (without loads: where it lies within 5 mm of the floor).
+    """
+
+    root_rotation: float = 1e4
+    root_position: float = 1e4
+    root_angular_velocity: float = 10.0
+    root_linear_velocity: float = 10.0
+    joint_position: float = 1.0
+    joint_velocity: float = 1e-2
+    torque: float = 1e-3
+    regularization: float = 1e-6
+    min_load: float = 20.0
+
+    def q_matrix(self, nv: int, floating: bool) -> np.ndarray:
+        """``Q`` (2 nv, 2 nv), diagonal; the root's entries when ``floating`` (rotation
+        first, as the free joint's tangent)."""
+        d = np.r_[np.full(nv, self.joint_position), np.full(nv, self.joint_velocity)]
+        if floating:
+            d[:3], d[3:6] = self.root_rotation, self.root_position
+            d[nv:nv + 3], d[nv + 3:nv + 6] = self.root_angular_velocity, self.root_linear_velocity
+        return np.diag(d)
+
+
+def finite_horizon_lqr(A, B, Q, R, Qf=None) -> tuple:
+    """Backward Riccati recursion of the discrete time-varying LQR (module docstring).
+
+    Parameters
+    ----------
+    A : (N, nx, nx) array_like
+    B : (N, nx, nu) array_like
+    Q : (nx, nx) or (N, nx, nx) array_like
+        State weight (symmetric, positive semidefinite).
+    R : (nu, nu) or (N, nu, nu) array_like
+        Input weight (symmetric, positive definite).
+    Qf : (nx, nx) array_like, optional
+        Final cost ``S_N`` (default ``Q``, or ``Q[-1]``).
+
+    Returns
+    -------
+    K : (N, nu, nx) ndarray
+        ``u_n = -K_n x_n``.
+    S : (N + 1, nx, nx) ndarray
+        The cost-to-go matrices.
+
+    Raises
+    ------
+    MotionError
+        Shapes that do not match, or ``R + B^T S B`` not positive definite at some step.
+    """
+    A, B = np.asarray(A, float), np.asarray(B, float)
+    if A.ndim != 3 or B.ndim != 3 or A.shape[1] != A.shape[2] or B.shape[:2] != A.shape[:2]:
+        raise MotionError(f"finite_horizon_lqr: A must be (N, nx, nx) and B (N, nx, nu); got "
+                          f"{A.shape} and {B.shape}")
+    N, nx, nu = B.shape
+    Q, R = np.asarray(Q, float), np.asarray(R, float)
+    Qs = np.broadcast_to(Q, (N, nx, nx)) if Q.ndim == 2 else Q
+    Rs = np.broadcast_to(R, (N, nu, nu)) if R.ndim == 2 else R
+    if Qs.shape != (N, nx, nx) or Rs.shape != (N, nu, nu):
+        raise MotionError(f"finite_horizon_lqr: Q must be ({nx}, {nx}) and R ({nu}, {nu}) (or "
+                          f"one per step); got {Q.shape} and {R.shape}")
+    S = np.empty((N + 1, nx, nx))
+    S[N] = Qs[-1] if Qf is None else np.asarray(Qf, float)
+    K = np.empty((N, nu, nx))
+    for n in range(N - 1, -1, -1):
+        SB, SA = S[n + 1] @ B[n], S[n + 1] @ A[n]
+        G = Rs[n] + B[n].T @ SB
+        try:
+            L = np.linalg.cholesky(0.5 * (G + G.T))
+        except np.linalg.LinAlgError:
+            raise MotionError(f"finite_horizon_lqr: R + B^T S B is not positive definite at "
+                              f"step {n} (check R)") from None
+        K[n] = np.linalg.solve(L.T, np.linalg.solve(L, B[n].T @ SA))
+        Sn = Qs[n] + A[n].T @ SA - (SB.T @ A[n]).T @ K[n]
+        S[n] = 0.5 * (Sn + Sn.T)
+    return K, S
+
+
+class ConstrainedStep:
+    """The step of the forward pass's plant with the PD and the stance contacts as
+    equality constraints, on CasADi symbols, and its linearisation (module docstring).
+
+    Parameters
+    ----------
+    tree : RigidBodyTree
+    time_step : float
+        h (s).
+    q_indices, v_indices : (n,) array_like of int
+        The actuated joint coordinates and velocities.
+    kp, damping : (n,) array_like
+        The PD's stiffness and the implicit damping ``K_d + h K_p`` on ``v_indices``.
+    contact_points : dict
+        ``{body: (P, 3)}`` in the body frames; the held ones are chosen per step by a 0/1
+        weight each (``points`` in order).
+    regularization : float
+        ``epsilon`` (module docstring).
+    """
+
+    def __init__(self, tree, time_step: float, q_indices, v_indices, kp, damping,
+                 contact_points: Mapping, regularization: float = 1e-6) -> None:
+        self.tree, self.h = tree, float(time_step)
+        self.q_indices = np.asarray(q_indices, int)
+        self.v_indices = np.asarray(v_indices, int)
+        self.points = [(b, np.asarray(p, float)) for b, ps in contact_points.items()
+                       for p in np.asarray(ps, float).reshape(-1, 3)]
+        nq, nv, n, P = tree.nq, tree.nv, len(self.q_indices), len(self.points)
+        q0, z = tree.neutral_configuration(), np.zeros(nv)
+        tree.integrate(q0, z, 1.0)
+        Hf, Cf = tree.casadi_function("mass_matrix"), tree.casadi_function("bias_forces")
+        intf, qdot = tree.casadi_function("integrate"), tree.casadi_function("qdot")
+        jac = {}
+        for b, _ in self.points:
+            if b not in jac:
+                tree.jacobian(b, q0)
+                jac[b] = tree.casadi_function("jacobian", b, "world")
+        D = np.zeros(nv)
+        D[self.v_indices] = np.asarray(damping, float)
+        S = np.zeros((nv, n))
+        S[self.v_indices, np.arange(n)] = 1.0
+        kp = np.asarray(kp, float)
+        eps = float(regularization)
+
+        q, v, u, w = ca.MX.sym("q", nq), ca.MX.sym("v", nv), ca.MX.sym("u", n), ca.MX.sym("w", P)
+        H = Hf(q)
+        c = u - ca.DM(kp) * q[self.q_indices.tolist()]
+        rhs = ca.mtimes(H, v) + self.h * (ca.mtimes(ca.DM(S), c) - Cf(q, v))
+        if P:
+            J = ca.vertcat(*[w[i] * jac[b](q, ca.DM(p))[3:, :]
+                             for i, (b, p) in enumerate(self.points)])
+            KKT = ca.blockcat([[H + ca.diag(ca.DM(self.h * D)), J.T],
+                               [J, -eps * ca.DM.eye(3 * P)]])
+            vn = ca.solve(KKT, ca.vertcat(rhs, ca.DM.zeros(3 * P)))[:nv]
+        else:
+            vn = ca.solve(H + ca.diag(ca.DM(self.h * D)), rhs)
+        qn = intf(q, vn, self.h)
+        self.step = ca.Function("constrained_step", [q, v, u, w], [qn, vn],
+                                ["q", "v", "u", "w"], ["q_next", "v_next"])
+        """``(q, v, u, w) -> (q_next, v_next)``: ``u`` the command's table value (without
+        ``-K_p q``), ``w`` (P,) the held points' 0/1 weights."""
+        dq, dv, du = ca.MX.sym("dq", nv), ca.MX.sym("dv", nv), ca.MX.sym("du", n)
+        q1, v1 = self.step(q, v, u, w)
+        q2, v2 = self.step(q + qdot(q, dq), v + dv, u + du, w)
+        # first-order retraction and its inverse (N(q) the qdot map, N^+ = (N^T N)^-1 N^T):
+        # the exact first derivatives of the exponential and log maps at zero, without
+        # their removable singularity there
+        N1 = ca.jacobian(qdot(q1, dv), dv)
+        err = ca.vertcat(ca.solve(ca.mtimes(N1.T, N1), ca.mtimes(N1.T, q2 - q1)), v2 - v1)
+        z = ca.vertcat(dq, dv, du)
+        Jz = ca.substitute(ca.jacobian(err, z), z, ca.DM.zeros(z.shape[0]))
+        self.linearization = ca.Function("step_linearization", [q, v, u, w],
+                                         [Jz[:, :2 * nv], Jz[:, 2 * nv:]],
+                                         ["q", "v", "u", "w"], ["A", "B"])
+        """``(q, v, u, w) -> (A, B)`` (2 nv x 2 nv, 2 nv x n) of the tangent state error."""
+
+    def linearize(self, q, v, u, w) -> tuple:
+        """``(A, B)`` ndarrays at the reference state ``(q, v)``, command table value ``u``
+        and held points ``w`` (module docstring)."""
+        A, B = self.linearization(q, v, u, w)
+        return np.asarray(A, float), np.asarray(B, float)
+
+
+def lqr_feedback_function(tree, times, K, q_ref, v_ref) -> ca.Function:
+    """The correction ``(t, q, v) -> delta u = -K(t) (ominus(q_ref(t), q), v - v_ref(t))``
+    with ``K`` (T, n, 2 nv), ``q_ref`` (T, nq), ``v_ref`` (T, nv) tables at ``times`` (T,),
+    interpolated linearly (CasADi ``interpolant``, constant data; held outside the span; the
+    root quaternion of ``q_ref`` renormalised after interpolation).
+
+    Returns
+    -------
+    casadi.Function
+        ``(t, q, v) -> du`` (n,), symbolic-capable (SX) and code-generating.
+    """
+    times = np.asarray(times, float)
+    K, q_ref, v_ref = (np.asarray(a, float) for a in (K, q_ref, v_ref))
+    T, n, nx = K.shape
+    nq, nv = tree.nq, tree.nv
+    if nx != 2 * nv or q_ref.shape != (T, nq) or v_ref.shape != (T, nv) or len(times) != T:
+        raise MotionError(f"lqr_feedback_function: K must be ({len(times)}, n, {2 * nv}), q_ref "
+                          f"({len(times)}, {nq}), v_ref ({len(times)}, {nv}); got {K.shape}, "
+                          f"{q_ref.shape}, {v_ref.shape}")
+    grid = [list(times)]
+    tab = np.hstack([K.reshape(T, -1), q_ref, v_ref])   # a row per time (outputs fastest)
+    F = ca.interpolant("lqr_table", "linear", grid, tab.ravel().tolist())
+    t, q, v = ca.SX.sym("t"), ca.SX.sym("q", nq), ca.SX.sym("v", nv)
+    tc = ca.fmin(ca.fmax(t, float(times[0])), float(times[-1]))
+    row = F(tc)
+    Kt = ca.reshape(row[:n * nx], nx, n).T
+    qr = row[n * nx:n * nx + nq]
+    vr = row[n * nx + nq:]
+    if tree.joints[0].type == "free":
+        qr = ca.vertcat(qr[:4] / ca.norm_2(qr[:4]), qr[4:])
+    dx = ca.vertcat(tree.difference(qr, q), v - vr)
+    return ca.Function("lqr_feedback", [t, q, v], [-ca.mtimes(Kt, dx)], ["t", "q", "v"], ["du"])
