@@ -194,7 +194,9 @@ Run: ``.venv/bin/python benchmarks/bench_forward_pass.py [--saved DIR | --c3d C]
 [--config "placed=contact_reference=REF,contact_forces=CF"] [--rounds 3] [--perturb N]
 [--json OUT]``
 (in a configuration ``REF`` stands for the reference motion ``q``, ``CF`` for its contact
-forces, ``BalanceGains`` for :class:`multibody.motion.balance.BalanceGains`).
+forces, ``BalanceGains`` for :class:`multibody.motion.balance.BalanceGains`, ``LQRWeights``
+for :class:`multibody.motion.trajectory_lqr.LQRWeights` and ``LQR_REF`` for the reference's
+``(q, v, tau)``, e.g. ``lqr=LQRWeights(),lqr_reference=LQR_REF``).
 """
 from __future__ import annotations
 
@@ -218,6 +220,7 @@ from multibody.motion import MarkerFitter  # noqa: E402
 from multibody.motion.balance import BalanceGains  # noqa: E402
 from multibody.motion.contact_allocation import WholeBodyGains  # noqa: E402
 from multibody.motion.forward_pass import ForwardPass  # noqa: E402
+from multibody.motion.trajectory_lqr import LQRWeights  # noqa: E402
 from multibody.parsing.urdf_writer import (configuration_from_urdf_order,  # noqa: E402
                                            velocity_from_urdf_order)
 from sensors import read_c3d  # noqa: E402
@@ -347,7 +350,8 @@ def main(argv=None) -> dict:
     print(f"saved run {saved}: {len(d['t'])} frames, markers of the reference "
           f"{1e3 * marker_rms(d['fitter'], d['q'], d['X']):.2f} mm RMS")
     env = {"REF": d["q"], "CF": d["contact_forces"], "BalanceGains": BalanceGains,
-           "WholeBodyGains": WholeBodyGains}
+           "WholeBodyGains": WholeBodyGains, "LQRWeights": LQRWeights,
+           "LQR_REF": (d["q"], d["v"], d["tau"])}
     out = {}
     for spec in args.config or DEFAULT_CONFIGS:
         name, _, kw = spec.partition("=")

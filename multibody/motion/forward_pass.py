@@ -116,6 +116,7 @@ from .errors import MotionError
 from .support_limit import SupportLimit, support_activity
 from .swing_lift import swing_lift
 from .tracking_controller import JointTrackingController
+from .trajectory_lqr import LQRWeights, forward_pass_feedback
 
 __all__ = ["ForwardPass", "ForwardPassResult", "JointTrackingController",
            "penetration_allowance"]
@@ -264,6 +265,10 @@ class ForwardPass:
         Replace the replayed torques by the whole-body balance's
         (:mod:`~multibody.motion.contact_allocation`); the joint PD stays. Needs a free
         root, contact points and ``contact_forces``.
+    lqr : LQRWeights, optional
+        Add a finite-horizon time-varying LQR's correction around ``lqr_reference``
+        ``(q, v, tau)`` (:mod:`~multibody.motion.trajectory_lqr`: the step with this PD and
+        the loaded points held, linearised; the balance feedback is not in its model).
     compiled : bool
         Run the whole simulation in C (``Simulator(diagram, compiled=True)``) where the
         plant takes the compiled step; else the interpreted Simulator.
@@ -290,7 +295,8 @@ class ForwardPass:
                  stance_smoothing: float = 0.0, swing_clearance: float = 0.0,
                  swing_clearance_speed: float = 0.5, support_margin: Optional[float] = None,
                  support_joints=None, whole_body: Optional[WholeBodyGains] = None,
-                 support_activity: bool = False, compiled: bool = True) -> None:
+                 support_activity: bool = False, lqr: Optional[LQRWeights] = None,
+                 lqr_reference=None, compiled: bool = True) -> None:
         self.times = np.asarray(times, float).ravel()
         if self.times.size < 2 or np.any(np.diff(self.times) <= 0):
             raise MotionError(f"ForwardPass: times must hold at least two increasing frames, "
@@ -425,12 +431,15 @@ class ForwardPass:
                 fwd, self.contact_points, leg_chains(fwd, self.contact_points, cmd),
                 self.actuated_velocity_indices, self.floor.normal, whole_body)
             wb, wb_ref = self.whole_body.function(), np.zeros((K, self.whole_body.n_ref))
+        if lqr is not None and lqr_reference is None:
+            raise MotionError("ForwardPass: lqr needs lqr_reference, the (q, v, tau) to follow")
+        fb = lqr and forward_pass_feedback(self, lqr, *lqr_reference, contact_forces)
         self.controller = JointTrackingController(
             fwd.nq + fwd.nv, self.q_indices, self.kp, self.times,
             np.zeros((K, len(self.q_indices))), bal,
             np.zeros((K, ROWS * (1 + len(self.legs)) + len(self.legs)
                       + sum(len(r) for r in self._release))), limit=lim, limit_ref0=lim_ref,
-            extra=wb, extra_ref0=wb_ref)
+            extra=wb, extra_ref0=wb_ref, feedback=fb)
         b = DiagramBuilder("forward_pass")
         b.add_system(self.plant)
         b.add_system(self.controller)

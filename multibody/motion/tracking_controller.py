@@ -74,11 +74,15 @@ class JointTrackingController(LeafSystem):
         support); ``ref`` the numeric parameter ``"limit_ref"``, interpolated like ``u``.
     limit_ref0 : (K, m) array_like, optional
         Its initial table.
+    feedback : casadi.Function, optional
+        ``(t, q, v) -> tau`` added to the command before ``limit``, its tables inside (e.g.
+        :func:`~multibody.motion.trajectory_lqr.lqr_feedback_function`: a time-varying
+        LQR's gains, looked up by binary search rather than interpolated like ``u``).
     """
 
     def __init__(self, nx: int, q_indices, kp, times, u0, balance=None,
                  balance_ref0=None, name: str = "tracking", limit=None,
-                 limit_ref0=None, extra=None, extra_ref0=None) -> None:
+                 limit_ref0=None, extra=None, extra_ref0=None, feedback=None) -> None:
         super().__init__(name)
         self.q_indices = np.asarray(q_indices, int)
         self.kp = np.asarray(kp, float)
@@ -91,7 +95,9 @@ class JointTrackingController(LeafSystem):
             self.n_ref = balance.size1_in(2)
             self.declare_numeric_parameter("balance_ref", np.asarray(balance_ref0, float).ravel())
         self.limit, self.extra = limit, extra
-        self._nq = next((f.size1_in(0) for f in (balance, limit, extra) if f is not None), 0)
+        self.feedback = feedback
+        self._nq = next((f.size1_in(0) for f in (balance, limit, extra) if f is not None),
+                        feedback.size1_in(1) if feedback is not None else 0)
         if extra is not None:
             self.n_extra = extra.size1_in(2)
             self._extra_index = self.declare_numeric_parameter(
@@ -122,6 +128,9 @@ class JointTrackingController(LeafSystem):
             ref = _hat_interp(self.times, context.get_parameter(self._extra_index),
                               context.time, self.n_extra)
             extra = self.extra(xv[:nq], xv[nq:], ref)
+            out = out + extra if symbolic else out + np.asarray(extra, float).ravel()
+        if self.feedback is not None:
+            extra = self.feedback(context.time, xv[:nq], xv[nq:])
             out = out + extra if symbolic else out + np.asarray(extra, float).ravel()
         if self.limit is not None:
             ref = _hat_interp(self.times, context.get_parameter(self._limit_index),

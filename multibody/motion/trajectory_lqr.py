@@ -54,7 +54,8 @@ import casadi as ca
 
 from .errors import MotionError
 
-__all__ = ["LQRWeights", "finite_horizon_lqr", "ConstrainedStep", "lqr_feedback_function"]
+__all__ = ["LQRWeights", "finite_horizon_lqr", "ConstrainedStep", "lqr_feedback_function",
+           "trajectory_gains", "forward_pass_feedback"]
 
 
 @dataclass(frozen=True)
@@ -268,3 +269,90 @@ def lqr_feedback_function(tree, times, K, q_ref, v_ref) -> ca.Function:
         qr = ca.vertcat(qr[:4] / ca.norm_2(qr[:4]), qr[4:])
     dx = ca.vertcat(tree.difference(qr, q), v - vr)
     return ca.Function("lqr_feedback", [t, q, v], [-ca.mtimes(Kt, dx)], ["t", "q", "v"], ["du"])
+
+
+def trajectory_gains(step: ConstrainedStep, times, q, v, u, held, Q, R) -> np.ndarray:
+    """The time-varying LQR gains along a reference at the frames ``times`` (K,): the model
+    ``step`` linearised at every step ``t_0 + n h`` (the reference interpolated: ``q`` along
+    the tangent, ``v`` and ``u`` linearly, the held points of the frame at or before), the
+    Riccati recursion over the steps (:func:`finite_horizon_lqr`, ``Q_f = Q``), the gains
+    taken at the steps nearest the frames.
+
+    Parameters
+    ----------
+    step : ConstrainedStep
+    times : (K,) array_like
+    q, v : (K, nq), (K, nv) array_like
+        The reference motion.
+    u : (K, n) array_like
+        The controller's table (:meth:`~multibody.motion.forward_pass.ForwardPass.feedforward`).
+    held : (K, P) array_like of bool
+        The contact points held per frame (``step.points`` order).
+    Q, R : (2 nv, 2 nv), (n, n) array_like
+
+    Returns
+    -------
+    K : (K, n, 2 nv) ndarray
+    """
+    tree, h = step.tree, step.h
+    times = np.asarray(times, float)
+    q, v, u = (np.asarray(a, float) for a in (q, v, u))
+    held = np.asarray(held, float)
+    if held.shape != (len(times), len(step.points)):
+        raise MotionError(f"trajectory_gains: held must be ({len(times)}, {len(step.points)}) "
+                          f"(frames, contact points), got {held.shape}")
+    N = max(1, int(round((times[-1] - times[0]) / h)))
+    As, Bs = [], []
+    for n in range(N):
+        t = times[0] + n * h
+        k = int(np.clip(np.searchsorted(times, t + 1e-9, side="right") - 1, 0, len(times) - 2))
+        s = (t - times[k]) / (times[k + 1] - times[k])
+        qn = np.asarray(tree.integrate(q[k], np.asarray(tree.difference(q[k], q[k + 1]), float)
+                                       .ravel(), s), float).ravel()
+        A, B = step.linearize(qn, (1 - s) * v[k] + s * v[k + 1], (1 - s) * u[k] + s * u[k + 1],
+                              held[k])
+        As.append(A)
+        Bs.append(B)
+    K, _ = finite_horizon_lqr(np.array(As), np.array(Bs), Q, R)
+    idx = np.clip(np.round((times - times[0]) / h).astype(int), 0, N - 1)
+    return K[idx]
+
+
+def forward_pass_feedback(fp, weights: LQRWeights, q, v, tau, contact_forces=None
+                          ) -> ca.Function:
+    """The LQR correction of a :class:`~multibody.motion.forward_pass.ForwardPass` ``fp``
+    around the reference ``(q, v, tau)`` (K, nq), (K, nv), (K, nv) at ``fp.times``: its
+    (swing-lifted) reference and feedforward table, its PD, its placed contact points held
+    where ``contact_forces`` (K, P, 3) load them with more than ``weights.min_load`` along
+    the floor normal (without forces: where the point is within 5 mm of the floor).
+
+    Returns
+    -------
+    casadi.Function
+        ``(t, q, v) -> du`` (:func:`lqr_feedback_function`).
+    """
+    tree = fp.tree
+    ql, vl = fp.lifted_reference(q, v)
+    u = fp.feedforward(ql, vl, tau)
+    step = ConstrainedStep(tree, fp.time_step, fp.q_indices, fp.actuated_velocity_indices,
+                           fp.kp, fp.kd + fp.time_step * fp.kp, fp.contact_points,
+                           weights.regularization)
+    K = len(fp.times)
+    if contact_forces is not None and step.points:
+        F = np.asarray(contact_forces, float)
+        if F.shape != (K, len(step.points), 3):
+            raise MotionError(f"forward_pass_feedback: contact_forces must be ({K}, "
+                              f"{len(step.points)}, 3), got {F.shape}")
+        n = np.asarray(fp.floor.normal, float)
+        held = F @ (n / np.linalg.norm(n)) > weights.min_load
+    else:
+        held = np.zeros((K, len(step.points)), bool)
+        for i, qi in enumerate(ql):
+            for j, (b, p) in enumerate(step.points):
+                T = np.asarray(tree.body_pose(b, qi), float)
+                held[i, j] = float(fp.floor.height(T[:3, :3] @ p + T[:3, 3])) < 0.005
+    nv = tree.nv
+    Q = weights.q_matrix(nv, fp.floating)
+    R = weights.torque * np.eye(len(fp.q_indices))
+    gains = trajectory_gains(step, fp.times, ql, vl, u, held, Q, R)
+    return lqr_feedback_function(tree, fp.times, gains, ql, vl)
