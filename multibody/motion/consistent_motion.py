@@ -177,7 +177,9 @@ class ConsistentMotion:
         scaled by ``sigma_o`` against the markers' ``sigma_m``) and optimise again from it
         with them, ``offset_rounds`` times; the result's ``marker_offsets`` and marker
         errors are the refined ones (the model's offsets from then on, as a subject
-        calibration's). None (default): the offsets are kept.
+        calibration's). A round whose marker RMS exceeds the warm start's (a diverged
+        solve) is dropped and ends the rounds (its iterations still counted). None
+        (default): the offsets are kept.
     offset_rounds : int
         Refinements when ``offset_scale`` is set (each one more optimisation).
     ipopt_options : dict, optional
@@ -464,8 +466,11 @@ class ConsistentMotion:
                 self.tree, self.marker_bodies, offsets, out.trajectory.q, X,
                 offset_scale=self.offset_scale, marker_scale=self.sigma[0],
                 weights=self.marker_weights, who=self._who)
-            out = self._solve_once(t, X, out.trajectory.q, offsets, out.floor, progress)
-            rounds.append(out)
+            new = self._solve_once(t, X, out.trajectory.q, offsets, out.floor, progress)
+            rounds.append(new)
+            if not new.marker_rms <= first.marker_rms_before:
+                break                     # a diverged round is dropped, and the rounds stop
+            out = new
         return dataclasses.replace(
             out, marker_rms_before=first.marker_rms_before,
             inverse_dynamics_before=first.inverse_dynamics_before,
@@ -494,9 +499,8 @@ class ConsistentMotion:
         warm = self._evaluate(spline, t, C0)
         floor = self._floor(warm) if floor is None else floor
         cid.floor = self.force_cid.floor = floor
-        # (the contact inverse dynamics at the force points, active where the points touch)
-        before = self.force_cid.solve(warm, progress=False, active=np.array(
-            [cid.active_points(qk, vk) for qk, vk in zip(warm.q, warm.v)]))
+        before = self.force_cid.solve(warm, progress=False, active=np.array(  # (at the force
+            [cid.active_points(qk, vk) for qk, vk in zip(warm.q, warm.v)]))  # points)
         # candidates and cone coefficients of the warm start
         D = cid.cone_edges()
         cand = np.zeros((T, P), bool)
