@@ -54,34 +54,27 @@ references (:meth:`ForwardPass.run_batch`, the noise study) share one compiled c
 Options: ``support_margin`` bounds the stance feet's commands by their support
 (:mod:`~multibody.motion.support_limit`); ``whole_body`` replaces the replayed torques by
 floating-base inverse dynamics with the ground forces allocated inside the feet
-(:mod:`~multibody.motion.contact_allocation`).
+(:mod:`~multibody.motion.contact_allocation`); ``lqr`` adds a finite-horizon time-varying
+LQR's correction (:mod:`~multibody.motion.trajectory_lqr`: this step with the PD and the
+loaded points held, linearised along the reference; gains from the Riccati recursion).
 
 Limits (``benchmarks/bench_forward_pass.py``, saved ``examples/human_walking.py --c3d`` runs,
 HDM trial; medians over runs with the initial pelvis velocity perturbed by 2 cm/s; full
 record in that docstring): the joints follow to 0.5-2.5 deg RMS at 14-25x real time (CPU
 time, ``h`` half a frame), but the unactuated body drifts from the capture.
 
-* Example's reference (consistent motion, contact band 4-7 cm): the stance foot's loads sit
-  a load-weighted 17 mm above the floor. The rigid foot settles 3-5 deg from the
-  reference's pose, the stiff leg carries that to the pelvis (about 5 cm per single
-  stance), and the body falls after 1.1-1.6 s. With the points at the 0.18 quantile of
-  their loaded heights (``placement_quantile``) it stays up in more than half the runs
-  (markers 0.20-0.22 m).
-* Rigid reference with a slip term (``/tmp/h57/cm_s1``): it walks both strides with the
-  swing feet lifted (``swing_clearance`` 15 mm, ``swing_clearance_speed`` 0.2 m/s;
-  :mod:`~multibody.motion.swing_lift`), the stance legs' pose correction
-  (``BalanceGains.pose`` 1) and softer ankles (``joint_gain_scale`` 0.35 on both axes of
-  ``r-foot_joint`` and ``l-foot_joint``): markers 28 mm, perturbed median 45-48 mm. The
-  rest is a lateral drift. The reference's centre of pressure lies within 5 mm of the
-  stance foot's outer edge in 74 % of single-stance frames, so the simulated foot tips
-  about 3 deg onto it and the leg carries the pelvis outward.
-* Reference whose centre of pressure is 20 mm inside the foot (``/tmp/h61/cm_m20b``):
-  ankles 0.45 give 33 mm, perturbed median 34 mm (32-38) over 16 runs. At 0.35 or 0.55 it
-  is 0.15-0.24 m, so the result is sensitive to the ankle gain.
-* Neither option beats this: with the support limit it falls (0.6-0.8 m); the allocation
-  gives 41 mm (35-890) at ankles 0.45, 117 and 68 mm at 0.35 and 0.55 (not 152 and 236
-  mm), at 8-9x real time. Most of the 33 mm is the root's: the pelvis sways 19 mm and
-  turns 2.9 deg (RMS) as the stance foot turns on the floor.
+* Example's reference (consistent motion, contact band 4-7 cm): the rigid foot settles
+  3-5 deg from the reference's pose and the body falls after 1.1-1.6 s.
+* Rigid references with the swing feet lifted (``swing_clearance`` 15 mm,
+  ``swing_clearance_speed`` 0.2 m/s; :mod:`~multibody.motion.swing_lift`), the pelvis
+  feedback with the stance legs' pose correction (``BalanceGains.pose`` 1) and softer
+  ankles (``joint_gain_scale`` 0.35 on ``r-foot_joint`` and ``l-foot_joint``): markers
+  28 mm, perturbed median 36-48 mm, sensitive to the ankle gain; the rest is the root's
+  (the pelvis sways 19 mm and turns 2.9 deg RMS as the stance foot turns on the floor).
+  The support limit and the allocation are worse.
+* The LQR instead of the pelvis feedback (``lqr=LQRWeights()``, same lift and ankles; on
+  ``/tmp/h62/G``): markers 21.6 mm, joints 0.67 deg, 16x real time, perturbed median 20
+  mm (14-22 mm over 8 runs).
 
 References
 ----------
@@ -431,9 +424,7 @@ class ForwardPass:
                 fwd, self.contact_points, leg_chains(fwd, self.contact_points, cmd),
                 self.actuated_velocity_indices, self.floor.normal, whole_body)
             wb, wb_ref = self.whole_body.function(), np.zeros((K, self.whole_body.n_ref))
-        if lqr is not None and lqr_reference is None:
-            raise MotionError("ForwardPass: lqr needs lqr_reference, the (q, v, tau) to follow")
-        fb = lqr and forward_pass_feedback(self, lqr, *lqr_reference, contact_forces)
+        fb = lqr and forward_pass_feedback(self, lqr, lqr_reference, contact_forces)
         self.controller = JointTrackingController(
             fwd.nq + fwd.nv, self.q_indices, self.kp, self.times,
             np.zeros((K, len(self.q_indices))), bal,

@@ -318,10 +318,10 @@ def trajectory_gains(step: ConstrainedStep, times, q, v, u, held, Q, R) -> np.nd
     return K[idx]
 
 
-def forward_pass_feedback(fp, weights: LQRWeights, q, v, tau, contact_forces=None
+def forward_pass_feedback(fp, weights: LQRWeights, reference, contact_forces=None
                           ) -> ca.Function:
     """The LQR correction of a :class:`~multibody.motion.forward_pass.ForwardPass` ``fp``
-    around the reference ``(q, v, tau)`` (K, nq), (K, nv), (K, nv) at ``fp.times``: its
+    around the ``reference`` ``(q, v, tau)`` (K, nq), (K, nv), (K, nv) at ``fp.times``: its
     (swing-lifted) reference and feedforward table, its PD, its placed contact points held
     where ``contact_forces`` (K, P, 3) load them with more than ``weights.min_load`` along
     the floor normal (without forces: where the point is within 5 mm of the floor).
@@ -330,8 +330,15 @@ def forward_pass_feedback(fp, weights: LQRWeights, q, v, tau, contact_forces=Non
     -------
     casadi.Function
         ``(t, q, v) -> du`` (:func:`lqr_feedback_function`).
+
+    Raises
+    ------
+    MotionError
+        No ``reference``, or ``contact_forces`` not (K, P, 3).
     """
-    tree = fp.tree
+    if reference is None or len(reference) != 3:
+        raise MotionError("ForwardPass: lqr needs lqr_reference, the (q, v, tau) to follow")
+    tree, (q, v, tau) = fp.tree, reference
     ql, vl = fp.lifted_reference(q, v)
     u = fp.feedforward(ql, vl, tau)
     step = ConstrainedStep(tree, fp.time_step, fp.q_indices, fp.actuated_velocity_indices,
