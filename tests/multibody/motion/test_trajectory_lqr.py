@@ -122,3 +122,41 @@ def test_lqr_needs_its_reference_and_tables_of_matching_shapes():
         ForwardPass(tree, times, {"r-foot": FOOT}, floor, lqr=LQRWeights())
     with pytest.raises(MotionError, match="K must be \\(3, n, 20\\)"):
         lqr_feedback_function(tree, times, np.zeros((3, 4, 10)), Q, V)
+
+
+def test_the_feedback_looks_up_the_gain_and_reference_tables_linearly_in_time():
+    tree = _monopod()
+    times, Q, V = _standing(tree, frames=4)
+    rng = np.random.default_rng(1)
+    K = rng.normal(size=(4, 4, 2 * tree.nv))
+    Q[:, 7:] = rng.normal(scale=0.1, size=(4, 4))
+    V = rng.normal(size=V.shape)
+    fn = lqr_feedback_function(tree, times, K, Q, V)
+    q, v = Q[1].copy(), V[1] + 0.1
+    q[4:] += 0.01
+    for t, k, s in ((times[1], 1, 0.0), (0.25 * times[1] + 0.75 * times[2], 1, 0.75),
+                    (times[-1] + 1.0, 3, 0.0)):        # held after the last frame
+        Kt = (1 - s) * K[k] + s * K[min(k + 1, 3)]
+        qr = (1 - s) * Q[k] + s * Q[min(k + 1, 3)]      # (the root's quaternion is constant)
+        vr = (1 - s) * V[k] + s * V[min(k + 1, 3)]
+        dx = np.r_[np.asarray(tree.difference(qr, q), float).ravel(), v - vr]
+        np.testing.assert_allclose(np.asarray(fn(t, q, v), float).ravel(), -Kt @ dx,
+                                   rtol=1e-10, atol=1e-10)
+
+
+def test_compiled_and_interpreted_runs_with_the_lqr_agree():
+    tree = _monopod()
+    times, Q, V = _standing(tree, frames=61)
+    floor = Floor(np.array([0.0, 0.0, 1.0]), np.zeros(3))
+    outs = []
+    for compiled in (True, False):
+        fp = ForwardPass(_monopod(), times, {"r-foot": FOOT}, floor, time_step=1 / 240,
+                         joint_gain_scale={"r-ankle_x": 0.0, "r-ankle_y": 0.0},
+                         lqr=LQRWeights(), lqr_reference=(Q, V, np.zeros_like(V)),
+                         compiled=compiled)
+        v0 = V.copy()
+        v0[0, 3:6] = [0.05, 0.05, 0.0]
+        outs.append(fp.run(Q, v0, np.zeros_like(V)))
+    assert fp.compiled is False
+    np.testing.assert_allclose(outs[0].q, outs[1].q, atol=1e-9)
+    assert np.abs(outs[0].q[10:, 4:6] - Q[10:, 4:6]).max() > 1e-4   # the push moved it
