@@ -39,7 +39,13 @@ on the joint coordinates. Optional terms keep a rigid foot's contacts (``contact
 (the centre of pressure kept that far inside the sole; geometry stays the true points'), and
 ``offset_scale`` alternates the solve with a closed-form refinement of the marker offsets
 (:func:`~multibody.motion.marker_set.refine_marker_offsets`, as AddBiomechanics' marker
-step) so that flat, planted feet and the leg markers can agree.
+step) so that flat, planted feet and the leg markers can agree. HDM walk (2026-11-26), from
+the band solution of a ``--flat-feet`` run (6.80 mm, 0.07 N): band 2-10 mm, heights 4 mm,
+penetration 2 mm, slip 3 cm/s, residual 4 N and 15 N m, margin 20 mm, offsets 1 cm (2 x 100
+iterations, 610 s CPU: 8.44 mm, 0.78 N), then from that with heights 3 mm, slip 2 cm/s,
+residual 2 N and 8 N m (2 x 40; in one step from the band solution it diverges): markers
+8.30 mm, residual 0.28 N, centre of pressure >= 18.5 mm inside the feet's side edges in
+every single-stance frame, loads <= 10 mm above the floor; without margin and offsets 11.1 mm.
 
 The NLP is built with CasADi (one symbolic function per frame, mapped over the frames, exact
 first and second derivatives) and solved by IPOPT. Points far from the floor in the warm
@@ -54,11 +60,10 @@ checked independently:
 :class:`ContactInverseDynamics` is solved on the optimised motion (its own forces, same
 cones, the points the contact model lets push) and its residual is the one reported.
 
-Why not :class:`~systems.trajectory_optimization.DirectCollocation`: those classes transcribe
-a ``System`` ``xdot = f(x, u)`` through its forward dynamics, which here would mean a
-96-state system whose inputs include the contact forces and the root residual, the
-articulated-body algorithm inside every constraint, and no place for a marker cost on
-occluded data. The inverse-dynamics form needs only the six root rows of one RNEA per frame.
+Why not :class:`~systems.trajectory_optimization.DirectCollocation`: it transcribes a
+``System`` through its forward dynamics (here 96 states, contact forces and residual as
+inputs, the articulated-body algorithm in every constraint, no place for a marker cost on
+occluded data); the inverse-dynamics form needs the six root rows of one RNEA per frame.
 
 References
 ----------
@@ -143,11 +148,9 @@ class ConsistentMotion:
         The stopping rule besides IPOPT's own tests: stop ("Stalled", counted a success)
         when the best objective of the last ``stall_iterations`` iterations is lower than the
         best before them by at most ``stall_tolerance`` of its value while no contact
-        constraint is violated by more than ``stall_violation`` (N). With the Gauss-Newton
-        Hessian IPOPT converges only linearly near the end (the curvature of the contact
-        constraints is left out, and the residuals are not zero), so the last digits of the
-        objective cost many iterations that change neither the residual nor the markers
-        measurably; ``stall_tolerance=0`` turns the rule off.
+        constraint is violated by more than ``stall_violation`` (N). (With the Gauss-Newton
+        Hessian IPOPT converges only linearly near the end: many iterations that change
+        neither residual nor markers measurably.) ``stall_tolerance=0`` turns it off.
     contact_height_scale : float, optional
         ``sigma_h`` (m) of the loaded-height term ``sum_j f^n_j phi_j^2 / (W sigma_h^2)``
         (per frame, over ``T``): a point that pushes is pulled onto the floor (the flat
@@ -197,9 +200,8 @@ class ConsistentMotion:
     Attributes
     ----------
     joint_q : (n,) ndarray of int
-        Indices in ``q`` of the coordinates whose velocity is their time derivative (the
-        joints of :data:`~multibody.motion.spline_motion.VQDOT_JOINT_TYPES`; not the free
-        root): the ones the prior pulls toward the warm start (``prior_weight``).
+        Indices in ``q`` of the joints of :data:`~multibody.motion.spline_motion.VQDOT_JOINT_TYPES`
+        (``v = qdot``; not the free root), which ``prior_weight`` pulls to the warm start.
     """
 
     def __init__(self, tree, markers: Sequence, contact_points: dict, *,
