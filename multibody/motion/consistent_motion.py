@@ -91,7 +91,7 @@ from .errors import ContactError, MarkerSetError, TrajectoryError
 from .marker_set import marker_set_arrays, marker_weight_array, refine_marker_offsets
 from .smoothing import JointTrajectory
 from .consistent_motion_terms import (IterationMonitor, add_contact_curvature, add_contact_height,
-                                      marker_errors, inset_contact_points,
+                                      marker_errors, inset_contact_points, support_margin_pair,
                                       feasible_cone_coefficients, gauss_newton_blocks)
 from .spline_hessian import HessianCallback, SplineBlockHessian
 from .spline_motion import VQDOT_JOINT_TYPES, UniformBSpline, spline_state
@@ -166,8 +166,9 @@ class ConsistentMotion:
         Add the convex part of the contact constraints' curvature (times their multipliers)
         to the Gauss-Newton Hessian
         (:func:`~multibody.motion.consistent_motion_terms.add_contact_curvature`).
-    support_margin : float, optional
-        A centre-of-pressure margin (m): each point's force acts at the point moved this far
+    support_margin : float or (float, float), optional
+        A centre-of-pressure margin (m; or ``(along, across)`` the sole): each point's force
+        acts at the point moved this far
         toward its body's point centroid along the sole's axes
         (:func:`~multibody.motion.consistent_motion_terms.inset_contact_points`), while
         heights, slip and penetration stay those of the true points. The centre of
@@ -219,7 +220,7 @@ class ConsistentMotion:
                  penetration: Optional[float] = None,
                  contact_height_scale: Optional[float] = None,
                  penetration_scale: Optional[float] = None,
-                 support_margin: Optional[float] = None, offset_scale: Optional[float] = None,
+                 support_margin: Any = None, offset_scale: Optional[float] = None,
                  offset_rounds: int = 1) -> None:
         who = f"ConsistentMotion on tree '{tree.name}'"
         self.tree = tree.finalize()
@@ -269,14 +270,13 @@ class ConsistentMotion:
         for name, val, low in (("penetration", penetration, 0.0),
                                ("contact_height_scale", contact_height_scale, 1e-300),
                                ("penetration_scale", penetration_scale, 1e-300),
-                               ("support_margin", support_margin, 1e-300),
                                ("offset_scale", offset_scale, 1e-300)):
             if val is not None and not (np.isfinite(val) and val >= low):
                 raise ContactError(f"{who}: {name} must be None or finite and "
                                    f"{'>=' if low == 0 else '>'} 0, got {val!r}")
         if int(offset_rounds) < 1:
             raise ContactError(f"{who}: offset_rounds must be >= 1, got {offset_rounds!r}")
-        self.support_margin = None if support_margin is None else float(support_margin)
+        self.support_margin = support_margin_pair(support_margin, who)
         self.offset_scale = None if offset_scale is None else float(offset_scale)
         self.offset_rounds = int(offset_rounds)
         # where the forces act: the points, or the points inset by the margin

@@ -19,10 +19,11 @@ import numpy as np
 from scipy.optimize import lsq_linear
 
 from solvers.progress import ProgressLine
+from .errors import ContactError
 
 __all__ = ["IterationMonitor", "feasible_cone_coefficients", "gauss_newton_blocks",
            "add_contact_curvature", "add_contact_height", "marker_errors",
-           "inset_contact_points"]
+           "inset_contact_points", "support_margin_pair"]
 
 
 class IterationMonitor(ca.Callback):
@@ -301,13 +302,13 @@ def marker_errors(cm, Q, X, vis, offsets=None):
                     np.nan)
 
 
-def inset_contact_points(contact_points: dict, margin: float) -> dict:
+def inset_contact_points(contact_points: dict, margin) -> dict:
     """Contact points moved ``margin`` toward their body's point centroid along the sole.
 
     Per body, the sole's axes are the two body-frame axes along which its points spread
-    most (a box foot's length and width); each point's coordinate along either axis moves
-    toward the centroid's by ``margin``, never past it (``c + sign(u) max(|u| - m, 0)``);
-    the third coordinate is kept. For a rectangle of corner points this is the rectangle
+    most (a box foot's length, then its width); each point's coordinate along either axis
+    moves toward the centroid's by that axis's margin, never past it (``c + sign(u)
+    max(|u| - m, 0)``); the third coordinate is kept. For a rectangle of corner points this is the rectangle
     shrunk by ``margin`` on every side: a force distribution on the inset points has its
     centre of pressure at least ``margin`` inside the true rectangle's edges.
 
@@ -315,22 +316,45 @@ def inset_contact_points(contact_points: dict, margin: float) -> dict:
     ----------
     contact_points : dict
         ``{body: [(3,) point in the body frame, ...]}``.
-    margin : float
-        ``m`` (m), >= 0.
+    margin : float or (float, float)
+        ``m`` (m, >= 0) on both axes, or ``(along, across)``: along the sole's length and
+        across it (``(0, m)`` keeps the toe and heel, insets the sides).
 
     Returns
     -------
     dict
         ``{body: (n, 3) ndarray}``, the points in the same order.
     """
+    m2 = np.broadcast_to(np.asarray(margin, float), (2,))
     out = {}
     for body, pts in contact_points.items():
         P = np.array([np.asarray(p, float).ravel() for p in pts], float).reshape(-1, 3)
         c = P.mean(axis=0)
         spread = np.ptp(P, axis=0) if len(P) else np.zeros(3)
         Q = P.copy()
-        for a in np.argsort(-spread, kind="stable")[:2]:
+        for a, m in zip(np.argsort(-spread, kind="stable")[:2], m2):
             u = P[:, a] - c[a]
-            Q[:, a] = c[a] + np.sign(u) * np.maximum(np.abs(u) - margin, 0.0)
+            Q[:, a] = c[a] + np.sign(u) * np.maximum(np.abs(u) - m, 0.0)
         out[body] = Q
     return out
+
+
+def support_margin_pair(margin, who: str = "ConsistentMotion"):
+    """``support_margin`` checked: None, or ``(along, across)`` (2,) metres, both finite and
+    >= 0 and one > 0 (a number stands for both).
+
+    Raises
+    ------
+    ContactError
+        Another shape, a negative or non-finite entry, or both zero; the message names
+        ``who``.
+    """
+    if margin is None:
+        return None
+    m = np.asarray(margin, float).ravel()
+    if m.size == 1:
+        m = np.repeat(m, 2)
+    if m.shape != (2,) or not np.all(np.isfinite(m)) or np.any(m < 0) or not np.any(m > 0):
+        raise ContactError(f"{who}: support_margin must be None or finite and > 0 (m), or "
+                           f"(along, across) the sole both >= 0 and one > 0, got {margin!r}")
+    return m

@@ -49,6 +49,8 @@ def test_inset_points_shrink_a_rectangle_sole():
                                              (0.035, -0.05, -0.07), (0.035, 0.17, -0.07)],
                                atol=1e-15)
     np.testing.assert_allclose(out["toe"], [(0, 0.01, 0), (0, 0.09, 0)], atol=1e-15)
+    sides = inset_contact_points({"foot": sole}, (0.0, 0.01))["foot"]   # (along, across)
+    np.testing.assert_allclose(sides, np.array(sole) * [0.035 / 0.045, 1, 1], atol=1e-15)
     wide = inset_contact_points({"foot": sole}, 0.05)["foot"]  # never past the centroid
     np.testing.assert_allclose(wide[:, 0], 0.0, atol=1e-15)
     np.testing.assert_allclose(wide[:, 1], [-0.01, 0.13, -0.01, 0.13], atol=1e-15)
@@ -113,8 +115,10 @@ def test_forces_act_at_the_inset_points(walker, standing):
     at_true = _root_rows(tree, out.trajectory, out.contact_forces, bodies, cm.cid.points)
     np.testing.assert_allclose(at_inset, out.residual, atol=1e-6)
     assert np.abs(at_true - out.residual).max() > 0.05        # N m: the lever arms differ
-    with pytest.raises(ContactError, match="support_margin"):
-        ConsistentMotion(tree, walker.markers, walker.foot_contact_points, support_margin=-1)
+    for bad in (-1, (0.0, 0.0), (0.01, -0.01), (0.01, 0.01, 0.01), np.nan):
+        with pytest.raises(ContactError, match="support_margin"):
+            ConsistentMotion(tree, walker.markers, walker.foot_contact_points,
+                             support_margin=bad)
     with pytest.raises(ContactError, match="offset_rounds"):
         ConsistentMotion(tree, walker.markers, walker.foot_contact_points, offset_scale=0.01,
                          offset_rounds=0)
