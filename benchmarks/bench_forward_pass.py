@@ -187,6 +187,26 @@ against 140 mm (141 mm, 124-229). On helper-62's ``/tmp/h62/G`` (20 mm margin, m
 offsets refined) it is 57 mm (58 mm) with ``a`` = 0.35 and 69 mm (0.32 m) with 0.45, against
 28 mm (36 mm) and 29 mm (42 mm) replaying the torques.
 
+The time-varying LQR (``lqr=LQRWeights(...), lqr_reference=LQR_REF``;
+:mod:`multibody.motion.trajectory_lqr`, helper-64, 2026-11-26) replaces the pelvis feedback
+(no ``balance_gain``). The settings are ``contact_reference=REF, contact_forces=CF,
+swing_clearance=0.015, swing_clearance_speed=0.2``, with ``a`` = 0.35 on both ankles unless
+said, on ``/tmp/h62/G``, 8 perturbed runs. Its gains take 25 s of CPU to compute (684 steps,
+nv = 48, 16 contact points).
+
+* ``LQRWeights()`` (root pose 1e4, root velocity 10, joints 1 and 0.01, torque 1e-3):
+  21.6 mm, 0.67 deg, 16.0x real time, perturbed median 20 mm (14-22), against 28 mm
+  (36 mm) with the pelvis feedback. Every run stays within 10 cm for all 2.85 s.
+* Joints' weights 0.01 and 1e-4: 21.5 mm (20 mm, 14-21). Root pose 3e3: 20.9 mm, 0.58 deg
+  (21 mm, 20-36). Torque 3e-3: 21.6 mm (23 mm, 20-179); 1e-2: 36 mm (30 mm, 19-788).
+* Stronger gains blow up (the run stops on a singular mass matrix after NaNs, or falls):
+  torque 3e-4 or 1e-4, root pose 1e5, root velocity 100 (175 mm).
+* Ankles: ``a`` = 0.45 gives 24.0 mm (23 mm, 17-26); 0.25 falls (0.38 m), 1 falls (0.81 m).
+  A larger ``R`` on the ankles (10x, 100x) makes it worse (0.18 m; blows up; with ``a`` = 1,
+  0.9-1.2 m): the ankle torques are what holds the pelvis.
+* With the pelvis feedback as well (``balance_gain=1, balance_gains=BalanceGains(pose=1)``)
+  it falls (0.46 m): the LQR's model does not contain that feedback.
+
 Without ``--saved`` the example runs first (synthetic walk, or ``--c3d``) with its per-frame
 motion (``--no-consistent``, a minute) into ``--out``.
 
