@@ -46,7 +46,7 @@ Drake's ``FiniteHorizonLinearQuadraticRegulator``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping
+from typing import Mapping, Optional
 
 import numpy as np
 
@@ -78,6 +78,8 @@ class LQRWeights:
     min_load : float
         A contact point is held at a step where the reference loads it with more than this
         normal force (N) (without loads: where it lies within 5 mm of the floor).
+    max_torque : float, optional
+        Clamp each coordinate's correction to +- this (N m); None: unclamped.
     """
 
     root_rotation: float = 1e4
@@ -89,6 +91,7 @@ class LQRWeights:
     torque: float = 1e-3
     regularization: float = 1e-6
     min_load: float = 20.0
+    max_torque: Optional[float] = None
 
     def q_matrix(self, nv: int, floating: bool) -> np.ndarray:
         """``Q`` (2 nv, 2 nv), diagonal; the root's entries when ``floating`` (rotation
@@ -237,11 +240,12 @@ class ConstrainedStep:
         return np.asarray(A, float), np.asarray(B, float)
 
 
-def lqr_feedback_function(tree, times, K, q_ref, v_ref) -> ca.Function:
+def lqr_feedback_function(tree, times, K, q_ref, v_ref, max_torque=None) -> ca.Function:
     """The correction ``(t, q, v) -> delta u = -K(t) (ominus(q_ref(t), q), v - v_ref(t))``
     with ``K`` (T, n, 2 nv), ``q_ref`` (T, nq), ``v_ref`` (T, nv) tables at ``times`` (T,),
     interpolated linearly (CasADi ``interpolant``, constant data; held outside the span; the
-    root quaternion of ``q_ref`` renormalised after interpolation).
+    root quaternion of ``q_ref`` renormalised after interpolation); each entry clamped to
+    ``+- max_torque`` when given.
 
     Returns
     -------
@@ -267,8 +271,10 @@ def lqr_feedback_function(tree, times, K, q_ref, v_ref) -> ca.Function:
     vr = row[n * nx + nq:]
     if tree.joints[0].type == "free":
         qr = ca.vertcat(qr[:4] / ca.norm_2(qr[:4]), qr[4:])
-    dx = ca.vertcat(tree.difference(qr, q), v - vr)
-    return ca.Function("lqr_feedback", [t, q, v], [-ca.mtimes(Kt, dx)], ["t", "q", "v"], ["du"])
+    du = -ca.mtimes(Kt, ca.vertcat(tree.difference(qr, q), v - vr))
+    if max_torque is not None:
+        du = ca.fmin(ca.fmax(du, -float(max_torque)), float(max_torque))
+    return ca.Function("lqr_feedback", [t, q, v], [du], ["t", "q", "v"], ["du"])
 
 
 def trajectory_gains(step: ConstrainedStep, times, q, v, u, held, Q, R) -> np.ndarray:
@@ -362,4 +368,4 @@ def forward_pass_feedback(fp, weights: LQRWeights, reference, contact_forces=Non
     Q = weights.q_matrix(nv, fp.floating)
     R = weights.torque * np.eye(len(fp.q_indices))
     gains = trajectory_gains(step, fp.times, ql, vl, u, held, Q, R)
-    return lqr_feedback_function(tree, fp.times, gains, ql, vl)
+    return lqr_feedback_function(tree, fp.times, gains, ql, vl, weights.max_torque)

@@ -142,6 +142,11 @@ def test_the_feedback_looks_up_the_gain_and_reference_tables_linearly_in_time():
         dx = np.r_[np.asarray(tree.difference(qr, q), float).ravel(), v - vr]
         np.testing.assert_allclose(np.asarray(fn(t, q, v), float).ravel(), -Kt @ dx,
                                    rtol=1e-10, atol=1e-10)
+    du = np.asarray(fn(times[1], q, v), float).ravel()
+    clamped = lqr_feedback_function(tree, times, K, Q, V, max_torque=0.2)
+    assert np.abs(du).max() > 0.2 > np.abs(du).min()
+    np.testing.assert_allclose(np.asarray(clamped(times[1], q, v), float).ravel(),
+                               np.clip(du, -0.2, 0.2), rtol=1e-12)
 
 
 def test_compiled_and_interpreted_runs_with_the_lqr_agree():
