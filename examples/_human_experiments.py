@@ -48,6 +48,7 @@ import numpy as np
 from multibody.motion import ConsistentMotion
 from multibody.motion.foot_calibration import flat_stance_offsets
 from multibody.motion.forward_pass import ForwardPass
+from multibody.motion.trajectory_lqr import LQRWeights
 
 NOISE_MM = (0.1, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
 
@@ -65,21 +66,64 @@ def residual_force_rms(res, sl=slice(None)) -> float:
     return float(np.sqrt(np.mean(np.sum(res.residual[sl, 3:] ** 2, axis=1))))
 
 
+RIGID_STAGES = (
+    dict(contact_band=(0.002, 0.01), contact_height_scale=0.004, penetration_scale=0.002,
+         slip_speed_scale=0.03, residual_force_scale=4.0, residual_torque_scale=15.0,
+         support_margin=0.02, offset_scale=0.01, max_iterations=100),
+    dict(contact_band=(0.002, 0.01), contact_height_scale=0.003, penetration_scale=0.002,
+         slip_speed_scale=0.02, residual_force_scale=2.0, residual_torque_scale=8.0,
+         support_margin=0.02, offset_scale=0.01, max_iterations=40))
+"""The rigid-feet stages after the band solution (``--rigid-feet``): loads within 2-10 mm of
+the floor, loaded points pulled onto it (``contact_height_scale``), none in it
+(``penetration_scale``), touching points still (``slip_speed_scale``), the centre of pressure
+20 mm inside the feet's edges (``support_margin``) and the marker offsets refined
+(``offset_scale``). The first stage weighs the residual loosely (4 N, 15 N m), the second
+tightens it (2 N, 8 N m): from the band solution in one step the tight stage diverges."""
+
+
+def _markers(fitter) -> list:
+    return list(zip(fitter.marker_names, fitter.marker_bodies, fitter.marker_offsets))
+
+
+def _stage_summary(out, res, sl) -> dict:
+    return {"marker_rms_m": out.marker_rms, "residual_force_rms_n": residual_force_rms(res, sl),
+            "status": out.status, "iterations": int(out.iterations),
+            "cpu_seconds": out.cpu_seconds}
+
+
 def consistent_motion(model, fitter, t, X, q_fit, floor, res0, sl, knot_interval,
-                      iterations) -> tuple:
+                      iterations, rigid_stages=()) -> tuple:
     """The dynamically consistent motion (:class:`ConsistentMotion`, warm-started from the
-    per-frame fit ``q_fit`` on ``floor``; friction 0.8, contact band 4-7 cm): ``(trajectory,
-    check, report keys)``, ``check`` the :class:`ContactInverseDynamics` re-solved on the
-    optimised motion, whose pelvis residual force RMS over the frames ``sl`` (the strides)
-    is ``residual_force_rms_after_n`` (``res0``: the per-frame analysis's, before)."""
-    cm = ConsistentMotion(model.tree, list(zip(fitter.marker_names, fitter.marker_bodies,
-                                               fitter.marker_offsets)),
-                          model.foot_contact_points, floor=floor, friction=0.8,
-                          knot_interval=knot_interval, contact_band=(0.04, 0.07),
+    per-frame fit ``q_fit`` on ``floor``; friction 0.8, contact band 4-7 cm), then each of
+    ``rigid_stages`` (keyword arguments of :class:`ConsistentMotion`, e.g.
+    :data:`RIGID_STAGES`; their ``max_iterations`` capped at ``iterations``) warm-started
+    from the one before with the marker offsets it refined: ``(trajectory, check, report
+    keys, fitter)``, ``check`` the :class:`ContactInverseDynamics` re-solved on the last
+    motion, whose pelvis residual force RMS over the frames ``sl`` (the strides) is
+    ``residual_force_rms_after_n`` (``res0``: the per-frame analysis's, before), ``fitter``
+    the marker fitter with the last stage's offsets (``fitter`` itself without stages)."""
+    cm = ConsistentMotion(model.tree, _markers(fitter), model.foot_contact_points, floor=floor,
+                          friction=0.8, knot_interval=knot_interval, contact_band=(0.04, 0.07),
                           max_iterations=iterations)
-    out = cm.solve(t, X, q_fit)
+    out = first = cm.solve(t, X, q_fit)
+    stages = [_stage_summary(out, out.inverse_dynamics, sl)]
+    offsets0 = np.asarray(fitter.marker_offsets, float)
+    for k, options in enumerate(rigid_stages):
+        print(f"  rigid feet, stage {k + 1} of {len(rigid_stages)}: markers "
+              f"{1e3 * out.marker_rms:.2f} mm so far")
+        options = dict(options)
+        options["max_iterations"] = min(int(options.get("max_iterations", iterations)),
+                                        int(iterations))
+        cm = ConsistentMotion(model.tree, _markers(fitter), model.foot_contact_points,
+                              floor=floor, friction=0.8, knot_interval=knot_interval,
+                              **options)
+        out = cm.solve(t, X, out.trajectory.q)
+        if out.marker_offsets is not None:
+            fitter = fitter.with_offsets(out.marker_offsets)
+        stages.append(_stage_summary(out, out.inverse_dynamics, sl))
     res = out.inverse_dynamics                   # the independent check's forces and torques
     before, after = residual_force_rms(res0, sl), residual_force_rms(res, sl)
+    change = np.linalg.norm(np.asarray(fitter.marker_offsets) - offsets0, axis=1)
     keys = {"residual_force_rms_after_n": after, "marker_rms_after_m": out.marker_rms,
             "consistent_motion": {
                 "residual_force_rms_after_whole_n": residual_force_rms(res),
@@ -88,11 +132,16 @@ def consistent_motion(model, fitter, t, X, q_fit, floor, res0, sl, knot_interval
                     out.residual[:, 3:] ** 2, axis=1)))),
                 "residual_torque_rms_after_nm": float(np.sqrt(np.mean(np.sum(
                     res.residual[sl, :3] ** 2, axis=1)))),
-                "marker_rms_warm_start_m": out.marker_rms_before,
+                "marker_rms_warm_start_m": first.marker_rms_before,
                 "mean_vertical_grf_over_weight": float(res.grf[sl, 2].mean() / res.weight),
                 "status": out.status, "iterations": int(out.iterations),
                 "seconds": out.seconds, "cpu_seconds": out.cpu_seconds,
                 "knot_interval_s": float(knot_interval),
+                "stages": stages,
+                "rigid_stages": [{k: (list(v) if isinstance(v, tuple) else v)
+                                  for k, v in s.items()} for s in rigid_stages],
+                "marker_offset_change_rms_m": float(np.sqrt(np.mean(change ** 2))),
+                "marker_offset_change_max_m": float(change.max()),
                 "stall_rule": {"tolerance": cm.stall_tolerance,
                                "iterations": cm.stall_iterations,
                                "violation_n": cm.stall_violation},
@@ -102,10 +151,10 @@ def consistent_motion(model, fitter, t, X, q_fit, floor, res0, sl, knot_interval
     print("  objective every 5 iterations: " + ", ".join(f"{f[k]:.4g}" for k in
                                                           range(0, len(f), 5)))
     print(f"consistent motion ({out.status}, {out.iterations} iterations, {out.seconds:.0f} s "
-          f"wall, {out.cpu_seconds:.0f} s CPU):"
+          f"wall, {out.cpu_seconds:.0f} s CPU in the last stage):"
           f" pelvis residual force RMS over the strides {before:.2f} -> {after:.2f} N, marker "
           f"RMS {1e3 * out.marker_rms:.2f} mm")
-    return out.trajectory, res, keys
+    return out.trajectory, res, keys, fitter
 
 
 def flat_feet_fit(model, fitter, fit, t, X, floor_of) -> tuple:
@@ -124,6 +173,25 @@ def flat_feet_fit(model, fitter, fit, t, X, floor_of) -> tuple:
           f"{1e3 * rms0:.2f} -> {1e3 * fit.rms:.2f} mm")
     return fitter, fit, {"marker_rms_before_m": rms0, "marker_rms_after_m": fit.rms,
                          "resting_frames": rest}
+
+
+ANKLE_GAIN = 0.35
+"""The ankles' share of the PD gains in the forward pass on rigid feet (both axes): softer
+ankles let the stance foot settle flat instead of levering the leg
+(``benchmarks/bench_forward_pass.py``)."""
+
+
+def rigid_forward_options(tree, traj, res) -> dict:
+    """:class:`ForwardPass` keyword arguments for a reference on rigid feet
+    (:data:`RIGID_STAGES`): the contact points at their lowest loaded height, the swing feet
+    lifted 15 mm where the reference skims the floor faster than 0.2 m/s, the ankles at
+    :data:`ANKLE_GAIN` of their PD gains, and the finite-horizon LQR around the reference
+    ``(q, v, tau)`` in place of the pelvis feedback (pass ``balance_gain=0``)."""
+    ankles = {j.name: ANKLE_GAIN for j in tree.joints
+              if j.name in ("r-foot_joint", "l-foot_joint")}
+    return {"placement_quantile": 0.0, "swing_clearance": 0.015,
+            "swing_clearance_speed": 0.2, "joint_gain_scale": ankles, "lqr": LQRWeights(),
+            "lqr_reference": (traj.q, traj.v, res.tau)}
 
 
 def build_forward_pass(new_model, traj, floor, **options) -> ForwardPass:

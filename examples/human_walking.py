@@ -95,8 +95,9 @@ from _cli import script_parser
 from _synthetic_walk import walk_configurations
 from _human_plots import plot_cost, plot_motion, plot_noise, plot_reduced, plot_stick
 from _human_reduced import joint_angle_rms_deg, reduced_marker_experiment
-from _human_experiments import (build_forward_pass, consistent_motion, flat_feet_fit, forward_pass,
-                                noise_protocol, plot_noise_protocol, residual_force_rms)
+from _human_experiments import (RIGID_STAGES, build_forward_pass, consistent_motion, flat_feet_fit,
+                                forward_pass, noise_protocol, plot_noise_protocol,
+                                residual_force_rms, rigid_forward_options)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(os.path.dirname(HERE), "tests", "data")
@@ -281,6 +282,12 @@ def main(argv=None) -> dict:
                     help="recalibrate the feet's marker offsets from the frames where the "
                          "feet rest, turned flat (flat_stance_offsets), and fit again "
                          "(default: on with --c3d)")
+    ap.add_argument("--rigid-feet", action=argparse.BooleanOptionalAction, default=None,
+                    help="after the consistent motion's contact band, re-optimise it with "
+                         "rigid, planted feet, the centre of pressure 2 cm inside the feet and "
+                         "the marker offsets refined (RIGID_STAGES), and run the forward pass "
+                         "with the trajectory LQR on it (default: on with --consistent and "
+                         "--c3d; about 15 min of CPU on the HDM trial)")
     ap.add_argument("--knot-interval", type=float, default=1 / 30,
                     help="spline knot spacing of the consistent motion (s)")
     add_viewer_arguments(ap, "the fitted walk")
@@ -364,9 +371,12 @@ def main(argv=None) -> dict:
 
     # 5b. the dynamically consistent motion: one trajectory optimisation over the trial
     consistent = bool(args.c3d) if args.consistent is None else args.consistent
+    rigid = consistent and (bool(args.c3d) if args.rigid_feet is None else args.rigid_feet)
+    fitter_motion = fitter                   # the marker offsets that go with ``traj``
     if consistent:
-        traj, res, keys = consistent_motion(model, fitter, t, X, fit.q, floor, res0, sl,
-                                            args.knot_interval, args.consistent_iterations)
+        traj, res, keys, fitter_motion = consistent_motion(
+            model, fitter, t, X, fit.q, floor, res0, sl, args.knot_interval,
+            args.consistent_iterations, rigid_stages=RIGID_STAGES if rigid else ())
         report.update(keys)
 
     # 6. the forward pass: the walk simulated from its torques, the pelvis not actuated
@@ -384,9 +394,11 @@ def main(argv=None) -> dict:
         # the contact points placed from the reference's loads (each at a low quantile of
         # its loaded heights on the stance floor; at its lowest: 1.61 -> 0.62 m marker RMS on
         # the per-frame HDM walk)
+        if rigid:      # on rigid feet: the trajectory LQR, no pelvis feedback, lifted swing
+            placement.update(rigid_forward_options(tree, traj, res))
         fp = build_forward_pass(new_model, traj, floor, time_step=args.time_step or None,
-                                balance_gain=args.balance_gain, **placement)
-        fwd, report["forward_pass"] = forward_pass(fp, traj, res, fitter, X)
+                                balance_gain=0.0 if rigid else args.balance_gain, **placement)
+        fwd, report["forward_pass"] = forward_pass(fp, traj, res, fitter_motion, X)
         np.savez(os.path.join(args.out, "forward.npz"), t=fwd.t,
                  q=model.configuration_to_urdf_order(fwd.q),
                  v=model.velocity_to_urdf_order(fwd.v))
@@ -438,7 +450,8 @@ def main(argv=None) -> dict:
     np.savez(os.path.join(args.out, "fit.npz"), t=t, q=model.configuration_to_urdf_order(traj.q),
              q_fit=model.configuration_to_urdf_order(fit.q),
              marker_names=np.array(names), marker_links=np.array(fitter.marker_bodies),
-             marker_offsets=fitter.marker_offsets, tau=model.velocity_to_urdf_order(res.tau),
+             marker_offsets=fitter_motion.marker_offsets,
+             tau=model.velocity_to_urdf_order(res.tau),
              grf=res.grf, urdf_joint_order=np.array(model.urdf_joint_order()),
              v=model.velocity_to_urdf_order(traj.v), vdot=model.velocity_to_urdf_order(traj.vdot),
              contact_links=np.array(res.point_bodies), contact_points=cid.points,
@@ -460,13 +473,13 @@ def main(argv=None) -> dict:
                                 report["noise_study_protocol"])
     if args.viewer or args.html:          # the fitted walk, ground forces and markers
         vis = Visualizer(tree, live=args.viewer, contact_force_scale=0.001, markers=list(
-            zip(names, fitter.marker_bodies, fitter.marker_offsets)))
+            zip(names, fitter_motion.marker_bodies, fitter_motion.marker_offsets)))
         walk = vis.record_trajectory(t, traj.q, res.point_bodies, cid.points,
                                      res.contact_forces)
         report["html"] = show_run(vis, walk, html=args.html, replay=args.viewer)
         if fwd is not None and args.html:             # the forward pass, recorded too
             vis_f = Visualizer(tree, live=False, markers=list(
-                zip(names, fitter.marker_bodies, fitter.marker_offsets)))
+                zip(names, fitter_motion.marker_bodies, fitter_motion.marker_offsets)))
             rec = vis_f.record_trajectory(fwd.t, fwd.q)
             report["forward_html"] = show_run(vis_f, rec, html=os.path.splitext(args.html)[0]
                                               + "_forward.html")
