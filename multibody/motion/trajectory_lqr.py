@@ -83,7 +83,7 @@ class LQRWeights:
     """
 
     root_rotation: float = 1e4
-    root_position: float = 1e4
+    root_position: float = 3e3
     root_angular_velocity: float = 10.0
     root_linear_velocity: float = 10.0
     joint_position: float = 1.0
