@@ -194,15 +194,18 @@ swing_clearance=0.015, swing_clearance_speed=0.2``, with ``a`` = 0.35 on both an
 said, on ``/tmp/h62/G``, 8 perturbed runs. Its gains take 25 s of CPU to compute (684 steps,
 nv = 48, 16 contact points).
 
-* ``LQRWeights()`` (root pose 1e4, root velocity 10, joints 1 and 0.01, torque 1e-3):
-  21.6 mm, 0.67 deg, 16.0x real time, perturbed median 20 mm (14-22), against 28 mm
-  (36 mm) with the pelvis feedback. Every run stays within 10 cm for all 2.85 s.
+* ``LQRWeights()`` (root rotation 1e4, position 3e3, root velocity 10, joints 1 and 0.01,
+  torque 1e-3): 18.1 mm, 0.61 deg, 13.8x real time; 16 perturbed runs: median 20 mm
+  (15-23), every run within 10 cm for all 2.85 s. The pelvis feedback gave 28 mm (36 mm).
+* Root position 1e4 (the first default): 21.6 mm, 0.67 deg, 16.0x (16 runs: 20 mm, 14-22);
+  1e3: 18.9 mm (19 mm, 16-26); 3e3 with torque 2e-3: 22.8 mm (22 mm, 21-100). The
+  measurements below are with position 1e4.
 * Joints' weights 0.01 and 1e-4: 21.5 mm (20 mm, 14-21). Root pose 3e3: 20.9 mm, 0.58 deg
-  (21 mm, 20-36). Torque 3e-3: 21.6 mm (23 mm, 20-179); 1e-2: 36 mm (30 mm, 19-788).
+  (21 mm, 20-36); rotation alone 3e3: 20.4 mm (21 mm, 18-28). Torque 3e-3: 21.6 mm (23 mm, 20-179); 1e-2: 36 mm (30 mm, 19-788).
 * Stronger gains blow up (the run stops on a singular mass matrix after NaNs, or falls):
   torque 3e-4 or 1e-4, root pose 1e5, root velocity 100 (175 mm).
 * Ankles: ``a`` = 0.45 gives 24.0 mm (23 mm, 17-26); 0.25 falls (0.38 m), 1 falls (0.81 m).
-  A larger ``R`` on the ankles (10x, 100x) makes it worse (0.18 m; blows up; with ``a`` = 1,
+  A larger ``R`` on the ankles (10x, 100x; a per-joint ``R``, not kept) makes it worse (0.18 m; blows up; with ``a`` = 1,
   0.9-1.2 m): the ankle torques are what holds the pelvis.
 * With the pelvis feedback as well (``balance_gain=1, balance_gains=BalanceGains(pose=1)``)
   it falls (0.46 m): the LQR's model does not contain that feedback.

@@ -72,9 +72,9 @@ time, ``h`` half a frame), but the unactuated body drifts from the capture.
   28 mm, perturbed median 36-48 mm, sensitive to the ankle gain; the rest is the root's
   (the pelvis sways 19 mm and turns 2.9 deg RMS as the stance foot turns on the floor).
   The support limit and the allocation are worse.
-* The LQR instead of the pelvis feedback (``lqr=LQRWeights()``, same lift and ankles; on
-  ``/tmp/h62/G``): markers 21.6 mm, joints 0.67 deg, 16x real time, perturbed median 20
-  mm (14-22 mm over 8 runs).
+* The LQR instead of the pelvis feedback (``lqr=LQRWeights()``, same lift and ankles, on
+  ``/tmp/h62/G``): markers 18.1 mm, joints 0.61 deg, 13.8x real time, perturbed median 20
+  mm (15-23 mm, 16 runs); it falls at ankles 0.25 or 1 and on the reference ``G2``.
 
 References
 ----------
