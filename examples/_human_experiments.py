@@ -91,6 +91,18 @@ def _stage_summary(out, res, sl) -> dict:
             "cpu_seconds": out.cpu_seconds}
 
 
+def _stage_holds(new, old, sl) -> bool:
+    """Whether a rigid-feet stage kept the motion: markers within 1.5 times its warm start's
+    (and 15 mm) and a pelvis residual force RMS within 2 N (or 1.5 times the warm start's).
+    IPOPT can leave the tight contact
+    terms in a far worse point (a stage from a slightly different warm start once gave 243 mm
+    and 7 kN): the chain then stops at the last motion that held."""
+    r = residual_force_rms(new.inverse_dynamics, sl)
+    r0 = residual_force_rms(old.inverse_dynamics, sl)
+    return bool(np.isfinite(new.marker_rms) and new.marker_rms <= max(1.5 * old.marker_rms, 0.015)
+                and np.isfinite(r) and r <= max(2.0, 1.5 * r0))
+
+
 def consistent_motion(model, fitter, t, X, q_fit, floor, res0, sl, knot_interval,
                       iterations, rigid_stages=()) -> tuple:
     """The dynamically consistent motion (:class:`ConsistentMotion`, warm-started from the
@@ -101,13 +113,15 @@ def consistent_motion(model, fitter, t, X, q_fit, floor, res0, sl, knot_interval
     keys, fitter)``, ``check`` the :class:`ContactInverseDynamics` re-solved on the last
     motion, whose pelvis residual force RMS over the frames ``sl`` (the strides) is
     ``residual_force_rms_after_n`` (``res0``: the per-frame analysis's, before), ``fitter``
-    the marker fitter with the last stage's offsets (``fitter`` itself without stages)."""
+    the marker fitter with the last stage's offsets (``fitter`` itself without stages). A
+    stage that diverges (:func:`_stage_holds`) drops the rigid stages: the band solution is
+    returned and the report says ``rigid_feet`` false and which stage diverged."""
     cm = ConsistentMotion(model.tree, _markers(fitter), model.foot_contact_points, floor=floor,
                           friction=0.8, knot_interval=knot_interval, contact_band=(0.04, 0.07),
                           max_iterations=iterations)
     out = first = cm.solve(t, X, q_fit)
     stages = [_stage_summary(out, out.inverse_dynamics, sl)]
-    offsets0 = np.asarray(fitter.marker_offsets, float)
+    offsets0, fitter0 = np.asarray(fitter.marker_offsets, float), fitter
     for k, options in enumerate(rigid_stages):
         print(f"  rigid feet, stage {k + 1} of {len(rigid_stages)}: markers "
               f"{1e3 * out.marker_rms:.2f} mm so far")
@@ -117,10 +131,21 @@ def consistent_motion(model, fitter, t, X, q_fit, floor, res0, sl, knot_interval
         cm = ConsistentMotion(model.tree, _markers(fitter), model.foot_contact_points,
                               floor=floor, friction=0.8, knot_interval=knot_interval,
                               **options)
-        out = cm.solve(t, X, out.trajectory.q)
+        new = cm.solve(t, X, out.trajectory.q)
+        stages.append(_stage_summary(new, new.inverse_dynamics, sl))
+        if not _stage_holds(new, out, sl):
+            print(f"  rigid feet, stage {k + 1}: diverged (markers {1e3 * new.marker_rms:.1f} mm, "
+                  f"residual {stages[-1]['residual_force_rms_n']:.1f} N); the rigid stages "
+                  "are dropped")
+            dropped = k + 1
+            break
+        out = new
         if out.marker_offsets is not None:
             fitter = fitter.with_offsets(out.marker_offsets)
-        stages.append(_stage_summary(out, out.inverse_dynamics, sl))
+    else:
+        dropped = None
+    if dropped is not None:                      # back to the band solution and its offsets
+        out, fitter = first, fitter0
     res = out.inverse_dynamics                   # the independent check's forces and torques
     before, after = residual_force_rms(res0, sl), residual_force_rms(res, sl)
     change = np.linalg.norm(np.asarray(fitter.marker_offsets) - offsets0, axis=1)
@@ -138,6 +163,8 @@ def consistent_motion(model, fitter, t, X, q_fit, floor, res0, sl, knot_interval
                 "seconds": out.seconds, "cpu_seconds": out.cpu_seconds,
                 "knot_interval_s": float(knot_interval),
                 "stages": stages,
+                "rigid_feet": bool(rigid_stages) and dropped is None,
+                "rigid_stage_diverged": dropped,
                 "rigid_stages": [{k: (list(v) if isinstance(v, tuple) else v)
                                   for k, v in s.items()} for s in rigid_stages],
                 "marker_offset_change_rms_m": float(np.sqrt(np.mean(change ** 2))),

@@ -378,6 +378,7 @@ def main(argv=None) -> dict:
             model, fitter, t, X, fit.q, floor, res0, sl, args.knot_interval,
             args.consistent_iterations, rigid_stages=RIGID_STAGES if rigid else ())
         report.update(keys)
+        rigid = keys["consistent_motion"]["rigid_feet"]
 
     # 6. the forward pass: the walk simulated from its torques, the pelvis not actuated
     fwd = None
@@ -399,6 +400,8 @@ def main(argv=None) -> dict:
         fp = build_forward_pass(new_model, traj, floor, time_step=args.time_step or None,
                                 balance_gain=0.0 if rigid else args.balance_gain, **placement)
         fwd, report["forward_pass"] = forward_pass(fp, traj, res, fitter_motion, X)
+        report["forward_pass"]["controller"] = ("trajectory LQR" if rigid else
+                                                "pelvis feedback through the stance legs")
         np.savez(os.path.join(args.out, "forward.npz"), t=fwd.t,
                  q=model.configuration_to_urdf_order(fwd.q),
                  v=model.velocity_to_urdf_order(fwd.v))
@@ -485,6 +488,7 @@ def main(argv=None) -> dict:
                                               + "_forward.html")
     return {"report": report, "fit": fit, "inverse_dynamics": res, "trajectory": traj,
             "model": model, "forward_pass": fwd, "floor": floor, "fitter": fitter,
+            "fitter_motion": fitter_motion,
             "markers": X}
 
 

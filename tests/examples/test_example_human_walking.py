@@ -188,3 +188,32 @@ def test_consistent_motion_option(tmp_path):
     assert np.abs(z["q"] - z["q_fit"]).max() > 0
     fwd = np.load(tmp_path / "forward.npz")
     np.testing.assert_allclose(fwd["q"][0], z["q"][0], atol=1e-9)
+
+
+def test_rigid_feet_option(tmp_path):
+    """``--rigid-feet`` on the short synthetic clip: the band solution, then the rigid-feet
+    stages from it. The report lists every stage; when the stages hold, the saved motion goes
+    with the refined marker offsets (its markers with them give the report's marker RMS) and
+    the forward pass runs with the trajectory LQR; when one diverges, the band solution and
+    its offsets are kept."""
+    ex = load_example("human_walking")
+    out = ex.main(["--out", str(tmp_path), "--synthetic-frames", "60", "--consistent",
+                   "--rigid-feet", "--consistent-iterations", "3", "--no-experiments",
+                   "--no-plot", "--time-step", "0.004"])
+    rep, model, traj = out["report"], out["model"], out["trajectory"]
+    cm = rep["consistent_motion"]
+    assert len(cm["rigid_stages"]) == len(ex.RIGID_STAGES)
+    assert cm["rigid_feet"] == (cm["rigid_stage_diverged"] is None)
+    assert len(cm["stages"]) == (1 + len(ex.RIGID_STAGES) if cm["rigid_feet"]
+                                 else 1 + cm["rigid_stage_diverged"])
+    fm = out["fitter_motion"]
+    z = np.load(tmp_path / "fit.npz")
+    np.testing.assert_array_equal(z["marker_offsets"], fm.marker_offsets)
+    P = np.array([fm.marker_positions(q) for q in traj.q])
+    rms = float(np.sqrt(np.nanmean(np.sum((P - out["markers"]) ** 2, axis=2))))
+    assert rms == pytest.approx(rep["marker_rms_after_m"], rel=1e-6)
+    if cm["rigid_feet"]:
+        change = np.linalg.norm(fm.marker_offsets - out["fitter"].marker_offsets, axis=1)
+        assert cm["marker_offset_change_max_m"] == pytest.approx(change.max(), abs=1e-15)
+        assert rep["forward_pass"]["controller"] == "trajectory LQR"
+    assert rep["forward_pass"]["joint_angle_rms_deg"] < 3
