@@ -210,14 +210,15 @@ nv = 48, 16 contact points).
 * With the pelvis feedback as well (``balance_gain=1, balance_gains=BalanceGains(pose=1)``)
   it falls (0.46 m): the LQR's model does not contain that feedback.
 * The correction clamped (``max_torque``, with position 3e3): 150 N m gives 19.7 mm, 0.64
-  deg, 13.8x (19 mm, 15-21); 50 N m 60 mm (44 mm, 22-84).
+  deg, 14.1x (16 runs: 20 mm, 15-22), as unclamped but safe from the blow-ups; 50 N m
+  60 mm (44 mm, 22-84).
 
 On helper-62's ``/tmp/h62/G2`` (markers 8.3 mm; the pelvis feedback falls there, 0.64 m and
 0.63 m at ankles 0.35 and 0.45, 16 runs: 86 and 559 mm) the LQR falls or blows up with the
 weights above at ankles 0.35, 0.45 and 0.5, except: torque 3e-3 (position 1e4) 28.8 mm, whose
 perturbed runs blow up; clamped at 50 N m 32.1 mm (41 mm, 25-928), at 150 N m 36.0 mm
-(42 mm, 17-1364). The walk on ``G2`` turns on details near t = 2 s that no setting here
-survives in every perturbed run.
+(42 mm, 17-1364). ``LQRWeights(max_torque=150)`` falls at 1.7 s (0.51 m). No setting tried
+keeps every perturbed run of ``G2`` up; the falls start between 1.7 and 2.5 s.
 
 Without ``--saved`` the example runs first (synthetic walk, or ``--c3d``) with its per-frame
 motion (``--no-consistent``, a minute) into ``--out``.
