@@ -14,7 +14,8 @@ exportable as URDF); :func:`gaussian_pose_prior` (a joint stiffness toward a pos
 a few fitted poses, coupled across axes: the prior of fits with fewer markers). Further
 sub-modules load on first use, by name: ``smooth_marker_fit`` (whole-trial fit with temporal
 smoothness), ``flat_feet`` (feet flat where they rest), ``foot_calibration``, ``balance``,
-``swing_lift``, ``tracking_controller``. May import :mod:`multibody.tree`,
+``swing_lift``, ``tracking_controller``, ``trajectory_lqr`` (the forward pass's time-varying
+LQR: ``LQRWeights``), ``support_limit``, ``contact_allocation``. May import :mod:`multibody.tree`,
 :mod:`multibody.parsing`, :mod:`multibody.models`, :mod:`solvers`, casadi and scipy; not
 :mod:`sensors` (which imports this package); :mod:`multibody.plants` and the rest of
 :mod:`systems` only in :mod:`~multibody.motion.forward_pass` (:class:`ForwardPass`, imported on
