@@ -96,7 +96,8 @@ def _stage_holds(new, old, sl) -> bool:
     (and 15 mm) and a pelvis residual force RMS within 2 N (or 1.5 times the warm start's).
     IPOPT can leave the tight contact
     terms in a far worse point (a stage from a slightly different warm start once gave 243 mm
-    and 7 kN): the chain then stops at the last motion that held."""
+    and 7 kN): :func:`consistent_motion` then goes back to the band solution (the forward
+    pass's rigid-feet settings need every stage)."""
     r = residual_force_rms(new.inverse_dynamics, sl)
     r0 = residual_force_rms(old.inverse_dynamics, sl)
     return bool(np.isfinite(new.marker_rms) and new.marker_rms <= max(1.5 * old.marker_rms, 0.015)
@@ -110,12 +111,14 @@ def consistent_motion(model, fitter, t, X, q_fit, floor, res0, sl, knot_interval
     ``rigid_stages`` (keyword arguments of :class:`ConsistentMotion`, e.g.
     :data:`RIGID_STAGES`; their ``max_iterations`` capped at ``iterations``) warm-started
     from the one before with the marker offsets it refined: ``(trajectory, check, report
-    keys, fitter)``, ``check`` the :class:`ContactInverseDynamics` re-solved on the last
+    keys, fitter, force_points)``, ``check`` the :class:`ContactInverseDynamics` re-solved on the last
     motion, whose pelvis residual force RMS over the frames ``sl`` (the strides) is
     ``residual_force_rms_after_n`` (``res0``: the per-frame analysis's, before), ``fitter``
-    the marker fitter with the last stage's offsets (``fitter`` itself without stages). A
-    stage that diverges (:func:`_stage_holds`) drops the rigid stages: the band solution is
-    returned and the report says ``rigid_feet`` false and which stage diverged."""
+    the marker fitter with the last stage's offsets (``fitter`` itself without stages),
+    ``force_points`` where the check's contact forces act (body frames; the contact points
+    inset by ``support_margin``, else None: the true points). A stage that diverges
+    (:func:`_stage_holds`) drops all the rigid stages: the band solution is returned and the
+    report says ``rigid_feet`` false and which stage diverged."""
     cm = ConsistentMotion(model.tree, _markers(fitter), model.foot_contact_points, floor=floor,
                           friction=0.8, knot_interval=knot_interval, contact_band=(0.04, 0.07),
                           max_iterations=iterations)
@@ -181,7 +184,8 @@ def consistent_motion(model, fitter, t, X, q_fit, floor, res0, sl, knot_interval
           f"wall, {out.cpu_seconds:.0f} s CPU in the last stage):"
           f" pelvis residual force RMS over the strides {before:.2f} -> {after:.2f} N, marker "
           f"RMS {1e3 * out.marker_rms:.2f} mm")
-    return out.trajectory, res, keys, fitter
+    points = None if out.force_points is None else np.asarray(out.force_points, float)
+    return out.trajectory, res, keys, fitter, points
 
 
 def flat_feet_fit(model, fitter, fit, t, X, floor_of) -> tuple:

@@ -373,8 +373,9 @@ def main(argv=None) -> dict:
     consistent = bool(args.c3d) if args.consistent is None else args.consistent
     rigid = consistent and (bool(args.c3d) if args.rigid_feet is None else args.rigid_feet)
     fitter_motion = fitter                   # the marker offsets that go with ``traj``
+    force_points = None                      # where res's forces act, if not cid.points
     if consistent:
-        traj, res, keys, fitter_motion = consistent_motion(
+        traj, res, keys, fitter_motion, force_points = consistent_motion(
             model, fitter, t, X, fit.q, floor, res0, sl, args.knot_interval,
             args.consistent_iterations, rigid_stages=RIGID_STAGES if rigid else ())
         report.update(keys)
@@ -457,7 +458,8 @@ def main(argv=None) -> dict:
              tau=model.velocity_to_urdf_order(res.tau),
              grf=res.grf, urdf_joint_order=np.array(model.urdf_joint_order()),
              v=model.velocity_to_urdf_order(traj.v), vdot=model.velocity_to_urdf_order(traj.vdot),
-             contact_links=np.array(res.point_bodies), contact_points=cid.points,
+             contact_links=np.array(res.point_bodies),
+             contact_points=cid.points if force_points is None else force_points,
              contact_forces=res.contact_forces)
     with open(os.path.join(args.out, "report.json"), "w") as fh:
         json.dump(report, fh, indent=1)
@@ -477,8 +479,8 @@ def main(argv=None) -> dict:
     if args.viewer or args.html:          # the fitted walk, ground forces and markers
         vis = Visualizer(tree, live=args.viewer, contact_force_scale=0.001, markers=list(
             zip(names, fitter_motion.marker_bodies, fitter_motion.marker_offsets)))
-        walk = vis.record_trajectory(t, traj.q, res.point_bodies, cid.points,
-                                     res.contact_forces)
+        walk = vis.record_trajectory(t, traj.q, res.point_bodies, cid.points if force_points
+                                     is None else force_points, res.contact_forces)
         report["html"] = show_run(vis, walk, html=args.html, replay=args.viewer)
         if fwd is not None and args.html:             # the forward pass, recorded too
             vis_f = Visualizer(tree, live=False, markers=list(
@@ -488,7 +490,7 @@ def main(argv=None) -> dict:
                                               + "_forward.html")
     return {"report": report, "fit": fit, "inverse_dynamics": res, "trajectory": traj,
             "model": model, "forward_pass": fwd, "floor": floor, "fitter": fitter,
-            "fitter_motion": fitter_motion,
+            "fitter_motion": fitter_motion, "contact_inverse_dynamics": cid,
             "markers": X}
 
 

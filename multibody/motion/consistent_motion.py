@@ -181,8 +181,9 @@ class ConsistentMotion:
         scaled by ``sigma_o`` against the markers' ``sigma_m``) and optimise again from it
         with them, ``offset_rounds`` times; the result's ``marker_offsets`` and marker
         errors are the refined ones (the model's offsets from then on, as a subject
-        calibration's). A round whose marker RMS exceeds the warm start's (a diverged
-        solve) is dropped and ends the rounds (its iterations still counted). None
+        calibration's). A round whose marker RMS exceeds 1.5 times its own warm start's
+        (the round before; a diverged solve) is dropped and ends the rounds (its
+        iterations still counted, its status not). None
         (default): the offsets are kept.
     offset_rounds : int
         Refinements when ``offset_scale`` is set (each one more optimisation).
@@ -470,13 +471,14 @@ class ConsistentMotion:
                 weights=self.marker_weights, who=self._who)
             new = self._solve_once(t, X, out.trajectory.q, offsets, out.floor, progress)
             rounds.append(new)
-            if not new.marker_rms <= first.marker_rms_before:
-                break                     # a diverged round is dropped, and the rounds stop
+            if not new.marker_rms <= 1.5 * out.marker_rms:
+                break            # a diverged round (vs its own warm start) is dropped; rounds stop
             out = new
+        kept = rounds[:next(i for i, r in enumerate(rounds) if r is out) + 1]
         return dataclasses.replace(
             out, marker_rms_before=first.marker_rms_before,
             inverse_dynamics_before=first.inverse_dynamics_before,
-            success=all(r.success for r in rounds), iterations=sum(r.iterations for r in rounds),
+            success=all(r.success for r in kept), iterations=sum(r.iterations for r in rounds),
             seconds=time.perf_counter() - start, cpu_seconds=time.process_time() - cpu_start,
             objective_history=[f for r in rounds for f in r.objective_history],
             violation_history=[v for r in rounds for v in r.violation_history])
