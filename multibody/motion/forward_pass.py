@@ -261,7 +261,8 @@ class ForwardPass:
     lqr : LQRWeights, optional
         Add a finite-horizon time-varying LQR's correction around ``lqr_reference``
         ``(q, v, tau)`` (:mod:`~multibody.motion.trajectory_lqr`: the step with this PD and
-        the loaded points held, linearised; the balance feedback is not in its model).
+        the loaded points held, linearised once here; runs follow this reference's gains
+        and states whatever reference they are given; the balance is not in its model).
     compiled : bool
         Run the whole simulation in C (``Simulator(diagram, compiled=True)``) where the
         plant takes the compiled step; else the interpreted Simulator.

@@ -90,8 +90,8 @@ _BIG = 1.0e6
 
 def shrunk_points(points, margin: float) -> np.ndarray:
     """``points`` (P, 3) of one body moved ``margin`` (m) toward their centroid along each
-    body axis on which they spread more than ``2 margin`` (a sole's length and width; its
-    flat axis is kept).
+    body axis, at most onto it (a sole's length and width; its flat axis, where they do not
+    spread, is kept).
 
     Raises
     ------
@@ -103,9 +103,9 @@ def shrunk_points(points, margin: float) -> np.ndarray:
     P = np.asarray(points, float).reshape(-1, 3)
     c = P.mean(axis=0)
     out = P.copy()
-    for a in range(3):
-        if np.ptp(P[:, a]) > 2.0 * margin:
-            out[:, a] -= np.sign(P[:, a] - c[a]) * margin
+    for a in range(3):          # each point moved toward the centroid, at most onto it
+        d = P[:, a] - c[a]
+        out[:, a] -= np.sign(d) * np.minimum(np.abs(d), margin)
     return out
 
 
@@ -272,6 +272,8 @@ class SupportLimit:
                     a = ref[at] > 0.5
                     at += 1
                     g.append((a, [ca.dot(F, J[3:, j] + ca.cross(J[:3, j], r - o)) for j in vi]))
+            # no bound without an active point (the crossed bounds would pin the command)
+            on = ca.logic_and(on, _fold(lambda x, y: x + y, [a for a, _ in g]) > 0.5)
             for k, c in enumerate(ci):
                 lo = -_fold(ca.fmax, [gj[k] - _BIG * (1 - a) for a, gj in g])
                 hi = -_fold(ca.fmin, [gj[k] + _BIG * (1 - a) for a, gj in g])

@@ -8,7 +8,7 @@ JointTrackingController` inside it and the stance contacts as equality constrain
 .. math::
 
     (H + h D)\\,v_{n+1} = H v_n + h\\,(S^T c - C(q_n, v_n)) + J_s^T p, \\qquad
-    J_s v_{n+1} = \\epsilon\\, p, \\qquad q_{n+1} = q_n \\oplus h\\,v_{n+1},
+    J_s v_{n+1} = -\\epsilon\\, p, \\qquad q_{n+1} = q_n \\oplus h\\,v_{n+1},
 
 ``c = u(t_n) - K_p q_{j} + \\delta u`` the command (feedforward table, the PD's stiffness
 part, the LQR's correction ``delta u``), ``D`` the PD's implicit damping ``K_d + h K_p`` on
@@ -100,6 +100,18 @@ class LQRWeights:
     min_load: float = 20.0
     max_torque: Optional[float] = None
 
+    def __post_init__(self) -> None:
+        for name in ("root_rotation", "root_position", "root_angular_velocity",
+                     "root_linear_velocity", "joint_position", "joint_velocity", "torque",
+                     "regularization", "min_load", "max_torque"):
+            x = getattr(self, name)
+            if x is None and name == "max_torque":
+                continue
+            if not (np.isfinite(x) and x >= 0) or (name in ("torque", "max_torque") and x <= 0):
+                raise MotionError(f"LQRWeights: {name} must be finite and "
+                                  f"{'> 0' if name in ('torque', 'max_torque') else '>= 0'}, "
+                                  f"got {x!r}")
+
     def q_matrix(self, nv: int, floating: bool) -> np.ndarray:
         """``Q`` (2 nv, 2 nv), diagonal; the root's entries when ``floating`` (rotation
         first, as the free joint's tangent)."""
@@ -142,11 +154,17 @@ def finite_horizon_lqr(A, B, Q, R, Qf=None) -> tuple:
                           f"{A.shape} and {B.shape}")
     N, nx, nu = B.shape
     Q, R = np.asarray(Q, float), np.asarray(R, float)
+    if Q.shape not in ((nx, nx), (N, nx, nx)) or R.shape not in ((nu, nu), (N, nu, nu)) \
+            or (Qf is not None and np.shape(Qf) != (nx, nx)):
+        raise MotionError(f"finite_horizon_lqr: Q and Qf must be ({nx}, {nx}) and R ({nu}, "
+                          f"{nu}) (Q and R may be one per step); got {Q.shape}, "
+                          f"{None if Qf is None else np.shape(Qf)} and {R.shape}")
     Qs = np.broadcast_to(Q, (N, nx, nx)) if Q.ndim == 2 else Q
     Rs = np.broadcast_to(R, (N, nu, nu)) if R.ndim == 2 else R
-    if Qs.shape != (N, nx, nx) or Rs.shape != (N, nu, nu):
-        raise MotionError(f"finite_horizon_lqr: Q must be ({nx}, {nx}) and R ({nu}, {nu}) (or "
-                          f"one per step); got {Q.shape} and {R.shape}")
+    for name, M in (("A", A), ("B", B), ("Q", Q), ("R", R), ("Qf", Qf)):
+        if M is not None and not np.all(np.isfinite(M)):
+            raise MotionError(f"finite_horizon_lqr: {name} has non-finite entries (a NaN "
+                              "linearisation or weight)")
     S = np.empty((N + 1, nx, nx))
     S[N] = Qs[-1] if Qf is None else np.asarray(Qf, float)
     K = np.empty((N, nu, nx))

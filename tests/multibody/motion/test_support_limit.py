@@ -209,3 +209,14 @@ def test_shrunk_points_keep_the_flat_axis():
     np.testing.assert_allclose(S[:, 2], -0.05)
     np.testing.assert_allclose(S[:, 0], [-0.09, -0.09, 0.11, 0.11])
     np.testing.assert_allclose(S[:, 1], [-0.07, 0.07, -0.07, 0.07])
+
+
+def test_shrunk_points_never_grow_with_the_margin():
+    """A margin past the half width puts the points on their centroid, never back at the
+    corners (review: 0.046 on a 9 cm sole had given the full width)."""
+    from multibody.motion.support_limit import shrunk_points
+    P = np.array([[sx * 0.045, sy * 0.1, -0.03] for sx in (-1, 1) for sy in (-1, 1)])
+    for m, half in ((0.0, 0.045), (0.044, 0.001), (0.046, 0.0), (0.2, 0.0)):
+        S = shrunk_points(P, m)
+        np.testing.assert_allclose(np.abs(S[:, 0]), half, atol=1e-15)
+        np.testing.assert_allclose(S[:, 2], -0.03)            # the flat axis kept

@@ -165,3 +165,21 @@ def test_compiled_and_interpreted_runs_with_the_lqr_agree():
     assert fp.compiled is False
     np.testing.assert_allclose(outs[0].q, outs[1].q, atol=1e-9)
     assert np.abs(outs[0].q[10:, 4:6] - Q[10:, 4:6]).max() > 1e-4   # the push moved it
+
+
+@pytest.mark.parametrize("kw", [{"torque": float("nan")}, {"torque": 0.0},
+                                {"max_torque": -1.0}, {"root_position": -1.0}])
+def test_bad_weights_are_named(kw):
+    with pytest.raises(MotionError, match=f"LQRWeights: {next(iter(kw))}"):
+        LQRWeights(**kw)
+
+
+def test_riccati_rejects_bad_shapes_and_nan():
+    A, B = np.zeros((3, 2, 2)), np.zeros((3, 2, 1))
+    with pytest.raises(MotionError, match="Q and Qf must be"):
+        finite_horizon_lqr(A, B, np.eye(3), np.eye(1))
+    with pytest.raises(MotionError, match="Q and Qf must be"):
+        finite_horizon_lqr(A, B, np.eye(2), np.eye(1), Qf=np.eye(3))
+    A[1, 0, 0] = np.nan
+    with pytest.raises(MotionError, match="A has non-finite"):
+        finite_horizon_lqr(A, B, np.eye(2), np.eye(1))
