@@ -143,6 +143,19 @@ class WholeBodyGains:
     reference_forces: bool = False
     wrench: tuple = (0.0, 0.0, 0.0, 0.0)
 
+    def __post_init__(self) -> None:
+        for name in ("kp_translation", "kd_translation", "kp_rotation", "kd_rotation",
+                     "margin", "mu", "regularisation", "min_load"):
+            x = getattr(self, name)
+            if not (np.isfinite(x) and x >= 0):
+                raise MotionError(f"WholeBodyGains: {name} must be finite and >= 0, got {x!r}")
+        if int(self.rounds) != self.rounds or self.rounds < 1:
+            raise MotionError(f"WholeBodyGains: rounds must be an integer >= 1, got "
+                              f"{self.rounds!r}")
+        if len(self.wrench) != 4 or not np.all(np.isfinite(self.wrench)):
+            raise MotionError(f"WholeBodyGains: wrench must be 4 finite gains, got "
+                              f"{self.wrench!r}")
+
 
 def _cone(f, n, mu, on):
     """``f`` (3,) projected onto the cone ``||f_t|| <= mu f_n`` about ``n`` (Euclidean

@@ -190,3 +190,11 @@ def test_named_errors():
     with pytest.raises(MotionError, match=r"contact_forces \(2, 4, 3\)"):
         wb.reference(np.arange(2.0), np.zeros((2, tree.nq)), np.zeros((2, tree.nv)),
                      np.zeros((2, 3, 3)))
+
+
+@pytest.mark.parametrize("kw", [{"rounds": 0}, {"mu": -0.1}, {"margin": float("nan")},
+                                {"wrench": (1.0, 2.0)}])
+def test_bad_gains_are_named(kw):
+    from multibody.motion.contact_allocation import WholeBodyGains
+    with pytest.raises(MotionError, match=f"WholeBodyGains: {next(iter(kw))}"):
+        WholeBodyGains(**kw)
