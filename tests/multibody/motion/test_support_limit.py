@@ -11,31 +11,8 @@ import _motion_models as W
 from multibody.motion import Floor, MotionError
 from multibody.motion.forward_pass import ForwardPass
 from multibody.motion.support_limit import SupportLimit, shrunk_points, support_activity
-from multibody.tree import RigidBodyTree
-from multibody.tree.joints import Free, Revolute
 
-LEG = 0.9
-FOOT = [(-0.1, -0.08, -0.05), (-0.1, 0.08, -0.05), (0.12, -0.08, -0.05), (0.12, 0.08, -0.05)]
-
-
-def _monopod():
-    """Pelvis (free) with a torso mass, a two-axis hip, a rigid leg, a two-axis ankle (pitch
-    then roll) and a foot with four corner points (x from -0.1 to 0.12, y +-0.08)."""
-    t = RigidBodyTree("monopod")
-    small = 1e-3 * np.eye(3)
-    t.add_body("pelvis", 40.0, com=(0, 0, 0.3), inertia=np.diag([2.0, 2.0, 0.5]))
-    t.add_joint(Free("floating_base", "world", "pelvis"))
-    t.add_body("r-hip", 0.2, inertia=small)
-    t.add_joint(Revolute("r-hip_x", "pelvis", "r-hip", axis=(1, 0, 0)))
-    t.add_body("r-leg", 10.0, com=(0, 0, -LEG / 2), inertia=np.diag([0.7, 0.7, 0.05]))
-    t.add_joint(Revolute("r-hip_y", "r-hip", "r-leg", axis=(0, 1, 0)))
-    X = np.eye(4)
-    X[2, 3] = -LEG
-    t.add_body("r-ankle", 0.2, inertia=small)
-    t.add_joint(Revolute("r-ankle_y", "r-leg", "r-ankle", axis=(0, 1, 0), origin=X))
-    t.add_body("r-foot", 1.0, com=(0.01, 0, -0.03), inertia=np.diag([0.002, 0.005, 0.005]))
-    t.add_joint(Revolute("r-ankle_x", "r-ankle", "r-foot", axis=(1, 0, 0)))
-    return t
+from test_forward_pass_balance import FOOT, LEG, _monopod   # the same monopod and sole
 
 
 def _standing_q(tree):
