@@ -87,6 +87,10 @@ class LQRWeights:
         normal force (N) (without loads: where it lies within 5 mm of the floor).
     max_torque : float, optional
         Clamp each coordinate's correction to +- this (N m); None: unclamped.
+    max_height : float, optional
+        With loads: a loaded point is held only while the (swing-lifted) reference also
+        carries it within this height (m) of the floor -- a point the reference loads above
+        the floor is in the air on the simulated foot; None: the loads alone.
     """
 
     root_rotation: float = 1e4
@@ -99,18 +103,46 @@ class LQRWeights:
     regularization: float = 1e-6
     min_load: float = 20.0
     max_torque: Optional[float] = None
+    max_height: Optional[float] = None
+    joint_torque: Optional[Mapping] = None
 
     def __post_init__(self) -> None:
         for name in ("root_rotation", "root_position", "root_angular_velocity",
                      "root_linear_velocity", "joint_position", "joint_velocity", "torque",
-                     "regularization", "min_load", "max_torque"):
+                     "regularization", "min_load", "max_torque", "max_height"):
             x = getattr(self, name)
-            if x is None and name == "max_torque":
+            if x is None and name in ("max_torque", "max_height"):
                 continue
             if not (np.isfinite(x) and x >= 0) or (name in ("torque", "max_torque") and x <= 0):
                 raise MotionError(f"LQRWeights: {name} must be finite and "
                                   f"{'> 0' if name in ('torque', 'max_torque') else '>= 0'}, "
                                   f"got {x!r}")
+        for name, f in (self.joint_torque or {}).items():
+            if not (np.isfinite(f) and f > 0):
+                raise MotionError(f"LQRWeights: joint_torque of joint {name!r} must be finite "
+                                  f"and > 0, got {f!r}")
+
+    def r_matrix(self, tree, velocity_indices) -> np.ndarray:
+        """``R`` (n, n), diagonal: ``torque`` on the actuated velocities ``velocity_indices``
+        (n,), times ``joint_torque``'s factor on those of the named joints of ``tree``.
+
+        Raises
+        ------
+        JointError
+            A ``joint_torque`` joint that is not in ``tree``.
+        MotionError
+            One that is not actuated.
+        """
+        vi = np.asarray(velocity_indices, int)
+        d = np.full(len(vi), float(self.torque))
+        for name, f in (self.joint_torque or {}).items():
+            j = tree.get_joint(name)                # JointError names a missing one
+            hit = np.isin(vi, np.arange(j.v_start, j.v_start + j.nv))
+            if not hit.any():
+                raise MotionError(f"LQRWeights: joint_torque names joint {name!r}, which is "
+                                  "not actuated")
+            d[hit] *= float(f)
+        return np.diag(d)
 
     def q_matrix(self, nv: int, floating: bool) -> np.ndarray:
         """``Q`` (2 nv, 2 nv), diagonal; the root's entries when ``floating`` (rotation
@@ -355,7 +387,8 @@ def forward_pass_feedback(fp, weights: LQRWeights, reference, contact_forces=Non
     around the ``reference`` ``(q, v, tau)`` (K, nq), (K, nv), (K, nv) at ``fp.times``: its
     (swing-lifted) reference and feedforward table, its PD, its placed contact points held
     where ``contact_forces`` (K, P, 3) load them with more than ``weights.min_load`` along
-    the floor normal (without forces: where the point is within 5 mm of the floor).
+    the floor normal (and, with ``weights.max_height``, lie that near the floor in the lifted
+    reference; without forces: where the point is within 5 mm of the floor).
 
     Returns
     -------
@@ -376,6 +409,14 @@ def forward_pass_feedback(fp, weights: LQRWeights, reference, contact_forces=Non
                            fp.kp, fp.kd + fp.time_step * fp.kp, fp.contact_points,
                            weights.regularization)
     K = len(fp.times)
+    near = None
+    if contact_forces is None or weights.max_height is not None:
+        limit = 0.005 if contact_forces is None else weights.max_height
+        near = np.zeros((K, len(step.points)), bool)
+        for i, qi in enumerate(ql):
+            for j, (b, p) in enumerate(step.points):
+                T = np.asarray(tree.body_pose(b, qi), float)
+                near[i, j] = float(fp.floor.height(T[:3, :3] @ p + T[:3, 3])) < limit
     if contact_forces is not None and step.points:
         F = np.asarray(contact_forces, float)
         if F.shape != (K, len(step.points), 3):
@@ -383,14 +424,12 @@ def forward_pass_feedback(fp, weights: LQRWeights, reference, contact_forces=Non
                               f"{len(step.points)}, 3), got {F.shape}")
         n = np.asarray(fp.floor.normal, float)
         held = F @ (n / np.linalg.norm(n)) > weights.min_load
+        if near is not None:
+            held &= near
     else:
-        held = np.zeros((K, len(step.points)), bool)
-        for i, qi in enumerate(ql):
-            for j, (b, p) in enumerate(step.points):
-                T = np.asarray(tree.body_pose(b, qi), float)
-                held[i, j] = float(fp.floor.height(T[:3, :3] @ p + T[:3, 3])) < 0.005
+        held = near if near is not None else np.zeros((K, len(step.points)), bool)
     nv = tree.nv
     Q = weights.q_matrix(nv, fp.floating)
-    R = weights.torque * np.eye(len(fp.q_indices))
+    R = weights.r_matrix(tree, fp.actuated_velocity_indices)
     gains = trajectory_gains(step, fp.times, ql, vl, u, held, Q, R)
     return lqr_feedback_function(tree, fp.times, gains, ql, vl, weights.max_torque)
