@@ -62,7 +62,7 @@ import casadi as ca
 from .errors import MotionError
 
 __all__ = ["LQRWeights", "finite_horizon_lqr", "ConstrainedStep", "lqr_feedback_function",
-           "trajectory_gains", "forward_pass_feedback"]
+           "trajectory_gains", "forward_pass_feedback", "held_points"]
 
 
 @dataclass(frozen=True)
@@ -386,9 +386,7 @@ def forward_pass_feedback(fp, weights: LQRWeights, reference, contact_forces=Non
     """The LQR correction of a :class:`~multibody.motion.forward_pass.ForwardPass` ``fp``
     around the ``reference`` ``(q, v, tau)`` (K, nq), (K, nv), (K, nv) at ``fp.times``: its
     (swing-lifted) reference and feedforward table, its PD, its placed contact points held
-    where ``contact_forces`` (K, P, 3) load them with more than ``weights.min_load`` along
-    the floor normal (and, with ``weights.max_height``, lie that near the floor in the lifted
-    reference; without forces: where the point is within 5 mm of the floor).
+    where :func:`held_points` says (on the lifted reference).
 
     Returns
     -------
@@ -408,28 +406,46 @@ def forward_pass_feedback(fp, weights: LQRWeights, reference, contact_forces=Non
     step = ConstrainedStep(tree, fp.time_step, fp.q_indices, fp.actuated_velocity_indices,
                            fp.kp, fp.kd + fp.time_step * fp.kp, fp.contact_points,
                            weights.regularization)
-    K = len(fp.times)
-    near = None
-    if contact_forces is None or weights.max_height is not None:
-        limit = 0.005 if contact_forces is None else weights.max_height
-        near = np.zeros((K, len(step.points)), bool)
-        for i, qi in enumerate(ql):
-            for j, (b, p) in enumerate(step.points):
-                T = np.asarray(tree.body_pose(b, qi), float)
-                near[i, j] = float(fp.floor.height(T[:3, :3] @ p + T[:3, 3])) < limit
-    if contact_forces is not None and step.points:
-        F = np.asarray(contact_forces, float)
-        if F.shape != (K, len(step.points), 3):
-            raise MotionError(f"forward_pass_feedback: contact_forces must be ({K}, "
-                              f"{len(step.points)}, 3), got {F.shape}")
-        n = np.asarray(fp.floor.normal, float)
-        held = F @ (n / np.linalg.norm(n)) > weights.min_load
-        if near is not None:
-            held &= near
-    else:
-        held = near if near is not None else np.zeros((K, len(step.points)), bool)
+    held = held_points(fp, weights, ql, contact_forces)
     nv = tree.nv
     Q = weights.q_matrix(nv, fp.floating)
     R = weights.r_matrix(tree, fp.actuated_velocity_indices)
     gains = trajectory_gains(step, fp.times, ql, vl, u, held, Q, R)
     return lqr_feedback_function(tree, fp.times, gains, ql, vl, weights.max_torque)
+
+
+def held_points(fp, weights: LQRWeights, q, contact_forces=None) -> np.ndarray:
+    """The contact points the LQR's model holds per frame (``fp.contact_points`` order):
+    where ``contact_forces`` (K, P, 3) load them with more than ``weights.min_load`` along the
+    floor normal and, with ``weights.max_height``, the reference ``q`` (K, nq) carries them
+    within that height of ``fp.floor``; without forces: where ``q`` carries them within 5 mm.
+
+    Returns
+    -------
+    held : (K, P) ndarray of bool
+
+    Raises
+    ------
+    MotionError
+        ``contact_forces`` not (K, P, 3).
+    """
+    tree = fp.tree
+    points = [(b, p) for b, ps in fp.contact_points.items() for p in np.asarray(ps, float)]
+    K, P = len(fp.times), len(points)
+    near = None
+    if contact_forces is None or weights.max_height is not None:
+        limit = 0.005 if contact_forces is None else weights.max_height
+        near = np.zeros((K, P), bool)
+        for i, qi in enumerate(np.asarray(q, float)):
+            for j, (b, p) in enumerate(points):
+                T = np.asarray(tree.body_pose(b, qi), float)
+                near[i, j] = float(fp.floor.height(T[:3, :3] @ p + T[:3, 3])) < limit
+    if contact_forces is None or not P:
+        return near if near is not None else np.zeros((K, P), bool)
+    F = np.asarray(contact_forces, float)
+    if F.shape != (K, P, 3):
+        raise MotionError(f"forward_pass_feedback: contact_forces must be ({K}, {P}, 3), "
+                          f"got {F.shape}")
+    n = np.asarray(fp.floor.normal, float)
+    held = F @ (n / np.linalg.norm(n)) > weights.min_load
+    return held & near if near is not None else held

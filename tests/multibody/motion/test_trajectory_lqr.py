@@ -8,8 +8,9 @@ import scipy.linalg
 
 from multibody.motion import Floor, MotionError
 from multibody.motion.forward_pass import ForwardPass
+from multibody.errors import JointError
 from multibody.motion.trajectory_lqr import (ConstrainedStep, LQRWeights, finite_horizon_lqr,
-                                             lqr_feedback_function)
+                                             held_points, lqr_feedback_function)
 from test_forward_pass_balance import FOOT, _monopod, _standing
 
 
@@ -183,3 +184,45 @@ def test_riccati_rejects_bad_shapes_and_nan():
     A[1, 0, 0] = np.nan
     with pytest.raises(MotionError, match="A has non-finite"):
         finite_horizon_lqr(A, B, np.eye(2), np.eye(1))
+
+
+def test_held_points_follow_the_loads_and_with_max_height_the_floor():
+    tree = _monopod()
+    times, Q, V = _standing(tree, frames=5)
+    Q[2:4, 6] += 0.03                                    # the foot 3 cm up at frames 2 and 3
+    floor = Floor(np.array([0.0, 0.0, 1.0]), np.zeros(3))
+    fp = ForwardPass(tree, times, {"r-foot": FOOT}, floor, compiled=False)
+    F = np.zeros((5, 4, 3))
+    F[:, :, 2] = 100.0                                   # every point loaded in every frame
+    F[0, 1, 2] = 10.0                                    # under min_load (20 N)
+    loads = held_points(fp, LQRWeights(), Q, F)
+    expect = np.ones((5, 4), bool)
+    expect[0, 1] = False
+    np.testing.assert_array_equal(loads, expect)
+    near = held_points(fp, LQRWeights(max_height=0.01), Q, F)
+    expect[2:4] = False                                  # loaded but 3 cm above the floor
+    np.testing.assert_array_equal(near, expect)
+    np.testing.assert_array_equal(held_points(fp, LQRWeights(max_height=0.05), Q, F), loads)
+    no_forces = held_points(fp, LQRWeights(), Q)         # within 5 mm of the floor
+    np.testing.assert_array_equal(no_forces, np.repeat([[1], [1], [0], [0], [1]], 4, 1) > 0)
+    with pytest.raises(MotionError, match="contact_forces must be \\(5, 4, 3\\)"):
+        held_points(fp, LQRWeights(), Q, F[:, :3])
+
+
+def test_joint_torque_scales_the_named_joints_entries_of_r():
+    tree = _monopod()
+    times, Q, V = _standing(tree, frames=3)
+    fp = ForwardPass(tree, times, {"r-foot": FOOT},
+                     Floor(np.array([0.0, 0.0, 1.0]), np.zeros(3)), compiled=False)
+    names = [j.name for j in tree.joints if j.nv and j.type != "free"]
+    R = LQRWeights(torque=2e-3, joint_torque={"r-ankle_y": 5.0}).r_matrix(
+        tree, fp.actuated_velocity_indices)
+    expect = np.full(len(fp.actuated_velocity_indices), 2e-3)
+    expect[names.index("r-ankle_y")] = 1e-2
+    np.testing.assert_allclose(R, np.diag(expect), rtol=1e-15)
+    with pytest.raises(JointError, match="no joint named 'knee'"):
+        LQRWeights(joint_torque={"knee": 2.0}).r_matrix(tree, fp.actuated_velocity_indices)
+    with pytest.raises(MotionError, match="joint_torque of joint 'r-hip_x' must be finite"):
+        LQRWeights(joint_torque={"r-hip_x": 0.0})
+    with pytest.raises(MotionError, match="max_height must be finite and >= 0"):
+        LQRWeights(max_height=-0.01)
