@@ -62,7 +62,8 @@ import casadi as ca
 from .errors import MotionError
 
 __all__ = ["LQRWeights", "finite_horizon_lqr", "ConstrainedStep", "lqr_feedback_function",
-           "trajectory_gains", "forward_pass_feedback", "held_points"]
+           "trajectory_gains", "forward_pass_feedback", "held_points",
+           "lift_fade_function"]
 
 
 @dataclass(frozen=True)
@@ -105,17 +106,19 @@ class LQRWeights:
     max_torque: Optional[float] = None
     max_height: Optional[float] = None
     joint_torque: Optional[Mapping] = None
+    lift_fade: Optional[float] = None
 
     def __post_init__(self) -> None:
         for name in ("root_rotation", "root_position", "root_angular_velocity",
                      "root_linear_velocity", "joint_position", "joint_velocity", "torque",
-                     "regularization", "min_load", "max_torque", "max_height"):
+                     "regularization", "min_load", "max_torque", "max_height", "lift_fade"):
             x = getattr(self, name)
-            if x is None and name in ("max_torque", "max_height"):
+            if x is None and name in ("max_torque", "max_height", "lift_fade"):
                 continue
-            if not (np.isfinite(x) and x >= 0) or (name in ("torque", "max_torque") and x <= 0):
+            pos = name in ("torque", "max_torque", "lift_fade")
+            if not (np.isfinite(x) and x >= 0) or (pos and x <= 0):
                 raise MotionError(f"LQRWeights: {name} must be finite and "
-                                  f"{'> 0' if name in ('torque', 'max_torque') else '>= 0'}, "
+                                  f"{'> 0' if pos else '>= 0'}, "
                                   f"got {x!r}")
         for name, f in (self.joint_torque or {}).items():
             if not (np.isfinite(f) and f > 0):
@@ -411,7 +414,13 @@ def forward_pass_feedback(fp, weights: LQRWeights, reference, contact_forces=Non
     Q = weights.q_matrix(nv, fp.floating)
     R = weights.r_matrix(tree, fp.actuated_velocity_indices)
     gains = trajectory_gains(step, fp.times, ql, vl, u, held, Q, R)
-    return lqr_feedback_function(tree, fp.times, gains, ql, vl, weights.max_torque)
+    fb = lqr_feedback_function(tree, fp.times, gains, ql, vl, weights.max_torque)
+    if weights.lift_fade is None:
+        return fb
+    fade = lift_fade_function(fp, tau, held, weights.lift_fade)
+    t, qs, vs = ca.SX.sym("t"), ca.SX.sym("q", tree.nq), ca.SX.sym("v", tree.nv)
+    return ca.Function("lqr_feedback", [t, qs, vs], [fb(t, qs, vs) + fade(t, qs, vs)],
+                       ["t", "q", "v"], ["du"])
 
 
 def held_points(fp, weights: LQRWeights, q, contact_forces=None) -> np.ndarray:
@@ -449,3 +458,54 @@ def held_points(fp, weights: LQRWeights, q, contact_forces=None) -> np.ndarray:
     n = np.asarray(fp.floor.normal, float)
     held = F @ (n / np.linalg.norm(n)) > weights.min_load
     return held & near if near is not None else held
+
+
+def lift_fade_function(fp, tau, held, height: float) -> ca.Function:
+    """The correction that fades a lifted foot's feedforward torque (``LQRWeights.lift_fade``):
+    per foot (a contact body of ``fp`` whose parent carries none, with its contact-carrying
+    children), ``du_j = -w(t) s(z) tau_j(t)`` on the joints of those bodies, ``w`` the
+    reference's share of frames holding one of the foot's points (``held`` (K, P),
+    interpolated linearly), ``z`` the lowest simulated point's height above ``fp.floor``,
+    ``s(z) = clip(z / h_f - 1, 0, 1)``, ``tau`` (K, nv) the reference's joint torques.
+
+    Returns
+    -------
+    casadi.Function
+        ``(t, q, v) -> du`` (n,) in ``fp.q_indices``'s joint order.
+    """
+    tree, h = fp.tree, float(height)
+    times = np.asarray(fp.times, float)
+    vi = np.asarray(fp.actuated_velocity_indices, int)
+    bodies = list(fp.contact_points)
+    joint_of = {j.child: j for j in tree.joints}
+    counts = np.cumsum([0] + [len(np.asarray(fp.contact_points[b]).reshape(-1, 3))
+                              for b in bodies])
+    t, q = ca.SX.sym("t"), ca.SX.sym("q", tree.nq)
+    du = ca.SX.zeros(len(vi))
+    tc = ca.fmin(ca.fmax(t, float(times[0])), float(times[-1]))
+    held = np.asarray(held, float)
+    tau = np.asarray(tau, float)
+    for i, b in enumerate(bodies):
+        if joint_of[b].parent in fp.contact_points:
+            continue                                    # a toe: part of its foot
+        group = [b] + [c for c in bodies if joint_of[c].parent == b]
+        cols = np.concatenate([np.arange(counts[bodies.index(c)], counts[bodies.index(c) + 1])
+                               for c in group])
+        zs = []
+        for c in group:
+            T = tree.body_pose(c, q)
+            for p in np.asarray(fp.contact_points[c], float).reshape(-1, 3):
+                x = ca.mtimes(T[:3, :3], ca.DM(p)) + T[:3, 3]
+                zs.append(ca.dot(x - ca.DM(np.asarray(fp.floor.point, float)),
+                                 ca.DM(np.asarray(fp.floor.normal, float))))
+        s = ca.fmin(ca.fmax(ca.mmin(ca.vertcat(*zs)) / h - 1.0, 0.0), 1.0)
+        pos = np.concatenate([np.searchsorted(vi, np.arange(joint_of[c].v_start,
+                                                            joint_of[c].v_start + joint_of[c].nv))
+                              for c in group])
+        tab = np.hstack([held[:, cols].any(axis=1, keepdims=True).astype(float),
+                         tau[:, vi[pos]]])
+        F = ca.interpolant(f"lift_fade_{i}", "linear", [list(times)], tab.ravel().tolist())
+        row = F(tc)
+        du[pos.tolist()] = -row[0] * s * row[1:]
+    v = ca.SX.sym("v", tree.nv)
+    return ca.Function("lift_fade", [t, q, v], [du], ["t", "q", "v"], ["du"])

@@ -10,7 +10,8 @@ from multibody.motion import Floor, MotionError
 from multibody.motion.forward_pass import ForwardPass
 from multibody.errors import JointError
 from multibody.motion.trajectory_lqr import (ConstrainedStep, LQRWeights, finite_horizon_lqr,
-                                             held_points, lqr_feedback_function)
+                                             held_points, lift_fade_function,
+                                             lqr_feedback_function)
 from test_forward_pass_balance import FOOT, _monopod, _standing
 
 
@@ -226,3 +227,25 @@ def test_joint_torque_scales_the_named_joints_entries_of_r():
         LQRWeights(joint_torque={"r-hip_x": 0.0})
     with pytest.raises(MotionError, match="max_height must be finite and >= 0"):
         LQRWeights(max_height=-0.01)
+
+
+def test_lift_fade_removes_a_lifted_loaded_foots_feedforward_torque():
+    tree = _monopod()
+    times, Q, V = _standing(tree, frames=4)
+    fp = ForwardPass(tree, times, {"r-foot": FOOT},
+                     Floor(np.array([0.0, 0.0, 1.0]), np.zeros(3)), compiled=False)
+    tau = np.zeros((4, tree.nv))
+    tau[:, 6:] = [1.0, 2.0, 3.0, 4.0]                    # hips, then the ankle's two axes
+    held = np.ones((4, 4), bool)
+    held[3] = False                                      # the reference lifts the foot
+    fn = lift_fade_function(fp, tau, held, 0.01)
+    ankle = [fp.joint_names.index("r-ankle_y")]          # the joint carrying the foot body
+    for dz, k, expect in ((0.005, 0, 0.0), (0.015, 0, 0.5), (0.04, 1, 1.0), (0.04, 3, 0.0)):
+        q = Q[k].copy()
+        q[6] += dz                                       # every foot point dz above the floor
+        du = np.asarray(fn(times[k], q, V[k]), float).ravel()
+        want = np.zeros(4)
+        want[ankle] = -expect * tau[k, 6 + np.array(ankle)]
+        np.testing.assert_allclose(du, want, atol=1e-12)
+    with pytest.raises(MotionError, match="lift_fade must be finite and > 0"):
+        LQRWeights(lift_fade=0.0)
