@@ -239,7 +239,7 @@ def test_lift_fade_removes_a_lifted_loaded_foots_feedforward_torque():
     held = np.ones((4, 4), bool)
     held[3] = False                                      # the reference lifts the foot
     fn = lift_fade_function(fp, tau, held, 0.01)
-    ankle = [fp.joint_names.index("r-ankle_y")]          # the joint carrying the foot body
+    ankle = [fp.joint_names.index(j.name) for j in tree.joints if j.child == "r-foot"]
     for dz, k, expect in ((0.005, 0, 0.0), (0.015, 0, 0.5), (0.04, 1, 1.0), (0.04, 3, 0.0)):
         q = Q[k].copy()
         q[6] += dz                                       # every foot point dz above the floor
