@@ -220,6 +220,43 @@ perturbed runs blow up; clamped at 50 N m 32.1 mm (41 mm, 25-928), at 150 N m 36
 (42 mm, 17-1364). ``LQRWeights(max_torque=150)`` falls at 1.7 s (0.51 m). No setting tried
 keeps every perturbed run of ``G2`` up; the falls start between 1.7 and 2.5 s.
 
+Why ``G2`` falls (helper-66, 2026-11-26, same settings, ``LQRWeights()``; with the code of
+that day the unperturbed run stays up, 73.7 mm, 1.85 deg, pelvis 63 mm RMS, 8 perturbed
+runs: 67 mm, 27-2964 mm, one blown up). Traced in the unperturbed run (a scratch script
+printing per 50 ms the pelvis drift, the reference's loads and the feet's points' heights in
+the reference, the lifted targets and the simulation, and the LQR correction): the pelvis
+drifts sideways from the start (30 mm at 0.6 s, 80 mm at 1.8 s), then forward after 2.1 s
+(120 mm at 2.85 s). In the left single stance (1.2-1.6 s) the reference stands the left
+foot on its inner edge (its two outer points 16-23 mm up) and loads one to three points
+(heel corner, sometimes the next one, one toe point); the simulated foot rolls further onto
+that edge, its outer points rise to 70 mm at 1.45 s, while the correction on the left
+ankle's roll axis reaches 300-620 N m (unclamped; 100-200 N m elsewhere in single stance):
+the model holds the loaded points as bilateral equalities, so an ankle torque moves the
+pelvis there, and in the simulation it tips the foot. At the right toe-off (2.7-2.8 s) the
+foot rises 40-60 mm above its lifted target, after the pelvis has drifted 90-120 mm.
+Remedies measured (8 perturbed runs; ``pb`` = ``torque=3e-3, root_position=1e4,
+max_torque=50``, helper-62's best: 32.1 mm, 41 mm, 25-928):
+
+* contact schedule of the model (:func:`multibody.motion.trajectory_lqr.held_points`):
+  ``max_height=0.005`` (a loaded point held only while the lifted reference carries it
+  within 5 mm of the floor) falls, 1.06 m (971 mm); ``pb`` with 0.01 130 mm (133 mm,
+  46-1421); ``min_load=5`` 172 mm (a perturbed run blew up); ``pb`` with ``min_load=50``
+  0.73 m (617 mm). Fewer held points is worse, not better: the held points give the
+  ankles their authority over the pelvis.
+* clamping: ``max_torque`` 50 alone 108 mm (57 mm, 31-778), 30 95 mm (67 mm, 50-1142);
+* a per-joint ``R`` (``joint_torque``) on both ankles: 10x falls (0.58 m, 581 mm); ``pb``
+  with 0.3x 102 mm (105 mm, 37-254);
+* the feedforward of a loaded foot faded once its simulated points are all above the floor
+  (``lift_fade``): 0.01 m changes nothing measurable (``pb``: 32.1 mm, 41 mm, 25-939;
+  ``LQRWeights()``: 66.2 mm, 67 mm, 27-2703): the stance foot rarely leaves the floor while
+  the reference loads it; the toe-off kick happens after the reference has unloaded it;
+* a quarter frame (``time_step=1/480``) with ``max_torque=50``: 28.0 mm, 8.5x real time
+  (81 mm, 27-512).
+
+None keeps every perturbed run of ``G2`` up; ``pb`` stays the best median. ``max_height``,
+``joint_torque`` and ``lift_fade`` stay in :class:`~multibody.motion.trajectory_lqr.
+LQRWeights`, default off.
+
 Without ``--saved`` the example runs first (synthetic walk, or ``--c3d``) with its per-frame
 motion (``--no-consistent``, a minute) into ``--out``.
 
