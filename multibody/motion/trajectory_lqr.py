@@ -107,6 +107,7 @@ class LQRWeights:
     max_height: Optional[float] = None
     joint_torque: Optional[Mapping] = None
     lift_fade: Optional[float] = None
+    hold_body: bool = False
 
     def __post_init__(self) -> None:
         for name in ("root_rotation", "root_position", "root_angular_velocity",
@@ -427,7 +428,8 @@ def held_points(fp, weights: LQRWeights, q, contact_forces=None) -> np.ndarray:
     """The contact points the LQR's model holds per frame (``fp.contact_points`` order):
     where ``contact_forces`` (K, P, 3) load them with more than ``weights.min_load`` along the
     floor normal and, with ``weights.max_height``, the reference ``q`` (K, nq) carries them
-    within that height of ``fp.floor``; without forces: where ``q`` carries them within 5 mm.
+    within that height of ``fp.floor``; without forces: where ``q`` carries them within 5 mm;
+    with ``weights.hold_body`` every point of a body that has a held one.
 
     Returns
     -------
@@ -457,7 +459,12 @@ def held_points(fp, weights: LQRWeights, q, contact_forces=None) -> np.ndarray:
                           f"got {F.shape}")
     n = np.asarray(fp.floor.normal, float)
     held = F @ (n / np.linalg.norm(n)) > weights.min_load
-    return held & near if near is not None else held
+    held = held & near if near is not None else held
+    if weights.hold_body:
+        for b in {b for b, _ in points}:
+            cols = [j for j, (c, _) in enumerate(points) if c == b]
+            held[:, cols] = held[:, cols].any(axis=1, keepdims=True)
+    return held
 
 
 def lift_fade_function(fp, tau, held, height: float) -> ca.Function:

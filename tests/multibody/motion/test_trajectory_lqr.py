@@ -249,3 +249,15 @@ def test_lift_fade_removes_a_lifted_loaded_foots_feedforward_torque():
         np.testing.assert_allclose(du, want, atol=1e-12)
     with pytest.raises(MotionError, match="lift_fade must be finite and > 0"):
         LQRWeights(lift_fade=0.0)
+
+
+def test_hold_body_holds_every_point_of_a_body_with_a_held_one():
+    tree = _monopod()
+    times, Q, V = _standing(tree, frames=3)
+    fp = ForwardPass(tree, times, {"r-foot": FOOT},
+                     Floor(np.array([0.0, 0.0, 1.0]), np.zeros(3)), compiled=False)
+    F = np.zeros((3, 4, 3))
+    F[0, 2, 2] = 100.0                                   # one corner loaded at frame 0
+    held = held_points(fp, LQRWeights(hold_body=True), Q, F)
+    np.testing.assert_array_equal(held, [[1, 1, 1, 1], [0, 0, 0, 0], [0, 0, 0, 0]])
+    np.testing.assert_array_equal(held_points(fp, LQRWeights(), Q, F)[0], [0, 0, 1, 0])
