@@ -42,6 +42,12 @@ lift, ankles' PD at 0.35) it replaces the pelvis feedback of :mod:`~multibody.mo
 against 28 mm, perturbed median 20 mm against 36 mm. Stronger weights (``torque`` 3e-4,
 root pose 1e5) blow up: the model's feet are bolted down and the real ones tip. The gains
 cost about 25 s of CPU for 684 steps of the 48-velocity body (built once per forward pass).
+On the near-identical reference ``/tmp/h62/G2`` the corrections reach 300-600 N m on a
+stance ankle's roll axis and the simulated foot rolls onto its edge; clamped
+(``torque=3e-3, root_position=1e4, max_torque=50``) 32 mm, perturbed median 41 mm with
+falls. Changing the held points (``max_height``, ``min_load``, ``hold_body``), a softer
+model, a costlier ankle (``joint_torque``) or fading a lifted foot's feedforward
+(``lift_fade``) did not help there (measurements: ``benchmarks/bench_forward_pass.py``).
 
 References
 ----------
