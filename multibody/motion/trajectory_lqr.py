@@ -45,9 +45,11 @@ cost about 25 s of CPU for 684 steps of the 48-velocity body (built once per for
 On the near-identical reference ``/tmp/h62/G2`` the corrections reach 300-600 N m on a
 stance ankle's roll axis and the simulated foot rolls onto its edge; clamped
 (``torque=3e-3, root_position=1e4, max_torque=50``) 32 mm, perturbed median 41 mm with
-falls. Changing the held points (``max_height``, ``min_load``, ``hold_body``), a softer
-model, a costlier ankle (``joint_torque``) or fading a lifted foot's feedforward
-(``lift_fade``) did not help there (measurements: ``benchmarks/bench_forward_pass.py``).
+falls. Holding every point of a foot with a loaded one (``hold_body=True``, default
+weights) walks ``G2`` (22.6 mm, perturbed median 31 mm, no falls) but falls on ``G`` (0.23
+m); other held-point rules (``max_height``, ``min_load``), a softer model, a costlier ankle
+(``joint_torque``) or fading a lifted foot's feedforward (``lift_fade``) did not help
+(measurements: ``benchmarks/bench_forward_pass.py``).
 
 References
 ----------
