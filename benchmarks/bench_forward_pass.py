@@ -244,9 +244,9 @@ max_torque=50``, helper-62's best: 32.1 mm, 41 mm, 25-928):
   0.73 m (617 mm); every point of a body with a held one held (``hold_body``, ``pb``)
   183 mm (169 mm, 67-691), but with ``LQRWeights(hold_body=True)`` the best on ``G2``:
   22.6 mm, 1.30 deg, 17.7x real time (31 mm, 23-153, every run within 10 cm for 2.24 s
-  or more, none falls), while on ``G`` it falls (230 mm; 326 mm, 121-852); a compliant model (``pb`` with ``regularization=1e-2``) falls,
-  1.08 m (1.11 m). The schedule as the loads give it is a sharp optimum: fewer held points,
-  more, or softer ones are mostly worse.
+  or more, none falls), while on ``G`` it falls (230 mm; 326 mm, 121-852); a compliant
+  model (``pb`` with ``regularization=1e-2``) falls, 1.08 m (1.11 m). Fewer or softer held
+  points are worse: the held points give the ankles their authority over the pelvis.
 * clamping: ``max_torque`` 50 alone 108 mm (57 mm, 31-778), 30 95 mm (67 mm, 50-1142);
 * a per-joint ``R`` (``joint_torque``) on both ankles: 10x falls (0.58 m, 581 mm); ``pb``
   with 0.3x 102 mm (105 mm, 37-254);
@@ -262,8 +262,9 @@ mm); each falls on the other, and ``pb`` on ``G`` gives 37.4 mm (34 mm, 24-736).
 setting walks both with no fall in 8 perturbed runs each: ``LQRWeights(hold_body=True,
 max_torque=150)``, ``G`` 34.3 mm, 0.99 deg, 16.6x (34 mm, 28-46), ``G2`` 39.2 mm, 1.17 deg,
 17.6x (37 mm, 22-49) -- robust, but not the 20 mm of ``LQRWeights()`` on ``G``. The outcome
-turns on which points the model holds: the bilateral model is the limit, not the weights. ``max_height``, ``hold_body``, ``joint_torque`` and ``lift_fade`` stay
-in :class:`~multibody.motion.trajectory_lqr.LQRWeights`, default off.
+turns on which points the model holds: the bilateral model is the limit, not the weights.
+``max_height``, ``hold_body``, ``joint_torque`` and ``lift_fade`` stay in
+:class:`~multibody.motion.trajectory_lqr.LQRWeights`, default off.
 
 Without ``--saved`` the example runs first (synthetic walk, or ``--c3d``) with its per-frame
 motion (``--no-consistent``, a minute) into ``--out``.
