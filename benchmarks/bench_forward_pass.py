@@ -261,7 +261,8 @@ Per reference: ``G`` ``LQRWeights()`` (20 mm), ``G2`` ``LQRWeights(hold_body=Tru
 mm); each falls on the other, and ``pb`` on ``G`` gives 37.4 mm (34 mm, 24-736). One
 setting walks both with no fall in 8 perturbed runs each: ``LQRWeights(hold_body=True,
 max_torque=150)``, ``G`` 34.3 mm, 0.99 deg, 16.6x (34 mm, 28-46), ``G2`` 39.2 mm, 1.17 deg,
-17.6x (37 mm, 22-49) -- robust, but not the 20 mm of ``LQRWeights()`` on ``G``. The outcome
+17.6x (37 mm, 22-49) -- robust, but not the 20 mm of ``LQRWeights()`` on ``G``; clamped at
+80 N m ``G`` 35.4 mm (34 mm, 25-64), ``G2`` 62.5 mm (53 mm, 29-77). The outcome
 turns on which points the model holds: the bilateral model is the limit, not the weights.
 ``max_height``, ``hold_body``, ``joint_torque`` and ``lift_fade`` stay in
 :class:`~multibody.motion.trajectory_lqr.LQRWeights`, default off.
