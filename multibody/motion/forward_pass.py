@@ -74,7 +74,8 @@ time, ``h`` half a frame), but the unactuated body drifts from the capture.
   The support limit and the allocation are worse.
 * The LQR instead of the pelvis feedback (``lqr=LQRWeights()``, same lift and ankles, on
   ``/tmp/h62/G``): markers 18.1 mm, joints 0.61 deg, 13.8x real time, perturbed median 20
-  mm (15-23 mm, 16 runs); it falls at ankles 0.25 or 1 and on the reference ``G2``.
+  mm (15-23 mm, 16 runs); it falls at ankles 0.25 or 1; on ``G2`` 74 mm (median 67);
+  ``LQRWeights(hold_body=True, max_torque=150)`` walks both, medians 34 and 37 mm.
 
 References
 ----------
