@@ -39,13 +39,10 @@ on the joint coordinates. Optional terms keep a rigid foot's contacts (``contact
 (the centre of pressure kept that far inside the sole; geometry stays the true points'), and
 ``offset_scale`` alternates the solve with a closed-form refinement of the marker offsets
 (:func:`~multibody.motion.marker_set.refine_marker_offsets`, as AddBiomechanics' marker
-step) so that flat, planted feet and the leg markers can agree. HDM walk (2026-11-26), from
-the band solution of a ``--flat-feet`` run (6.80 mm, 0.07 N): band 2-10 mm, heights 4 mm,
-penetration 2 mm, slip 3 cm/s, residual 4 N and 15 N m, margin 20 mm, offsets 1 cm (2 x 100
-iterations, 610 s CPU: 8.44 mm, 0.78 N), then from that with heights 3 mm, slip 2 cm/s,
-residual 2 N and 8 N m (2 x 40; in one step from the band solution it diverges): markers
-8.30 mm, residual 0.28 N, centre of pressure >= 18.5 mm inside the feet's side edges in
-every single-stance frame, loads <= 10 mm above the floor; without margin and offsets 11.1 mm.
+step) so that flat, planted feet and the leg markers can agree. HDM walk, two stages from the
+band solution (``examples/_human_experiments.RIGID_STAGES``; the tight one alone diverges, and
+so did the first once): markers 8.30 mm, residual 0.28 N, centre of pressure >= 18.5 mm inside
+the feet's side edges in every single-stance frame (without margin and offsets 11.1 mm).
 
 The NLP is built with CasADi (one symbolic function per frame, mapped over the frames, exact
 first and second derivatives) and solved by IPOPT. Points far from the floor in the warm

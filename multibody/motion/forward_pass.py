@@ -54,9 +54,8 @@ references (:meth:`ForwardPass.run_batch`, the noise study) share one compiled c
 Options: ``support_margin`` bounds the stance feet's commands by their support
 (:mod:`~multibody.motion.support_limit`); ``whole_body`` replaces the replayed torques by
 floating-base inverse dynamics with the ground forces allocated inside the feet
-(:mod:`~multibody.motion.contact_allocation`); ``lqr`` adds a finite-horizon time-varying
-LQR's correction (:mod:`~multibody.motion.trajectory_lqr`: this step with the PD and the
-loaded points held, linearised along the reference; gains from the Riccati recursion).
+(:mod:`~multibody.motion.contact_allocation`); ``lqr`` adds a time-varying LQR's correction
+along the reference (:mod:`~multibody.motion.trajectory_lqr`).
 
 Limits (``benchmarks/bench_forward_pass.py``, saved ``examples/human_walking.py --c3d`` runs,
 HDM trial; medians over runs with the initial pelvis velocity perturbed by 2 cm/s; full
@@ -69,13 +68,12 @@ time, ``h`` half a frame), but the unactuated body drifts from the capture.
   ``swing_clearance_speed`` 0.2 m/s; :mod:`~multibody.motion.swing_lift`), the pelvis
   feedback with the stance legs' pose correction (``BalanceGains.pose`` 1) and softer
   ankles (``joint_gain_scale`` 0.35 on ``r-foot_joint`` and ``l-foot_joint``): markers
-  28 mm, perturbed median 36-48 mm, sensitive to the ankle gain; the rest is the root's
-  (the pelvis sways 19 mm and turns 2.9 deg RMS as the stance foot turns on the floor).
-  The support limit and the allocation are worse.
-* The LQR instead of the pelvis feedback (``lqr=LQRWeights()``, same lift and ankles, on
-  ``/tmp/h62/G``): markers 18.1 mm, joints 0.61 deg, 13.8x real time, perturbed median 20
-  mm (15-23 mm, 16 runs); it falls at ankles 0.25 or 1; on ``G2`` 74 mm (median 67);
-  ``LQRWeights(hold_body=True, max_torque=150)`` walks both, medians 34 and 37 mm.
+  28 mm, perturbed median 36-48 mm, the rest the root's (pelvis sway 19 mm, yaw 2.9 deg
+  RMS); the support limit and the allocation are worse.
+* The LQR instead of the pelvis feedback (``lqr=LQRWeights()``, same lift and ankles):
+  on one rigid reference markers 18.1 mm, joints 0.61 deg, 13.8x real time, perturbed
+  median 20 mm (15-23, 16 runs), on another 74 mm (67); ``hold_body=True,
+  max_torque=150`` walks both, medians 34 and 37 mm.
 
 References
 ----------

@@ -85,14 +85,19 @@ def _standing_body(pelvis_x=0.05):
     return t.finalize()
 
 
-@pytest.mark.parametrize("margin", [0.0, 0.02])
-def test_the_whole_body_balance_of_a_standing_body_gives_the_static_torques(margin):
+def _standing_on_the_foot():
+    """The standing body at rest with its foot's corners on the floor: ``(tree, points, q,
+    v, legs)``."""
     tree = _standing_body()
     pts = {"r-foot": CORNERS + [0, 0, -0.05]}
     q = tree.neutral_configuration()
     q[6] = 0.95
-    v = np.zeros(tree.nv)
-    legs = leg_chains(tree, pts, {6: 0, 7: 1})
+    return tree, pts, q, np.zeros(tree.nv), leg_chains(tree, pts, {6: 0, 7: 1})
+
+
+@pytest.mark.parametrize("margin", [0.0, 0.02])
+def test_the_whole_body_balance_of_a_standing_body_gives_the_static_torques(margin):
+    tree, pts, q, v, legs = _standing_on_the_foot()
     m = sum(b.mass for b in tree.bodies)
     F = np.zeros((2, 4, 3))
     F[:, :, 2] = m * 9.81 / 4                                  # reference: COP at x = 0.025
@@ -121,12 +126,7 @@ def test_the_pelvis_wrench_allocated_equals_the_jacobian_transpose_sharing_of_on
     # is the wrench moved to the foot, the torques those of the virtual model control
     from multibody.motion.balance import (BalanceGains, balance_reference_rows,
                                           pelvis_balance_function)
-    tree = _standing_body()
-    pts = {"r-foot": CORNERS + [0, 0, -0.05]}
-    q = tree.neutral_configuration()
-    q[6] = 0.95
-    v = np.zeros(tree.nv)
-    legs = leg_chains(tree, pts, {6: 0, 7: 1})
+    tree, pts, q, v, legs = _standing_on_the_foot()
     F = np.zeros((2, 4, 3))
     F[:, :, 2] = 100.0
     qr = q.copy()
