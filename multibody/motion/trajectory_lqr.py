@@ -70,6 +70,7 @@ import numpy as np
 import casadi as ca
 
 from .errors import MotionError
+from .impulse_cost import impulse_cost_terms, impulse_weights
 
 __all__ = ["LQRWeights", "finite_horizon_lqr", "ConstrainedStep", "lqr_feedback_function",
            "trajectory_gains", "forward_pass_feedback", "held_points",
@@ -102,6 +103,13 @@ class LQRWeights:
         With loads: a loaded point is held only while the (swing-lifted) reference also
         carries it within this height (m) of the floor -- a point the reference loads above
         the floor is in the air on the simulated foot; None: the loads alone.
+    contact_force : float
+        ``c`` of the cost on the held points' impulse changes (:mod:`~multibody.motion.
+        impulse_cost`: ``c`` times the squared relative change of each normal load); 0: off.
+    contact_force_offset : float
+        ``F_0`` (N) of that cost's relative change, ``> 0``.
+    contact_force_tangential : float
+        Its tangential components' share (0: the normal impulses alone).
     """
 
     root_rotation: float = 1e4
@@ -118,15 +126,19 @@ class LQRWeights:
     joint_torque: Optional[Mapping] = None
     lift_fade: Optional[float] = None
     hold_body: bool = False
+    contact_force: float = 0.0
+    contact_force_offset: float = 50.0
+    contact_force_tangential: float = 0.0
 
     def __post_init__(self) -> None:
         for name in ("root_rotation", "root_position", "root_angular_velocity",
                      "root_linear_velocity", "joint_position", "joint_velocity", "torque",
-                     "regularization", "min_load", "max_torque", "max_height", "lift_fade"):
+                     "regularization", "min_load", "max_torque", "max_height", "lift_fade",
+                     "contact_force", "contact_force_offset", "contact_force_tangential"):
             x = getattr(self, name)
             if x is None and name in ("max_torque", "max_height", "lift_fade"):
                 continue
-            pos = name in ("torque", "max_torque", "lift_fade")
+            pos = name in ("torque", "max_torque", "lift_fade", "contact_force_offset")
             if not (np.isfinite(x) and x >= 0) or (pos and x <= 0):
                 raise MotionError(f"LQRWeights: {name} must be finite and "
                                   f"{'> 0' if pos else '>= 0'}, "
@@ -168,8 +180,12 @@ class LQRWeights:
         return np.diag(d)
 
 
-def finite_horizon_lqr(A, B, Q, R, Qf=None) -> tuple:
-    """Backward Riccati recursion of the discrete time-varying LQR (module docstring).
+def finite_horizon_lqr(A, B, Q, R, Qf=None, N=None) -> tuple:
+    """Backward Riccati recursion of the discrete time-varying LQR (module docstring), with
+    the stage cost ``x^T Q x + 2 x^T N u + u^T R u`` when a cross term ``N`` is given:
+    ``K_n = (R + B^T S B)^{-1} (B^T S A + N^T)``, ``S_n = Q + A^T S A - (A^T S B + N) K_n``
+    (Drake's ``FiniteHorizonLinearQuadraticRegulatorOptions.N``; ``s`` of scipy's
+    ``solve_discrete_are``).
 
     Parameters
     ----------
@@ -181,6 +197,8 @@ def finite_horizon_lqr(A, B, Q, R, Qf=None) -> tuple:
         Input weight (symmetric, positive definite).
     Qf : (nx, nx) array_like, optional
         Final cost ``S_N`` (default ``Q``, or ``Q[-1]``).
+    N : (nx, nu) or (N, nx, nu) array_like, optional
+        Cross weight (default zero); ``[[Q, N], [N^T, R]]`` positive semidefinite.
 
     Returns
     -------
@@ -198,23 +216,27 @@ def finite_horizon_lqr(A, B, Q, R, Qf=None) -> tuple:
     if A.ndim != 3 or B.ndim != 3 or A.shape[1] != A.shape[2] or B.shape[:2] != A.shape[:2]:
         raise MotionError(f"finite_horizon_lqr: A must be (N, nx, nx) and B (N, nx, nu); got "
                           f"{A.shape} and {B.shape}")
-    N, nx, nu = B.shape
+    T, nx, nu = B.shape
     Q, R = np.asarray(Q, float), np.asarray(R, float)
-    if Q.shape not in ((nx, nx), (N, nx, nx)) or R.shape not in ((nu, nu), (N, nu, nu)) \
-            or (Qf is not None and np.shape(Qf) != (nx, nx)):
-        raise MotionError(f"finite_horizon_lqr: Q and Qf must be ({nx}, {nx}) and R ({nu}, "
-                          f"{nu}) (Q and R may be one per step); got {Q.shape}, "
-                          f"{None if Qf is None else np.shape(Qf)} and {R.shape}")
-    Qs = np.broadcast_to(Q, (N, nx, nx)) if Q.ndim == 2 else Q
-    Rs = np.broadcast_to(R, (N, nu, nu)) if R.ndim == 2 else R
-    for name, M in (("A", A), ("B", B), ("Q", Q), ("R", R), ("Qf", Qf)):
+    X = np.zeros((nx, nu)) if N is None else np.asarray(N, float)
+    if Q.shape not in ((nx, nx), (T, nx, nx)) or R.shape not in ((nu, nu), (T, nu, nu)) \
+            or (Qf is not None and np.shape(Qf) != (nx, nx)) \
+            or X.shape not in ((nx, nu), (T, nx, nu)):
+        raise MotionError(f"finite_horizon_lqr: Q and Qf must be ({nx}, {nx}), R ({nu}, "
+                          f"{nu}) and N ({nx}, {nu}) (Q, R and N may be one per step); got "
+                          f"{Q.shape}, {None if Qf is None else np.shape(Qf)}, {R.shape} "
+                          f"and {X.shape}")
+    Qs = np.broadcast_to(Q, (T, nx, nx)) if Q.ndim == 2 else Q
+    Rs = np.broadcast_to(R, (T, nu, nu)) if R.ndim == 2 else R
+    Xs = np.broadcast_to(X, (T, nx, nu)) if X.ndim == 2 else X
+    for name, M in (("A", A), ("B", B), ("Q", Q), ("R", R), ("Qf", Qf), ("N", X)):
         if M is not None and not np.all(np.isfinite(M)):
             raise MotionError(f"finite_horizon_lqr: {name} has non-finite entries (a NaN "
                               "linearisation or weight)")
-    S = np.empty((N + 1, nx, nx))
-    S[N] = Qs[-1] if Qf is None else np.asarray(Qf, float)
-    K = np.empty((N, nu, nx))
-    for n in range(N - 1, -1, -1):
+    S = np.empty((T + 1, nx, nx))
+    S[T] = Qs[-1] if Qf is None else np.asarray(Qf, float)
+    K = np.empty((T, nu, nx))
+    for n in range(T - 1, -1, -1):
         SB, SA = S[n + 1] @ B[n], S[n + 1] @ A[n]
         G = Rs[n] + B[n].T @ SB
         try:
@@ -222,8 +244,8 @@ def finite_horizon_lqr(A, B, Q, R, Qf=None) -> tuple:
         except np.linalg.LinAlgError:
             raise MotionError(f"finite_horizon_lqr: R + B^T S B is not positive definite at "
                               f"step {n} (check R)") from None
-        K[n] = np.linalg.solve(L.T, np.linalg.solve(L, B[n].T @ SA))
-        Sn = Qs[n] + A[n].T @ SA - (SB.T @ A[n]).T @ K[n]
+        K[n] = np.linalg.solve(L.T, np.linalg.solve(L, B[n].T @ SA + Xs[n].T))
+        Sn = Qs[n] + A[n].T @ SA - (SB.T @ A[n] + Xs[n].T).T @ K[n]
         S[n] = 0.5 * (Sn + Sn.T)
     return K, S
 
@@ -281,34 +303,44 @@ class ConstrainedStep:
                              for i, (b, p) in enumerate(self.points)])
             KKT = ca.blockcat([[H + ca.diag(ca.DM(self.h * D)), J.T],
                                [J, -eps * ca.DM.eye(3 * P)]])
-            vn = ca.solve(KKT, ca.vertcat(rhs, ca.DM.zeros(3 * P)))[:nv]
+            sol = ca.solve(KKT, ca.vertcat(rhs, ca.DM.zeros(3 * P)))
+            vn, pn = sol[:nv], -sol[nv:]
         else:
-            vn = ca.solve(H + ca.diag(ca.DM(self.h * D)), rhs)
+            vn, pn = ca.solve(H + ca.diag(ca.DM(self.h * D)), rhs), ca.MX.zeros(0)
         qn = intf(q, vn, self.h)
         self.step = ca.Function("constrained_step", [q, v, u, w], [qn, vn],
                                 ["q", "v", "u", "w"], ["q_next", "v_next"])
         """``(q, v, u, w) -> (q_next, v_next)``: ``u`` the command's table value (without
         ``-K_p q``), ``w`` (P,) the held points' 0/1 weights."""
+        self.impulses = ca.Function("contact_impulses", [q, v, u, w], [pn],
+                                    ["q", "v", "u", "w"], ["p"])
+        """``(q, v, u, w) -> p`` (3 P,): the held points' contact impulses ``p`` of the
+        step (N s, world frame, ``points`` order; zero on the others)."""
         dq, dv, du = ca.MX.sym("dq", nv), ca.MX.sym("dv", nv), ca.MX.sym("du", n)
         q1, v1 = self.step(q, v, u, w)
         q2, v2 = self.step(q + qdot(q, dq), v + dv, u + du, w)
+        dp = self.impulses(q + qdot(q, dq), v + dv, u + du, w) - self.impulses(q, v, u, w)
         # first-order retraction and its inverse (N(q) the qdot map, N^+ = (N^T N)^-1 N^T):
         # the exact first derivatives of the exponential and log maps at zero, without
         # their removable singularity there
         N1 = ca.jacobian(qdot(q1, dv), dv)
-        err = ca.vertcat(ca.solve(ca.mtimes(N1.T, N1), ca.mtimes(N1.T, q2 - q1)), v2 - v1)
+        err = ca.vertcat(ca.solve(ca.mtimes(N1.T, N1), ca.mtimes(N1.T, q2 - q1)), v2 - v1, dp)
         z = ca.vertcat(dq, dv, du)
         Jz = ca.substitute(ca.jacobian(err, z), z, ca.DM.zeros(z.shape[0]))
-        self.linearization = ca.Function("step_linearization", [q, v, u, w],
-                                         [Jz[:, :2 * nv], Jz[:, 2 * nv:]],
-                                         ["q", "v", "u", "w"], ["A", "B"])
-        """``(q, v, u, w) -> (A, B)`` (2 nv x 2 nv, 2 nv x n) of the tangent state error."""
+        nx = 2 * nv
+        self.linearization = ca.Function(
+            "step_linearization", [q, v, u, w],
+            [Jz[:nx, :nx], Jz[:nx, nx:], Jz[nx:, :nx], Jz[nx:, nx:]],
+            ["q", "v", "u", "w"], ["A", "B", "P_x", "P_u"])
+        """``(q, v, u, w) -> (A, B, P_x, P_u)`` (2 nv x 2 nv, 2 nv x n, 3 P x 2 nv, 3 P x n):
+        the tangent state error's, and the impulses' ``dp = P_x dx + P_u du``."""
 
-    def linearize(self, q, v, u, w) -> tuple:
+    def linearize(self, q, v, u, w, impulses: bool = False) -> tuple:
         """``(A, B)`` ndarrays at the reference state ``(q, v)``, command table value ``u``
-        and held points ``w`` (module docstring)."""
-        A, B = self.linearization(q, v, u, w)
-        return np.asarray(A, float), np.asarray(B, float)
+        and held points ``w`` (module docstring); with ``impulses`` also ``(P_x, P_u)``, the
+        contact impulses' Jacobians (:attr:`impulses`)."""
+        out = tuple(np.asarray(M, float) for M in self.linearization(q, v, u, w))
+        return out if impulses else out[:2]
 
 
 def lqr_feedback_function(tree, times, K, q_ref, v_ref, max_torque=None) -> ca.Function:
@@ -348,12 +380,15 @@ def lqr_feedback_function(tree, times, K, q_ref, v_ref, max_torque=None) -> ca.F
     return ca.Function("lqr_feedback", [t, q, v], [du], ["t", "q", "v"], ["du"])
 
 
-def trajectory_gains(step: ConstrainedStep, times, q, v, u, held, Q, R) -> np.ndarray:
+def trajectory_gains(step: ConstrainedStep, times, q, v, u, held, Q, R,
+                     contact_cost=None) -> np.ndarray:
     """The time-varying LQR gains along a reference at the frames ``times`` (K,): the model
     ``step`` linearised at every step ``t_0 + n h`` (the reference interpolated: ``q`` along
     the tangent, ``v`` and ``u`` linearly, the held points of the frame at or before), the
     Riccati recursion over the steps (:func:`finite_horizon_lqr`, ``Q_f = Q``), the gains
-    taken at the steps nearest the frames.
+    taken at the steps nearest the frames; with ``contact_cost`` ``(c, F_0, tau, n)`` the
+    cost on the held points' impulse changes added per step (:mod:`~multibody.motion.
+    impulse_cost`).
 
     Parameters
     ----------
@@ -379,18 +414,29 @@ def trajectory_gains(step: ConstrainedStep, times, q, v, u, held, Q, R) -> np.nd
         raise MotionError(f"trajectory_gains: held must be ({len(times)}, {len(step.points)}) "
                           f"(frames, contact points), got {held.shape}")
     N = max(1, int(round((times[-1] - times[0]) / h)))
-    As, Bs = [], []
+    As, Bs, Qs, Rs, Ns = [], [], [], [], []
     for n in range(N):
         t = times[0] + n * h
         k = int(np.clip(np.searchsorted(times, t + 1e-9, side="right") - 1, 0, len(times) - 2))
         s = (t - times[k]) / (times[k + 1] - times[k])
         qn = np.asarray(tree.integrate(q[k], np.asarray(tree.difference(q[k], q[k + 1]), float)
                                        .ravel(), s), float).ravel()
-        A, B = step.linearize(qn, (1 - s) * v[k] + s * v[k + 1], (1 - s) * u[k] + s * u[k + 1],
-                              held[k])
+        args = (qn, (1 - s) * v[k] + s * v[k + 1], (1 - s) * u[k] + s * u[k + 1], held[k])
+        A, B, Px, Pu = step.linearize(*args, impulses=True)
         As.append(A)
         Bs.append(B)
-    K, _ = finite_horizon_lqr(np.array(As), np.array(Bs), Q, R)
+        if contact_cost is not None:
+            c, f0, tau, normal = contact_cost
+            W = impulse_weights(step.impulses(*args), normal, held[k], h, c, f0)
+            dQ, dR, dN = impulse_cost_terms(Px, Pu, W, normal, tau)
+            Qs.append(Q + dQ)
+            Rs.append(R + dR)
+            Ns.append(dN)
+    if contact_cost is not None:
+        K, _ = finite_horizon_lqr(np.array(As), np.array(Bs), np.array(Qs), np.array(Rs), Q,
+                                  np.array(Ns))
+    else:
+        K, _ = finite_horizon_lqr(np.array(As), np.array(Bs), Q, R)
     idx = np.clip(np.round((times - times[0]) / h).astype(int), 0, N - 1)
     return K[idx]
 
@@ -424,7 +470,10 @@ def forward_pass_feedback(fp, weights: LQRWeights, reference, contact_forces=Non
     nv = tree.nv
     Q = weights.q_matrix(nv, fp.floating)
     R = weights.r_matrix(tree, fp.actuated_velocity_indices)
-    gains = trajectory_gains(step, fp.times, ql, vl, u, held, Q, R)
+    cost = None if not weights.contact_force else (
+        weights.contact_force, weights.contact_force_offset, weights.contact_force_tangential,
+        np.asarray(fp.floor.normal, float))
+    gains = trajectory_gains(step, fp.times, ql, vl, u, held, Q, R, cost)
     fb = lqr_feedback_function(tree, fp.times, gains, ql, vl, weights.max_torque)
     if weights.lift_fade is None:
         return fb

@@ -1,0 +1,155 @@
+"""The trajectory LQR's cost on its model's contact impulses (multibody.motion.impulse_cost):
+the Riccati recursion with a cross term against scipy's stationary solution and Drake's
+regulator, the constrained step's impulses against its momentum balance and their
+linearisation against finite differences, and on a one-legged body standing on four held
+points, the cost keeps the lightest-loaded point's impulse closer to its reference."""
+import numpy as np
+import pytest
+import scipy.linalg
+
+from multibody.motion import MotionError
+from multibody.motion.impulse_cost import impulse_cost_terms, impulse_weights
+from multibody.motion.trajectory_lqr import ConstrainedStep, LQRWeights, finite_horizon_lqr
+from test_forward_pass_balance import FOOT, _monopod, _standing
+from test_trajectory_lqr import _double_integrators
+
+H = 1 / 240
+
+
+def test_the_recursion_with_a_cross_term_converges_to_scipys_are_solution():
+    A, B = _double_integrators()
+    Q, R = np.diag([10.0, 5.0, 1.0, 0.5]), np.diag([0.1, 0.2])
+    N = np.array([[0.3, -0.1], [0.0, 0.2], [0.1, 0.05], [-0.05, 0.1]])
+    assert np.linalg.eigvalsh(np.block([[Q, N], [N.T, R]])).min() > 0
+    K, S = finite_horizon_lqr(np.repeat(A[None], 3000, 0), np.repeat(B[None], 3000, 0), Q, R,
+                              N=N)
+    P = scipy.linalg.solve_discrete_are(A, B, Q, R, s=N)
+    np.testing.assert_allclose(S[0], P, rtol=1e-8)
+    np.testing.assert_allclose(K[0], np.linalg.solve(R + B.T @ P @ B, B.T @ P @ A + N.T),
+                               rtol=1e-8)
+    K0, _ = finite_horizon_lqr(np.repeat(A[None], 3000, 0), np.repeat(B[None], 3000, 0), Q, R)
+    assert np.abs(K[0] - K0[0]).max() > 0.1                # the cross term changes the gain
+    with pytest.raises(MotionError, match="N \\(4, 2\\)"):
+        finite_horizon_lqr(A[None], B[None], Q, R, N=np.zeros((2, 4)))
+
+
+def test_the_cross_term_matches_drakes_regulator_with_N():
+    sysm = pytest.importorskip("pydrake.systems.primitives")
+    ctl = pytest.importorskip("pydrake.systems.controllers")
+    dt, n = 0.05, 40
+    A, B = _double_integrators(dt)
+    Q, R, Qf = np.diag([3.0, 1.0, 0.2, 0.1]), np.diag([0.5, 0.3]), np.diag([50.0, 40, 5, 5])
+    N = np.array([[0.2, 0.0], [-0.1, 0.3], [0.05, 0.0], [0.0, -0.05]])
+    plant = sysm.LinearSystem(A, B, np.eye(4), np.zeros((4, 2)), dt)
+    ctx = plant.CreateDefaultContext()
+    plant.get_input_port().FixValue(ctx, np.zeros(2))
+    opts = ctl.FiniteHorizonLinearQuadraticRegulatorOptions()
+    opts.Qf, opts.N = Qf, N
+    res = ctl.FiniteHorizonLinearQuadraticRegulator(plant, ctx, 0.0, n * dt, Q, R, opts)
+    K, S = finite_horizon_lqr(np.repeat(A[None], n, 0), np.repeat(B[None], n, 0), Q, R, Qf,
+                              N=np.repeat(N[None], n, 0))
+    for k in (0, 11, n - 1):
+        np.testing.assert_allclose(K[k], res.K.value(k * dt), rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(S[k], res.S.value(k * dt), rtol=1e-9, atol=1e-12)
+
+
+def _step():
+    tree = _monopod()
+    _, Q, _ = _standing(tree, frames=2)
+    kp = np.array([300.0, 300.0, 0.0, 0.0])              # hips held, ankles passive
+    step = ConstrainedStep(tree, H, np.arange(7, tree.nq), np.arange(6, tree.nv), kp,
+                           np.array([30.0, 30.0, 0.0, 0.0]) + H * kp, {"r-foot": FOOT})
+    return tree, step, Q[0], kp
+
+
+def test_the_impulses_balance_the_steps_momentum_and_linearise_exactly():
+    tree, step, q0, kp = _step()
+    nv = tree.nv
+    rng = np.random.default_rng(3)
+    q = q0.copy()
+    q[:4] = [np.cos(0.05), np.sin(0.05), 0.0, 0.0]
+    q[7:] = [0.03, -0.05, 0.04, 0.01]
+    v, u, w = 0.1 * rng.normal(size=nv), np.array([5.0, -3, 2, 1]), np.array([1.0, 1, 0, 1])
+    p = np.asarray(step.impulses(q, v, u, w), float).ravel()
+    vn = np.asarray(step.step(q, v, u, w)[1], float).ravel()
+    # (H + h D) v' = H v + h (S c - C) + sum_i J_i^T p_i, c = u - K_p q_j
+    M = np.asarray(tree.mass_matrix(q), float)
+    D = np.r_[np.zeros(6), 30.0 + H * kp[:2], 0.0, 0.0]
+    tau = np.r_[np.zeros(6), u - kp * q[7:]]
+    Jt = sum(np.asarray(tree.jacobian("r-foot", q, np.asarray(pt)), float)[3:].T @ p[3 * i:3 * i + 3]
+             for i, pt in enumerate(FOOT))
+    lhs = (M + np.diag(H * D)) @ vn
+    rhs = M @ v + H * (tau - np.asarray(tree.bias_forces(q, v), float).ravel()) + Jt
+    np.testing.assert_allclose(lhs, rhs, atol=1e-9)
+    assert np.all(p[6:9] == 0) and p[2::3].sum() > 1.0   # the free point carries nothing
+    A, B, Px, Pu = step.linearize(q, v, u, w, impulses=True)
+
+    def imp(dx, du):
+        return np.asarray(step.impulses(tree.integrate(q, dx[:nv], 1.0), v + dx[nv:], u + du,
+                                        w), float).ravel()
+    e = 1e-4                     # the KKT system's conditioning is ~1/epsilon: a larger step
+    Pxfd = np.array([(imp(e * d, np.zeros(4)) - imp(-e * d, np.zeros(4))) / (2 * e)
+                     for d in np.eye(2 * nv)]).T
+    Pufd = np.array([(imp(np.zeros(2 * nv), d) - imp(np.zeros(2 * nv), -d)) / 2
+                     for d in np.eye(4)]).T            # affine in u: exact at any step
+    np.testing.assert_allclose(Px, Pxfd, atol=1e-6 * np.abs(Pxfd).max())
+    np.testing.assert_allclose(Pu, Pufd, atol=1e-6 * np.abs(Pufd).max())
+    assert np.abs(Pu).max() > 1e-4
+
+
+def test_the_weights_and_cost_terms_are_the_relative_normal_load_change():
+    n = np.array([0.0, 0.0, 1.0])
+    p = np.array([0.1, 0, 2.0, 0, 0, -0.5, 0, 0, 1.0])   # the second point pulls
+    W = impulse_weights(p, n, [1, 1, 0], H, 2.0, 60.0)
+    np.testing.assert_allclose(W, [2.0 / (2.0 + 0.25) ** 2, 2.0 / 0.25 ** 2, 0.0])
+    rng = np.random.default_rng(0)
+    Px, Pu, dx, du = (rng.normal(size=s) for s in ((9, 5), (9, 2), 5, 2))
+    dQ, dR, dN = impulse_cost_terms(Px, Pu, W, n, tangential=0.5)
+    dp = (Px @ dx + Pu @ du).reshape(3, 3)
+    want = W @ (dp[:, 2] ** 2 + 0.5 * (dp[:, :2] ** 2).sum(1))
+    np.testing.assert_allclose(dx @ dQ @ dx + 2 * dx @ dN @ du + du @ dR @ du, want, rtol=1e-12)
+    with pytest.raises(MotionError, match="p_ref must be \\(9,\\)"):
+        impulse_weights(p[:6], n, [1, 1, 0], H, 2.0, 60.0)
+    with pytest.raises(MotionError, match="contact_force_offset must be finite and > 0"):
+        LQRWeights(contact_force=1.0, contact_force_offset=0.0)
+    with pytest.raises(MotionError, match="contact_force must be finite and >= 0"):
+        LQRWeights(contact_force=-1.0)
+
+
+def _closed_loop(tree, step, q, u, cost):
+    """The linear model standing on its four held points, pushed (pelvis 0.1 m/s forward,
+    rolled 0.02 rad/s), under the finite-horizon gains with or without the impulse cost:
+    the normal impulses' changes per step (steps, points)."""
+    nv, w = tree.nv, np.ones(4)
+    v = np.zeros(nv)
+    A, B, Px, Pu = step.linearize(q, v, u, w, impulses=True)
+    Q = LQRWeights().q_matrix(nv, True)
+    R = 1e-3 * np.eye(4)
+    dQ, dR, dN = (impulse_cost_terms(Px, Pu, impulse_weights(step.impulses(q, v, u, w),
+                                                             (0, 0, 1), w, H, cost, 50.0),
+                                     (0, 0, 1)) if cost else (0, 0, None))
+    T = 240
+    K, _ = finite_horizon_lqr(np.repeat(A[None], T, 0), np.repeat(B[None], T, 0), Q + dQ,
+                              R + dR, Q, dN)
+    x = np.zeros(2 * nv)
+    x[nv:nv + 6] = [0.02, 0, 0, 0.1, 0, 0]
+    dpn, xs = [], []
+    for n in range(T):
+        du = -K[n] @ x
+        dpn.append((Px @ x + Pu @ du)[2::3])
+        x = A @ x + B @ du
+        xs.append(x)
+    return np.array(dpn), np.array(xs)
+
+
+def test_the_impulse_cost_keeps_the_held_points_loads_closer_to_the_reference():
+    tree, step, q, kp = _step()
+    u = kp * q[7:]                                       # the PD holds the neutral pose
+    p_ref = np.asarray(step.impulses(q, np.zeros(tree.nv), u, np.ones(4)), float)[2::3].ravel()
+    assert p_ref.min() > 0                               # all four push at the reference
+    plain, xs0 = _closed_loop(tree, step, q, u, 0.0)
+    priced, xs1 = _closed_loop(tree, step, q, u, 10.0)
+    worst0, worst1 = (np.abs(d / (p_ref + 50 * H)).max() for d in (plain, priced))
+    assert worst1 < 0.75 * worst0, (worst0, worst1)
+    # still a regulator: the push is taken out
+    assert np.linalg.norm(xs1[-1]) < 0.1 * np.linalg.norm(xs1[0])
