@@ -18,7 +18,10 @@ entries) keyed by the diagram's *structure*:
   expressions. Values are compared by content, recursively: numbers, strings, arrays (bytes),
   containers, objects' ``__dict__``/``__slots__``; functions by their code, defaults and
   closure cells. Objects without inspectable content (C extension objects, CasADi symbols)
-  compare by identity, and the table keeps them alive so an identity is never reused.
+  compare by identity, and the table keeps them alive so an identity is never reused; so do
+  :class:`~solvers.compiled.CompiledFunction` objects (a tree's numeric functions), whose
+  scratch buffers hold the last call's inputs: a tree evaluated between two runs (a forward
+  pass's errors) keeps its key.
 
 Numeric parameters, initial states and fixed input values live in the Context and are
 symbols of the conversion, so changing them reuses the functions; changing a baked
@@ -40,6 +43,8 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import casadi as ca
 import numpy as np
+
+from solvers.compiled import CompiledFunction
 
 from ..diagram import Diagram
 from ..errors import CompiledFallbackWarning, SymbolicEvaluationError
@@ -222,6 +227,8 @@ class _Fingerprint:
             return ("DM", v.shape, np.asarray(v.full()).tobytes())
         if isinstance(v, type) or t in (types.ModuleType, types.BuiltinFunctionType):
             return ("ref", v)
+        if isinstance(v, CompiledFunction):     # a fixed CasADi function; its scratch buffers
+            return self.opaque(v)               # (the last call's inputs) are not structure
         ref = self.memo.get(id(v))
         if ref is not None:
             return ("seen", ref)
