@@ -300,6 +300,7 @@ from multibody.motion import MarkerFitter  # noqa: E402
 from multibody.motion.balance import BalanceGains  # noqa: E402
 from multibody.motion.contact_allocation import WholeBodyGains  # noqa: E402
 from multibody.motion.forward_pass import ForwardPass  # noqa: E402
+from multibody.motion.iterative_learning import learn_feedforward  # noqa: E402
 from multibody.motion.trajectory_lqr import LQRWeights  # noqa: E402
 from multibody.parsing.urdf_writer import (configuration_from_urdf_order,  # noqa: E402
                                            velocity_from_urdf_order)
@@ -349,18 +350,20 @@ def _drift_keys(d: dict, q) -> tuple:
     return float(np.sqrt(np.mean(drift ** 2))), within
 
 
-def perturbed(d: dict, fp, n: int, seed: int = 0) -> dict:
+def perturbed(d: dict, fp, n: int, seed: int = 0, tau=None) -> dict:
     """``n`` runs of ``fp`` (one compiled batch), the first from the reference's initial
     state, the others with the pelvis's initial velocity perturbed by 2 cm/s (Gaussian, per
     axis): the medians and ranges of the marker RMS and the time within 10 cm -- a walk
-    this close to falling changes its outcome with millimetres, so one run says little."""
+    this close to falling changes its outcome with millimetres, so one run says little.
+    ``tau``: the torques to replay (default the reference's; e.g. the learned ones)."""
     rng = np.random.default_rng(seed)
+    tau = d["tau"] if tau is None else tau
     refs = []
     for i in range(n):
         v = d["v"].copy()
         if i:
             v[0, 3:6] += rng.normal(scale=0.02, size=3)
-        refs.append((d["q"], v, d["tau"]))
+        refs.append((d["q"], v, tau))
     with threadpool_limits(1), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         outs = fp.run_batch(refs)
@@ -372,19 +375,50 @@ def perturbed(d: dict, fp, n: int, seed: int = 0) -> dict:
             "pelvis_within_10cm_s_range": [float(min(w10)), float(max(w10))]}
 
 
+def learn(d: dict, fp, options: dict) -> tuple:
+    """The feedforward learned on the unperturbed run (``learn=dict(...)`` of a configuration:
+    :func:`~multibody.motion.iterative_learning.learn_feedforward`'s keywords, scored by the
+    marker RMS): ``(tau, keys)``, printed."""
+    with threadpool_limits(1), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        r = learn_feedforward(fp, d["q"], d["v"], d["tau"],
+                              score=lambda o: marker_rms(d["fitter"], o.q, d["X"]), **options)
+    change = r.torque_change_rms
+    top = sorted(change, key=change.get, reverse=True)[:4]
+    keys = {"options": {k: v for k, v in options.items()}, "scores_m": r.scores,
+            "joint_angle_rms_deg": r.joint_angle_rms_deg, "best_iteration": r.best_iteration,
+            "cpu_s": r.cpu_seconds, "torque_change_rms_Nm": change,
+            "torque_change_rms_all_Nm": float(np.sqrt(np.mean(r.correction ** 2))),
+            "inverse_dynamics_rms_Nm": float(np.sqrt(np.mean(
+                d["tau"][:, fp.actuated_velocity_indices] ** 2))), "failure": r.failure}
+    print(f"{'':12s} learning: markers " + ", ".join(f"{1e3 * s:.1f}" for s in r.scores)
+          + f" mm (best iteration {r.best_iteration}), {r.cpu_seconds:.1f} s CPU; learned "
+          f"torques {keys['torque_change_rms_all_Nm']:.2f} N m RMS from the inverse dynamics' "
+          f"({keys['inverse_dynamics_rms_Nm']:.1f} N m RMS), most on "
+          + ", ".join(f"{j} {change[j]:.1f}" for j in top)
+          + (f"; stopped: {r.failure}" if r.failure else ""), flush=True)
+    return r.tau, keys
+
+
 def bench(d: dict, name: str, options: dict, rounds: int, perturb: int = 0) -> dict:
     """Build one forward pass, run it ``rounds`` times (and ``perturb`` perturbed runs,
-    :func:`perturbed`); its keys (module docstring)."""
+    :func:`perturbed`); its keys (module docstring). ``options["learn"]``: first learn the
+    feedforward (:func:`learn`); the timed and the perturbed runs replay the learned one."""
+    options = dict(options)
+    learning = options.pop("learn", None)
     m = d["new_model"]()
     fp = ForwardPass(m.tree, d["t"], m.foot_contact_points, d["floor"],
                      reference_q=m.reference_configuration(), **options)
     span = float(d["t"][-1] - d["t"][0])
     cpus = []
+    tau, learned = d["tau"], None
+    if learning is not None:
+        tau, learned = learn(d, fp, learning)
     with threadpool_limits(1), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        out = fp.run(d["q"], d["v"], d["tau"])              # compiles
+        out = fp.run(d["q"], d["v"], tau)                   # compiles
         for _ in range(rounds):
-            out = fp.run(d["q"], d["v"], d["tau"])
+            out = fp.run(d["q"], d["v"], tau)
             cpus.append(span / out.realtime_factor)
     rms, within = _drift_keys(d, out.q)
     keys = {"marker_rms_m": marker_rms(d["fitter"], out.q, d["X"]),
@@ -392,13 +426,15 @@ def bench(d: dict, name: str, options: dict, rounds: int, perturb: int = 0) -> d
             "realtime_factor": span / statistics.median(cpus),
             "pelvis_position_rms_m": rms, "pelvis_within_10cm_s": within,
             "time_step_s": fp.time_step, "fallback_steps": len(out.fallback_steps)}
+    if learned is not None:
+        keys["learning"] = learned
     print(f"{name:12s} markers {1e3 * keys['marker_rms_m']:8.1f} mm RMS, joints "
           f"{keys['joint_angle_rms_deg']:5.2f} deg RMS, {keys['realtime_factor']:5.1f}x real "
           f"time (CPU, median of {rounds}), pelvis {1e3 * keys['pelvis_position_rms_m']:.0f} "
           f"mm RMS (within 10 cm for {keys['pelvis_within_10cm_s']:.2f} s of {span:.2f}), "
           f"h = {1e3 * fp.time_step:.2f} ms, {keys['fallback_steps']} fallbacks", flush=True)
     if perturb > 1:
-        p = keys["perturbed"] = perturbed(d, fp, perturb)
+        p = keys["perturbed"] = perturbed(d, fp, perturb, tau=tau)
         print(f"{'':12s} {perturb} perturbed runs: markers median "
               f"{1e3 * p['marker_rms_m_median']:.0f} mm ({1e3 * p['marker_rms_m_range'][0]:.0f}-"
               f"{1e3 * p['marker_rms_m_range'][1]:.0f}), within 10 cm median "

@@ -1,0 +1,294 @@
+"""Iterative learning of the forward pass's feedforward torques (:func:`learn_feedforward`).
+
+A :class:`~multibody.motion.forward_pass.ForwardPass` is deterministic: it simulates the same
+walk from the same start every time, so the part of its tracking error that comes from the
+model (a rigid floor under a reference optimised with a smoothed contact, the model's
+approximations) repeats from run to run. Iterative learning control (ILC) removes such a
+repeating error by correcting the feedforward between runs. Here the learning signal is what
+the feedback had to add in the last run, the *feedback effort* (:func:`feedback_effort`):
+the joint PD's torque on the simulated states plus the LQR's correction when the forward
+pass has one. With ``tau_0`` the given (inverse-dynamics) torques and ``d_0 = 0``,
+
+.. math::
+
+    d_{k+1} = Q\\big(d_k + \\gamma\\, u_{fb,k}\\big), \\qquad \\tau_{k+1} = \\tau_0 + d_{k+1},
+
+``u_{fb,k}(t)`` the feedback effort of run ``k`` at frame ``t`` (the PD taken at the end of
+the step the frame's table entry drives, ``t + h``; the LQR at ``t``), ``gamma`` the learning
+rate (``rate``) and ``Q`` a zero-phase low-pass filter (second-order Butterworth, forward
+and backward, at ``cutoff_hz``), applied to the learned correction only, not to ``tau_0``.
+The feedback itself is the learning operator (feedback-error learning, Kawato 1987): with
+the sensitivity ``S = (1 + P C)^{-1}`` of the closed loop and its complementary ``T = 1 -
+S``, the error of the next run is ``e_{k+1} = Q (1 - gamma T) e_k`` for a linear plant, so
+the error shrinks at the frequencies where the feedback acts (``T`` near 1) and ``Q`` stops
+the learning where it does not and where the contacts make the runs differ (Bristow et
+al. 2006, the Q-filter's robustness). Every iteration is scored (default: the RMS distance
+of the bodies' origins from the reference's, :func:`body_position_error`; the benchmark
+passes the marker error); the best is kept, and the learning stops after ``patience``
+iterations without improvement, or after a run that fails.
+
+The feedforward table is a numeric parameter of the controller, set in the run's context,
+so a learning iteration reruns the compiled simulation without compiling again.
+
+To a user of OpenSim: this is not Computed Muscle Control (Thelen and Anderson 2006), which
+solves for the actuator controls at each instant from the tracking error with a feedback law
+and a static optimisation. The learning keeps the feedback as it is and changes the
+feedforward between whole runs; the learned torques therefore depart from the inverse
+dynamics by what the rigid simulation needs to follow the reference
+(:attr:`LearningResult.torque_change_rms`, N m RMS per joint), a measure of the reference's
+inconsistency with the simulated model, like CMC's residual actuators.
+
+References
+----------
+S. Arimoto, S. Kawamura, F. Miyazaki, "Bettering operation of robots by learning", J. Robotic
+Systems 1(2), 1984.
+D. A. Bristow, M. Tharayil, A. G. Alleyne, "A survey of iterative learning control", IEEE
+Control Systems Magazine 26(3), 2006 (the Q-filter, eq. 12, and its robustness).
+M. Kawato, K. Furukawa, R. Suzuki, "A hierarchical neural-network model for control and
+learning of voluntary movement", Biological Cybernetics 57, 1987 (feedback-error learning).
+D. G. Thelen, F. C. Anderson, "Using computed muscle control to generate forward dynamic
+simulations of human walking from experimental data", J. Biomechanics 39, 2006.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import casadi as ca
+import numpy as np
+from scipy.signal import butter, filtfilt
+
+from dynablocks.errors import DynablocksError
+
+from .errors import MotionError
+
+__all__ = ["LearningResult", "learn_feedforward", "feedback_effort", "body_position_error",
+           "zero_phase_lowpass"]
+
+
+@dataclass
+class LearningResult:
+    """The outcome of :func:`learn_feedforward`.
+
+    Attributes
+    ----------
+    tau : (K, nv) ndarray
+        The best iteration's torques (tree order; the root's entries as given): the
+        references' ``tau`` plus ``correction`` on the actuated velocities.
+    correction : (K, n) ndarray
+        The learned addition on ``fp.actuated_velocity_indices`` (N m).
+    result : ForwardPassResult
+        The best iteration's run.
+    best_iteration : int
+        Its number (0: the given torques were best).
+    scores : list of float
+        The score of every iteration run, the given torques first (``inf``: a failed run).
+    joint_angle_rms_deg : list of float
+        The joints' RMS error of every iteration run (deg).
+    feedback_rms : list of float
+        RMS over frames and joints of each run's feedback effort (N m).
+    torque_change_rms : dict
+        ``{joint: RMS of correction}`` over the frames and the joint's axes (N m).
+    cpu_seconds : float
+        CPU time of the whole learning (runs, feedback evaluation, filtering, scores).
+    failure : str, optional
+        The error that stopped the learning, if a run failed.
+    """
+
+    tau: np.ndarray
+    correction: np.ndarray
+    result: object
+    best_iteration: int
+    scores: list
+    joint_angle_rms_deg: list
+    feedback_rms: list
+    torque_change_rms: dict
+    cpu_seconds: float
+    failure: Optional[str] = field(default=None)
+
+
+def zero_phase_lowpass(times, x, cutoff_hz: Optional[float]) -> np.ndarray:
+    """``x`` (K, m) filtered along its rows by a second-order Butterworth low-pass at
+    ``cutoff_hz``, run forward and backward (zero phase, the amplitude response squared;
+    Winter 2009, section 3.4); ``times`` (K,) uniform. ``None``: ``x`` unchanged.
+
+    Raises
+    ------
+    MotionError
+        A cutoff at or above the Nyquist frequency, non-uniform ``times``, or too few frames
+        for the filter's padding (more than 9 needed).
+    """
+    x = np.asarray(x, float)
+    if cutoff_hz is None:
+        return x.copy()
+    t = np.asarray(times, float)
+    dt = np.diff(t)
+    if len(t) < 10:
+        raise MotionError(f"zero_phase_lowpass: needs more than 9 frames, got {len(t)}")
+    if np.ptp(dt) > 1e-6 * np.mean(dt):
+        raise MotionError("zero_phase_lowpass: the frames must be uniformly spaced (spacing "
+                          f"{dt.min():.6g}-{dt.max():.6g} s)")
+    wn = 2.0 * float(cutoff_hz) * float(np.mean(dt))
+    if not 0.0 < wn < 1.0:
+        raise MotionError(f"zero_phase_lowpass: cutoff_hz must lie in (0, "
+                          f"{0.5 / np.mean(dt):.4g}) Hz (Nyquist), got {cutoff_hz!r}")
+    b, a = butter(2, wn)
+    return filtfilt(b, a, x, axis=0)
+
+
+def feedback_effort(fp, q, v, result, parts=("pd", "lqr")) -> np.ndarray:
+    """What the feedback of ``fp`` added to the feedforward in the run ``result`` (K, n) (N m,
+    ``fp.actuated_velocity_indices`` order), per frame of ``fp.times``: the joint PD
+
+    .. math:: K_p\\,(q_d(t + h) - q(t + h)) + K_d\\,(\\dot q_d(t + h) - v(t + h))
+
+    on the (swing-lifted) reference ``q`` (K, nq), ``v`` (K, nv) and the simulated states
+    (``result.q``, ``result.v`` interpolated linearly between frames to ``t + h``: the end of
+    the step whose command the frame's table entry sets, where the implicit PD acts), plus
+    the LQR correction ``fp.controller.feedback(t, q(t), v(t))`` when there is one; ``parts``
+    the terms taken (``"pd"``, ``"lqr"``). The pelvis balance feedback (``balance_gain``) and
+    the other options are not included.
+
+    Raises
+    ------
+    MotionError
+        An unknown part.
+    """
+    unknown = set(parts) - {"pd", "lqr"}
+    if unknown:
+        raise MotionError(f"feedback_effort: parts must be among 'pd' and 'lqr', got "
+                          f"{sorted(unknown)}")
+    times = np.asarray(fp.times, float)
+    qi, vi = fp.q_indices, fp.actuated_velocity_indices
+    ql, vl = fp.lifted_reference(q, v)
+    Qs, Vs = np.asarray(result.q, float), np.asarray(result.v, float)
+    ts = np.minimum(times + fp.time_step, times[-1])
+    lerp = (lambda tab: np.array([np.interp(ts, times, c) for c in tab.T]).T)
+    out = np.zeros((len(times), len(vi)))
+    if "pd" in parts:
+        out += (fp.kp * (lerp(ql[:, qi]) - lerp(Qs[:, qi]))
+                + fp.kd * (lerp(vl[:, vi]) - lerp(Vs[:, vi])))
+    fb = fp.controller.feedback
+    if fb is not None and "lqr" in parts:
+        many = fb.map(len(times))
+        out = out + np.asarray(many(times[None], Qs.T, Vs.T), float).T
+    return out
+
+
+def body_position_error(tree, q_ref, q) -> float:
+    """RMS over frames and bodies of the distance (m) between every body's origin in the
+    configurations ``q`` (K, nq) and in ``q_ref`` (K, nq): a marker error without markers."""
+    many = _origins_function(tree, len(q))
+    return _rms_distance(np.asarray(many(np.asarray(q, float).T), float)
+                         - np.asarray(many(np.asarray(q_ref, float).T), float))
+
+
+def _origins_function(tree, frames: int) -> ca.Function:
+    """``(nq, frames) -> (3 bodies, frames)``: the world positions of the bodies' origins."""
+    qs = ca.SX.sym("q", tree.nq)
+    f = ca.Function("origins", [qs], [ca.vertcat(*[tree.body_pose(b.name, qs)[:3, 3]
+                                                   for b in tree.bodies[1:]])])
+    return f.map(frames)
+
+
+def _rms_distance(d) -> float:
+    """RMS over bodies and frames of the length of ``d`` (3 bodies, frames)."""
+    d = np.asarray(d, float).reshape(-1, 3, d.shape[-1])
+    return float(np.sqrt(np.mean(np.sum(d ** 2, axis=1))))
+
+
+def learn_feedforward(fp, q, v, tau, *, iterations: int = 10, rate: float = 0.5,
+                      cutoff_hz: Optional[float] = 6.0, patience: int = 2,
+                      score: Optional[Callable] = None, parts=("pd", "lqr")) -> LearningResult:
+    """Learn the feedforward torques of the forward pass ``fp`` on the references ``(q, v,
+    tau)`` by iterative learning control (module docstring).
+
+    Parameters
+    ----------
+    fp : ForwardPass
+        The forward pass (built once; its compiled simulation is reused by every run).
+    q, v, tau : (K, nq), (K, nv), (K, nv) array_like
+        The references of :meth:`~multibody.motion.forward_pass.ForwardPass.run`; ``tau``
+        the torques to start from (e.g. the inverse dynamics').
+    iterations : int
+        Learning runs at most (after the run on the given torques).
+    rate : float
+        ``gamma`` (0 < gamma <= 2; 1: the whole feedback effort moved into the feedforward
+        per iteration).
+    cutoff_hz : float, optional
+        The Q-filter's cutoff (Hz; :func:`zero_phase_lowpass`); None: no filter.
+    patience : int
+        Stop after this many iterations in a row that do not improve on the best score.
+    score : callable, optional
+        ``score(result) -> float`` of a :class:`~multibody.motion.forward_pass.
+        ForwardPassResult`, lower is better; default :func:`body_position_error` against
+        ``q``.
+    parts : sequence of str
+        The feedback terms learned from (:func:`feedback_effort`).
+
+    Returns
+    -------
+    LearningResult
+
+    Raises
+    ------
+    MotionError
+        ``iterations`` < 0, ``patience`` < 1, ``rate`` outside (0, 2], references of the
+        wrong shape (named by the forward pass), a bad ``cutoff_hz``.
+    """
+    if int(iterations) < 0 or int(patience) < 1:
+        raise MotionError(f"learn_feedforward: iterations must be >= 0 and patience >= 1, got "
+                          f"{iterations!r} and {patience!r}")
+    if not (np.isfinite(rate) and 0.0 < rate <= 2.0):
+        raise MotionError(f"learn_feedforward: rate must lie in (0, 2], got {rate!r}")
+    q, v, tau = (np.asarray(a, float) for a in (q, v, tau))
+    fp.feedforward(q, v, tau)                           # names references of a wrong shape
+    zero_phase_lowpass(fp.times, np.zeros((len(fp.times), 1)), cutoff_hz)  # names a bad cutoff
+    if score is None:
+        origins = _origins_function(fp.tree, len(q))
+        ref = np.asarray(origins(q.T), float)
+        score = (lambda res: _rms_distance(np.asarray(origins(res.q.T), float) - ref))
+    vi = fp.actuated_velocity_indices
+    c0 = time.thread_time()
+
+    def run(correction):
+        t = tau.copy()
+        t[:, vi] += correction
+        return fp.run(q, v, t)
+
+    d = np.zeros((len(fp.times), len(vi)))
+    out = run(d)
+    best = (float(score(out)), 0, d, out)
+    scores, joints, fb_rms, failure = [best[0]], [out.joint_angle_rms_deg], [], None
+    worse = 0
+    for k in range(1, int(iterations) + 1):
+        fb = feedback_effort(fp, q, v, out, parts)
+        fb_rms.append(float(np.sqrt(np.mean(fb ** 2))))
+        d = zero_phase_lowpass(fp.times, d + float(rate) * fb, cutoff_hz)
+        try:
+            out = run(d)
+            s = float(score(out))
+        except DynablocksError as err:                  # a run that blew up: keep the best
+            failure = f"iteration {k}: {type(err).__name__}: {err}"
+            scores.append(float("inf"))
+            break
+        s = s if np.isfinite(s) else float("inf")
+        scores.append(s)
+        joints.append(out.joint_angle_rms_deg)
+        if s < best[0]:
+            best, worse = (s, k, d, out), 0
+        else:
+            worse += 1
+            if worse >= int(patience):
+                break
+    _, k_best, d_best, out_best = best
+    tau_best = tau.copy()
+    tau_best[:, vi] += d_best
+    change = {}
+    for j in fp.joint_names:
+        joint = fp.tree.get_joint(j)
+        pos = np.searchsorted(vi, np.arange(joint.v_start, joint.v_start + joint.nv))
+        change[j] = float(np.sqrt(np.mean(d_best[:, pos] ** 2)))
+    return LearningResult(tau_best, d_best, out_best, k_best, scores, joints, fb_rms, change,
+                          time.thread_time() - c0, failure)
