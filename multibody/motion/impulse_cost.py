@@ -11,12 +11,15 @@ linearised exactly, ``delta p = P_x delta x + P_u delta u`` (3 per point, world 
 .. math::
 
     \\sum_i W_i\\,(n^T \\delta p_i)^2 + W_i\\,\\tau\\,|(I - n n^T) \\delta p_i|^2, \\qquad
-    W_i = \\frac{c}{(\\max(n^T p_i, 0) + h F_0)^2},
+    W_i = \\frac{c}{h^2 (\\max(F_i, 0) + F_0)^2},
 
-``n`` the floor's normal, ``p_i`` the model's impulse on held point ``i`` at the reference,
+``n`` the floor's normal, ``F_i`` the normal load of held point ``i`` in the reference (its
+contact forces; without them the model's own impulse at the reference, ``n^T p_i / h``),
 ``h`` the time step, ``F_0`` an offset (N) and ``tau`` the tangential share: the relative
 change of each point's normal load, so the most lightly loaded points -- the nearest to
-lifting off -- are protected most. In the LQR's terms, with ``G_x = E P_x``, ``G_u = E
+lifting off -- are protected most. (On the HDM walk the model's impulses at the reference
+are no guide: where the reference's held points move, the model stops them in one step with
+internal impulses of thousands of newtons between the points of a foot.) In the LQR's terms, with ``G_x = E P_x``, ``G_u = E
 P_u`` (``E`` the weighted projections stacked): ``Q += G_x^T G_x``, ``R += G_u^T G_u`` and
 the cross term ``N = G_x^T G_u`` (:func:`~multibody.motion.trajectory_lqr.
 finite_horizon_lqr`). A one-sided cost (only a decrease of the normal impulse priced) is not
@@ -39,17 +42,14 @@ from .errors import MotionError
 __all__ = ["impulse_weights", "impulse_cost_terms"]
 
 
-def impulse_weights(p_ref, normal, held, time_step: float, scale: float,
-                    offset: float) -> np.ndarray:
-    """The weights ``W_i = c / (max(n^T p_i, 0) + h F_0)^2`` of the held points' impulse
+def impulse_weights(loads, held, time_step: float, scale: float, offset: float) -> np.ndarray:
+    """The weights ``W_i = c / (h (max(F_i, 0) + F_0))^2`` of the held points' impulse
     changes (module docstring); zero on the points not held.
 
     Parameters
     ----------
-    p_ref : (3 P,) array_like
-        The model's impulses at the reference (N s).
-    normal : (3,) array_like
-        The floor's normal ``n``.
+    loads : (P,) array_like
+        The points' normal loads ``F_i = n^T p_i / h`` at the reference (N).
     held : (P,) array_like
         The held points (nonzero: held).
     time_step, scale, offset : float
@@ -63,18 +63,17 @@ def impulse_weights(p_ref, normal, held, time_step: float, scale: float,
     Raises
     ------
     MotionError
-        ``p_ref`` not 3 per point of ``held``, or ``offset`` not > 0.
+        ``loads`` not one per point of ``held``, or ``offset`` not > 0.
     """
     held = np.asarray(held, float).ravel() != 0
-    p = np.asarray(p_ref, float).ravel()
-    if p.shape != (3 * len(held),):
-        raise MotionError(f"impulse_weights: p_ref must be ({3 * len(held)},) (3 per point), "
-                          f"got {p.shape}")
+    F = np.asarray(loads, float).ravel()
+    if F.shape != held.shape:
+        raise MotionError(f"impulse_weights: loads must be ({len(held)},) (one per point), "
+                          f"got {F.shape}")
     if not (np.isfinite(offset) and offset > 0):
         raise MotionError(f"impulse_weights: offset must be finite and > 0, got {offset!r}")
-    n = np.asarray(normal, float)
-    pn = np.maximum(p.reshape(-1, 3) @ (n / np.linalg.norm(n)), 0.0)
-    return np.where(held, float(scale) / (pn + float(time_step) * float(offset)) ** 2, 0.0)
+    h = float(time_step)
+    return np.where(held, float(scale) / (h * (np.maximum(F, 0.0) + float(offset))) ** 2, 0.0)
 
 
 def impulse_cost_terms(P_x, P_u, weights, normal, tangential: float = 0.0) -> tuple:

@@ -386,9 +386,9 @@ def trajectory_gains(step: ConstrainedStep, times, q, v, u, held, Q, R,
     ``step`` linearised at every step ``t_0 + n h`` (the reference interpolated: ``q`` along
     the tangent, ``v`` and ``u`` linearly, the held points of the frame at or before), the
     Riccati recursion over the steps (:func:`finite_horizon_lqr`, ``Q_f = Q``), the gains
-    taken at the steps nearest the frames; with ``contact_cost`` ``(c, F_0, tau, n)`` the
+    taken at the steps nearest the frames; with ``contact_cost`` ``(c, F_0, tau, n, F)`` the
     cost on the held points' impulse changes added per step (:mod:`~multibody.motion.
-    impulse_cost`).
+    impulse_cost`; ``F`` (K, P) the reference's normal loads, or None: the model's).
 
     Parameters
     ----------
@@ -426,8 +426,10 @@ def trajectory_gains(step: ConstrainedStep, times, q, v, u, held, Q, R,
         As.append(A)
         Bs.append(B)
         if contact_cost is not None:
-            c, f0, tau, normal = contact_cost
-            W = impulse_weights(step.impulses(*args), normal, held[k], h, c, f0)
+            c, f0, tau, normal, loads = contact_cost
+            F = (np.asarray(step.impulses(*args), float).reshape(-1, 3) @ normal / h
+                 if loads is None else loads[k])
+            W = impulse_weights(F, held[k], h, c, f0)
             dQ, dR, dN = impulse_cost_terms(Px, Pu, W, normal, tau)
             Qs.append(Q + dQ)
             Rs.append(R + dR)
@@ -470,9 +472,10 @@ def forward_pass_feedback(fp, weights: LQRWeights, reference, contact_forces=Non
     nv = tree.nv
     Q = weights.q_matrix(nv, fp.floating)
     R = weights.r_matrix(tree, fp.actuated_velocity_indices)
+    n = np.asarray(fp.floor.normal, float) / np.linalg.norm(fp.floor.normal)
     cost = None if not weights.contact_force else (
         weights.contact_force, weights.contact_force_offset, weights.contact_force_tangential,
-        np.asarray(fp.floor.normal, float))
+        n, None if contact_forces is None else np.asarray(contact_forces, float) @ n)
     gains = trajectory_gains(step, fp.times, ql, vl, u, held, Q, R, cost)
     fb = lqr_feedback_function(tree, fp.times, gains, ql, vl, weights.max_torque)
     if weights.lift_fade is None:

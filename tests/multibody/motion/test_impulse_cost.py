@@ -99,17 +99,17 @@ def test_the_impulses_balance_the_steps_momentum_and_linearise_exactly():
 
 def test_the_weights_and_cost_terms_are_the_relative_normal_load_change():
     n = np.array([0.0, 0.0, 1.0])
-    p = np.array([0.1, 0, 2.0, 0, 0, -0.5, 0, 0, 1.0])   # the second point pulls
-    W = impulse_weights(p, n, [1, 1, 0], H, 2.0, 60.0)
-    np.testing.assert_allclose(W, [2.0 / (2.0 + 0.25) ** 2, 2.0 / 0.25 ** 2, 0.0])
+    F = np.array([480.0, -120.0, 240.0])                 # the second point pulls
+    W = impulse_weights(F, [1, 1, 0], H, 2.0, 60.0)
+    np.testing.assert_allclose(W, [2.0 / (H * 540.0) ** 2, 2.0 / (H * 60.0) ** 2, 0.0])
     rng = np.random.default_rng(0)
     Px, Pu, dx, du = (rng.normal(size=s) for s in ((9, 5), (9, 2), 5, 2))
     dQ, dR, dN = impulse_cost_terms(Px, Pu, W, n, tangential=0.5)
     dp = (Px @ dx + Pu @ du).reshape(3, 3)
     want = W @ (dp[:, 2] ** 2 + 0.5 * (dp[:, :2] ** 2).sum(1))
     np.testing.assert_allclose(dx @ dQ @ dx + 2 * dx @ dN @ du + du @ dR @ du, want, rtol=1e-12)
-    with pytest.raises(MotionError, match="p_ref must be \\(9,\\)"):
-        impulse_weights(p[:6], n, [1, 1, 0], H, 2.0, 60.0)
+    with pytest.raises(MotionError, match="loads must be \\(3,\\)"):
+        impulse_weights(F[:2], [1, 1, 0], H, 2.0, 60.0)
     with pytest.raises(MotionError, match="contact_force_offset must be finite and > 0"):
         LQRWeights(contact_force=1.0, contact_force_offset=0.0)
     with pytest.raises(MotionError, match="contact_force must be finite and >= 0"):
@@ -125,9 +125,9 @@ def _closed_loop(tree, step, q, u, cost):
     A, B, Px, Pu = step.linearize(q, v, u, w, impulses=True)
     Q = LQRWeights().q_matrix(nv, True)
     R = 1e-3 * np.eye(4)
-    dQ, dR, dN = (impulse_cost_terms(Px, Pu, impulse_weights(step.impulses(q, v, u, w),
-                                                             (0, 0, 1), w, H, cost, 50.0),
-                                     (0, 0, 1)) if cost else (0, 0, None))
+    F = np.asarray(step.impulses(q, v, u, w), float)[2::3].ravel() / H
+    dQ, dR, dN = (impulse_cost_terms(Px, Pu, impulse_weights(F, w, H, cost, 50.0), (0, 0, 1))
+                  if cost else (0, 0, None))
     T = 240
     K, _ = finite_horizon_lqr(np.repeat(A[None], T, 0), np.repeat(B[None], T, 0), Q + dQ,
                               R + dR, Q, dN)
