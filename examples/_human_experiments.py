@@ -69,35 +69,86 @@ def residual_force_rms(res, sl=slice(None)) -> float:
 RIGID_STAGES = (
     dict(contact_band=(0.002, 0.01), contact_height_scale=0.004, penetration_scale=0.002,
          slip_speed_scale=0.03, residual_force_scale=4.0, residual_torque_scale=15.0,
-         support_margin=0.02, offset_scale=0.01, max_iterations=100),
+         support_margin=0.02, offset_scale=0.01, max_iterations=100,
+         ipopt_options={"mu_strategy": "adaptive"}),
     dict(contact_band=(0.002, 0.01), contact_height_scale=0.003, penetration_scale=0.002,
          slip_speed_scale=0.02, residual_force_scale=2.0, residual_torque_scale=8.0,
-         support_margin=0.02, offset_scale=0.01, max_iterations=40))
+         support_margin=0.02, offset_scale=0.01, max_iterations=40,
+         ipopt_options={"mu_strategy": "adaptive"}))
 """The rigid-feet stages after the band solution (``--rigid-feet``): loads within 2-10 mm of
 the floor, loaded points pulled onto it (``contact_height_scale``), none in it
 (``penetration_scale``), touching points still (``slip_speed_scale``), the centre of pressure
 20 mm inside the feet's edges (``support_margin``) and the marker offsets refined
 (``offset_scale``). The first stage weighs the residual loosely (4 N, 15 N m), the second
-tightens it (2 N, 8 N m): from the band solution in one step the tight stage diverges."""
+tightens it (2 N, 8 N m): from the band solution in one step the tight stage diverges.
+IPOPT's barrier parameter is adaptive in these stages (the band solution keeps the fixed
+``mu = 1e-6``): the band solution is far from a rigid stage's optimum (objective 125 at the
+start, about 2.4 at the end on the HDM walk), and at the fixed small barrier the iterates
+crept along the bounds (step lengths of 1e-2) while the contact violation grew to 20 N, until
+the line search failed after 47 iterations and IPOPT's restoration phase carried the motion to
+180 mm and 7 kN -- or, from a warm start 2e-9 away, did not (the two outcomes of the HDM
+walk's first stage that sessions 7 and 8 could not tell apart). With the adaptive barrier the
+same stage reaches 9.6 mm and 1.1 N in its first 100 iterations without a restoration step
+(before its offset round). A stage that still diverges is run again through
+:func:`halfway_stage` (:func:`consistent_motion`)."""
+
+
+def halfway_stage(previous: dict, stage: dict) -> dict:
+    """A stage between two rigid-feet stages (:data:`RIGID_STAGES`; ``previous`` ``{}`` for
+    the band solution, whose contact terms are off and whose scales are
+    :class:`ConsistentMotion`'s defaults): the contact band's ends, the contact-height,
+    penetration and slip scales the geometric means of the two stages' (a term the previous
+    stage did not have at four times the new scale: a quarter of its weight), the residual
+    scales the looser of the new stage's and the geometric mean, everything else the new
+    stage's. :func:`consistent_motion` runs it when a stage diverges and then the stage again.
+
+    Parameters
+    ----------
+    previous, stage : dict
+        Keyword arguments of :class:`ConsistentMotion`.
+
+    Returns
+    -------
+    dict
+        The halfway stage's keyword arguments.
+    """
+    defaults = {"contact_band": (0.04, 0.07), "slip_speed_scale": 0.1,
+                "residual_force_scale": 0.5, "residual_torque_scale": 2.0}
+    out = dict(stage)
+    for key in ("contact_band", "contact_height_scale", "penetration_scale",
+                "slip_speed_scale", "residual_force_scale", "residual_torque_scale"):
+        new = stage.get(key)
+        old = previous.get(key, defaults.get(key))
+        if new is None:
+            continue
+        if old is None:
+            out[key] = 4.0 * float(new)
+        elif key == "contact_band":
+            out[key] = tuple(float(np.sqrt(a * b)) for a, b in zip(old, new))
+        else:
+            mean = float(np.sqrt(float(old) * float(new)))
+            out[key] = max(mean, float(new)) if key.startswith("residual") else mean
+    return out
 
 
 def _markers(fitter) -> list:
     return list(zip(fitter.marker_names, fitter.marker_bodies, fitter.marker_offsets))
 
 
-def _stage_summary(out, res, sl) -> dict:
-    return {"marker_rms_m": out.marker_rms, "residual_force_rms_n": residual_force_rms(res, sl),
-            "status": out.status, "iterations": int(out.iterations),
-            "cpu_seconds": out.cpu_seconds}
+def _stage_summary(out, res, sl, label="") -> dict:
+    return {"stage": label, "marker_rms_m": out.marker_rms,
+            "residual_force_rms_n": residual_force_rms(res, sl), "status": out.status,
+            "iterations": int(out.iterations), "cpu_seconds": out.cpu_seconds}
 
 
 def _stage_holds(new, old, sl) -> bool:
     """Whether a rigid-feet stage kept the motion: markers within 1.5 times its warm start's
     (and 15 mm) and a pelvis residual force RMS within 2 N (or 1.5 times the warm start's).
-    IPOPT can leave the tight contact
-    terms in a far worse point (a stage from a slightly different warm start once gave 243 mm
-    and 7 kN): :func:`consistent_motion` then goes back to the band solution (the forward
-    pass's rigid-feet settings need every stage)."""
+    IPOPT can leave the tight contact terms in a far worse point (with a fixed barrier
+    parameter a stage from a warm start 2e-9 away from one that held gave 184 mm and 7 kN,
+    :data:`RIGID_STAGES`): :func:`consistent_motion` then tries the stage again through
+    :func:`halfway_stage`, and goes back to the band solution if that fails too (the
+    forward pass's rigid-feet settings need every stage)."""
     r = residual_force_rms(new.inverse_dynamics, sl)
     r0 = residual_force_rms(old.inverse_dynamics, sl)
     return bool(np.isfinite(new.marker_rms) and new.marker_rms <= max(1.5 * old.marker_rms, 0.015)
@@ -117,36 +168,52 @@ def consistent_motion(model, fitter, t, X, q_fit, floor, res0, sl, knot_interval
     the marker fitter with the last stage's offsets (``fitter`` itself without stages),
     ``force_points`` where the check's contact forces act (body frames; the contact points
     inset by ``support_margin``, else None: the true points). A stage that diverges
-    (:func:`_stage_holds`) drops all the rigid stages: the band solution is returned and the
-    report says ``rigid_feet`` false and which stage diverged."""
+    (:func:`_stage_holds`) is run again from the same warm start through a stage halfway to
+    it (:func:`halfway_stage`; both runs judged against that warm start; the report's
+    ``stages`` list every run, labelled); if the
+    halfway stage or the stage after it diverges too, all the rigid stages are dropped: the
+    band solution is returned and the report says ``rigid_feet`` false and which stage
+    diverged."""
     cm = ConsistentMotion(model.tree, _markers(fitter), model.foot_contact_points, floor=floor,
                           friction=0.8, knot_interval=knot_interval, contact_band=(0.04, 0.07),
                           max_iterations=iterations)
     out = first = cm.solve(t, X, q_fit)
-    stages = [_stage_summary(out, out.inverse_dynamics, sl)]
+    stages = [_stage_summary(out, out.inverse_dynamics, sl, "band")]
     offsets0, fitter0 = np.asarray(fitter.marker_offsets, float), fitter
-    for k, options in enumerate(rigid_stages):
-        print(f"  rigid feet, stage {k + 1} of {len(rigid_stages)}: markers "
-              f"{1e3 * out.marker_rms:.2f} mm so far")
+    previous = {}
+
+    def run(options, start, fitter_start, label, judge):
         options = dict(options)
         options["max_iterations"] = min(int(options.get("max_iterations", iterations)),
                                         int(iterations))
-        cm = ConsistentMotion(model.tree, _markers(fitter), model.foot_contact_points,
+        cm = ConsistentMotion(model.tree, _markers(fitter_start), model.foot_contact_points,
                               floor=floor, friction=0.8, knot_interval=knot_interval,
                               **options)
-        new = cm.solve(t, X, out.trajectory.q)
-        stages.append(_stage_summary(new, new.inverse_dynamics, sl))
-        if not _stage_holds(new, out, sl):
-            print(f"  rigid feet, stage {k + 1}: diverged (markers {1e3 * new.marker_rms:.1f} mm, "
-                  f"residual {stages[-1]['residual_force_rms_n']:.1f} N); the rigid stages "
-                  "are dropped")
+        new = cm.solve(t, X, start.trajectory.q)
+        stages.append(_stage_summary(new, new.inverse_dynamics, sl, label))
+        holds = _stage_holds(new, judge, sl)
+        fitter_new = (fitter_start.with_offsets(new.marker_offsets)
+                      if new.marker_offsets is not None else fitter_start)
+        if not holds:
+            print(f"  rigid feet, stage {label}: diverged (markers {1e3 * new.marker_rms:.1f} "
+                  f"mm, residual {stages[-1]['residual_force_rms_n']:.1f} N)")
+        return holds, new, fitter_new
+
+    dropped = None
+    for k, options in enumerate(rigid_stages):
+        print(f"  rigid feet, stage {k + 1} of {len(rigid_stages)}: markers "
+              f"{1e3 * out.marker_rms:.2f} mm so far")
+        holds, new, fitter_new = run(options, out, fitter, f"{k + 1}", out)
+        if not holds:              # again, through a halfway stage (both judged against out)
+            holds, mid, fitter_mid = run(halfway_stage(previous, options), out, fitter,
+                                         f"{k + 1} halfway", out)
+            if holds:
+                holds, new, fitter_new = run(options, mid, fitter_mid, f"{k + 1} again", out)
+        if not holds:
+            print("  rigid feet: the rigid stages are dropped")
             dropped = k + 1
             break
-        out = new
-        if out.marker_offsets is not None:
-            fitter = fitter.with_offsets(out.marker_offsets)
-    else:
-        dropped = None
+        out, fitter, previous = new, fitter_new, options
     if dropped is not None:                      # back to the band solution and its offsets
         out, fitter = first, fitter0
     res = out.inverse_dynamics                   # the independent check's forces and torques

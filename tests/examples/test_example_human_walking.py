@@ -190,13 +190,45 @@ def test_consistent_motion_option(tmp_path):
     np.testing.assert_allclose(fwd["q"][0], z["q"][0], atol=1e-9)
 
 
-def test_rigid_feet_option(tmp_path):
+def test_halfway_stage():
+    """The stage between two rigid-feet stages: geometric means of the contact scales and
+    band ends, a term new in the stage at four times its scale, the residual scales never
+    tighter than the stage's, everything else the stage's."""
+    ex = load_example("human_walking")
+    hx = importlib.import_module(ex.consistent_motion.__module__)
+    s1, s2 = hx.RIGID_STAGES
+    h = hx.halfway_stage({}, s1)                  # from the band solution
+    assert h["contact_band"] == pytest.approx((np.sqrt(0.04 * s1["contact_band"][0]),
+                                               np.sqrt(0.07 * s1["contact_band"][1])))
+    assert h["contact_height_scale"] == pytest.approx(4 * s1["contact_height_scale"])
+    assert h["penetration_scale"] == pytest.approx(4 * s1["penetration_scale"])
+    assert h["slip_speed_scale"] == pytest.approx(np.sqrt(0.1 * s1["slip_speed_scale"]))
+    assert h["residual_force_scale"] == s1["residual_force_scale"]   # 0.5 N is tighter
+    for key in ("support_margin", "offset_scale", "max_iterations", "ipopt_options"):
+        assert h[key] == s1[key]
+    h = hx.halfway_stage(s1, s2)                  # the residual tightened halfway
+    assert h["residual_force_scale"] == pytest.approx(np.sqrt(
+        s1["residual_force_scale"] * s2["residual_force_scale"]))
+    assert h["contact_height_scale"] == pytest.approx(np.sqrt(
+        s1["contact_height_scale"] * s2["contact_height_scale"]))
+    assert h["contact_band"] == pytest.approx(s2["contact_band"])
+
+
+def test_rigid_feet_option(tmp_path, monkeypatch):
     """``--rigid-feet`` on the short synthetic clip: the band solution, then the rigid-feet
     stages from it. The report lists every stage; when the stages hold, the saved motion goes
     with the refined marker offsets (its markers with them give the report's marker RMS) and
     the forward pass runs with the trajectory LQR; when one diverges, the band solution and
-    its offsets are kept."""
+    its offsets are kept. Here the first stage is made to diverge once: it is run again from
+    the band solution through a halfway stage, and the stages go on."""
     ex = load_example("human_walking")
+    hx = importlib.import_module(ex.consistent_motion.__module__)
+    calls, holds = [], hx._stage_holds
+
+    def diverge_once(new, old, sl):
+        calls.append(new)
+        return len(calls) > 1 and holds(new, old, sl)
+    monkeypatch.setattr(hx, "_stage_holds", diverge_once)
     out = ex.main(["--out", str(tmp_path), "--synthetic-frames", "60", "--consistent",
                    "--rigid-feet", "--consistent-iterations", "3", "--no-experiments",
                    "--no-plot", "--time-step", "0.004"])
@@ -204,7 +236,14 @@ def test_rigid_feet_option(tmp_path):
     cm = rep["consistent_motion"]
     assert len(cm["rigid_stages"]) == len(ex.RIGID_STAGES)
     assert cm["rigid_feet"] and cm["rigid_stage_diverged"] is None   # this clip holds
-    assert len(cm["stages"]) == 1 + len(ex.RIGID_STAGES)
+    assert [s["stage"] for s in cm["stages"]] == ["band", "1", "1 halfway", "1 again", "2"]
+    assert len(calls) == 4
+    # the stage again starts from the halfway stage's motion, which started from the band's
+    # (a run's marker_rms_before is that of the spline refitted to its warm start)
+    assert calls[1].marker_rms_before == pytest.approx(cm["stages"][0]["marker_rms_m"],
+                                                       rel=1e-3)
+    assert calls[2].marker_rms_before == pytest.approx(calls[1].marker_rms, rel=1e-3)
+    assert abs(calls[1].marker_rms / cm["stages"][0]["marker_rms_m"] - 1) > 0.1
     fm = out["fitter_motion"]
     z = np.load(tmp_path / "fit.npz")
     np.testing.assert_array_equal(z["marker_offsets"], fm.marker_offsets)
