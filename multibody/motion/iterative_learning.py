@@ -147,18 +147,20 @@ def feedback_effort(fp, q, v, result, parts=("pd", "lqr")) -> np.ndarray:
     (``result.q``, ``result.v`` interpolated linearly between frames to ``t + h``: the end of
     the step whose command the frame's table entry sets, where the implicit PD acts), plus
     the LQR correction ``fp.controller.feedback(t, q(t), v(t))`` when there is one; ``parts``
-    the terms taken (``"pd"``, ``"lqr"``). The pelvis balance feedback (``balance_gain``) and
-    the other options are not included.
+    the terms taken: ``"pd"``, ``"lqr"``, or ``"lqr_root"`` (the LQR's correction of the
+    root's error alone: its feedback on the simulated root with the joints at the lifted
+    reference). The pelvis balance feedback (``balance_gain``) and the other options are
+    not included.
 
     Raises
     ------
     MotionError
         An unknown part.
     """
-    unknown = set(parts) - {"pd", "lqr"}
+    unknown = set(parts) - {"pd", "lqr", "lqr_root"}
     if unknown:
-        raise MotionError(f"feedback_effort: parts must be among 'pd' and 'lqr', got "
-                          f"{sorted(unknown)}")
+        raise MotionError(f"feedback_effort: parts must be among 'pd', 'lqr' and 'lqr_root', "
+                          f"got {sorted(unknown)}")
     times = np.asarray(fp.times, float)
     qi, vi = fp.q_indices, fp.actuated_velocity_indices
     ql, vl = fp.lifted_reference(q, v)
@@ -173,6 +175,11 @@ def feedback_effort(fp, q, v, result, parts=("pd", "lqr")) -> np.ndarray:
     if fb is not None and "lqr" in parts:
         many = fb.map(len(times))
         out = out + np.asarray(many(times[None], Qs.T, Vs.T), float).T
+    if fb is not None and "lqr_root" in parts and fp.floating:
+        Qr, Vr = ql.copy(), vl.copy()
+        Qr[:, :7], Vr[:, :6] = Qs[:, :7], Vs[:, :6]
+        many = fb.map(len(times))
+        out = out + np.asarray(many(times[None], Qr.T, Vr.T), float).T
     return out
 
 
@@ -200,7 +207,8 @@ def _rms_distance(d) -> float:
 
 def learn_feedforward(fp, q, v, tau, *, iterations: int = 10, rate: float = 0.5,
                       cutoff_hz: Optional[float] = 6.0, patience: int = 2,
-                      score: Optional[Callable] = None, parts=("pd", "lqr")) -> LearningResult:
+                      score: Optional[Callable] = None, parts=("pd", "lqr"),
+                      backtrack: bool = True) -> LearningResult:
     """Learn the feedforward torques of the forward pass ``fp`` on the references ``(q, v,
     tau)`` by iterative learning control (module docstring).
 
@@ -226,6 +234,10 @@ def learn_feedforward(fp, q, v, tau, *, iterations: int = 10, rate: float = 0.5,
         ``q``.
     parts : sequence of str
         The feedback terms learned from (:func:`feedback_effort`).
+    backtrack : bool
+        Each iteration starts from the best run so far, and a run that does not improve on
+        it halves the rate (module docstring); false: plain ILC from the last run, stopped
+        by a failed run.
 
     Returns
     -------
@@ -261,25 +273,30 @@ def learn_feedforward(fp, q, v, tau, *, iterations: int = 10, rate: float = 0.5,
     out = run(d)
     best = (float(score(out)), 0, d, out)
     scores, joints, fb_rms, failure = [best[0]], [out.joint_angle_rms_deg], [], None
-    worse = 0
+    worse, gamma, fb = 0, float(rate), None
     for k in range(1, int(iterations) + 1):
-        fb = feedback_effort(fp, q, v, out, parts)
-        fb_rms.append(float(np.sqrt(np.mean(fb ** 2))))
-        d = zero_phase_lowpass(fp.times, d + float(rate) * fb, cutoff_hz)
+        if backtrack:                                   # from the best run so far
+            _, _, d, out = best
+        if fb is None or not backtrack or worse == 0:
+            fb = feedback_effort(fp, q, v, out, parts)
+            fb_rms.append(float(np.sqrt(np.mean(fb ** 2))))
+        d = zero_phase_lowpass(fp.times, d + gamma * fb, cutoff_hz)
         try:
             out = run(d)
             s = float(score(out))
-        except DynablocksError as err:                  # a run that blew up: keep the best
-            failure = f"iteration {k}: {type(err).__name__}: {err}"
-            scores.append(float("inf"))
-            break
+        except DynablocksError as err:                  # a run that blew up
+            failure, s = f"iteration {k}: {type(err).__name__}: {err}", float("inf")
+            if not backtrack:
+                scores.append(s)
+                break
         s = s if np.isfinite(s) else float("inf")
         scores.append(s)
-        joints.append(out.joint_angle_rms_deg)
+        joints.append(out.joint_angle_rms_deg if np.isfinite(s) else float("nan"))
         if s < best[0]:
             best, worse = (s, k, d, out), 0
         else:
             worse += 1
+            gamma *= 0.5 if backtrack else 1.0
             if worse >= int(patience):
                 break
     _, k_best, d_best, out_best = best

@@ -48,10 +48,12 @@ def _arm_pass(forearm):
                        min_stiffness=0.0)
 
 
-def test_a_heavier_forearm_is_learned_as_its_inverse_dynamics_torques():
+@pytest.mark.parametrize("backtrack", [True, False])
+def test_a_heavier_forearm_is_learned_as_its_inverse_dynamics_torques(backtrack):
     q, v, tau = _swing(_arm(1.0))
     _, _, tau_true = _swing(_arm(1.5))                    # what the heavier arm needs
-    out = learn_feedforward(_arm_pass(1.5), q, v, tau, iterations=6, rate=1.0)
+    out = learn_feedforward(_arm_pass(1.5), q, v, tau, iterations=6, rate=1.0,
+                            backtrack=backtrack)
     before, after = out.joint_angle_rms_deg[0], out.result.joint_angle_rms_deg
     assert before > 1.0                                   # 2.25 deg off without learning
     assert after < 0.1 * before                           # 0.10 deg after
@@ -142,7 +144,13 @@ def test_feedback_effort_is_the_pd_at_the_end_of_the_step_plus_the_lqr():
     fn = fp.controller.feedback
     np.testing.assert_allclose(lqr[k], np.asarray(fn(times[k], run.q[k], run.v[k]),
                                                   float).ravel(), rtol=1e-10, atol=1e-12)
-    with pytest.raises(MotionError, match="parts must be among 'pd' and 'lqr'"):
+    root = feedback_effort(fp, Q, V, run, ("lqr_root",))  # joints at the reference
+    qr, vr = Q[k].copy(), V[k].copy()
+    qr[:7], vr[:6] = run.q[k, :7], run.v[k, :6]
+    np.testing.assert_allclose(root[k], np.asarray(fn(times[k], qr, vr), float).ravel(),
+                               rtol=1e-10, atol=1e-12)
+    assert np.abs(root[k] - lqr[k]).max() > 1e-6         # the joints' error counts in lqr
+    with pytest.raises(MotionError, match="parts must be among 'pd', 'lqr' and 'lqr_root'"):
         feedback_effort(fp, Q, V, run, ("balance",))
 
 
