@@ -40,9 +40,9 @@ on the joint coordinates. Optional terms keep a rigid foot's contacts (``contact
 ``offset_scale`` alternates the solve with a closed-form refinement of the marker offsets
 (:func:`~multibody.motion.marker_set.refine_marker_offsets`, as AddBiomechanics' marker
 step) so that flat, planted feet and the leg markers can agree. HDM walk, two stages from the
-band solution (``examples/_human_experiments.RIGID_STAGES``; the tight one alone diverges, and
-so did the first once): markers 8.30 mm, residual 0.28 N, centre of pressure >= 18.5 mm inside
-the feet's side edges in every single-stance frame (without margin and offsets 11.1 mm).
+band solution (``examples/_human_experiments.RIGID_STAGES``, adaptive barrier): markers 8.47
+mm, residual 0.58 N, centre of pressure >= 18.5 mm inside the feet's side edges in every
+single-stance frame (without margin and offsets 11.1 mm).
 
 The NLP is built with CasADi (one symbolic function per frame, mapped over the frames, exact
 first and second derivatives) and solved by IPOPT. Points far from the floor in the warm
@@ -185,8 +185,8 @@ class ConsistentMotion:
     offset_rounds : int
         Refinements when ``offset_scale`` is set (each one more optimisation).
     ipopt_options : dict, optional
-        Further IPOPT options (``{"print_level": 5}``, ``{"linear_solver": "ma27"}`` ...),
-        applied over the defaults.
+        IPOPT options over the defaults (``{"print_level": 5}``; ``{"mu_strategy":
+        "adaptive"}`` for a far warm start: the fixed ``mu = 1e-6`` suits a near one).
 
     Raises
     ------
