@@ -376,22 +376,34 @@ def perturbed(d: dict, fp, n: int, seed: int = 0, tau=None) -> dict:
 
 
 def learn(d: dict, fp, options: dict) -> tuple:
-    """The feedforward learned on the unperturbed run (``learn=dict(...)`` of a configuration:
+    """The feedforward learned (``learn=dict(...)`` of a configuration:
     :func:`~multibody.motion.iterative_learning.learn_feedforward`'s keywords, scored by the
-    marker RMS): ``(tau, keys)``, printed."""
+    marker RMS) on the unperturbed run, or with ``perturb=R`` on R runs: the unperturbed one
+    and R - 1 with the pelvis's initial velocity perturbed as in :func:`perturbed` but drawn
+    from another seed (1), so the perturbed runs that judge it are not those it learned on.
+    Returns ``(tau, keys)``, printed."""
+    options = dict(options)
+    n = int(options.pop("perturb", 0))
+    if n > 1:
+        rng = np.random.default_rng(1)
+        starts = np.repeat(d["v"][:1], n, axis=0)
+        starts[1:, 3:6] += rng.normal(scale=0.02, size=(n - 1, 3))
+        options["starts"] = starts
     with threadpool_limits(1), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         r = learn_feedforward(fp, d["q"], d["v"], d["tau"],
                               score=lambda o: marker_rms(d["fitter"], o.q, d["X"]), **options)
     change = r.torque_change_rms
     top = sorted(change, key=change.get, reverse=True)[:4]
-    keys = {"options": {k: v for k, v in options.items()}, "scores_m": r.scores,
+    keys = {"options": {k: v for k, v in options.items() if k != "starts"},
+            "learned_on": max(n, 1), "scores_m": r.scores,
             "joint_angle_rms_deg": r.joint_angle_rms_deg, "best_iteration": r.best_iteration,
             "cpu_s": r.cpu_seconds, "torque_change_rms_Nm": change,
             "torque_change_rms_all_Nm": float(np.sqrt(np.mean(r.correction ** 2))),
             "inverse_dynamics_rms_Nm": float(np.sqrt(np.mean(
                 d["tau"][:, fp.actuated_velocity_indices] ** 2))), "failure": r.failure}
-    print(f"{'':12s} learning: markers " + ", ".join(f"{1e3 * s:.1f}" for s in r.scores)
+    print(f"{'':12s} learning{f' (medians of {n} runs)' if n > 1 else ''}: markers "
+          + ", ".join(f"{1e3 * s:.1f}" for s in r.scores)
           + f" mm (best iteration {r.best_iteration}), {r.cpu_seconds:.1f} s CPU; learned "
           f"torques {keys['torque_change_rms_all_Nm']:.2f} N m RMS from the inverse dynamics' "
           f"({keys['inverse_dynamics_rms_Nm']:.1f} N m RMS), most on "

@@ -5,9 +5,10 @@ walk from the same start every time, so the part of its tracking error that come
 model (a rigid floor under a reference optimised with a smoothed contact, the model's
 approximations) repeats from run to run. Iterative learning control (ILC) removes such a
 repeating error by correcting the feedforward between runs. Here the learning signal is what
-the feedback had to add in the last run, the *feedback effort* (:func:`feedback_effort`):
-the joint PD's torque on the simulated states plus the LQR's correction when the forward
-pass has one. With ``tau_0`` the given (inverse-dynamics) torques and ``d_0 = 0``,
+the feedback had to add in a run, its *feedback effort* (:func:`feedback_effort`): the joint
+PD's torque on the simulated states, the LQR's correction when the forward pass has one, or
+the part of that correction that answers the root's error (``parts``). With ``tau_0`` the
+given (inverse-dynamics) torques and ``d_0 = 0``,
 
 .. math::
 
@@ -17,33 +18,46 @@ pass has one. With ``tau_0`` the given (inverse-dynamics) torques and ``d_0 = 0`
 the step the frame's table entry drives, ``t + h``; the LQR at ``t``), ``gamma`` the learning
 rate (``rate``) and ``Q`` a zero-phase low-pass filter (second-order Butterworth, forward
 and backward, at ``cutoff_hz``), applied to the learned correction only, not to ``tau_0``.
-The feedback itself is the learning operator (feedback-error learning, Kawato 1987): with
-the sensitivity ``S = (1 + P C)^{-1}`` of the closed loop and its complementary ``T = 1 -
+The feedback itself is the learning operator (feedback-error learning, Kawato et al. 1987):
+with the sensitivity ``S = (1 + P C)^{-1}`` of the closed loop and its complement ``T = 1 -
 S``, the error of the next run is ``e_{k+1} = Q (1 - gamma T) e_k`` for a linear plant, so
-the error shrinks at the frequencies where the feedback acts (``T`` near 1) and ``Q`` stops
-the learning where it does not and where the contacts make the runs differ (Bristow et
-al. 2006, the Q-filter's robustness). Every iteration is scored (default: the RMS distance
-of the bodies' origins from the reference's, :func:`body_position_error`; the benchmark
-passes the marker error); the best is kept, and the learning stops after ``patience``
-iterations without improvement, or after a run that fails.
+the error shrinks at the frequencies where the feedback acts (``T`` near 1), and ``Q`` stops
+the learning where it does not and where the runs are not repeatable (Bristow et al. 2006,
+the Q-filter). Every run is scored (default: the RMS distance of the bodies' origins from the
+reference's, :func:`body_position_error`; the benchmark passes the marker error) and the best
+is kept. A walk on rigid feet is far from linear: a small change of the feedforward can move
+the outcome by centimetres either way. So by default (``backtrack``) each iteration starts
+from the best run so far (``k`` above is the best run), a run that does not improve on it
+halves ``gamma``, and the learning stops after ``patience`` such runs in a row; without it,
+plain ILC from the last run, stopped by a run that fails.
 
 The feedforward table is a numeric parameter of the controller, set in the run's context,
-so a learning iteration reruns the compiled simulation without compiling again.
+so every iteration reruns the compiled simulation without converting or compiling it again
+(a run of the 48-velocity walk: about 0.2 s of CPU).
+
+What to learn from. The joint PD's effort is the signal for a plant whose joints alone
+carry the error (the tests: an arm heavier than its inverse dynamics, a leaning body on
+one foot). On the HDM walk it does not shrink from run to run (23 N m RMS): with both
+feet on the floor the legs close a loop, and the PD's effort is partly an internal force
+between them that no feedforward removes; learned, it makes the walk worse. The LQR's whole
+correction improves ``G`` but not ``G2`` (``benchmarks/bench_forward_pass.py``); the part
+that answers the pelvis's drift (``parts=("lqr_root",)``: the correction with the joints at
+the reference) improves both, because the drift is the error that repeats.
 
 To a user of OpenSim: this is not Computed Muscle Control (Thelen and Anderson 2006), which
-solves for the actuator controls at each instant from the tracking error with a feedback law
-and a static optimisation. The learning keeps the feedback as it is and changes the
-feedforward between whole runs; the learned torques therefore depart from the inverse
+computes the controls at each instant from the tracking error (feedback to desired
+accelerations, then a static optimisation). The learning keeps the feedback as it is and
+changes the feedforward between whole runs; the learned torques depart from the inverse
 dynamics by what the rigid simulation needs to follow the reference
-(:attr:`LearningResult.torque_change_rms`, N m RMS per joint), a measure of the reference's
-inconsistency with the simulated model, like CMC's residual actuators.
+(:attr:`LearningResult.torque_change_rms`, N m RMS per joint), a measure of how far the
+reference is from what this model can do on a rigid floor.
 
 References
 ----------
 S. Arimoto, S. Kawamura, F. Miyazaki, "Bettering operation of robots by learning", J. Robotic
 Systems 1(2), 1984.
 D. A. Bristow, M. Tharayil, A. G. Alleyne, "A survey of iterative learning control", IEEE
-Control Systems Magazine 26(3), 2006 (the Q-filter, eq. 12, and its robustness).
+Control Systems Magazine 26(3), 2006 (the Q-filter and its robustness).
 M. Kawato, K. Furukawa, R. Suzuki, "A hierarchical neural-network model for control and
 learning of voluntary movement", Biological Cybernetics 57, 1987 (feedback-error learning).
 D. G. Thelen, F. C. Anderson, "Using computed muscle control to generate forward dynamic
@@ -208,7 +222,7 @@ def _rms_distance(d) -> float:
 def learn_feedforward(fp, q, v, tau, *, iterations: int = 10, rate: float = 0.5,
                       cutoff_hz: Optional[float] = 6.0, patience: int = 2,
                       score: Optional[Callable] = None, parts=("pd", "lqr"),
-                      backtrack: bool = True) -> LearningResult:
+                      backtrack: bool = True, starts=None) -> LearningResult:
     """Learn the feedforward torques of the forward pass ``fp`` on the references ``(q, v,
     tau)`` by iterative learning control (module docstring).
 
@@ -238,6 +252,13 @@ def learn_feedforward(fp, q, v, tau, *, iterations: int = 10, rate: float = 0.5,
         Each iteration starts from the best run so far, and a run that does not improve on
         it halves the rate (module docstring); false: plain ILC from the last run, stopped
         by a failed run.
+    starts : (R, nv) array_like, optional
+        Learn on R runs per iteration (one compiled batch,
+        :meth:`~multibody.motion.forward_pass.ForwardPass.run_batch`) from these initial
+        velocities instead of the one run from ``v[0]``: the iteration's score is the median
+        of the runs' scores and its feedback effort the median over the runs, per frame and
+        joint (a feedforward learned on one run can fit that run alone; a fallen run does not
+        steer the median). :attr:`LearningResult.result` is the best iteration's first run.
 
     Returns
     -------
@@ -247,7 +268,8 @@ def learn_feedforward(fp, q, v, tau, *, iterations: int = 10, rate: float = 0.5,
     ------
     MotionError
         ``iterations`` < 0, ``patience`` < 1, ``rate`` outside (0, 2], references of the
-        wrong shape (named by the forward pass), a bad ``cutoff_hz``.
+        wrong shape (named by the forward pass), a bad ``cutoff_hz``, ``starts`` not
+        (R, nv).
     """
     if int(iterations) < 0 or int(patience) < 1:
         raise MotionError(f"learn_feedforward: iterations must be >= 0 and patience >= 1, got "
@@ -261,45 +283,61 @@ def learn_feedforward(fp, q, v, tau, *, iterations: int = 10, rate: float = 0.5,
         origins = _origins_function(fp.tree, len(q))
         ref = np.asarray(origins(q.T), float)
         score = (lambda res: _rms_distance(np.asarray(origins(res.q.T), float) - ref))
+    if starts is not None:
+        starts = np.asarray(starts, float)
+        if starts.ndim != 2 or len(starts) == 0 or starts.shape[1] != fp.tree.nv:
+            raise MotionError(f"learn_feedforward: starts must be (R, {fp.tree.nv}) initial "
+                              f"velocities, got shape {starts.shape}")
     vi = fp.actuated_velocity_indices
     c0 = time.thread_time()
 
-    def run(correction):
+    def run(correction) -> list:
         t = tau.copy()
         t[:, vi] += correction
-        return fp.run(q, v, t)
+        if starts is None:
+            return [fp.run(q, v, t)]
+        refs = []
+        for v0 in starts:
+            vr = v.copy()
+            vr[0] = v0
+            refs.append((q, vr, t))
+        return fp.run_batch(refs)
+
+    def judge(outs) -> float:
+        s = float(np.median([score(o) for o in outs]))
+        return s if np.isfinite(s) else float("inf")
 
     d = np.zeros((len(fp.times), len(vi)))
-    out = run(d)
-    best = (float(score(out)), 0, d, out)
-    scores, joints, fb_rms, failure = [best[0]], [out.joint_angle_rms_deg], [], None
+    outs = run(d)
+    best = (judge(outs), 0, d, outs)
+    scores, joints, fb_rms, failure = [best[0]], [outs[0].joint_angle_rms_deg], [], None
     worse, gamma, fb = 0, float(rate), None
     for k in range(1, int(iterations) + 1):
         if backtrack:                                   # from the best run so far
-            _, _, d, out = best
+            _, _, d, outs = best
         if fb is None or not backtrack or worse == 0:
-            fb = feedback_effort(fp, q, v, out, parts)
+            fb = np.median([feedback_effort(fp, q, v, o, parts) for o in outs], axis=0)
             fb_rms.append(float(np.sqrt(np.mean(fb ** 2))))
         d = zero_phase_lowpass(fp.times, d + gamma * fb, cutoff_hz)
         try:
-            out = run(d)
-            s = float(score(out))
+            outs = run(d)
+            s = judge(outs)
         except DynablocksError as err:                  # a run that blew up
             failure, s = f"iteration {k}: {type(err).__name__}: {err}", float("inf")
             if not backtrack:
                 scores.append(s)
                 break
-        s = s if np.isfinite(s) else float("inf")
         scores.append(s)
-        joints.append(out.joint_angle_rms_deg if np.isfinite(s) else float("nan"))
+        joints.append(outs[0].joint_angle_rms_deg if np.isfinite(s) else float("nan"))
         if s < best[0]:
-            best, worse = (s, k, d, out), 0
+            best, worse = (s, k, d, outs), 0
         else:
             worse += 1
             gamma *= 0.5 if backtrack else 1.0
             if worse >= int(patience):
                 break
-    _, k_best, d_best, out_best = best
+    _, k_best, d_best, outs_best = best
+    out_best = outs_best[0]
     tau_best = tau.copy()
     tau_best[:, vi] += d_best
     change = {}

@@ -67,6 +67,24 @@ def test_a_heavier_forearm_is_learned_as_its_inverse_dynamics_torques(backtrack)
     assert out.cpu_seconds > 0 and out.failure is None
 
 
+def test_learning_on_several_starts_takes_the_medians():
+    q, v, tau = _swing(_arm(1.0))
+    fp = _arm_pass(1.5)
+    starts = v[[0, 0, 0]] + np.array([[0.0, 0.0], [0.2, 0.0], [0.0, -0.3]])
+    out = learn_feedforward(fp, q, v, tau, iterations=3, rate=1.0, starts=starts)
+    assert out.best_iteration == 3 and out.scores[3] < 0.5 * out.scores[0]
+    np.testing.assert_array_equal(fp.run(q, v, out.tau).q, out.result.q)  # the first start
+    runs = []
+    for v0 in starts:
+        vr = v.copy()
+        vr[0] = v0
+        runs.append(fp.run(q, vr, out.tau))
+    np.testing.assert_allclose(out.scores[3], np.median([body_position_error(
+        fp.tree, q, r.q) for r in runs]), rtol=1e-12)
+    with pytest.raises(MotionError, match="starts must be \\(R, 2\\)"):
+        learn_feedforward(fp, q, v, tau, starts=v[0])
+
+
 def test_an_exact_feedforward_learns_nothing():
     q, v, tau = _swing(_arm(1.0))
     fp = _arm_pass(1.0)
