@@ -110,6 +110,9 @@ class LQRWeights:
         ``F_0`` (N) of that cost's relative change, ``> 0``.
     contact_force_tangential : float
         Its tangential components' share (0: the normal impulses alone).
+    contact_force_state : bool
+        Price the whole impulse change ``P_x dx + P_u du`` (``Q``, ``R`` and the cross term
+        ``N``); False: the correction's share ``P_u du`` alone (``R`` only).
     """
 
     root_rotation: float = 1e4
@@ -129,6 +132,7 @@ class LQRWeights:
     contact_force: float = 0.0
     contact_force_offset: float = 50.0
     contact_force_tangential: float = 0.0
+    contact_force_state: bool = True
 
     def __post_init__(self) -> None:
         for name in ("root_rotation", "root_position", "root_angular_velocity",
@@ -386,9 +390,10 @@ def trajectory_gains(step: ConstrainedStep, times, q, v, u, held, Q, R,
     ``step`` linearised at every step ``t_0 + n h`` (the reference interpolated: ``q`` along
     the tangent, ``v`` and ``u`` linearly, the held points of the frame at or before), the
     Riccati recursion over the steps (:func:`finite_horizon_lqr`, ``Q_f = Q``), the gains
-    taken at the steps nearest the frames; with ``contact_cost`` ``(c, F_0, tau, n, F)`` the
+    taken at the steps nearest the frames; with ``contact_cost`` ``(c, F_0, tau, n, F, s)`` the
     cost on the held points' impulse changes added per step (:mod:`~multibody.motion.
-    impulse_cost`; ``F`` (K, P) the reference's normal loads, or None: the model's).
+    impulse_cost`; ``F`` (K, P) the reference's normal loads, or None: the model's; ``s``
+    False: on ``P_u du`` alone).
 
     Parameters
     ----------
@@ -426,11 +431,11 @@ def trajectory_gains(step: ConstrainedStep, times, q, v, u, held, Q, R,
         As.append(A)
         Bs.append(B)
         if contact_cost is not None:
-            c, f0, tau, normal, loads = contact_cost
+            c, f0, tau, normal, loads, state = contact_cost
             F = (np.asarray(step.impulses(*args), float).reshape(-1, 3) @ normal / h
                  if loads is None else loads[k])
             W = impulse_weights(F, held[k], h, c, f0)
-            dQ, dR, dN = impulse_cost_terms(Px, Pu, W, normal, tau)
+            dQ, dR, dN = impulse_cost_terms(Px if state else 0 * Px, Pu, W, normal, tau)
             Qs.append(Q + dQ)
             Rs.append(R + dR)
             Ns.append(dN)
@@ -475,7 +480,8 @@ def forward_pass_feedback(fp, weights: LQRWeights, reference, contact_forces=Non
     n = np.asarray(fp.floor.normal, float) / np.linalg.norm(fp.floor.normal)
     cost = None if not weights.contact_force else (
         weights.contact_force, weights.contact_force_offset, weights.contact_force_tangential,
-        n, None if contact_forces is None else np.asarray(contact_forces, float) @ n)
+        n, None if contact_forces is None else np.asarray(contact_forces, float) @ n,
+        weights.contact_force_state)
     gains = trajectory_gains(step, fp.times, ql, vl, u, held, Q, R, cost)
     fb = lqr_feedback_function(tree, fp.times, gains, ql, vl, weights.max_torque)
     if weights.lift_fade is None:
