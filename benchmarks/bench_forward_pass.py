@@ -395,7 +395,9 @@ def learn(d: dict, fp, options: dict) -> tuple:
                               score=lambda o: marker_rms(d["fitter"], o.q, d["X"]), **options)
     change = r.torque_change_rms
     top = sorted(change, key=change.get, reverse=True)[:4]
-    keys = {"options": {k: v for k, v in options.items() if k != "starts"},
+    keys = {"options": {k: v if isinstance(v, (int, float, str, tuple)) else
+                        getattr(v, "__name__", repr(v)) for k, v in options.items()
+                        if k != "starts"},
             "learned_on": max(n, 1), "scores_m": r.scores,
             "joint_angle_rms_deg": r.joint_angle_rms_deg, "best_iteration": r.best_iteration,
             "cpu_s": r.cpu_seconds, "torque_change_rms_Nm": change,
@@ -479,7 +481,7 @@ def main(argv=None) -> dict:
           f"{1e3 * marker_rms(d['fitter'], d['q'], d['X']):.2f} mm RMS")
     env = {"REF": d["q"], "CF": d["contact_forces"], "BalanceGains": BalanceGains,
            "WholeBodyGains": WholeBodyGains, "LQRWeights": LQRWeights,
-           "LQR_REF": (d["q"], d["v"], d["tau"])}
+           "LQR_REF": (d["q"], d["v"], d["tau"]), "np": np}
     out = {}
     for spec in args.config or DEFAULT_CONFIGS:
         name, _, kw = spec.partition("=")

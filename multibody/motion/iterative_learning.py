@@ -222,7 +222,8 @@ def _rms_distance(d) -> float:
 def learn_feedforward(fp, q, v, tau, *, iterations: int = 10, rate: float = 0.5,
                       cutoff_hz: Optional[float] = 6.0, patience: int = 2,
                       score: Optional[Callable] = None, parts=("pd", "lqr"),
-                      backtrack: bool = True, starts=None) -> LearningResult:
+                      backtrack: bool = True, starts=None,
+                      aggregate: Callable = np.median) -> LearningResult:
     """Learn the feedforward torques of the forward pass ``fp`` on the references ``(q, v,
     tau)`` by iterative learning control (module docstring).
 
@@ -255,10 +256,14 @@ def learn_feedforward(fp, q, v, tau, *, iterations: int = 10, rate: float = 0.5,
     starts : (R, nv) array_like, optional
         Learn on R runs per iteration (one compiled batch,
         :meth:`~multibody.motion.forward_pass.ForwardPass.run_batch`) from these initial
-        velocities instead of the one run from ``v[0]``: the iteration's score is the median
-        of the runs' scores and its feedback effort the median over the runs, per frame and
-        joint (a feedforward learned on one run can fit that run alone; a fallen run does not
-        steer the median). :attr:`LearningResult.result` is the best iteration's first run.
+        velocities instead of the one run from ``v[0]``: the iteration's score is
+        ``aggregate`` of the runs' scores and its feedback effort the median over the runs,
+        per frame and joint (a feedforward learned on one run can fit that run alone; a
+        fallen run does not steer the median). :attr:`LearningResult.result` is the best
+        iteration's first run.
+    aggregate : callable
+        ``aggregate(scores) -> float`` over the runs of an iteration (default the median;
+        ``np.mean`` counts a fall in full).
 
     Returns
     -------
@@ -304,7 +309,7 @@ def learn_feedforward(fp, q, v, tau, *, iterations: int = 10, rate: float = 0.5,
         return fp.run_batch(refs)
 
     def judge(outs) -> float:
-        s = float(np.median([score(o) for o in outs]))
+        s = float(aggregate([score(o) for o in outs]))
         return s if np.isfinite(s) else float("inf")
 
     d = np.zeros((len(fp.times), len(vi)))
