@@ -39,7 +39,7 @@ import numpy as np
 
 from .errors import MotionError
 
-__all__ = ["impulse_weights", "impulse_cost_terms"]
+__all__ = ["impulse_weights", "point_rows", "foot_rows", "impulse_cost_terms"]
 
 
 def impulse_weights(loads, held, time_step: float, scale: float, offset: float) -> np.ndarray:
@@ -76,34 +76,131 @@ def impulse_weights(loads, held, time_step: float, scale: float, offset: float) 
     return np.where(held, float(scale) / (h * (np.maximum(F, 0.0) + float(offset))) ** 2, 0.0)
 
 
-def impulse_cost_terms(P_x, P_u, weights, normal, tangential: float = 0.0) -> tuple:
-    """The additions to the LQR's stage cost of the impulse cost (module docstring).
+def point_rows(weights, normal, tangential: float = 0.0) -> np.ndarray:
+    """The feature rows ``E`` (3 P, 3 P) of the points' cost (module docstring): ``dp^T E^T E
+    dp = sum_i W_i ((n^T dp_i)^2 + tau |(I - n n^T) dp_i|^2)``, ``weights`` ``W`` (P,),
+    ``tangential`` ``tau``."""
+    W = np.asarray(weights, float).ravel()
+    n = np.asarray(normal, float) / np.linalg.norm(normal)
+    # per point: n n^T + tau (I - n n^T) = L L^T with L's columns the scaled axes
+    M = np.outer(n, n) + float(tangential) * (np.eye(3) - np.outer(n, n))
+    w, V = np.linalg.eigh(M)
+    root = V * np.sqrt(np.maximum(w, 0.0))
+    return np.kron(np.diag(np.sqrt(W)), root.T)
+
+
+def impulse_cost_terms(P_x, P_u, E) -> tuple:
+    """The additions to the LQR's stage cost of the cost ``|E dp|^2`` on the impulse change
+    ``dp = P_x dx + P_u du`` (module docstring).
 
     Parameters
     ----------
     P_x, P_u : (3 P, nx), (3 P, nu) array_like
         The impulses' Jacobians.
-    weights : (P,) array_like
-        ``W`` (:func:`impulse_weights`).
-    normal : (3,) array_like
-    tangential : float
-        ``tau``, the tangential components' share of ``W``.
+    E : (m, 3 P) array_like
+        The priced features (:func:`point_rows`, :func:`foot_rows`).
 
     Returns
     -------
     dQ, dR, N : (nx, nx), (nu, nu), (nx, nu) ndarray
+        ``E P_x`` and ``E P_u`` squared and crossed.
     """
-    P_x, P_u = np.asarray(P_x, float), np.asarray(P_u, float)
-    W = np.asarray(weights, float).ravel()
-    if P_x.shape[0] != 3 * len(W) or P_u.shape[0] != 3 * len(W):
-        raise MotionError(f"impulse_cost_terms: P_x and P_u must have {3 * len(W)} rows (3 "
-                          f"per weight), got {P_x.shape} and {P_u.shape}")
-    n = np.asarray(normal, float)
-    n = n / np.linalg.norm(n)
-    # per point: W (n n^T + tau (I - n n^T)) = L L^T with L's columns the scaled axes
-    M = np.outer(n, n) + float(tangential) * (np.eye(3) - np.outer(n, n))
-    w, V = np.linalg.eigh(M)
-    root = V * np.sqrt(np.maximum(w, 0.0))            # M = root root^T
-    E = np.kron(np.diag(np.sqrt(W)), root.T)          # (3 P, 3 P)
+    P_x, P_u, E = np.asarray(P_x, float), np.asarray(P_u, float), np.asarray(E, float)
+    if P_x.shape[0] != E.shape[1] or P_u.shape[0] != E.shape[1]:
+        raise MotionError(f"impulse_cost_terms: P_x and P_u must have {E.shape[1]} rows (E's "
+                          f"columns), got {P_x.shape} and {P_u.shape}")
     Gx, Gu = E @ P_x, E @ P_u
     return Gx.T @ Gx, Gu.T @ Gu, Gx.T @ Gu
+
+
+def foot_rows(x, loads, held, groups, normal, time_step: float, offset: float,
+              length: float) -> np.ndarray:
+    """The feature rows ``E`` of the feet's cost (``LQRWeights.contact_feet``): per foot (a
+    group of points, e.g. a foot's and its toes'), with ``F`` the reference's load on its held
+    points and ``c`` their centre of pressure, the relative change of the foot's normal load
+    and the centre of pressure's shift in the floor plane over ``length``,
+
+    .. math::
+
+        \\frac{\\sum_i n^T \\delta p_i}{h (F + F_0)}, \\qquad
+        \\frac{\\sum_i t_a^T (x_i - c)\\, n^T \\delta p_i}{h (F + F_0)\\, L}, \\; a = 1, 2,
+
+    (the shift to first order in the loads, the points held still) -- the sums over a
+    foot's points leave out the internal impulses between its points and between a foot
+    and its toes, which the bilateral model may trade freely.
+
+    Parameters
+    ----------
+    x : (P, 3) array_like
+        The points in the world at the reference (m).
+    loads, held, groups : (P,) array_like
+        The reference's normal loads (N), the held points (nonzero), a foot label per point.
+    normal : (3,) array_like
+    time_step, offset, length : float
+        ``h`` (s), ``F_0`` (N) and ``L`` (m).
+
+    Returns
+    -------
+    E : (3 G, 3 P) ndarray
+        ``G`` the feet with a held point; ``dp^T E^T E dp`` is the cost.
+    """
+    x, F = np.asarray(x, float).reshape(-1, 3), np.maximum(np.asarray(loads, float), 0.0)
+    held, groups = np.asarray(held, float) != 0, np.asarray(groups)
+    n = np.asarray(normal, float) / np.linalg.norm(normal)
+    t = np.linalg.svd(n[None])[2][1:]                 # two tangents orthonormal to n
+    P, rows = len(x), []
+    for g in dict.fromkeys(groups[held]):
+        idx = np.nonzero(held & (groups == g))[0]
+        Ft = F[idx].sum()
+        c = F[idx] @ x[idx] / Ft if Ft > 0 else x[idx].mean(axis=0)
+        s = 1.0 / (float(time_step) * (Ft + float(offset)))
+        r = np.zeros((3, P, 3))
+        r[0, idx] = s * n
+        r[1:, idx] = s / float(length) * ((x[idx] - c) @ t.T).T[:, :, None] * n
+        rows.append(r.reshape(3, 3 * P))
+    return np.vstack(rows) if rows else np.zeros((0, 3 * P))
+
+
+def contact_cost_rows(tree, contact_points, q, loads, held, normal, time_step: float,
+                      weights) -> np.ndarray:
+    """The priced features per frame of ``LQRWeights`` ``weights`` (``contact_force`` ``c``,
+    ``contact_force_offset``, ``contact_force_tangential``, ``contact_feet``,
+    ``contact_cop_length``): ``sqrt(c)`` times :func:`point_rows` or, with ``contact_feet``,
+    :func:`foot_rows` (a foot: a contact body whose parent carries none, with its contact
+    children), zero-padded to one shape.
+
+    Parameters
+    ----------
+    tree : RigidBodyTree
+    contact_points : dict
+        ``{body: (P_b, 3)}`` (body frames).
+    q : (K, nq) array_like
+        The reference (the points' positions for the feet's centres of pressure).
+    loads, held : (K, P) array_like
+        The reference's normal loads (N) and the held points.
+    normal : (3,) array_like
+    time_step : float
+
+    Returns
+    -------
+    E : (K, m, 3 P) ndarray
+    """
+    bodies = [b for b, ps in contact_points.items() for _ in np.asarray(ps).reshape(-1, 3)]
+    local = np.vstack([np.asarray(ps, float).reshape(-1, 3) for ps in contact_points.values()])
+    parent = {j.child: j.parent for j in tree.joints}
+    groups = np.array([parent[b] if parent[b] in contact_points else b for b in bodies])
+    loads, held = np.asarray(loads, float), np.asarray(held, float)
+    c, F0 = float(weights.contact_force), float(weights.contact_force_offset)
+    out = []
+    for k, qk in enumerate(np.asarray(q, float)):
+        if weights.contact_feet:
+            T = {b: np.asarray(tree.body_pose(b, qk), float) for b in contact_points}
+            x = np.array([T[b][:3, :3] @ p + T[b][:3, 3] for b, p in zip(bodies, local)])
+            E = foot_rows(x, loads[k], held[k], groups, normal, time_step, F0,
+                          weights.contact_cop_length)
+        else:
+            E = point_rows(impulse_weights(loads[k], held[k], time_step, 1.0, F0), normal,
+                           weights.contact_force_tangential)
+        out.append(np.sqrt(c) * E)
+    m = max(E.shape[0] for E in out)
+    return np.array([np.vstack([E, np.zeros((m - len(E), 3 * len(bodies)))]) for E in out])

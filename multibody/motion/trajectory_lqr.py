@@ -70,7 +70,7 @@ import numpy as np
 import casadi as ca
 
 from .errors import MotionError
-from .impulse_cost import impulse_cost_terms, impulse_weights
+from .impulse_cost import contact_cost_rows, impulse_cost_terms
 
 __all__ = ["LQRWeights", "finite_horizon_lqr", "ConstrainedStep", "lqr_feedback_function",
            "trajectory_gains", "forward_pass_feedback", "held_points",
@@ -113,6 +113,10 @@ class LQRWeights:
     contact_force_state : bool
         Price the whole impulse change ``P_x dx + P_u du`` (``Q``, ``R`` and the cross term
         ``N``); False: the correction's share ``P_u du`` alone (``R`` only).
+    contact_feet : bool
+        Price each foot's relative load change and centre-of-pressure shift (over
+        ``contact_cop_length``, m) instead of each point's load (:func:`~multibody.motion.
+        impulse_cost.foot_rows`).
     """
 
     root_rotation: float = 1e4
@@ -133,16 +137,20 @@ class LQRWeights:
     contact_force_offset: float = 50.0
     contact_force_tangential: float = 0.0
     contact_force_state: bool = True
+    contact_feet: bool = False
+    contact_cop_length: float = 0.05
 
     def __post_init__(self) -> None:
         for name in ("root_rotation", "root_position", "root_angular_velocity",
                      "root_linear_velocity", "joint_position", "joint_velocity", "torque",
                      "regularization", "min_load", "max_torque", "max_height", "lift_fade",
-                     "contact_force", "contact_force_offset", "contact_force_tangential"):
+                     "contact_force", "contact_force_offset", "contact_force_tangential",
+                     "contact_cop_length"):
             x = getattr(self, name)
             if x is None and name in ("max_torque", "max_height", "lift_fade"):
                 continue
-            pos = name in ("torque", "max_torque", "lift_fade", "contact_force_offset")
+            pos = name in ("torque", "max_torque", "lift_fade", "contact_force_offset",
+                           "contact_cop_length")
             if not (np.isfinite(x) and x >= 0) or (pos and x <= 0):
                 raise MotionError(f"LQRWeights: {name} must be finite and "
                                   f"{'> 0' if pos else '>= 0'}, "
@@ -384,16 +392,15 @@ def lqr_feedback_function(tree, times, K, q_ref, v_ref, max_torque=None) -> ca.F
     return ca.Function("lqr_feedback", [t, q, v], [du], ["t", "q", "v"], ["du"])
 
 
-def trajectory_gains(step: ConstrainedStep, times, q, v, u, held, Q, R,
-                     contact_cost=None) -> np.ndarray:
+def trajectory_gains(step: ConstrainedStep, times, q, v, u, held, Q, R, contact_rows=None,
+                     contact_state: bool = True) -> np.ndarray:
     """The time-varying LQR gains along a reference at the frames ``times`` (K,): the model
     ``step`` linearised at every step ``t_0 + n h`` (the reference interpolated: ``q`` along
     the tangent, ``v`` and ``u`` linearly, the held points of the frame at or before), the
     Riccati recursion over the steps (:func:`finite_horizon_lqr`, ``Q_f = Q``), the gains
-    taken at the steps nearest the frames; with ``contact_cost`` ``(c, F_0, tau, n, F, s)`` the
-    cost on the held points' impulse changes added per step (:mod:`~multibody.motion.
-    impulse_cost`; ``F`` (K, P) the reference's normal loads, or None: the model's; ``s``
-    False: on ``P_u du`` alone).
+    taken at the steps nearest the frames; with ``contact_rows`` ``E`` (K, m, 3 P) the cost
+    ``|E (P_x dx + P_u du)|^2`` on the impulse changes added per step (the frame's ``E``;
+    :mod:`~multibody.motion.impulse_cost`), with ``contact_state`` False on ``P_u du`` alone.
 
     Parameters
     ----------
@@ -430,16 +437,13 @@ def trajectory_gains(step: ConstrainedStep, times, q, v, u, held, Q, R,
         A, B, Px, Pu = step.linearize(*args, impulses=True)
         As.append(A)
         Bs.append(B)
-        if contact_cost is not None:
-            c, f0, tau, normal, loads, state = contact_cost
-            F = (np.asarray(step.impulses(*args), float).reshape(-1, 3) @ normal / h
-                 if loads is None else loads[k])
-            W = impulse_weights(F, held[k], h, c, f0)
-            dQ, dR, dN = impulse_cost_terms(Px if state else 0 * Px, Pu, W, normal, tau)
+        if contact_rows is not None:
+            dQ, dR, dN = impulse_cost_terms(Px if contact_state else 0 * Px, Pu,
+                                            contact_rows[k])
             Qs.append(Q + dQ)
             Rs.append(R + dR)
             Ns.append(dN)
-    if contact_cost is not None:
+    if contact_rows is not None:
         K, _ = finite_horizon_lqr(np.array(As), np.array(Bs), np.array(Qs), np.array(Rs), Q,
                                   np.array(Ns))
     else:
@@ -477,12 +481,16 @@ def forward_pass_feedback(fp, weights: LQRWeights, reference, contact_forces=Non
     nv = tree.nv
     Q = weights.q_matrix(nv, fp.floating)
     R = weights.r_matrix(tree, fp.actuated_velocity_indices)
-    n = np.asarray(fp.floor.normal, float) / np.linalg.norm(fp.floor.normal)
-    cost = None if not weights.contact_force else (
-        weights.contact_force, weights.contact_force_offset, weights.contact_force_tangential,
-        n, None if contact_forces is None else np.asarray(contact_forces, float) @ n,
-        weights.contact_force_state)
-    gains = trajectory_gains(step, fp.times, ql, vl, u, held, Q, R, cost)
+    rows = None
+    if weights.contact_force:
+        n = np.asarray(fp.floor.normal, float) / np.linalg.norm(fp.floor.normal)
+        loads = (np.asarray(contact_forces, float) @ n if contact_forces is not None else
+                 np.array([np.asarray(step.impulses(*a), float).reshape(-1, 3) @ n
+                           for a in zip(ql, vl, u, held.astype(float))]) / fp.time_step)
+        rows = contact_cost_rows(tree, fp.contact_points, ql, loads, held, n, fp.time_step,
+                                 weights)
+    gains = trajectory_gains(step, fp.times, ql, vl, u, held, Q, R, rows,
+                             weights.contact_force_state)
     fb = lqr_feedback_function(tree, fp.times, gains, ql, vl, weights.max_torque)
     if weights.lift_fade is None:
         return fb

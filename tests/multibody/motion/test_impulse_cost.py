@@ -8,7 +8,8 @@ import pytest
 import scipy.linalg
 
 from multibody.motion import MotionError
-from multibody.motion.impulse_cost import impulse_cost_terms, impulse_weights
+from multibody.motion.impulse_cost import (foot_rows, impulse_cost_terms, impulse_weights,
+                                           point_rows)
 from multibody.motion.trajectory_lqr import ConstrainedStep, LQRWeights, finite_horizon_lqr
 from test_forward_pass_balance import FOOT, _monopod, _standing
 from test_trajectory_lqr import _double_integrators
@@ -104,7 +105,7 @@ def test_the_weights_and_cost_terms_are_the_relative_normal_load_change():
     np.testing.assert_allclose(W, [2.0 / (H * 540.0) ** 2, 2.0 / (H * 60.0) ** 2, 0.0])
     rng = np.random.default_rng(0)
     Px, Pu, dx, du = (rng.normal(size=s) for s in ((9, 5), (9, 2), 5, 2))
-    dQ, dR, dN = impulse_cost_terms(Px, Pu, W, n, tangential=0.5)
+    dQ, dR, dN = impulse_cost_terms(Px, Pu, point_rows(W, n, tangential=0.5))
     dp = (Px @ dx + Pu @ du).reshape(3, 3)
     want = W @ (dp[:, 2] ** 2 + 0.5 * (dp[:, :2] ** 2).sum(1))
     np.testing.assert_allclose(dx @ dQ @ dx + 2 * dx @ dN @ du + du @ dR @ du, want, rtol=1e-12)
@@ -126,7 +127,8 @@ def _closed_loop(tree, step, q, u, cost):
     Q = LQRWeights().q_matrix(nv, True)
     R = 1e-3 * np.eye(4)
     F = np.asarray(step.impulses(q, v, u, w), float)[2::3].ravel() / H
-    dQ, dR, dN = (impulse_cost_terms(Px, Pu, impulse_weights(F, w, H, cost, 50.0), (0, 0, 1))
+    dQ, dR, dN = (impulse_cost_terms(Px, Pu, point_rows(impulse_weights(F, w, H, cost, 50.0),
+                                                          (0, 0, 1)))
                   if cost else (0, 0, None))
     T = 240
     K, _ = finite_horizon_lqr(np.repeat(A[None], T, 0), np.repeat(B[None], T, 0), Q + dQ,
@@ -153,3 +155,24 @@ def test_the_impulse_cost_keeps_the_held_points_loads_closer_to_the_reference():
     assert worst1 < 0.75 * worst0, (worst0, worst1)
     # still a regulator: the push is taken out
     assert np.linalg.norm(xs1[-1]) < 0.1 * np.linalg.norm(xs1[0])
+
+
+def test_the_feet_rows_are_each_feet_relative_load_change_and_pressure_centre_shift():
+    rng = np.random.default_rng(5)
+    x = np.c_[rng.uniform(-0.1, 0.2, (6, 2)), np.zeros(6)]
+    F = np.array([300.0, 100.0, 0.0, 50.0, 400.0, 250.0])
+    held = np.array([1, 1, 1, 0, 1, 1])
+    groups = np.array(["a", "a", "a", "a", "b", "b"])     # point 3 not held: not priced
+    E = foot_rows(x, F, held, groups, (0, 0, 1), H, 40.0, 0.05)
+    assert E.shape == (6, 18)
+    dp = 1e-3 * rng.normal(size=(6, 3))
+    dp[3] = 1.0                                          # ignored: not held
+    f = E @ dp.ravel()
+    for g, (idx, r) in enumerate((([0, 1, 2], f[:3]), ([4, 5], f[3:]))):
+        F1 = F[idx] + dp[idx, 2] / H
+        cop0, cop1 = F[idx] @ x[idx] / F[idx].sum(), F1 @ x[idx] / F1.sum()
+        assert r[0] == pytest.approx((F1.sum() - F[idx].sum()) / (F[idx].sum() + 40.0))
+        shift = (cop1 - cop0)[:2] * F1.sum() / (F[idx].sum() + 40.0) / 0.05
+        # the two tangent rows span the floor plane: the shift's length and the exact one's
+        # agree to first order (the exact shift scaled by the new load, F1/F)
+        assert np.linalg.norm(r[1:]) == pytest.approx(np.linalg.norm(shift), rel=1e-9)
