@@ -267,6 +267,36 @@ turns on which points the model holds: the bilateral model is the limit, not the
 ``max_height``, ``hold_body``, ``joint_torque`` and ``lift_fade`` stay in
 :class:`~multibody.motion.trajectory_lqr.LQRWeights`, default off.
 
+Iterative learning of the feedforward (``learn=dict(...)``:
+:func:`multibody.motion.iterative_learning.learn_feedforward`, scored by the marker RMS;
+helper-69, 2026-11-26). Same settings as the LQR above, ``a`` = 0.35, 8 perturbed runs
+replaying the learned torques. Each learning run reuses the compiled simulation (0.2-0.4 s
+of CPU per iteration and run); the LQR's gains are computed once (25 s, not counted).
+
+* From the whole feedback effort (PD and LQR; rate 0.05-0.5, Q-filter 1.5-6 Hz) every
+  iteration is worse on ``G`` (18.1 mm, then 19-37 mm): the PD's effort stays at 23 N m
+  RMS, partly the legs pushing against each other through the floor.
+* From the LQR's correction alone (``parts=('lqr',)``, rate 0.2, 1.5 Hz, backtracking):
+  ``G`` 18.1 -> 13.9 mm in 14 iterations (7 s of CPU), but ``G2`` only erratically (73.7 ->
+  46.7 mm, falls in between; ``hold_body`` 39.2 -> 37.4 mm).
+* From the part of the LQR's correction that answers the pelvis's error
+  (``parts=('lqr_root',)``, rate 1, 1 Hz): ``G2`` 73.7 -> 17.3 mm, 1.08 deg, 16.2x real
+  time (2 iterations, 4.5 s of CPU; learned torques 13.1 N m RMS from the inverse
+  dynamics', which are 25.5 N m RMS; most on the thighs, 26-30 N m, and the left ankle,
+  21 N m), but the perturbed runs fall: median 188 mm (17-1746). ``G`` 18.1 -> 14.5 mm,
+  0.65 deg, 15.8x (6.6 s; 5.4 N m RMS), perturbed median 19 mm (14-114).
+* Learned on 8 runs at once (``perturb=8``: medians of the runs' scores and feedback
+  efforts, their starts drawn from another seed than the judging runs'): ``G2`` 21.6 mm,
+  1.05 deg, 12.8x (26.9 s; 8.6 N m RMS), perturbed median 80 mm (20-1851); ``G`` 17.2 mm,
+  0.66 deg, 14.4x (19.6 s; 6.0 N m RMS), perturbed median 18 mm (17-40), every run within
+  10 cm for 2.85 s.
+* With ``LQRWeights(hold_body=True, max_torque=150)`` no iteration improves on either
+  reference (``G2`` 39.2 mm, then 43-71 mm at rates 1 to 1/8).
+
+The learning finds a feedforward that walks the unperturbed ``G2`` within 2 cm, but not
+one that keeps the perturbed runs up: on this walk the outcome turns on millimetres, and
+what one run (or eight) learns is not what the next one needs.
+
 Without ``--saved`` the example runs first (synthetic walk, or ``--c3d``) with its per-frame
 motion (``--no-consistent``, a minute) into ``--out``.
 
