@@ -259,8 +259,8 @@ def learn_feedforward(fp, q, v, tau, *, iterations: int = 10, rate: float = 0.5,
         velocities instead of the one run from ``v[0]``: the iteration's score is
         ``aggregate`` of the runs' scores and its feedback effort the median over the runs,
         per frame and joint (a feedforward learned on one run can fit that run alone; a
-        fallen run does not steer the median). :attr:`LearningResult.result` is the best
-        iteration's first run.
+        fallen run does not steer the median; a run that fails scores ``inf``).
+        :attr:`LearningResult.result` is the best iteration's first run.
     aggregate : callable
         ``aggregate(scores) -> float`` over the runs of an iteration (default the median;
         ``np.mean`` counts a fall in full).
@@ -306,10 +306,19 @@ def learn_feedforward(fp, q, v, tau, *, iterations: int = 10, rate: float = 0.5,
             vr = v.copy()
             vr[0] = v0
             refs.append((q, vr, t))
-        return fp.run_batch(refs)
+        try:
+            return fp.run_batch(refs)
+        except DynablocksError:                         # one run blew up: run them one by one
+            outs = [fp.run(*refs[0])]                   # (the first's error is raised)
+            for r in refs[1:]:
+                try:
+                    outs.append(fp.run(*r))
+                except DynablocksError:
+                    outs.append(None)
+            return outs
 
     def judge(outs) -> float:
-        s = float(aggregate([score(o) for o in outs]))
+        s = float(aggregate([float("inf") if o is None else score(o) for o in outs]))
         return s if np.isfinite(s) else float("inf")
 
     d = np.zeros((len(fp.times), len(vi)))
@@ -321,7 +330,8 @@ def learn_feedforward(fp, q, v, tau, *, iterations: int = 10, rate: float = 0.5,
         if backtrack:                                   # from the best run so far
             _, _, d, outs = best
         if fb is None or not backtrack or worse == 0:
-            fb = np.median([feedback_effort(fp, q, v, o, parts) for o in outs], axis=0)
+            fb = np.median([feedback_effort(fp, q, v, o, parts) for o in outs
+                            if o is not None], axis=0)
             fb_rms.append(float(np.sqrt(np.mean(fb ** 2))))
         d = zero_phase_lowpass(fp.times, d + gamma * fb, cutoff_hz)
         try:
