@@ -27,10 +27,10 @@ The pipeline (``multibody.motion``):
    at the foot points, warm-started from the fit), checked by ``ContactInverseDynamics``
    re-solved on it; that motion and its torques then replace the per-frame analysis in
    ``fit.npz``, the forward pass and the plots (the experiments keep the per-frame one);
-   with ``--rigid-feet`` it is re-optimised in two more stages with rigid, planted feet, the
-   centre of pressure 2 cm inside the feet and the marker offsets refined
-   (``RIGID_STAGES``; a stage that diverges drops them), and the forward pass runs with the
-   trajectory LQR (``rigid_forward_options``);
+   then (``--rigid-feet``, the default) it is re-optimised in two more stages with rigid,
+   planted feet, the centre of pressure 2 cm inside the feet and the marker offsets refined
+   (``RIGID_STAGES``; a stage that diverges is retried through a halfway stage, then
+   dropped), and the forward pass runs with the trajectory LQR (``rigid_forward_options``);
 6. the forward pass (``multibody.motion.ForwardPass``, ``_human_experiments.py``): the walk
    re-simulated in a ``TimeSteppingRigidBodySystem`` on the fitted floor (spheres at the foot
    contact points, joint limits) from the inverse-dynamics joint torques plus an implicit
@@ -286,12 +286,12 @@ def main(argv=None) -> dict:
                     help="recalibrate the feet's marker offsets from the frames where the "
                          "feet rest, turned flat (flat_stance_offsets), and fit again "
                          "(default: on with --c3d)")
-    ap.add_argument("--rigid-feet", action=argparse.BooleanOptionalAction, default=False,
+    ap.add_argument("--rigid-feet", action=argparse.BooleanOptionalAction, default=True,
                     help="with --consistent: after the contact band, re-optimise the motion "
                          "with rigid, planted feet, the centre of pressure 2 cm inside the feet "
                          "and the marker offsets refined (RIGID_STAGES), and run the forward "
                          "pass with the trajectory LQR on it (about 15 min of CPU on the HDM "
-                         "trial; not the default: the walk on it is not yet reliable, README)")
+                         "trial); --no-rigid-feet: the band solution and the pelvis feedback")
     ap.add_argument("--knot-interval", type=float, default=1 / 30,
                     help="spline knot spacing of the consistent motion (s)")
     add_viewer_arguments(ap, "the fitted walk")
