@@ -89,8 +89,13 @@ the line search failed after 47 iterations and IPOPT's restoration phase carried
 180 mm and 7 kN -- or, from a warm start 2e-9 away, did not (the two outcomes of the HDM
 walk's first stage that sessions 7 and 8 could not tell apart). With the adaptive barrier the
 same stage reaches 9.6 mm and 1.1 N in its first 100 iterations without a restoration step
-(before its offset round). A stage that still diverges is run again through
-:func:`halfway_stage` (:func:`consistent_motion`)."""
+(before its offset round); both stages: markers 8.47 mm, residual 0.58 N (8.73 mm and 0.32 N
+from the other warm start; centre of pressure >= 18.5 mm inside the side edges, loads
+within 10 mm of the floor, 1.4-1.5 mm load-weighted). The forward pass on that reference
+(``benchmarks/bench_forward_pass.py``, :func:`rigid_forward_options`): markers 18.2 mm RMS
+(4 runs with the pelvis velocity perturbed: median 17 mm), 13.3 mm with
+``LQRWeights(hold_body=True, max_torque=150)``. A stage that still diverges is run again
+through :func:`halfway_stage` (:func:`consistent_motion`)."""
 
 
 def halfway_stage(previous: dict, stage: dict) -> dict:
