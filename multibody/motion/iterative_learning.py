@@ -33,16 +33,21 @@ plain ILC from the last run, stopped by a run that fails.
 
 The feedforward table is a numeric parameter of the controller, set in the run's context,
 so every iteration reruns the compiled simulation without converting or compiling it again
-(a run of the 48-velocity walk: about 0.2 s of CPU).
+(an iteration of the 48-velocity walk: 0.2 s of CPU for the run, 0.3-0.5 s in all).
 
 What to learn from. The joint PD's effort is the signal for a plant whose joints alone
 carry the error (the tests: an arm heavier than its inverse dynamics, a leaning body on
 one foot). On the HDM walk it does not shrink from run to run (23 N m RMS): with both
 feet on the floor the legs close a loop, and the PD's effort is partly an internal force
 between them that no feedforward removes; learned, it makes the walk worse. The LQR's whole
-correction improves ``G`` but not ``G2`` (``benchmarks/bench_forward_pass.py``); the part
-that answers the pelvis's drift (``parts=("lqr_root",)``: the correction with the joints at
-the reference) improves both, because the drift is the error that repeats.
+correction improves the reference ``G`` but not ``G2`` (``benchmarks/bench_forward_pass.py``);
+the part that answers the pelvis's drift (``parts=("lqr_root",)``: the correction with the
+joints at the reference) improves both unperturbed runs (``G`` 18.1 to 14.5 mm markers,
+``G2`` 73.7 to 17.3 mm), because the drift is the error that repeats. What it learns does
+not carry over to a run started 2 cm/s faster or slower: ``G2``'s perturbed runs fall
+(median 188 mm; 80 mm when learned on eight runs at once, ``starts``), ``G``'s stay at
+18-19 mm. The learned torques depart from the inverse dynamics (25 N m RMS) by 5-13 N m
+RMS, most on the thighs and the stance ankle.
 
 To a user of OpenSim: this is not Computed Muscle Control (Thelen and Anderson 2006), which
 computes the controls at each instant from the tracking error (feedback to desired
