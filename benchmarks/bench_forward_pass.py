@@ -270,8 +270,9 @@ turns on which points the model holds: the bilateral model is the limit, not the
 Iterative learning of the feedforward (``learn=dict(...)``:
 :func:`multibody.motion.iterative_learning.learn_feedforward`, scored by the marker RMS;
 helper-69, 2026-11-26). Same settings as the LQR above, ``a`` = 0.35, 8 perturbed runs
-replaying the learned torques. Each learning run reuses the compiled simulation (0.2-0.4 s
-of CPU per iteration and run); the LQR's gains are computed once (25 s, not counted).
+replaying the learned torques. Each learning run reuses the compiled simulation (0.3-0.5 s
+of CPU per run with the learning's own evaluation); the LQR's gains are computed once
+(25 s, not counted).
 
 * From the whole feedback effort (PD and LQR; rate 0.05-0.5, Q-filter 1.5-6 Hz) every
   iteration is worse on ``G`` (18.1 mm, then 19-37 mm): the PD's effort stays at 23 N m
@@ -290,6 +291,11 @@ of CPU per iteration and run); the LQR's gains are computed once (25 s, not coun
   1.05 deg, 12.8x (26.9 s; 8.6 N m RMS), perturbed median 80 mm (20-1851); ``G`` 17.2 mm,
   0.66 deg, 14.4x (19.6 s; 6.0 N m RMS), perturbed median 18 mm (17-40), every run within
   10 cm for 2.85 s.
+* Learned on 16 runs (``perturb=16``, rate 0.5, 1 Hz): ``G`` with the mean of the runs'
+  scores (``aggregate=np.mean``) 17.5 mm, 0.62 deg, 12.2x real time (15 iterations, 71.8 s
+  of CPU; 2.6 N m RMS), perturbed median 17 mm (14-20), every run within 10 cm for 2.85 s
+  -- narrower than without learning (20 mm, 15-23); ``G2`` with the median 18.3 mm, 0.97
+  deg, 15.7x (75.7 s; 8.5 N m RMS), perturbed median 203 mm (18-1732).
 * With ``LQRWeights(hold_body=True, max_torque=150)`` no iteration improves on either
   reference (``G2`` 39.2 mm, then 43-71 mm at rates 1 to 1/8).
 
@@ -434,7 +440,7 @@ def learn(d: dict, fp, options: dict) -> tuple:
             "torque_change_rms_all_Nm": float(np.sqrt(np.mean(r.correction ** 2))),
             "inverse_dynamics_rms_Nm": float(np.sqrt(np.mean(
                 d["tau"][:, fp.actuated_velocity_indices] ** 2))), "failure": r.failure}
-    print(f"{'':12s} learning{f' (medians of {n} runs)' if n > 1 else ''}: markers "
+    print(f"{'':12s} learning{f' (on {n} runs)' if n > 1 else ''}: markers "
           + ", ".join(f"{1e3 * s:.1f}" for s in r.scores)
           + f" mm (best iteration {r.best_iteration}), {r.cpu_seconds:.1f} s CPU; learned "
           f"torques {keys['torque_change_rms_all_Nm']:.2f} N m RMS from the inverse dynamics' "
