@@ -228,7 +228,8 @@ def learn_feedforward(fp, q, v, tau, *, iterations: int = 10, rate: float = 0.5,
                       cutoff_hz: Optional[float] = 6.0, patience: int = 2,
                       score: Optional[Callable] = None, parts=("pd", "lqr"),
                       backtrack: bool = True, starts=None,
-                      aggregate: Callable = np.median) -> LearningResult:
+                      aggregate: Callable = np.median,
+                      failed_score: float = float("inf")) -> LearningResult:
     """Learn the feedforward torques of the forward pass ``fp`` on the references ``(q, v,
     tau)`` by iterative learning control (module docstring).
 
@@ -264,11 +265,14 @@ def learn_feedforward(fp, q, v, tau, *, iterations: int = 10, rate: float = 0.5,
         velocities instead of the one run from ``v[0]``: the iteration's score is
         ``aggregate`` of the runs' scores and its feedback effort the median over the runs,
         per frame and joint (a feedforward learned on one run can fit that run alone; a
-        fallen run does not steer the median; a run that fails scores ``inf``).
+        fallen run does not steer the median; a run that fails scores ``failed_score``).
         :attr:`LearningResult.result` is the best iteration's first run.
     aggregate : callable
         ``aggregate(scores) -> float`` over the runs of an iteration (default the median;
         ``np.mean`` counts a fall in full).
+    failed_score : float
+        The score of a run that fails (blows up) among ``starts`` (default ``inf``; with
+        ``np.mean`` a finite one, e.g. a fall's, keeps one failure from hiding the rest).
 
     Returns
     -------
@@ -323,7 +327,7 @@ def learn_feedforward(fp, q, v, tau, *, iterations: int = 10, rate: float = 0.5,
             return outs
 
     def judge(outs) -> float:
-        s = float(aggregate([float("inf") if o is None else score(o) for o in outs]))
+        s = float(aggregate([float(failed_score) if o is None else score(o) for o in outs]))
         return s if np.isfinite(s) else float("inf")
 
     d = np.zeros((len(fp.times), len(vi)))
