@@ -295,7 +295,10 @@ of CPU per run with the learning's own evaluation); the LQR's gains are computed
   scores (``aggregate=np.mean``) 17.5 mm, 0.62 deg, 12.2x real time (15 iterations, 71.8 s
   of CPU; 2.6 N m RMS), perturbed median 17 mm (14-20), every run within 10 cm for 2.85 s
   -- narrower than without learning (20 mm, 15-23); ``G2`` with the median 18.3 mm, 0.97
-  deg, 15.7x (75.7 s; 8.5 N m RMS), perturbed median 203 mm (18-1732).
+  deg, 15.7x (75.7 s; 8.5 N m RMS), perturbed median 203 mm (18-1732); ``G2`` with the
+  mean (a run that blows up counted as 2 m, ``failed_score=2.0``): the runs' mean 224 ->
+  176 mm after one iteration, then worse; 44.2 mm, 1.32 deg, 15.3x (38.5 s; 5.0 N m RMS),
+  perturbed median 36 mm (20-1534) against 67 mm without learning.
 * With ``LQRWeights(hold_body=True, max_torque=150)`` no iteration improves on either
   reference (``G2`` 39.2 mm, then 43-71 mm at rates 1 to 1/8).
 
