@@ -104,9 +104,10 @@ class LearningResult:
     best_iteration : int
         Its number (0: the given torques were best).
     scores : list of float
-        The score of every iteration run, the given torques first (``inf``: a failed run).
+        The score of every iteration, the given torques first (over ``starts``: their
+        aggregate; ``inf``: a failed run).
     joint_angle_rms_deg : list of float
-        The joints' RMS error of every iteration run (deg).
+        The joints' RMS error of every iteration's (first) run (deg).
     feedback_rms : list of float
         RMS over frames and joints of each run's feedback effort (N m).
     torque_change_rms : dict
