@@ -12,7 +12,7 @@ from multibody.motion.impulse_cost import (foot_rows, impulse_cost_terms, impuls
                                            point_rows)
 from multibody.motion.trajectory_lqr import ConstrainedStep, LQRWeights, finite_horizon_lqr
 from test_forward_pass_balance import FOOT, _monopod, _standing
-from test_trajectory_lqr import _double_integrators
+from test_trajectory_lqr import _double_integrators, _stand
 
 H = 1 / 240
 
@@ -176,3 +176,10 @@ def test_the_feet_rows_are_each_feet_relative_load_change_and_pressure_centre_sh
         # the two tangent rows span the floor plane: the shift's length and the exact one's
         # agree to first order (the exact shift scaled by the new load, F1/F)
         assert np.linalg.norm(r[1:]) == pytest.approx(np.linalg.norm(shift), rel=1e-9)
+
+
+def test_the_pushed_body_on_a_passive_ankle_still_stands_with_the_feet_cost():
+    stood, Q = _stand(LQRWeights(contact_force=3.0, contact_feet=True))
+    assert np.all(stood.q[:, 6] > Q[0, 6] - 0.005)
+    assert np.linalg.norm(stood.q[-1, 4:7] - Q[0, 4:7]) < 0.01
+    assert np.linalg.norm(stood.v[-1]) < 0.01
