@@ -163,14 +163,15 @@ def test_synthetic_walk_kinematics():
 
 
 def test_consistent_motion_option(tmp_path):
-    """``--consistent`` on a short synthetic clip (a few IPOPT iterations): the report's
+    """``--consistent --no-rigid-feet`` on a short synthetic clip (a few IPOPT iterations,
+    the band solution alone; the rigid stages: ``test_rigid_feet_option``): the report's
     after-keys are the stride-window (here whole-clip) pelvis residual of the independent
     inverse dynamics on the optimised motion and its marker RMS, and fit.npz and the forward
     pass carry the optimised motion (its spline derivatives, not a re-smoothed q)."""
     ex = load_example("human_walking")
     out = ex.main(["--out", str(tmp_path), "--synthetic-frames", "60", "--consistent",
-                   "--consistent-iterations", "3", "--no-experiments", "--no-plot",
-                   "--time-step", "0.004"])
+                   "--no-rigid-feet", "--consistent-iterations", "3", "--no-experiments",
+                   "--no-plot", "--time-step", "0.004"])
     rep, model = out["report"], out["model"]
     res, traj = out["inverse_dynamics"], out["trajectory"]
     a, b = rep["stride_frames"]
