@@ -90,11 +90,14 @@ the line search failed after 47 iterations and IPOPT's restoration phase carried
 walk's first stage that sessions 7 and 8 could not tell apart). With the adaptive barrier the
 same stage reaches 9.6 mm and 1.1 N in its first 100 iterations without a restoration step
 (before its offset round); both stages: markers 8.47 mm, residual 0.58 N (8.73 mm and 0.32 N
-from the other warm start; centre of pressure >= 18.5 mm inside the side edges, loads
-within 10 mm of the floor, 1.4-1.5 mm load-weighted). The forward pass on that reference
-(``benchmarks/bench_forward_pass.py``, :func:`rigid_forward_options`): markers 18.2 mm RMS
-(4 runs with the pelvis velocity perturbed: median 17 mm), 13.3 mm with
-``LQRWeights(hold_body=True, max_torque=150)``. A stage that still diverges is run again
+from the other warm start and in the example's own run; centre of pressure >= 18.5 mm inside
+the side edges, loads within 10 mm of the floor, 1.4-1.5 mm load-weighted). The forward pass
+(``benchmarks/bench_forward_pass.py``, :func:`rigid_forward_options`) on the first: markers
+18.2 mm RMS (4 runs with the pelvis velocity perturbed: median 17 mm), 13.3 mm with
+``LQRWeights(hold_body=True, max_torque=150)``; on the example's: 21.5 mm (median 19 mm) and
+21.2 mm. Not solved: a loaded foot stands on one edge across its sole (in 83-90 % of the
+frames where a foot carries half the weight less than 15 % of its load is on its other
+half; ``force_weight=0.3`` does not change that). A stage that still diverges is run again
 through :func:`halfway_stage` (:func:`consistent_motion`)."""
 
 
