@@ -19,7 +19,9 @@ contact forces; without them the model's own impulse at the reference, ``n^T p_i
 change of each point's normal load, so the most lightly loaded points -- the nearest to
 lifting off -- are protected most. (On the HDM walk the model's impulses at the reference
 are no guide: where the reference's held points move, the model stops them in one step with
-internal impulses of thousands of newtons between the points of a foot.) In the LQR's terms, with ``G_x = E P_x``, ``G_u = E
+internal impulses of thousands of newtons between the points of a foot.) Or per foot
+(``LQRWeights.contact_feet``, :func:`foot_rows`): its relative load change and its centre
+of pressure's shift, free of the internal impulses between its points. In the LQR's terms, with ``G_x = E P_x``, ``G_u = E
 P_u`` (``E`` the weighted projections stacked): ``Q += G_x^T G_x``, ``R += G_u^T G_u`` and
 the cross term ``N = G_x^T G_u`` (:func:`~multibody.motion.trajectory_lqr.
 finite_horizon_lqr`). A one-sided cost (only a decrease of the normal impulse priced) is not

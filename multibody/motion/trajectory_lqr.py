@@ -36,22 +36,27 @@ the frames (the gains sampled at the frame times), looked up by CasADi's linear 
 (a binary search and one blend per entry, code-generated with the constant tables), so a
 ``42 x 96`` gain table costs one matrix-vector product per step.
 
-On the HDM walk (``benchmarks/bench_forward_pass.py``: rigid reference ``/tmp/h62/G``, swing
-lift, ankles' PD at 0.35) it replaces the pelvis feedback of :mod:`~multibody.motion.balance`
-(and must: the two together fall, that feedback not being in the model): markers 18 mm
-against 28 mm, perturbed median 20 mm against 36 mm. Stronger weights (``torque`` 3e-4,
-root pose 1e5) blow up: the model's feet are bolted down and the real ones tip. The gains
-cost about 25 s of CPU for 684 steps of the 48-velocity body (built once per forward pass).
-On the near-identical reference ``/tmp/h62/G2`` the corrections reach 300-600 N m on a
-stance ankle's roll axis and the simulated foot rolls onto its edge; clamped
-(``torque=3e-3, root_position=1e4, max_torque=50``) 32 mm, perturbed median 41 mm with
-falls. Holding every point of a foot with a loaded one (``hold_body=True``, default
-weights) walks ``G2`` (22.6 mm, perturbed median 31 mm, no falls) but falls on ``G`` (0.23
-m); clamped as well (``LQRWeights(hold_body=True, max_torque=150)``) it walks both, no
-fall in 8 perturbed runs each: ``G`` 34 mm (28-46), ``G2`` 37 mm (22-49); other held-point
-rules (``max_height``, ``min_load``), a softer model, a costlier ankle
-(``joint_torque``) or fading a lifted foot's feedforward (``lift_fade``) did not help
-(measurements: ``benchmarks/bench_forward_pass.py``).
+With ``LQRWeights(contact_force=c)`` the stage cost also prices the change of the held
+points' contact impulses, ``dp = P_x dx + P_u du`` (the KKT solve's impulses, linearised
+exactly; :mod:`~multibody.motion.impulse_cost`): ``Q += P_x^T W P_x``, ``R += P_u^T W P_u``
+and the cross term ``N = P_x^T W P_u``, so the optimal correction prefers corrections that
+keep the loaded points pushing (a bilateral model's standard remedy; a one-sided cost is not
+quadratic, so the price is symmetric).
+
+On the HDM walk (``benchmarks/bench_forward_pass.py``: rigid references ``/tmp/h62/G`` and
+``G2``, swing lift, ankles' PD at 0.35; the gains cost about 25 s of CPU for 684 steps of the
+48-velocity body) it replaces the pelvis feedback of :mod:`~multibody.motion.balance` (the
+two together fall): ``LQRWeights()`` on ``G`` 18 mm markers, perturbed median 20 mm (the
+feedback: 28 and 36 mm). Its model's feet are bolted down where the reference loads them,
+the simulated ones tip: on ``G2`` the corrections reach 300-600 N m on a stance ankle's roll
+axis and the foot rolls onto its edge (74 mm, median 67 mm). ``hold_body=True,
+max_torque=150`` walks both (medians 34 and 37 mm); ``max_height``, ``min_load``, a softer
+model, ``joint_torque`` or ``lift_fade`` did not help. Each point's relative load priced
+(``contact_force=1``) walks ``G2`` at 23 mm (median 25 mm) but blows up on ``G`` (the
+internal impulses between a foot's and its toes' held points make gain spikes); clamped
+(``max_torque=150``) ``G`` 16 mm (17 mm), ``G2`` 47 mm (41 mm). Each foot's load and centre
+of pressure priced instead (``contact_feet=True, contact_force=3``): ``G`` 21 mm (21 mm),
+``G2`` 32 mm (39 mm). Default off (measurements: ``benchmarks/bench_forward_pass.py``).
 
 References
 ----------
