@@ -44,18 +44,17 @@ band solution (``examples/_human_experiments.RIGID_STAGES``, adaptive barrier): 
 mm, residual 0.58 N, centre of pressure >= 18.5 mm inside the feet's side edges in every
 single-stance frame (without margin and offsets 11.1 mm).
 
-The NLP is built with CasADi (one symbolic function per frame, mapped over the frames, exact
-first and second derivatives) and solved by IPOPT. Points far from the floor in the warm
-start (higher than ``candidate_height`` or faster than ``candidate_speed``) get no force
-variable. The warm start is the spline fitted to the per-frame marker fit and, per frame, the
-cone coefficients that best balance the root within the contact model's bounds (bounded least
-squares, started from the forces of :class:`ContactInverseDynamics` on it). The basis
-matrices enter the NLP as sparse matrices, so the constraint Jacobian keeps the spline's band
-(each frame sees ``degree + 1`` control points). IPOPT stops on its own tests or on the stall
-rule (``stall_tolerance``): the Gauss-Newton Hessian makes the last digits slow. The result is
-checked independently:
-:class:`ContactInverseDynamics` is solved on the optimised motion (its own forces, same
-cones, the points the contact model lets push) and its residual is the one reported.
+The NLP is built with CasADi (one symbolic function per frame, mapped over the frames, exact first
+and second derivatives) and solved by IPOPT. Points far from the floor in the warm start (higher
+than ``candidate_height`` or faster than ``candidate_speed``) get no force variable. The warm start
+is the spline fitted to the per-frame marker fit and, per frame, the cone coefficients that best
+balance the root within the contact model's bounds (bounded least squares, started from the forces
+of :class:`ContactInverseDynamics` on it). The basis matrices enter the NLP as sparse matrices, so
+the constraint Jacobian keeps the spline's band (each frame sees ``degree + 1`` control points).
+IPOPT stops on its own tests or on the stall rule (``stall_tolerance``): the Gauss-Newton Hessian
+makes the last digits slow. The result is checked independently: :class:`ContactInverseDynamics` is
+solved on the optimised motion (its own forces, same cones, the points the contact model lets push)
+and its residual is the one reported.
 
 Why not :class:`~systems.trajectory_optimization.DirectCollocation`: it transcribes a
 ``System`` through its forward dynamics (here 96 states, contact forces and residual as
@@ -88,6 +87,7 @@ from .errors import ContactError, MarkerSetError, TrajectoryError
 from .marker_set import marker_set_arrays, marker_weight_array, refine_marker_offsets
 from .smoothing import JointTrajectory
 from .consistent_motion_terms import (IterationMonitor, add_contact_curvature, add_contact_height,
+                                      add_level, level_cost,
                                       marker_errors, inset_contact_points, support_margin_pair,
                                       feasible_cone_coefficients, gauss_newton_blocks)
 from .spline_hessian import HessianCallback, SplineBlockHessian
@@ -152,6 +152,9 @@ class ConsistentMotion:
         ``sigma_h`` (m) of the loaded-height term ``sum_j f^n_j phi_j^2 / (W sigma_h^2)``
         (per frame, over ``T``): a point that pushes is pulled onto the floor (the flat
         stance of a rigid foot); None (default): off.
+    level_scale : float, optional
+        ``sigma_l`` (m) of the levelling term, a loaded sole level across its width
+        (:func:`~multibody.motion.consistent_motion_terms.level_cost`); None (default): off.
     penetration : float, optional
         Bound every point's height at every frame from below, ``phi >= -penetration`` (m;
         constraints in mm, so their violation and ``stall_violation`` compare as mm); None
@@ -219,7 +222,7 @@ class ConsistentMotion:
                  contact_height_scale: Optional[float] = None,
                  penetration_scale: Optional[float] = None,
                  support_margin: Any = None, offset_scale: Optional[float] = None,
-                 offset_rounds: int = 1) -> None:
+                 offset_rounds: int = 1, level_scale: Optional[float] = None) -> None:
         who = f"ConsistentMotion on tree '{tree.name}'"
         self.tree = tree.finalize()
         h0, h1 = (float(x) for x in contact_band)
@@ -268,24 +271,21 @@ class ConsistentMotion:
         for name, val, low in (("penetration", penetration, 0.0),
                                ("contact_height_scale", contact_height_scale, 1e-300),
                                ("penetration_scale", penetration_scale, 1e-300),
-                               ("offset_scale", offset_scale, 1e-300)):
+                               ("offset_scale", offset_scale, 1e-300),
+                               ("level_scale", level_scale, 1e-300)):
             if val is not None and not (np.isfinite(val) and val >= low):
                 raise ContactError(f"{who}: {name} must be None or finite and "
                                    f"{'>=' if low == 0 else '>'} 0, got {val!r}")
+            setattr(self, name, None if val is None else float(val))
         if int(offset_rounds) < 1:
             raise ContactError(f"{who}: offset_rounds must be >= 1, got {offset_rounds!r}")
         self.support_margin = support_margin_pair(support_margin, who)
-        self.offset_scale = None if offset_scale is None else float(offset_scale)
         self.offset_rounds = int(offset_rounds)
         # where the forces act: the points, or the points inset by the margin
         self.force_cid = self.cid if support_margin is None else ContactInverseDynamics(
             tree, inset_contact_points(contact_points, self.support_margin), floor=floor,
             friction=friction, edges=edges, height_threshold=h1,
             speed_threshold=float(candidate_speed))
-        self.penetration_scale = None if penetration_scale is None else float(penetration_scale)
-        self.penetration = None if penetration is None else float(penetration)
-        self.contact_height_scale = (None if contact_height_scale is None
-                                     else float(contact_height_scale))
         self._who = who
         self.joint_q = np.array([j.q_start + c for j in self.tree.joints
                                   if j.type in VQDOT_JOINT_TYPES for c in range(j.nq)], int)
@@ -360,6 +360,7 @@ class ConsistentMotion:
             cost += ca.dot(fn, phi ** 2) / (W * self.contact_height_scale ** 2 * T)
         if self.penetration_scale is not None:         # no point in the floor (soft)
             cost += ca.sumsqr(ca.fmin(phi, 0)) / (self.penetration_scale ** 2 * T)
+        cost += level_cost(self, phi, fn, T)           # a loaded sole level (off: 0)
         h0, h1 = self.contact_band
         g = fn - self.max_force * _smooth_step((phi - h0) / (h1 - h0))
         if self.penetration is not None:                # no point below -penetration (mm)
@@ -553,6 +554,7 @@ class ConsistentMotion:
             if self.penetration_scale is not None:
                 add_contact_height(self, H, Jphi, (phi.T < 0) / (
                     self.penetration_scale ** 2 * T), lam_f)
+            add_level(self, H, Jphi, fn, lam_f)
             if self.contact_curvature:
                 add_contact_curvature(self, H, Jphi, phi, lam_g.reshape(T, -1)[:, :P], T, P)
             return hess.values(H)

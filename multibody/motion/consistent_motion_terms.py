@@ -23,7 +23,8 @@ from .errors import ContactError
 
 __all__ = ["IterationMonitor", "feasible_cone_coefficients", "gauss_newton_blocks",
            "add_contact_curvature", "add_contact_height", "marker_errors",
-           "inset_contact_points", "support_margin_pair"]
+           "inset_contact_points", "support_margin_pair", "sole_pairs", "level_cost",
+           "add_level"]
 
 
 class IterationMonitor(ca.Callback):
@@ -211,6 +212,101 @@ def add_contact_height(cm, H, Jphi, c, lam_f):
         IPOPT's objective factor.
     """
     _add_height_gram(H, Jphi, 2.0 * lam_f * c, cm.tree.nq)
+
+
+def sole_pairs(point_bodies, points) -> np.ndarray:
+    """Pairs of contact points across a sole: same body, the same coordinate along the sole,
+    opposite sides of the body's point centroid across it.
+
+    The sole's axes are those of :func:`inset_contact_points` (per body, the two body-frame
+    axes along which its points spread most: the length, then the width). Points whose
+    along-coordinates agree to 1e-6 m form a row; a row's point furthest on the negative
+    side across pairs with its point furthest on the positive side (a box foot's four
+    corners: the heel pair and the toe pair).
+
+    Parameters
+    ----------
+    point_bodies : sequence of str
+        The body of each point (P,).
+    points : (P, 3) array_like
+        The points in their bodies' frames.
+
+    Returns
+    -------
+    (n, 2) ndarray of int
+        Indices ``(a, b)`` into the points, ``a`` on the negative side across.
+    """
+    pts = np.asarray(points, float).reshape(-1, 3)
+    bodies = np.asarray(list(point_bodies), object)
+    out = []
+    for body in dict.fromkeys(bodies):
+        idx = np.flatnonzero(bodies == body)
+        if idx.size < 2:
+            continue
+        P = pts[idx]
+        along, across = np.argsort(-np.ptp(P, axis=0), kind="stable")[:2]
+        u = P[:, across] - P[:, across].mean()
+        rows = np.round(P[:, along] / 1e-6).astype(np.int64)
+        for r in dict.fromkeys(rows):
+            row = np.flatnonzero(rows == r)
+            a, b = row[np.argmin(u[row])], row[np.argmax(u[row])]
+            if u[a] < 0 < u[b]:
+                out.append((idx[a], idx[b]))
+    return np.array(out, int).reshape(-1, 2)
+
+
+def level_cost(cm, phi, fn, T: int):
+    """The levelling term of one frame, ``sum_(a,b) (f^n_a + f^n_b) (phi_a - phi_b)^2 /
+    (W sigma_l^2 T)`` over the pairs across a sole (:func:`sole_pairs` of ``cm.cid``'s
+    points): a loaded foot's two sides at the same height (a loaded rigid foot
+    flat across its sole, not standing on one edge). 0 when ``cm.level_scale`` is None.
+
+    Parameters
+    ----------
+    cm : ConsistentMotion
+        Its ``level_scale`` ``sigma_l`` (m), ``cid`` (the points) and ``weight`` ``W`` (N).
+    phi, fn : (P,) casadi.SX
+        The points' heights (m) and normal forces (N).
+    T : int
+        Frames.
+
+    Returns
+    -------
+    casadi.SX or float
+    """
+    pairs = sole_pairs(cm.cid.point_bodies, cm.cid.points)
+    if cm.level_scale is None or len(pairs) == 0:
+        return 0.0
+    a, b = pairs[:, 0].tolist(), pairs[:, 1].tolist()
+    d = phi[a] - phi[b]
+    return ca.dot(fn[a] + fn[b], d ** 2) / (cm.weight * cm.level_scale ** 2 * T)
+
+
+def add_level(cm, H, Jphi, fn, lam_f) -> None:
+    """Add the Gauss-Newton block of :func:`level_cost` to the per-frame Hessians ``H`` (in
+    place): ``2 lam_f (J_a - J_b)^T diag(c) (J_a - J_b)`` with ``J = d phi / d y`` and
+    ``c = max(f^n_a + f^n_b, 0) / (W sigma_l^2 T)`` (the normal forces held, as for the
+    loaded-height term). Nothing when ``cm.level_scale`` is None.
+
+    Parameters
+    ----------
+    cm : ConsistentMotion
+    H : (T, 3 nq + P E, 3 nq + P E) ndarray
+        The per-frame Hessians.
+    Jphi : (P, T nq) ndarray
+        ``d phi / d y`` of every frame side by side.
+    fn : (P, T) ndarray
+        Normal forces (N).
+    lam_f : float
+        IPOPT's objective factor.
+    """
+    pairs = sole_pairs(cm.cid.point_bodies, cm.cid.points)
+    if cm.level_scale is None or len(pairs) == 0:
+        return
+    a, b = pairs[:, 0], pairs[:, 1]
+    T = fn.shape[1]
+    c = np.maximum(fn[a] + fn[b], 0.0).T / (cm.weight * cm.level_scale ** 2 * T)
+    _add_height_gram(H, Jphi[a] - Jphi[b], 2.0 * lam_f * c, cm.tree.nq)
 
 
 def _add_height_gram(H, Jphi, w, nq: int) -> None:
