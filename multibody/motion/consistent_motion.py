@@ -153,7 +153,7 @@ class ConsistentMotion:
         (per frame, over ``T``): a point that pushes is pulled onto the floor (the flat
         stance of a rigid foot); None (default): off.
     level_scale : float, optional
-        ``sigma_l`` (m) of the levelling term, a loaded sole level across its width
+        ``sigma_l`` (m) of the levelling term, a touching sole level across its width
         (:func:`~multibody.motion.consistent_motion_terms.level_cost`); None (default): off.
     penetration : float, optional
         Bound every point's height at every frame from below, ``phi >= -penetration`` (m;
@@ -360,7 +360,7 @@ class ConsistentMotion:
             cost += ca.dot(fn, phi ** 2) / (W * self.contact_height_scale ** 2 * T)
         if self.penetration_scale is not None:         # no point in the floor (soft)
             cost += ca.sumsqr(ca.fmin(phi, 0)) / (self.penetration_scale ** 2 * T)
-        cost += level_cost(self, phi, fn, T)           # a loaded sole level (off: 0)
+        cost += level_cost(self, phi, T)               # a touching sole level (off: 0)
         h0, h1 = self.contact_band
         g = fn - self.max_force * _smooth_step((phi - h0) / (h1 - h0))
         if self.penetration is not None:                # no point below -penetration (mm)
@@ -554,7 +554,7 @@ class ConsistentMotion:
             if self.penetration_scale is not None:
                 add_contact_height(self, H, Jphi, (phi.T < 0) / (
                     self.penetration_scale ** 2 * T), lam_f)
-            add_level(self, H, Jphi, fn, lam_f)
+            add_level(self, H, Jphi, phi, lam_f)
             if self.contact_curvature:
                 add_contact_curvature(self, H, Jphi, phi, lam_g.reshape(T, -1)[:, :P], T, P)
             return hess.values(H)

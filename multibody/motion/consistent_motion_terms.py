@@ -255,18 +255,31 @@ def sole_pairs(point_bodies, points) -> np.ndarray:
     return np.array(out, int).reshape(-1, 2)
 
 
-def level_cost(cm, phi, fn, T: int):
-    """The levelling term of one frame, ``sum_(a,b) (f^n_a + f^n_b) (phi_a - phi_b)^2 /
-    (W sigma_l^2 T)`` over the pairs across a sole (:func:`sole_pairs` of ``cm.cid``'s
-    points): a loaded foot's two sides at the same height (a loaded rigid foot
-    flat across its sole, not standing on one edge). 0 when ``cm.level_scale`` is None.
+def _touch(cm, phi, lib):
+    """``s(u)``, ``u = (phi - h_0) / (h_1 - h_0)`` clipped to [0, 1]: the smooth step of the
+    contact model (1 on the floor, 0 from the band's top ``h_1`` on)."""
+    h0, h1 = cm.contact_band
+    u = lib.fmin(lib.fmax((phi - h0) / (h1 - h0), 0.0), 1.0)
+    return 1 - 3 * u ** 2 + 2 * u ** 3
+
+
+def level_cost(cm, phi, T: int):
+    """The levelling term of one frame, ``sum_(a,b) (s_a + s_b) / 2 (phi_a - phi_b)^2 /
+    (sigma_l^2 T)`` over the pairs across a sole (:func:`sole_pairs` of ``cm.cid``'s
+    points): a foot that touches the floor lies level across its width (not on one edge).
+    ``s_j = s(u_j)`` is the contact model's smooth step of the point's height (1 up to
+    ``h_0``, 0 from ``h_1`` on): a pair on the floor weighs 1, a foot above the band 0.
+    (Weighting by the normal forces instead, ``(f^n_a + f^n_b) / W``, let the optimiser
+    unload a tilted foot rather than level it: on the walker standing, a foot rolled 8 deg
+    ended with its load moved to the other foot and the roll kept.) 0 when
+    ``cm.level_scale`` is None.
 
     Parameters
     ----------
     cm : ConsistentMotion
-        Its ``level_scale`` ``sigma_l`` (m), ``cid`` (the points) and ``weight`` ``W`` (N).
-    phi, fn : (P,) casadi.SX
-        The points' heights (m) and normal forces (N).
+        Its ``level_scale`` ``sigma_l`` (m), ``contact_band`` and ``cid`` (the points).
+    phi : (P,) casadi.SX
+        The points' heights (m).
     T : int
         Frames.
 
@@ -278,14 +291,14 @@ def level_cost(cm, phi, fn, T: int):
     if cm.level_scale is None or len(pairs) == 0:
         return 0.0
     a, b = pairs[:, 0].tolist(), pairs[:, 1].tolist()
-    d = phi[a] - phi[b]
-    return ca.dot(fn[a] + fn[b], d ** 2) / (cm.weight * cm.level_scale ** 2 * T)
+    s = _touch(cm, phi, ca)
+    return ca.dot(s[a] + s[b], (phi[a] - phi[b]) ** 2) / (2 * cm.level_scale ** 2 * T)
 
 
-def add_level(cm, H, Jphi, fn, lam_f) -> None:
+def add_level(cm, H, Jphi, phi, lam_f) -> None:
     """Add the Gauss-Newton block of :func:`level_cost` to the per-frame Hessians ``H`` (in
     place): ``2 lam_f (J_a - J_b)^T diag(c) (J_a - J_b)`` with ``J = d phi / d y`` and
-    ``c = max(f^n_a + f^n_b, 0) / (W sigma_l^2 T)`` (the normal forces held, as for the
+    ``c = (s_a + s_b) / (2 sigma_l^2 T)`` (the weights held, as the normal forces of the
     loaded-height term). Nothing when ``cm.level_scale`` is None.
 
     Parameters
@@ -295,8 +308,8 @@ def add_level(cm, H, Jphi, fn, lam_f) -> None:
         The per-frame Hessians.
     Jphi : (P, T nq) ndarray
         ``d phi / d y`` of every frame side by side.
-    fn : (P, T) ndarray
-        Normal forces (N).
+    phi : (P, T) ndarray
+        Heights of the points (m).
     lam_f : float
         IPOPT's objective factor.
     """
@@ -304,8 +317,9 @@ def add_level(cm, H, Jphi, fn, lam_f) -> None:
     if cm.level_scale is None or len(pairs) == 0:
         return
     a, b = pairs[:, 0], pairs[:, 1]
-    T = fn.shape[1]
-    c = np.maximum(fn[a] + fn[b], 0.0).T / (cm.weight * cm.level_scale ** 2 * T)
+    T = phi.shape[1]
+    s = _touch(cm, np.asarray(phi, float), np)
+    c = (s[a] + s[b]).T / (2 * cm.level_scale ** 2 * T)
     _add_height_gram(H, Jphi[a] - Jphi[b], 2.0 * lam_f * c, cm.tree.nq)
 
 
