@@ -327,7 +327,8 @@ of 2 where marked *): ``LQRWeights()`` gives ``G`` 18.1 mm (20 mm), ``G2`` 74 mm
 * each foot's load and centre of pressure (``contact_feet=True``, ``contact_cop_length``
   0.05 m): ``c`` = 3 ``G`` 20.6 mm, 0.61 deg, 15.5x (21 mm, 17-22), ``G2`` 32.3 mm, 0.74
   deg, 14.8x (39 mm, 29-111); ``c`` = 1 ``G`` 17.9 mm*, ``G2`` 38.8 mm*; ``c`` = 10 ``G2``
-  37.5 mm*; length 0.02 m 87 mm*, 0.1 m 43 mm* on ``G2``.
+  37.5 mm*; length 0.02 m 87 mm*, 0.1 m 43 mm* on ``G2``; ``c`` = 3 with ``max_torque=150``
+  ``G`` 20.6 mm (21 mm, 18-22), ``G2`` 32.8 mm (34 mm, 14-179: one run off at 1.49 s).
 
 No setting reaches 20 mm on both: the feet's cost keeps every run of both within 10 cm
 for 2.48 s or more (the gains cost no more CPU), the points' cost is the best on one
