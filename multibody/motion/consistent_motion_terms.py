@@ -274,6 +274,15 @@ def level_cost(cm, phi, T: int):
     ended with its load moved to the other foot and the roll kept.) 0 when
     ``cm.level_scale`` is None.
 
+    HDM walk, the second rigid stage (``examples/_human_experiments.RIGID_STAGES``) from the
+    first stage's motion, ``level_scale=0.003``: the loaded feet's roll across the sole
+    (median height difference of the two sides where a foot carries half the weight) 7.1
+    mm, against 13.6 and 10.7 mm without the term; markers 10.26 mm (8.47 without),
+    residual 0.37 N, loaded points 3.56 mm above the floor load-weighted (1.47 without) --
+    and the forward pass (``benchmarks/bench_forward_pass.py``) worse: 33.6 mm with
+    ``LQRWeights()`` (18.2 without), 15.6 mm holding the body (13.3). The term is off in
+    the example's stages.
+
     Parameters
     ----------
     cm : ConsistentMotion
