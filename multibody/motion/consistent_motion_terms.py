@@ -280,8 +280,11 @@ def level_cost(cm, phi, T: int):
     mm, against 13.6 and 10.7 mm without the term; markers 10.26 mm (8.47 without),
     residual 0.37 N, loaded points 3.56 mm above the floor load-weighted (1.47 without) --
     and the forward pass (``benchmarks/bench_forward_pass.py``) worse: 33.6 mm with
-    ``LQRWeights()`` (18.2 without), 15.6 mm holding the body (13.3). The term is off in
-    the example's stages.
+    ``LQRWeights()`` (18.2 without), 15.6 mm holding the body (13.3). With
+    ``contact_height_scale=0.0015`` as well: roll 7.5-7.7 mm, loaded points 3.11 mm, the
+    forward pass falls with ``LQRWeights()`` and gives 16.4 mm holding the body; weighted by
+    the normal forces (``level_scale=0.002``): roll 6.5-6.8 mm, markers 10.30 mm, forward
+    pass 24.5 and 14.3 mm. The term is off in the example's stages.
 
     Parameters
     ----------
