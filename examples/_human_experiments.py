@@ -281,22 +281,31 @@ def flat_feet_fit(model, fitter, fit, t, X, floor_of) -> tuple:
                          "resting_frames": rest}
 
 
-ANKLE_GAIN = 0.35
+ANKLE_GAIN = 0.40
 """The ankles' share of the PD gains in the forward pass on rigid feet (both axes): softer
-ankles let the stance foot settle flat instead of levering the leg
-(``benchmarks/bench_forward_pass.py``)."""
+ankles let the stance foot settle flat instead of levering the leg. Measured with
+:data:`RIGID_LQR` on the example's reference and on one from another warm start
+(``benchmarks/bench_forward_pass.py``, 8 runs with the start nudged): 0.40 gives medians of
+18 and 16 mm; 0.35 and 0.45 each give 13 mm on one reference and 21-29 mm on the other."""
+
+RIGID_LQR = LQRWeights(hold_body=True, max_torque=150.0)
+"""The trajectory LQR of the forward pass on rigid feet: every point of a foot held in its
+model once one is loaded (a foot is not pivoted about the one edge the reference loads) and
+each correction clamped at 150 N m (:class:`LQRWeights`; the default weights gave 18-22 mm on
+the same references)."""
 
 
 def rigid_forward_options(tree, traj, res) -> dict:
     """:class:`ForwardPass` keyword arguments for a reference on rigid feet
     (:data:`RIGID_STAGES`): the contact points at their lowest loaded height, the swing feet
     lifted 15 mm where the reference skims the floor faster than 0.2 m/s, the ankles at
-    :data:`ANKLE_GAIN` of their PD gains, and the finite-horizon LQR around the reference
-    ``(q, v, tau)`` in place of the pelvis feedback (pass ``balance_gain=0``)."""
+    :data:`ANKLE_GAIN` of their PD gains, and the finite-horizon LQR (:data:`RIGID_LQR`)
+    around the reference ``(q, v, tau)`` in place of the pelvis feedback (pass
+    ``balance_gain=0``)."""
     ankles = {j.name: ANKLE_GAIN for j in tree.joints
               if j.name in ("r-foot_joint", "l-foot_joint")}
     return {"placement_quantile": 0.0, "swing_clearance": 0.015,
-            "swing_clearance_speed": 0.2, "joint_gain_scale": ankles, "lqr": LQRWeights(),
+            "swing_clearance_speed": 0.2, "joint_gain_scale": ankles, "lqr": RIGID_LQR,
             "lqr_reference": (traj.q, traj.v, res.tau)}
 
 
