@@ -5,10 +5,12 @@ import functools
 import threading
 import warnings
 
+import casadi as ca
 import numpy as np
 import pytest
 from scipy.linalg import expm
 
+from solvers.compiled import CompiledFunction
 from systems import DiagramBuilder, LeafSystem
 from systems.analysis import CompiledFallbackWarning, Simulator
 from systems.analysis.compiled import CompiledSimulator, empty_table, reuse_statistics
@@ -314,3 +316,30 @@ def test_auto_refuses_the_options_the_interpreted_simulator_refuses(kw):
         Simulator(_Decay(1.0, "partial"), compiled="auto", **kw)
     with pytest.raises(ValueError, match=name):
         Simulator(_Decay(1.0, "partial"), **kw)
+
+
+class _Tabled(LeafSystem):
+    """x' = 1 - x, holding a numeric CompiledFunction it does not trace (as a tree's functions
+    sit in a plant): a call between two runs writes the function's scratch buffers."""
+
+    def __init__(self):
+        super().__init__("tabled")
+        self.declare_continuous_state(1)
+        x = ca.SX.sym("x", 2)
+        self.table = CompiledFunction(ca.Function("double", [x], [2 * x]), backend="casadi")
+
+    def time_derivatives(self, c):
+        return 1.0 - c.continuous_state
+
+
+def test_a_compiled_function_called_between_runs_keeps_the_key():
+    with empty_table():
+        s = _Tabled()
+        finals = []
+        for arg in ([1.0, 2.0], [3.0, -4.0]):
+            np.testing.assert_array_equal(np.ravel(s.table(np.array(arg))), 2 * np.array(arg))
+            got = counts(lambda: finals.append(run(s, t=1.0)[0][0]))
+            assert got == ((0, 1) if len(finals) == 1 else (1, 0))
+        assert reuse_statistics()["entries"] == 1
+    assert finals[0] == finals[1]                          # bitwise: the same functions
+    assert finals[0] == pytest.approx(1.0 - np.exp(-1.0), rel=1e-8)
