@@ -41,7 +41,8 @@ import numpy as np
 
 from .errors import MotionError
 
-__all__ = ["impulse_weights", "point_rows", "foot_rows", "impulse_cost_terms"]
+__all__ = ["impulse_weights", "point_rows", "foot_rows", "impulse_cost_terms",
+           "contact_cost_rows"]
 
 
 def impulse_weights(loads, held, time_step: float, scale: float, offset: float) -> np.ndarray:
@@ -186,12 +187,21 @@ def contact_cost_rows(tree, contact_points, q, loads, held, normal, time_step: f
     Returns
     -------
     E : (K, m, 3 P) ndarray
+
+    Raises
+    ------
+    MotionError
+        ``loads`` or ``held`` not (K, P), one per frame of ``q`` and contact point.
     """
     bodies = [b for b, ps in contact_points.items() for _ in np.asarray(ps).reshape(-1, 3)]
     local = np.vstack([np.asarray(ps, float).reshape(-1, 3) for ps in contact_points.values()])
     parent = {j.child: j.parent for j in tree.joints}
     groups = np.array([parent[b] if parent[b] in contact_points else b for b in bodies])
     loads, held = np.asarray(loads, float), np.asarray(held, float)
+    shape = (len(q), len(bodies))
+    if loads.shape != shape or held.shape != shape:
+        raise MotionError(f"contact_cost_rows: loads and held must be {shape} (frames, contact "
+                          f"points), got {loads.shape} and {held.shape}")
     c, F0 = float(weights.contact_force), float(weights.contact_force_offset)
     out = []
     for k, qk in enumerate(np.asarray(q, float)):

@@ -8,8 +8,8 @@ import pytest
 import scipy.linalg
 
 from multibody.motion import MotionError
-from multibody.motion.impulse_cost import (foot_rows, impulse_cost_terms, impulse_weights,
-                                           point_rows)
+from multibody.motion.impulse_cost import (contact_cost_rows, foot_rows, impulse_cost_terms,
+                                           impulse_weights, point_rows)
 from multibody.motion.trajectory_lqr import ConstrainedStep, LQRWeights, finite_horizon_lqr
 from test_forward_pass_balance import FOOT, _monopod, _standing
 from test_trajectory_lqr import _double_integrators, _stand
@@ -183,3 +183,40 @@ def test_the_pushed_body_on_a_passive_ankle_still_stands_with_the_feet_cost():
     assert np.all(stood.q[:, 6] > Q[0, 6] - 0.005)
     assert np.linalg.norm(stood.q[-1, 4:7] - Q[0, 4:7]) < 0.01
     assert np.linalg.norm(stood.v[-1]) < 0.01
+
+
+def test_the_rows_per_frame_price_the_held_points_and_the_foot_in_the_world():
+    """contact_cost_rows on the one-legged body: frame 0 holds three of the foot's four points,
+    frame 1 none (zero rows, padded to frame 0's shape); the points' cost against the relative
+    normal loads written out, the foot's against its load and its centre of pressure in the
+    world (the points placed by the foot's pose)."""
+    tree = _monopod()
+    _, Q, _ = _standing(tree, frames=2)
+    Q[:, 1], Q[:, 3] = 0.2, 0.3                          # the body tilted and turned: the
+    Q[:, :4] /= np.linalg.norm(Q[:, :4], axis=1, keepdims=True)   # sole's width foreshortened
+    F = np.array([[300.0, 100.0, 50.0, 0.0], [0.0, 0.0, 0.0, 0.0]])
+    held = np.array([[1, 1, 1, 0], [0, 0, 0, 0]])
+    rng = np.random.default_rng(7)
+    dp = rng.normal(size=(4, 3))
+    c, F0 = 3.0, 40.0
+    E = contact_cost_rows(tree, {"r-foot": FOOT}, Q, F, held, (0, 0, 1), H,
+                          LQRWeights(contact_force=c, contact_force_offset=F0))
+    assert E.shape == (2, 12, 12) and not E[1].any()
+    want = c * np.sum(held[0] * (dp[:, 2] / (H * (F[0] + F0))) ** 2)
+    assert np.sum((E[0] @ dp.ravel()) ** 2) == pytest.approx(want, rel=1e-12)
+    E = contact_cost_rows(tree, {"r-foot": FOOT}, Q, F, held, (0, 0, 1), H,
+                          LQRWeights(contact_force=c, contact_force_offset=F0, contact_feet=True,
+                                     contact_cop_length=0.05))
+    assert E.shape == (2, 3, 12) and not E[1].any()
+    T = np.asarray(tree.body_pose("r-foot", Q[0]), float)
+    x = (np.asarray(FOOT) @ T[:3, :3].T + T[:3, 3])[:3]  # the held points in the world
+    Ft, dF = F[0, :3].sum(), dp[:3, 2] / H
+    cop = F[0, :3] @ x / Ft
+    f = E[0] @ dp.ravel()
+    assert f[0] == pytest.approx(np.sqrt(c) * dF.sum() / (Ft + F0), rel=1e-12)
+    shift = dF @ (x - cop) / (Ft + F0) / 0.05            # first-order shift times F / (F + F0)
+    assert np.linalg.norm(f[1:]) == pytest.approx(np.sqrt(c) * np.linalg.norm(shift[:2]),
+                                                  rel=1e-9)
+    with pytest.raises(MotionError, match="loads and held must be \\(2, 4\\)"):
+        contact_cost_rows(tree, {"r-foot": FOOT}, Q, F[:, :3], held, (0, 0, 1), H,
+                          LQRWeights(contact_force=c))
