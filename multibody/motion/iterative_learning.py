@@ -29,7 +29,7 @@ is kept. A walk on rigid feet is far from linear: a small change of the feedforw
 the outcome by centimetres either way. So by default (``backtrack``) each iteration starts
 from the best run so far (``k`` above is the best run), a run that does not improve on it
 halves ``gamma``, and the learning stops after ``patience`` such runs in a row; without it,
-plain ILC from the last run, stopped by a run that fails.
+plain ILC from the last run, stopped by a run that fails or by ``patience``.
 
 The feedforward table is a numeric parameter of the controller, set in the run's context,
 so every iteration reruns the compiled simulation without converting or compiling it again
@@ -109,13 +109,15 @@ class LearningResult:
     joint_angle_rms_deg : list of float
         The joints' RMS error of every iteration's (first) run (deg).
     feedback_rms : list of float
-        RMS over frames and joints of each run's feedback effort (N m).
+        RMS over frames and joints of the feedback effort learned from, once per run
+        learned from (the given torques' run, then each new best; N m).
     torque_change_rms : dict
         ``{joint: RMS of correction}`` over the frames and the joint's axes (N m).
     cpu_seconds : float
         CPU time of the whole learning (runs, feedback evaluation, filtering, scores).
     failure : str, optional
-        The error that stopped the learning, if a run failed.
+        The last run's error, if a run failed (``backtrack``: the learning went on from the
+        best run; otherwise it stopped there).
     """
 
     tau: np.ndarray
@@ -172,17 +174,17 @@ def feedback_effort(fp, q, v, result, parts=("pd", "lqr")) -> np.ndarray:
     the terms taken: ``"pd"``, ``"lqr"``, or ``"lqr_root"`` (the LQR's correction of the
     root's error alone: its feedback on the simulated root with the joints at the lifted
     reference). The pelvis balance feedback (``balance_gain``) and the other options are
-    not included.
+    not included; ``"lqr"`` adds nothing without an LQR (the default parts then learn from
+    the PD alone).
 
     Raises
     ------
     MotionError
-        An unknown part.
+        An unknown part; ``"lqr_root"`` without an LQR or a free root, or only ``"lqr"``
+        without an LQR (nothing to learn from).
     """
-    unknown = set(parts) - {"pd", "lqr", "lqr_root"}
-    if unknown:
-        raise MotionError(f"feedback_effort: parts must be among 'pd', 'lqr' and 'lqr_root', "
-                          f"got {sorted(unknown)}")
+    _check_parts(fp, parts, "feedback_effort")
+    fb = fp.controller.feedback
     times = np.asarray(fp.times, float)
     qi, vi = fp.q_indices, fp.actuated_velocity_indices
     ql, vl = fp.lifted_reference(q, v)
@@ -193,16 +195,29 @@ def feedback_effort(fp, q, v, result, parts=("pd", "lqr")) -> np.ndarray:
     if "pd" in parts:
         out += (fp.kp * (lerp(ql[:, qi]) - lerp(Qs[:, qi]))
                 + fp.kd * (lerp(vl[:, vi]) - lerp(Vs[:, vi])))
-    fb = fp.controller.feedback
     if fb is not None and "lqr" in parts:
         many = fb.map(len(times))
         out = out + np.asarray(many(times[None], Qs.T, Vs.T), float).T
-    if fb is not None and "lqr_root" in parts and fp.floating:
+    if "lqr_root" in parts:
         Qr, Vr = ql.copy(), vl.copy()
         Qr[:, :7], Vr[:, :6] = Qs[:, :7], Vs[:, :6]
         many = fb.map(len(times))
         out = out + np.asarray(many(times[None], Qr.T, Vr.T), float).T
     return out
+
+
+def _check_parts(fp, parts, who: str) -> None:
+    """Raise a :class:`MotionError` for parts unknown or that ``fp`` cannot give."""
+    unknown = set(parts) - {"pd", "lqr", "lqr_root"}
+    if unknown:
+        raise MotionError(f"{who}: parts must be among 'pd', 'lqr' and 'lqr_root', "
+                          f"got {sorted(unknown)}")
+    if fp.controller.feedback is None and ("lqr_root" in parts or not set(parts) - {"lqr"}):
+        raise MotionError(f"{who}: parts {tuple(parts)} need the forward pass's LQR "
+                          "(ForwardPass(lqr=...)); it has none")
+    if "lqr_root" in parts and not fp.floating:
+        raise MotionError(f"{who}: part 'lqr_root' needs a free root; tree '{fp.tree.name}' "
+                          "has a fixed one")
 
 
 def body_position_error(tree, q_ref, q) -> float:
@@ -261,7 +276,7 @@ def learn_feedforward(fp, q, v, tau, *, iterations: int = 10, rate: float = 0.5,
     backtrack : bool
         Each iteration starts from the best run so far, and a run that does not improve on
         it halves the rate (module docstring); false: plain ILC from the last run, stopped
-        by a failed run.
+        by a failed run or after ``patience`` runs that do not improve.
     starts : (R, nv) array_like, optional
         Learn on R runs per iteration (one compiled batch,
         :meth:`~multibody.motion.forward_pass.ForwardPass.run_batch`) from these initial
@@ -286,7 +301,7 @@ def learn_feedforward(fp, q, v, tau, *, iterations: int = 10, rate: float = 0.5,
     MotionError
         ``iterations`` < 0, ``patience`` < 1, ``rate`` outside (0, 2], references of the
         wrong shape (named by the forward pass), a bad ``cutoff_hz``, ``starts`` not
-        (R, nv).
+        (R, nv), ``parts`` that the forward pass cannot give (:func:`feedback_effort`).
     """
     if int(iterations) < 0 or int(patience) < 1:
         raise MotionError(f"learn_feedforward: iterations must be >= 0 and patience >= 1, got "
@@ -296,6 +311,7 @@ def learn_feedforward(fp, q, v, tau, *, iterations: int = 10, rate: float = 0.5,
     q, v, tau = (np.asarray(a, float) for a in (q, v, tau))
     fp.feedforward(q, v, tau)                           # names references of a wrong shape
     zero_phase_lowpass(fp.times, np.zeros((len(fp.times), 1)), cutoff_hz)  # names a bad cutoff
+    _check_parts(fp, parts, "learn_feedforward")
     if score is None:
         origins = _origins_function(fp.tree, len(q))
         ref = np.asarray(origins(q.T), float)

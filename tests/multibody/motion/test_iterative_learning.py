@@ -3,6 +3,8 @@ an arm whose forearm is heavier than the inverse dynamics assumed learns the mis
 (against the heavier arm's own inverse dynamics), an exact feedforward learns nothing, and a
 leaning one-legged body on the floor learns the ankle torque that holds it (against the
 statics), rerunning its compiled simulation without converting it again."""
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
@@ -196,3 +198,16 @@ def test_bad_options_are_named():
         learn_feedforward(fp, q[:5], v, tau)
     with pytest.raises(MotionError, match="cutoff_hz must lie"):
         learn_feedforward(fp, q, v, tau, cutoff_hz=-1.0)
+    # the arm has no LQR and a fixed root: the LQR's parts would learn nothing, silently
+    for parts in (("lqr",), ("pd", "lqr_root")):
+        with pytest.raises(MotionError, match="need the forward pass's LQR .*it has none"):
+            learn_feedforward(fp, q, v, tau, parts=parts)
+    fixed = SimpleNamespace(controller=SimpleNamespace(feedback=object()), floating=False,
+                            tree=fp.tree)                 # an LQR on a fixed root
+    with pytest.raises(MotionError, match="'lqr_root' needs a free root; tree 'arm'"):
+        feedback_effort(fixed, q, v, None, ("lqr_root",))
+    run = fp.run(q, v, tau)
+    with pytest.raises(MotionError, match="feedback_effort: parts \\('lqr_root',\\) need"):
+        feedback_effort(fp, q, v, run, ("lqr_root",))
+    np.testing.assert_array_equal(feedback_effort(fp, q, v, run),          # the PD alone
+                                  feedback_effort(fp, q, v, run, ("pd",)))
