@@ -220,7 +220,7 @@ def sole_pairs(point_bodies, points) -> np.ndarray:
 
     The sole's axes are those of :func:`inset_contact_points` (per body, the two body-frame
     axes along which its points spread most: the length, then the width). Points whose
-    along-coordinates agree to 1e-6 m form a row; a row's point furthest on the negative
+    along-coordinates round to the same micrometre form a row; a row's point furthest on the negative
     side across pairs with its point furthest on the positive side (a box foot's four
     corners: the heel pair and the toe pair).
 
@@ -299,8 +299,10 @@ def level_cost(cm, phi, T: int):
     -------
     casadi.SX or float
     """
+    if cm.level_scale is None:
+        return 0.0
     pairs = sole_pairs(cm.cid.point_bodies, cm.cid.points)
-    if cm.level_scale is None or len(pairs) == 0:
+    if len(pairs) == 0:
         return 0.0
     a, b = pairs[:, 0].tolist(), pairs[:, 1].tolist()
     s = _touch(cm, phi, ca)
@@ -325,8 +327,10 @@ def add_level(cm, H, Jphi, phi, lam_f) -> None:
     lam_f : float
         IPOPT's objective factor.
     """
+    if cm.level_scale is None:
+        return
     pairs = sole_pairs(cm.cid.point_bodies, cm.cid.points)
-    if cm.level_scale is None or len(pairs) == 0:
+    if len(pairs) == 0:
         return
     a, b = pairs[:, 0], pairs[:, 1]
     T = phi.shape[1]
