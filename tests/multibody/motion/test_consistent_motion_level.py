@@ -5,21 +5,16 @@ linear in the coordinates, where the block is the exact Hessian), and on the 25-
 level across its sole."""
 from __future__ import annotations
 
-import os
 from types import SimpleNamespace
 
 import casadi as ca
 import numpy as np
 import pytest
 
-from multibody.models import human_model
 from multibody.motion import (ConsistentMotion, ContactError, ContactInverseDynamics, Floor,
                               MarkerFitter)
 from multibody.motion.consistent_motion_terms import add_level, level_cost, sole_pairs
-from multibody.motion.spline_motion import UniformBSpline
-
-DATA = os.path.join(os.path.dirname(__file__), "..", "..", "..", "examples", "data")
-RATE, KNOT = 120.0, 1 / 30
+from test_consistent_motion_support import KNOT, standing, walker  # noqa: F401 (fixtures)
 SOLE = [(-0.042, -0.026, -0.062), (-0.042, 0.078, -0.062), (0.042, -0.026, -0.062),
         (0.042, 0.078, -0.062)]
 
@@ -90,13 +85,7 @@ def test_level_gradient_and_block_against_finite_differences():
     assert not H2.any() and level_cost(cm, ca.DM(phi), T) == 0.0
 
 
-@pytest.fixture(scope="module")
-def walker():
-    return human_model(os.path.join(DATA, "walker_skeleton.txt"),
-                       os.path.join(DATA, "walker_markers.txt"))
-
-
-def test_a_foot_on_its_edge_levelled(walker):
+def test_a_foot_on_its_edge_levelled(walker, standing):
     """The walker standing (24 frames, the trunk swaying), its right foot rolled 8 deg and
     the body raised 5.6 mm, so that the foot stands on its inner edge (the other side 12.5
     mm up) and carries the weight (the left foot 5.6 mm up, in the contact band); the
@@ -104,13 +93,8 @@ def test_a_foot_on_its_edge_levelled(walker):
     on its edge (> 10 mm across the sole in every frame); with ``level_scale=0.003`` the
     foot is brought within 4 mm of level in every frame (against markers 2.5 mm RMS)."""
     tree = walker.tree
-    t = np.arange(24) / RATE
-    sp = UniformBSpline(t[0], t[-1], KNOT)
-    C = np.tile(walker.reference_configuration(), (sp.size, 1))
-    j = tree.get_joint("torso_joint")
-    C[:, j.q_start:j.q_start + j.nq] += 0.02 * np.sin(np.linspace(0, 3, sp.size))[:, None]
-    q = sp.basis(t, 0) @ C
-    q[:, 0:4] /= np.linalg.norm(q[:, 0:4], axis=1, keepdims=True)
+    t, q = standing
+    q = q.copy()                                    # (the fixture is shared)
     q[:, tree.get_joint("r-foot_joint").q_start + 1] -= np.radians(8.0)
     q[:, 6] += 0.0056
     fitter = MarkerFitter(tree, walker.markers)
