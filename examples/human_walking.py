@@ -27,7 +27,7 @@ The pipeline (``multibody.motion``):
    at the foot points, warm-started from the fit), checked by ``ContactInverseDynamics``
    re-solved on it; that motion and its torques then replace the per-frame analysis in
    ``fit.npz``, the forward pass and the plots (the experiments keep the per-frame one);
-   then (``--rigid-feet``, the default) it is re-optimised in two more stages with rigid,
+   then (``--rigid-feet``, opt-in) it is re-optimised in two more stages with rigid,
    planted feet, the centre of pressure 2 cm inside the feet and the marker offsets refined
    (``RIGID_STAGES``; a stage that diverges is retried through a halfway stage, then
    dropped), and the forward pass runs with the trajectory LQR (``rigid_forward_options``);
@@ -286,12 +286,13 @@ def main(argv=None) -> dict:
                     help="recalibrate the feet's marker offsets from the frames where the "
                          "feet rest, turned flat (flat_stance_offsets), and fit again "
                          "(default: on with --c3d)")
-    ap.add_argument("--rigid-feet", action=argparse.BooleanOptionalAction, default=True,
+    ap.add_argument("--rigid-feet", action=argparse.BooleanOptionalAction, default=False,
                     help="with --consistent: after the contact band, re-optimise the motion "
                          "with rigid, planted feet, the centre of pressure 2 cm inside the feet "
                          "and the marker offsets refined (RIGID_STAGES), and run the forward "
-                         "pass with the trajectory LQR on it (about 15 min of CPU on the HDM "
-                         "trial); --no-rigid-feet: the band solution and the pelvis feedback")
+                         "pass with the trajectory LQR on it (about 13 min of CPU on the HDM "
+                         "trial; not the default: the walk on it is 13-18 mm from the capture "
+                         "on some of these references and falls on others, README)")
     ap.add_argument("--knot-interval", type=float, default=1 / 30,
                     help="spline knot spacing of the consistent motion (s)")
     add_viewer_arguments(ap, "the fitted walk")
