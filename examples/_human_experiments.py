@@ -292,7 +292,11 @@ RIGID_LQR = LQRWeights(hold_body=True, max_torque=150.0)
 """The trajectory LQR of the forward pass on rigid feet: every point of a foot held in its
 model once one is loaded (a foot is not pivoted about the one edge the reference loads) and
 each correction clamped at 150 N m (:class:`LQRWeights`; the default weights gave 18-22 mm on
-the same references)."""
+the same references). On a third reference, the example's own run of :data:`RIGID_STAGES`
+whose first stage used all its 200 iterations (markers 9.25 mm, residual 0.37 N; the band
+solution equal to the other run's to 1e-14, the difference grown in IPOPT), every setting
+tried leaves the capture after 1.9-2.2 s: 177-254 mm (ankles 0.35-0.45, with or without
+``hold_body``). That is why ``--rigid-feet`` is not the default."""
 
 
 def rigid_forward_options(tree, traj, res) -> dict:
