@@ -87,7 +87,7 @@ from .errors import ContactError, MarkerSetError, TrajectoryError
 from .marker_set import marker_set_arrays, marker_weight_array, refine_marker_offsets
 from .smoothing import JointTrajectory
 from .consistent_motion_terms import (IterationMonitor, add_contact_curvature, add_contact_height,
-                                      add_level, level_cost,
+                                      add_level, level_cost, smooth_step,
                                       marker_errors, inset_contact_points, support_margin_pair,
                                       feasible_cone_coefficients, gauss_newton_blocks)
 from .spline_hessian import HessianCallback, SplineBlockHessian
@@ -95,11 +95,6 @@ from .spline_motion import VQDOT_JOINT_TYPES, UniformBSpline, spline_state
 from .consistent_motion_result import ConsistentMotionResult
 
 __all__ = ["ConsistentMotion", "ConsistentMotionResult"]
-
-
-def _smooth_step(x):
-    xc = ca.fmin(ca.fmax(x, 0), 1)
-    return 1 - 3 * xc ** 2 + 2 * xc ** 3
 
 
 class ConsistentMotion:
@@ -362,7 +357,7 @@ class ConsistentMotion:
             cost += ca.sumsqr(ca.fmin(phi, 0)) / (self.penetration_scale ** 2 * T)
         cost += level_cost(self, phi, T)               # a touching sole level (off: 0)
         h0, h1 = self.contact_band
-        g = fn - self.max_force * _smooth_step((phi - h0) / (h1 - h0))
+        g = fn - self.max_force * smooth_step((phi - h0) / (h1 - h0))
         if self.penetration is not None:                # no point below -penetration (mm)
             g = ca.vertcat(g, 1e3 * (-phi - self.penetration))
         ins = [y, yd, ydd, beta, meas, mw, qref]

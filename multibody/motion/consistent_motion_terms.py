@@ -24,7 +24,7 @@ from .errors import ContactError
 __all__ = ["IterationMonitor", "feasible_cone_coefficients", "gauss_newton_blocks",
            "add_contact_curvature", "add_contact_height", "marker_errors",
            "inset_contact_points", "support_margin_pair", "sole_pairs", "level_cost",
-           "add_level"]
+           "add_level", "smooth_step"]
 
 
 class IterationMonitor(ca.Callback):
@@ -255,12 +255,19 @@ def sole_pairs(point_bodies, points) -> np.ndarray:
     return np.array(out, int).reshape(-1, 2)
 
 
-def _touch(cm, phi, lib):
-    """``s(u)``, ``u = (phi - h_0) / (h_1 - h_0)`` clipped to [0, 1]: the smooth step of the
-    contact model (1 on the floor, 0 from the band's top ``h_1`` on)."""
-    h0, h1 = cm.contact_band
-    u = lib.fmin(lib.fmax((phi - h0) / (h1 - h0), 0.0), 1.0)
+def smooth_step(x, lib=ca):
+    """``s(x) = 1 - 3 u^2 + 2 u^3`` with ``u = x`` clipped to [0, 1]: 1 at and below 0, 0 at
+    and above 1, continuously differentiable; ``lib`` ``casadi`` (symbols) or ``numpy``. The
+    contact model's bound on a point's normal force at ``x = (phi - h_0) / (h_1 - h_0)``."""
+    u = lib.fmin(lib.fmax(x, 0.0), 1.0)
     return 1 - 3 * u ** 2 + 2 * u ** 3
+
+
+def _touch(cm, phi, lib):
+    """:func:`smooth_step` of the height ``phi`` in ``cm``'s contact band: 1 on the floor, 0
+    from the band's top ``h_1`` on."""
+    h0, h1 = cm.contact_band
+    return smooth_step((phi - h0) / (h1 - h0), lib)
 
 
 def level_cost(cm, phi, T: int):

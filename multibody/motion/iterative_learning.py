@@ -78,14 +78,13 @@ from typing import Callable, Optional
 
 import casadi as ca
 import numpy as np
-from scipy.signal import butter, filtfilt
 
 from dynablocks.errors import DynablocksError
 
 from .errors import MotionError
+from .smoothing import zero_phase_lowpass
 
-__all__ = ["LearningResult", "learn_feedforward", "feedback_effort", "body_position_error",
-           "zero_phase_lowpass"]
+__all__ = ["LearningResult", "learn_feedforward", "feedback_effort", "body_position_error"]
 
 
 @dataclass
@@ -130,35 +129,6 @@ class LearningResult:
     torque_change_rms: dict
     cpu_seconds: float
     failure: Optional[str] = field(default=None)
-
-
-def zero_phase_lowpass(times, x, cutoff_hz: Optional[float]) -> np.ndarray:
-    """``x`` (K, m) filtered along its rows by a second-order Butterworth low-pass at
-    ``cutoff_hz``, run forward and backward (zero phase, the amplitude response squared;
-    Winter 2009, section 3.4); ``times`` (K,) uniform. ``None``: ``x`` unchanged.
-
-    Raises
-    ------
-    MotionError
-        A cutoff at or above the Nyquist frequency, non-uniform ``times``, or too few frames
-        for the filter's padding (more than 9 needed).
-    """
-    x = np.asarray(x, float)
-    if cutoff_hz is None:
-        return x.copy()
-    t = np.asarray(times, float)
-    dt = np.diff(t)
-    if len(t) < 10:
-        raise MotionError(f"zero_phase_lowpass: needs more than 9 frames, got {len(t)}")
-    if np.ptp(dt) > 1e-6 * np.mean(dt):
-        raise MotionError("zero_phase_lowpass: the frames must be uniformly spaced (spacing "
-                          f"{dt.min():.6g}-{dt.max():.6g} s)")
-    wn = 2.0 * float(cutoff_hz) * float(np.mean(dt))
-    if not 0.0 < wn < 1.0:
-        raise MotionError(f"zero_phase_lowpass: cutoff_hz must lie in (0, "
-                          f"{0.5 / np.mean(dt):.4g}) Hz (Nyquist), got {cutoff_hz!r}")
-    b, a = butter(2, wn)
-    return filtfilt(b, a, x, axis=0)
 
 
 def feedback_effort(fp, q, v, result, parts=("pd", "lqr")) -> np.ndarray:
@@ -264,7 +234,8 @@ def learn_feedforward(fp, q, v, tau, *, iterations: int = 10, rate: float = 0.5,
         ``gamma`` (0 < gamma <= 2; 1: the whole feedback effort moved into the feedforward
         per iteration).
     cutoff_hz : float, optional
-        The Q-filter's cutoff (Hz; :func:`zero_phase_lowpass`); None: no filter.
+        The Q-filter's cutoff (Hz; :func:`~multibody.motion.smoothing.zero_phase_lowpass`);
+        None: no filter.
     patience : int
         Stop after this many iterations in a row that do not improve on the best score.
     score : callable, optional
@@ -310,7 +281,8 @@ def learn_feedforward(fp, q, v, tau, *, iterations: int = 10, rate: float = 0.5,
         raise MotionError(f"learn_feedforward: rate must lie in (0, 2], got {rate!r}")
     q, v, tau = (np.asarray(a, float) for a in (q, v, tau))
     fp.feedforward(q, v, tau)                           # names references of a wrong shape
-    zero_phase_lowpass(fp.times, np.zeros((len(fp.times), 1)), cutoff_hz)  # names a bad cutoff
+    zero_phase_lowpass(fp.times, np.zeros((len(fp.times), 1)), cutoff_hz,  # a bad cutoff
+                       "learn_feedforward")
     _check_parts(fp, parts, "learn_feedforward")
     if score is None:
         origins = _origins_function(fp.tree, len(q))

@@ -36,9 +36,9 @@ import numpy as np
 from scipy.interpolate import make_interp_spline
 from scipy.signal import butter, filtfilt
 
-from .errors import TrajectoryError
+from .errors import MotionError, TrajectoryError
 
-__all__ = ["JointTrajectory", "smooth_trajectory"]
+__all__ = ["JointTrajectory", "smooth_trajectory", "zero_phase_lowpass"]
 
 
 @dataclass
@@ -100,6 +100,42 @@ def _sign_continuous(u: np.ndarray) -> np.ndarray:
     return u
 
 
+def zero_phase_lowpass(times, x, cutoff_hz: Optional[float], who: str = "zero_phase_lowpass",
+                       error: type = MotionError) -> np.ndarray:
+    """``x`` (T, m) filtered along its rows by a second-order Butterworth low-pass at
+    ``cutoff_hz``, run forward and backward (zero phase, the amplitude response squared;
+    Winter 2009, section 3.4; padded by up to 9 samples); ``times`` (T,) uniform. ``None``:
+    a copy of ``x``.
+
+    Raises
+    ------
+    MotionError
+        (or ``error``, its message led by ``who``) Fewer than 2 samples, non-uniform
+        ``times``, or a cut-off outside (0, Nyquist).
+    """
+    x = np.asarray(x, float)
+    if cutoff_hz is None:
+        return x.copy()
+    b, a, padlen = _lowpass(times, cutoff_hz, who, error)
+    return filtfilt(b, a, x, axis=0, padlen=padlen)
+
+
+def _lowpass(times, cutoff_hz: float, who: str, error: type) -> tuple:
+    """``(b, a, padlen)`` of :func:`zero_phase_lowpass` on ``times``, checked."""
+    dt = np.diff(np.asarray(times, float).ravel())
+    if dt.size < 1:
+        raise error(f"{who}: the low-pass filter needs at least 2 samples, got {dt.size + 1}")
+    if np.ptp(dt) > 1e-6 * dt.mean():
+        raise error(f"{who}: the low-pass filter needs uniformly spaced samples (spacing "
+                    f"{dt.min():.6g}-{dt.max():.6g} s)")
+    nyq = 0.5 / dt.mean()
+    if not 0 < cutoff_hz < nyq:
+        raise error(f"{who}: cutoff_hz must lie in (0, {nyq:g}) Hz (Nyquist), got "
+                    f"{cutoff_hz!r}")
+    b, a = butter(2, cutoff_hz / nyq)
+    return b, a, min(3 * max(len(a), len(b)), dt.size)
+
+
 def smooth_trajectory(tree, t: Any, q: Any, *, cutoff_hz: Optional[float] = None,
                       degree: int = 5) -> JointTrajectory:
     """Smooth ``q(t)`` and differentiate it on the configuration manifold (module docstring).
@@ -150,20 +186,10 @@ def smooth_trajectory(tree, t: Any, q: Any, *, cutoff_hz: Optional[float] = None
         raise TrajectoryError(f"{who}: times must increase strictly (sample "
                               f"{int(np.argmax(dt <= 0)) + 1})")
     if cutoff_hz is not None:
-        if np.ptp(dt) > 1e-6 * dt.mean():
-            raise TrajectoryError(f"{who}: the low-pass filter needs uniform sampling")
-        nyq = 0.5 / dt.mean()
-        if not 0 < cutoff_hz < nyq:
-            raise TrajectoryError(f"{who}: cutoff_hz must be in (0, {nyq:g}) Hz (Nyquist), "
-                                  f"got {cutoff_hz!r}")
-        b, a = butter(2, cutoff_hz / nyq)
-        padlen = min(3 * max(len(a), len(b)), t.size - 1)
+        b, a, padlen = _lowpass(t, cutoff_hz, who, TrajectoryError)
 
-        def filt(y):
-            return filtfilt(b, a, y, axis=0, padlen=padlen)
-    else:
-        def filt(y):
-            return y
+    def filt(y):
+        return y if cutoff_hz is None else filtfilt(b, a, y, axis=0, padlen=padlen)
 
     def spline(y):
         s = make_interp_spline(t, filt(y), k=degree, axis=0)

@@ -11,7 +11,8 @@ import pytest
 from multibody.motion import Floor, MotionError
 from multibody.motion.forward_pass import ForwardPass
 from multibody.motion.iterative_learning import (body_position_error, feedback_effort,
-                                                 learn_feedforward, zero_phase_lowpass)
+                                                 learn_feedforward)
+from multibody.motion.smoothing import zero_phase_lowpass
 from multibody.motion.trajectory_lqr import LQRWeights
 from multibody.tree import RigidBodyTree
 from multibody.tree.joints import Revolute
