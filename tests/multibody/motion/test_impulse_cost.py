@@ -1,6 +1,6 @@
 """The trajectory LQR's cost on its model's contact impulses (multibody.motion.impulse_cost):
-the Riccati recursion with a cross term against scipy's stationary solution and Drake's
-regulator, the constrained step's impulses against its momentum balance and their
+the Riccati recursion with a cross term against scipy's stationary solution (against Drake's
+regulator: test_trajectory_lqr), the constrained step's impulses against its momentum balance and their
 linearisation against finite differences, and on a one-legged body standing on four held
 points, the cost keeps the lightest-loaded point's impulse closer to its reference."""
 import numpy as np
@@ -32,26 +32,6 @@ def test_the_recursion_with_a_cross_term_converges_to_scipys_are_solution():
     assert np.abs(K[0] - K0[0]).max() > 0.1                # the cross term changes the gain
     with pytest.raises(MotionError, match="N \\(4, 2\\)"):
         finite_horizon_lqr(A[None], B[None], Q, R, N=np.zeros((2, 4)))
-
-
-def test_the_cross_term_matches_drakes_regulator_with_N():
-    sysm = pytest.importorskip("pydrake.systems.primitives")
-    ctl = pytest.importorskip("pydrake.systems.controllers")
-    dt, n = 0.05, 40
-    A, B = _double_integrators(dt)
-    Q, R, Qf = np.diag([3.0, 1.0, 0.2, 0.1]), np.diag([0.5, 0.3]), np.diag([50.0, 40, 5, 5])
-    N = np.array([[0.2, 0.0], [-0.1, 0.3], [0.05, 0.0], [0.0, -0.05]])
-    plant = sysm.LinearSystem(A, B, np.eye(4), np.zeros((4, 2)), dt)
-    ctx = plant.CreateDefaultContext()
-    plant.get_input_port().FixValue(ctx, np.zeros(2))
-    opts = ctl.FiniteHorizonLinearQuadraticRegulatorOptions()
-    opts.Qf, opts.N = Qf, N
-    res = ctl.FiniteHorizonLinearQuadraticRegulator(plant, ctx, 0.0, n * dt, Q, R, opts)
-    K, S = finite_horizon_lqr(np.repeat(A[None], n, 0), np.repeat(B[None], n, 0), Q, R, Qf,
-                              N=np.repeat(N[None], n, 0))
-    for k in (0, 11, n - 1):
-        np.testing.assert_allclose(K[k], res.K.value(k * dt), rtol=1e-9, atol=1e-12)
-        np.testing.assert_allclose(S[k], res.S.value(k * dt), rtol=1e-9, atol=1e-12)
 
 
 def _step():

@@ -43,7 +43,9 @@ def test_the_riccati_recursion_converges_to_the_discrete_algebraic_riccati_gain(
         finite_horizon_lqr(A, B, Q, R)
 
 
-def test_the_recursion_matches_drakes_discrete_finite_horizon_regulator():
+@pytest.mark.parametrize("cross", [None, [[0.2, 0.0], [-0.1, 0.3], [0.05, 0.0], [0.0, -0.05]]])
+def test_the_recursion_matches_drakes_discrete_finite_horizon_regulator(cross):
+    """Without and with a cross term ``N`` (Drake's ``options.N``)."""
     sysm = pytest.importorskip("pydrake.systems.primitives")
     ctl = pytest.importorskip("pydrake.systems.controllers")
     dt, N = 0.05, 40
@@ -54,9 +56,13 @@ def test_the_recursion_matches_drakes_discrete_finite_horizon_regulator():
     plant.get_input_port().FixValue(ctx, np.zeros(2))
     opts = ctl.FiniteHorizonLinearQuadraticRegulatorOptions()
     opts.Qf = Qf
+    if cross is not None:
+        opts.N = np.array(cross)
     res = ctl.FiniteHorizonLinearQuadraticRegulator(plant, ctx, 0.0, N * dt, Q, R, opts)
-    K, S = finite_horizon_lqr(np.repeat(A[None], N, 0), np.repeat(B[None], N, 0), Q, R, Qf)
-    for n in (0, 7, N - 1):
+    K, S = finite_horizon_lqr(np.repeat(A[None], N, 0), np.repeat(B[None], N, 0), Q, R, Qf,
+                              N=None if cross is None else np.repeat(
+                                  np.array(cross)[None], N, 0))
+    for n in (0, 7, 11, N - 1):
         np.testing.assert_allclose(K[n], res.K.value(n * dt), rtol=1e-9, atol=1e-12)
         np.testing.assert_allclose(S[n], res.S.value(n * dt), rtol=1e-9, atol=1e-12)
 
