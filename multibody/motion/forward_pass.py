@@ -265,6 +265,10 @@ class ForwardPass:
     compiled : bool
         Run the whole simulation in C (``Simulator(diagram, compiled=True)``) where the
         plant takes the compiled step; else the interpreted Simulator.
+    compile_flags : sequence of str, optional
+        Compiler flags of that run's library (``flags`` of :class:`~systems.analysis.
+        WholeRunSimulator`; e.g. ``("-O1",)``: slower to build, faster runs, the same
+        results); default chosen by the code's length.
 
     Raises
     ------
@@ -289,7 +293,7 @@ class ForwardPass:
                  swing_clearance_speed: float = 0.5, support_margin: Optional[float] = None,
                  support_joints=None, whole_body: Optional[WholeBodyGains] = None,
                  support_activity: bool = False, lqr: Optional[LQRWeights] = None,
-                 lqr_reference=None, compiled: bool = True) -> None:
+                 lqr_reference=None, compiled: bool = True, compile_flags=None) -> None:
         self.times = np.asarray(times, float).ravel()
         if self.times.size < 2 or np.any(np.diff(self.times) <= 0):
             raise MotionError(f"ForwardPass: times must hold at least two increasing frames, "
@@ -439,6 +443,7 @@ class ForwardPass:
         self.logger = LogVectorOutput(self.plant.get_output_port("state"), b, dt)
         self.diagram = b.build()
         self.compiled = bool(compiled) and self.plant.step_method == "compiled_pgs"
+        self._flags = {} if compile_flags is None else {"flags": tuple(compile_flags)}
         """Whether runs are whole runs in C (the plant takes the compiled step; without any
         contact or limit it takes the interpreted one, and so do the runs)."""
         self._sim = None
@@ -570,7 +575,8 @@ class ForwardPass:
         ForwardPassResult
         """
         ctx = self._context(q, v, tau, stance)
-        sim = Simulator(self.diagram, ctx, compiled=self.compiled)
+        sim = Simulator(self.diagram, ctx, compiled=self.compiled,
+                        **(self._flags if self.compiled else {}))
         sim.initialize()
         w0, c0 = time.perf_counter(), time.thread_time()
         sim.advance_to(float(self.times[-1]) + 1e-9)
@@ -588,7 +594,7 @@ class ForwardPass:
             return [self.run(*r) for r in references]
         ctxs = [self._context(*r) for r in references]
         w0, c0 = time.perf_counter(), time.thread_time()
-        res = simulate_batch(self.diagram, ctxs, float(self.times[-1]) + 1e-9)
+        res = simulate_batch(self.diagram, ctxs, float(self.times[-1]) + 1e-9, **self._flags)
         wall = (time.perf_counter() - w0) / max(len(ctxs), 1)
         cpu = (time.thread_time() - c0) / max(len(ctxs), 1)
         out = []

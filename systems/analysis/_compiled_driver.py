@@ -208,6 +208,9 @@ class Driver:
         Offset of the plant's ``[q; v]`` in the diagram's discrete state.
     sizes : dict
         ``nxd, nu, np, nlog``.
+    flags : sequence of str, optional
+        Compiler flags of the library (default :func:`solvers.compiled.auto_flags` of its
+        source: ``-O0`` for the long straight-line code of a many-body diagram).
     """
 
     @staticmethod
@@ -229,7 +232,7 @@ class Driver:
         return twin
 
     def __init__(self, stage: ca.Function, log: ca.Function, proto, plant_offset: int,
-                 sizes: dict, name: str) -> None:
+                 sizes: dict, name: str, flags=None) -> None:
         self.proto = proto
         self.layout = self.layout_of(proto)
         self._dynamics = proto.dynamics  # keeps the id in the layout valid
@@ -282,8 +285,9 @@ class Driver:
                          + [_c_array("DYN_POS", "long long", pos)])
         loop = _LOOP.replace("P_", f"{prefix}_")
         self.source = gen.dump() + "\n" + head + "\n" + loop
-        flags = _compiled.auto_flags(self.source)
-        self.library = _compiled.load_c_library(self.source, prefix, flags=flags)
+        self.flags = tuple(flags) if flags is not None else _compiled.auto_flags(self.source)
+        """The compiler flags the library was built with."""
+        self.library = _compiled.load_c_library(self.source, prefix, flags=self.flags)
         fn = getattr(self.library, f"{prefix}_run")
         fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
         fn.restype = ctypes.c_int

@@ -165,6 +165,26 @@ def test_rerun_is_bitwise_and_context_time_reset():
     _assert_same(d, c3, c1, 1e-9)
 
 
+def test_compiler_flags_change_the_library_not_the_run():
+    """``flags``: the run's library is built with them (a new one when a library with other
+    flags served the diagram before), and the run is bitwise the same (no floating-point
+    contraction at any optimisation level)."""
+    d, _, ctx = box_scene(integrator=True)
+    c0, c1, c2 = ctx.clone(), ctx.clone(), ctx.clone()
+    s0 = Simulator(d, c0, compiled=True)
+    s0.advance_to(0.2)
+    s1 = Simulator(d, c1, compiled=True, flags=("-O1",))
+    s1.advance_to(0.2)
+    assert s1.compiler_flags == ("-O1",) and s0.compiler_flags != ("-O1",)
+    np.testing.assert_array_equal(np.asarray(c1.discrete_state), np.asarray(c0.discrete_state))
+    s2 = Simulator(d, c2, compiled=True)              # no flags asked: the cached one serves
+    s2.advance_to(0.2)
+    assert s2.compiler_flags == ("-O1",)
+    np.testing.assert_array_equal(np.asarray(c2.discrete_state), np.asarray(c0.discrete_state))
+    res = simulate_batch(d, [ctx.clone()], 0.2, flags=("-O2",))
+    np.testing.assert_array_equal(res.final_states[0], np.asarray(c0.discrete_state))
+
+
 def test_batch_equals_single_runs():
     d, plant, ctx = box_scene(integrator=True)
     x0 = np.asarray(ctx.discrete_state)
