@@ -99,7 +99,8 @@ from _cli import script_parser
 from _synthetic_walk import walk_configurations
 from _human_plots import plot_cost, plot_motion, plot_noise, plot_reduced, plot_stick
 from _human_reduced import joint_angle_rms_deg, reduced_marker_experiment
-from _human_experiments import (RIGID_STAGES, build_forward_pass, consistent_motion, flat_feet_fit,
+from _human_experiments import (RIGID_STAGES, build_forward_pass, choose_forward_pass,
+                                consistent_motion, flat_feet_fit,
                                 forward_pass, noise_protocol, plot_noise_protocol,
                                 residual_force_rms, rigid_forward_options)
 
@@ -401,13 +402,21 @@ def main(argv=None) -> dict:
         # the contact points placed from the reference's loads (each at a low quantile of
         # its loaded heights on the stance floor; at its lowest: 1.61 -> 0.62 m marker RMS on
         # the per-frame HDM walk)
+        controller, candidates = "pelvis feedback through the stance legs", None
         if rigid:      # on rigid feet: the trajectory LQR, no pelvis feedback, lifted swing
             placement.update(rigid_forward_options(tree, traj, res))
-        fp = build_forward_pass(new_model, traj, floor, time_step=args.time_step or None,
-                                balance_gain=0.0 if rigid else args.balance_gain, **placement)
+            fp, controller, candidates = choose_forward_pass(
+                lambda **extra: build_forward_pass(new_model, traj, floor,
+                                                   time_step=args.time_step or None,
+                                                   balance_gain=0.0, **placement, **extra),
+                traj, res, fitter_motion, X)
+        else:
+            fp = build_forward_pass(new_model, traj, floor, time_step=args.time_step or None,
+                                    balance_gain=args.balance_gain, **placement)
         fwd, report["forward_pass"] = forward_pass(fp, traj, res, fitter_motion, X)
-        report["forward_pass"]["controller"] = ("trajectory LQR" if rigid else
-                                                "pelvis feedback through the stance legs")
+        report["forward_pass"]["controller"] = controller
+        if candidates is not None:
+            report["forward_pass"]["controllers_tried"] = candidates
         np.savez(os.path.join(args.out, "forward.npz"), t=fwd.t,
                  q=model.configuration_to_urdf_order(fwd.q),
                  v=model.velocity_to_urdf_order(fwd.v))

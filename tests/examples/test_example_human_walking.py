@@ -254,7 +254,13 @@ def test_rigid_feet_option(tmp_path, monkeypatch):
     change = np.linalg.norm(fm.marker_offsets - out["fitter"].marker_offsets, axis=1)
     assert cm["marker_offset_change_max_m"] == pytest.approx(change.max(), abs=1e-15)
     assert 1e-5 < change.max() < 0.03                     # refined, within a few offset scales
-    assert rep["forward_pass"]["controller"] == "trajectory LQR"
+    # every controller on rigid feet tried from 1 + NUDGES starts; the best median kept
+    tried = rep["forward_pass"]["controllers_tried"]
+    assert [r["name"] for r in tried] == [name for name, _ in hx.RIGID_CONTROLLERS]
+    best = min(tried, key=lambda r: r["marker_rms_m_median"])
+    assert rep["forward_pass"]["controller"] == best["name"]
+    assert rep["forward_pass"]["marker_rms_m"] == pytest.approx(best["marker_rms_m"], rel=1e-9)
+    assert all(r["marker_rms_m"] <= r["marker_rms_m_max"] for r in tried)
     # the saved contact points are where the forces act: inset from the feet's corners
     inset = np.linalg.norm(z["contact_points"] - out["contact_inverse_dynamics"].points, axis=1)
     assert np.all(inset > 0.005)
