@@ -27,18 +27,20 @@ The pipeline (``multibody.motion``):
    at the foot points, warm-started from the fit), checked by ``ContactInverseDynamics``
    re-solved on it; that motion and its torques then replace the per-frame analysis in
    ``fit.npz``, the forward pass and the plots (the experiments keep the per-frame one);
-   then (``--rigid-feet``, opt-in) it is re-optimised in two more stages with rigid,
-   planted feet, the centre of pressure 2 cm inside the feet and the marker offsets refined
-   (``RIGID_STAGES``; a stage that diverges is retried through a halfway stage, then
-   dropped), and the forward pass runs with the trajectory LQR (``rigid_forward_options``);
+   then (``--rigid-feet``, the default with ``--consistent``) it is re-optimised in two more
+   stages with rigid, planted feet, the centre of pressure 2 cm inside the feet and the
+   marker offsets refined (``RIGID_STAGES``; a stage that diverges is retried through a
+   halfway stage, then dropped), and the forward pass runs with the trajectory LQR, alone
+   or on the whole-body balance, whichever follows the capture better from the reference's
+   start and three nudged ones (``rigid_forward_options``, ``choose_forward_pass``);
 6. the forward pass (``multibody.motion.ForwardPass``, ``_human_experiments.py``): the walk
    re-simulated in a ``TimeSteppingRigidBodySystem`` on the fitted floor (spheres at the foot
    contact points, joint limits) from the inverse-dynamics joint torques plus an implicit
    joint PD and (``--balance-gain``, 1 by default) a pelvis feedback through the stance legs,
    the contact points placed from the reference's loads, the pelvis not actuated, compiled
    to one C run; joint-angle and marker tracking
-   errors and the speed against real time; with ``--noise-repetitions N`` the paper's noise
-   protocol on it (9 levels 0.1 ... 64 mm, N draws each: refit, inverse dynamics, forward
+   errors and the speed against real time; with ``--noise-repetitions N`` (20, the paper's,
+   by default with ``--c3d``) the paper's noise protocol on it (9 levels 0.1 ... 64 mm, N draws each: refit, inverse dynamics, forward
    pass with joint tracking alone, ``--noise-balance-gain`` 0; mean and standard error;
    Fig. 3 as ``walking_noise_protocol.png``);
 7. the experiments of Liu, Cooper and Ballard's HDM: (a) noise sensitivity: markers
@@ -85,6 +87,15 @@ import argparse
 import json
 import os
 import time
+
+if __name__ == "__main__":
+    # One BLAS thread, set before numpy and CasADi load their BLAS: the trajectory
+    # optimisation's IPOPT grows the last-bit differences that threaded BLAS sums make into
+    # different motions (1e-14 in the band solution, millimetres after the rigid stages), so
+    # a run is reproducible only with a fixed thread count; this one is what the README's
+    # figures were measured with. Set OPENBLAS_NUM_THREADS (or OMP_NUM_THREADS) to override.
+    for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_name, "1")
 
 import numpy as np
 
@@ -242,9 +253,9 @@ def main(argv=None) -> dict:
     ap.add_argument("--no-plot", action="store_true", help="skip the plots")
     ap.add_argument("--no-forward-pass", action="store_true",
                     help="skip the forward pass (simulation of the walk from its torques)")
-    ap.add_argument("--noise-repetitions", type=int, default=0,
+    ap.add_argument("--noise-repetitions", type=int, default=None,
                     help="draws per noise level of the paper's noise protocol on the forward "
-                         "pass (the paper: 20; 0 skips it)")
+                         "pass (the paper: 20; 0 skips it; default: 20 with --c3d, else 0)")
     ap.add_argument("--reduced-prior-scale", type=float, default=0.01,
                     help="experiment (c): marker error (m) worth one standard deviation of a "
                          "joint axis about the calibration posture")
@@ -287,17 +298,19 @@ def main(argv=None) -> dict:
                     help="recalibrate the feet's marker offsets from the frames where the "
                          "feet rest, turned flat (flat_stance_offsets), and fit again "
                          "(default: on with --c3d)")
-    ap.add_argument("--rigid-feet", action=argparse.BooleanOptionalAction, default=False,
+    ap.add_argument("--rigid-feet", action=argparse.BooleanOptionalAction, default=True,
                     help="with --consistent: after the contact band, re-optimise the motion "
                          "with rigid, planted feet, the centre of pressure 2 cm inside the feet "
                          "and the marker offsets refined (RIGID_STAGES), and run the forward "
-                         "pass with the trajectory LQR on it (about 13 min of CPU on the HDM "
-                         "trial; not the default: the walk on it is 13-18 mm from the capture "
-                         "on some of these references and falls on others, README)")
+                         "pass with the trajectory LQR on it, alone or on the whole-body "
+                         "balance (about 13 min of CPU on the HDM trial; --no-rigid-feet: the "
+                         "contact band's motion and the pelvis feedback, README)")
     ap.add_argument("--knot-interval", type=float, default=1 / 30,
                     help="spline knot spacing of the consistent motion (s)")
     add_viewer_arguments(ap, "the fitted walk")
     args = ap.parse_args(argv)
+    if args.noise_repetitions is None:
+        args.noise_repetitions = 20 if args.c3d else 0
     viewer_options(args, contact_force_scale=0.0)        # exits when viser is missing
     os.makedirs(args.out, exist_ok=True)
     skeleton, marker_set = model_files(args)
