@@ -9,10 +9,13 @@
   captured ones, over the whole trial, and the speed against real time. The analysed motion
   is the dynamically consistent one (``ConsistentMotion``'s trajectory, its spline
   derivatives as they are, and the torques of its independent inverse dynamics) when the
-  example runs with ``--consistent``, else the smoothed per-frame fit.
-  Measured on the HDM trial (scaled model, flat feet, consistent motion, pelvis residual
-  0.07 N; pelvis feedback gain 1; contacts placed at the 0.18 quantile of their loaded
-  heights, the example's defaults): the joints follow to 0.46 deg RMS at 17.7x real time and
+  example runs with ``--consistent``, else the smoothed per-frame fit. On the motion of
+  the rigid-feet stages (:data:`RIGID_STAGES`, the default with ``--consistent``) its
+  controller is the trajectory LQR, alone or on the whole-body balance
+  (:func:`choose_forward_pass`): on the HDM trial 17.5 mm markers, 0.92 deg, 22x real time
+  (README). Measured on the contact band's motion (``--no-rigid-feet``; scaled model,
+  flat feet, pelvis residual 0.07 N; pelvis feedback gain 1; contacts placed at the 0.18
+  quantile of their loaded heights, that path's defaults): the joints follow to 0.46 deg RMS at 17.7x real time and
   the unactuated body stays up over both strides, but it drifts: the pelvis is within 2 cm
   of the capture for 0.51 s, 5 cm for 1.04 s, 10 cm for 1.30 s, 23 cm off at the end (95 mm
   RMS); markers 0.118 m RMS, not 2 cm. That run is one of the better ones: over runs with
@@ -50,7 +53,7 @@ from multibody.motion.contact_allocation import WholeBodyGains
 from multibody.motion.foot_calibration import flat_stance_offsets
 from multibody.motion.forward_pass import ForwardPass
 from multibody.motion.trajectory_lqr import LQRWeights
-from systems.errors import SystemsError
+from systems.errors import PortValueError, SimulationError, SystemCallbackError
 
 NOISE_MM = (0.1, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
 
@@ -92,14 +95,13 @@ the line search failed after 47 iterations and IPOPT's restoration phase carried
 walk's first stage that sessions 7 and 8 could not tell apart). With the adaptive barrier the
 same stage reaches 9.6 mm and 1.1 N in its first 100 iterations without a restoration step
 (before its offset round); both stages: markers 8.47 mm, residual 0.58 N (8.73 mm and 0.32 N
-from the other warm start and in the example's own run; centre of pressure >= 18.5 mm inside
-the side edges, loads within 10 mm of the floor, 1.4-1.5 mm load-weighted). The forward pass
-(``benchmarks/bench_forward_pass.py``, :func:`rigid_forward_options`) on the first: markers
-18.2 mm RMS (4 runs with the pelvis velocity perturbed: median 17 mm), 13.3 mm with
-``LQRWeights(hold_body=True, max_torque=150)``; on the example's: 21.5 mm (median 19 mm) and
-21.2 mm. Not solved: a loaded foot stands on one edge across its sole (in 83-90 % of the
-frames where a foot carries half the weight less than 15 % of its load is on its other
-half; ``force_weight=0.3`` does not change that). A stage that still diverges is run again
+from the other warm start and in an example run; 9.25 mm and 0.37 N in the example's run
+with one BLAS thread, where stage 1 uses all its 200 iterations; centre of pressure >= 18.5
+mm inside the side edges, loads within 10 mm of the floor, 1.4-1.5 mm load-weighted). The
+forward pass on these references: :data:`RIGID_CONTROLLERS`. Not solved: a loaded foot
+stands on one edge across its sole (in 83-90 % of the frames where a foot carries half the
+weight less than 15 % of its load is on its other half; ``force_weight=0.3`` does not change
+that). A stage that still diverges is run again
 through :func:`halfway_stage` (:func:`consistent_motion`)."""
 
 
@@ -319,8 +321,25 @@ with the ankles at 0.35-0.45, 75 mm after iterative learning of its feedforward,
 (18-19 mm nudged)."""
 
 NUDGES = 3
-"""Runs with the pelvis's initial velocity nudged (2 cm/s per axis, Gaussian, seed 0) that
-judge each controller besides the unperturbed one (:func:`choose_forward_pass`)."""
+"""Runs with the pelvis's initial velocity nudged that judge each controller besides the
+unperturbed one (:func:`choose_forward_pass`, :func:`nudged_starts`)."""
+
+DIVERGED = (SimulationError, SystemCallbackError, PortValueError)
+"""What a forward pass that blew up raises (a non-finite state, a plant step that fails on
+it); a run that raises it is scored as infinitely far from the capture."""
+
+
+def nudged_starts(v, n: int, seed: int = 0, speed: float = 0.02) -> list:
+    """``1 + n`` velocity references: ``v`` (K, nv) itself, then ``n`` copies with the
+    pelvis's initial linear velocity (``v[0, 3:6]``, the free joint's) nudged by Gaussian
+    noise of ``speed`` (m/s) per axis, drawn with ``seed``."""
+    rng = np.random.default_rng(seed)
+    starts = [v]
+    for _ in range(n):
+        w = np.array(v, float)
+        w[0, 3:6] += rng.normal(scale=speed, size=3)
+        starts.append(w)
+    return starts
 
 
 def choose_forward_pass(build, traj, res, fitter, X, candidates=RIGID_CONTROLLERS,
@@ -329,19 +348,21 @@ def choose_forward_pass(build, traj, res, fitter, X, candidates=RIGID_CONTROLLER
 
     Each candidate ``(name, options)`` is built (``build(**options)`` -> :class:`ForwardPass`)
     and run from the reference's start and from ``nudges`` starts with the pelvis's initial
-    velocity perturbed; its score is the median marker RMS of those runs (a run that
-    diverges counts as infinitely far), so a controller that walks this reference only from
-    its exact start is not chosen. Returns ``(fp, name, table)``: the chosen forward pass,
-    its name and per candidate ``{name, marker_rms_m, marker_rms_m_median,
-    marker_rms_m_max, failed_runs, joint_angle_rms_deg, seconds}`` (the unperturbed run's
-    marker and joint RMS, None for a run that diverged; the seconds of building, compiling
-    and running)."""
-    rng = np.random.default_rng(0)
-    starts = [traj.v]
-    for _ in range(nudges):
-        v = np.array(traj.v, float)
-        v[0, 3:6] += rng.normal(scale=0.02, size=3)
-        starts.append(v)
+    velocity nudged (:func:`nudged_starts`); its score is the median marker RMS of those
+    runs, a run that blows up (:data:`DIVERGED`) counting as infinitely far, so a
+    controller that walks this reference only from its exact start is not chosen; one that
+    blows up from the exact start is never chosen. Returns ``(fp, name, table)``: the
+    chosen forward pass, its name and per candidate ``{name, marker_rms_m,
+    marker_rms_m_median, marker_rms_m_max, failed_runs, joint_angle_rms_deg, seconds}``
+    (the unperturbed run's marker and joint RMS; None for what is infinite or was not
+    run; the seconds of building, compiling and running).
+
+    Raises
+    ------
+    SimulationError
+        Every candidate blew up from the reference's start.
+    """
+    starts = nudged_starts(traj.v, nudges)
     best, table = None, []
     for name, options in candidates:
         t0 = time.perf_counter()
@@ -350,23 +371,26 @@ def choose_forward_pass(build, traj, res, fitter, X, candidates=RIGID_CONTROLLER
         for i, v in enumerate(starts):
             try:
                 out = fp.run(traj.q, v, res.tau)
-            except SystemsError:            # a run that diverged (the body fell and blew up)
+            except DIVERGED:
                 mk.append(float("inf"))
                 failed += 1
                 continue
             mk.append(marker_rms(fitter, out.q, X))
             joints = out.joint_angle_rms_deg if i == 0 else joints
-        finite = [None if not np.isfinite(x) else float(x)
-                  for x in (mk[0], np.median(mk), np.max(mk))]
+        score = float(np.median(mk)) if np.isfinite(mk[0]) else float("inf")
+        finite = [float(x) if np.isfinite(x) else None for x in (mk[0], score, np.max(mk))]
         row = {"name": name, "marker_rms_m": finite[0], "marker_rms_m_median": finite[1],
                "marker_rms_m_max": finite[2], "failed_runs": failed,
                "joint_angle_rms_deg": joints, "seconds": time.perf_counter() - t0}
         table.append(row)
         print(f"  forward-pass controller '{name}': markers {1e3 * mk[0]:.1f} mm RMS, "
               f"median {1e3 * np.median(mk):.1f} mm over {len(mk)} starts (worst "
-              f"{1e3 * np.max(mk):.1f}, {failed} diverged), {row['seconds']:.0f} s", flush=True)
-        if best is None or np.median(mk) < best[2]:
-            best = (fp, name, float(np.median(mk)))
+              f"{1e3 * np.max(mk):.1f}, {failed} blew up), {row['seconds']:.0f} s", flush=True)
+        if best is None or score < best[2]:
+            best = (fp, name, score)
+    if not np.isfinite(best[2]):
+        raise SimulationError("choose_forward_pass: every controller blew up from the "
+                              "reference's start: " + ", ".join(n for n, _ in candidates))
     return best[0], best[1], table
 
 

@@ -36,13 +36,15 @@ The pipeline (``multibody.motion``):
 6. the forward pass (``multibody.motion.ForwardPass``, ``_human_experiments.py``): the walk
    re-simulated in a ``TimeSteppingRigidBodySystem`` on the fitted floor (spheres at the foot
    contact points, joint limits) from the inverse-dynamics joint torques plus an implicit
-   joint PD and (``--balance-gain``, 1 by default) a pelvis feedback through the stance legs,
-   the contact points placed from the reference's loads, the pelvis not actuated, compiled
-   to one C run; joint-angle and marker tracking
-   errors and the speed against real time; with ``--noise-repetitions N`` (20, the paper's,
-   by default with ``--c3d``) the paper's noise protocol on it (9 levels 0.1 ... 64 mm, N draws each: refit, inverse dynamics, forward
-   pass with joint tracking alone, ``--noise-balance-gain`` 0; mean and standard error;
-   Fig. 3 as ``walking_noise_protocol.png``);
+   joint PD and, on the rigid-feet motion, the trajectory LQR (alone or on the whole-body
+   balance, step 5b), else (``--no-rigid-feet``, or without ``--consistent``) a pelvis
+   feedback through the stance legs (``--balance-gain``, 1 by default); the contact points
+   placed from the reference's loads, the pelvis not actuated, compiled to one C run;
+   joint-angle and marker tracking errors and the speed against real time; with
+   ``--noise-repetitions N`` (20, the paper's, by default with ``--c3d``) the paper's
+   noise protocol on it (9 levels 0.1 ... 64 mm, N draws each: refit, inverse dynamics,
+   forward pass with joint tracking alone, ``--noise-balance-gain`` 0; mean and standard
+   error; Fig. 3 as ``walking_noise_protocol.png``);
 7. the experiments of Liu, Cooper and Ballard's HDM: (a) noise sensitivity: markers
    synthesized from the fitted motion with Gaussian noise of 0.1 ... 64 mm, refitted; joint
    angle and torque errors against the noise-free analysis (on a clip of ``--noise-frames``
@@ -88,14 +90,15 @@ import json
 import os
 import time
 
-if __name__ == "__main__":
+_BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+if __name__ == "__main__" and not any(k in os.environ for k in _BLAS_THREADS):
     # One BLAS thread, set before numpy and CasADi load their BLAS: the trajectory
     # optimisation's IPOPT grows the last-bit differences that threaded BLAS sums make into
     # different motions (1e-14 in the band solution, millimetres after the rigid stages), so
-    # a run is reproducible only with a fixed thread count; this one is what the README's
-    # figures were measured with. Set OPENBLAS_NUM_THREADS (or OMP_NUM_THREADS) to override.
-    for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ.setdefault(_name, "1")
+    # a run is reproducible only with a fixed thread count; the README's figures are this
+    # one's. Any of these variables set in the environment overrides it.
+    for _name in _BLAS_THREADS:
+        os.environ[_name] = "1"
 
 import numpy as np
 
@@ -266,7 +269,8 @@ def main(argv=None) -> dict:
                     help="gain of the forward pass's pelvis feedback through the stance legs "
                          "(0: joint tracking alone; 1, the default, kept the HDM walk's "
                          "pelvis within 10 cm of the capture longest with the joints within "
-                         "3 deg)")
+                         "3 deg); not used on the rigid-feet motion (its trajectory LQR "
+                         "replaces it)")
     ap.add_argument("--noise-balance-gain", type=float, default=0.0,
                     help="balance gain of the noise protocol's forward pass (default 0: the "
                          "paper's joint tracking alone)")
@@ -303,8 +307,10 @@ def main(argv=None) -> dict:
                          "with rigid, planted feet, the centre of pressure 2 cm inside the feet "
                          "and the marker offsets refined (RIGID_STAGES), and run the forward "
                          "pass with the trajectory LQR on it, alone or on the whole-body "
-                         "balance (about 13 min of CPU on the HDM trial; --no-rigid-feet: the "
-                         "contact band's motion and the pelvis feedback, README)")
+                         "balance, whichever follows the capture better from 4 starts (about "
+                         "13 min of CPU on the HDM trial, then 2 min for the two controllers' "
+                         "gains, compilation and runs; --no-rigid-feet: the contact band's "
+                         "motion and the pelvis feedback, README)")
     ap.add_argument("--knot-interval", type=float, default=1 / 30,
                     help="spline knot spacing of the consistent motion (s)")
     add_viewer_arguments(ap, "the fitted walk")
@@ -428,8 +434,11 @@ def main(argv=None) -> dict:
                                     balance_gain=args.balance_gain, **placement)
         fwd, report["forward_pass"] = forward_pass(fp, traj, res, fitter_motion, X)
         report["forward_pass"]["controller"] = controller
-        if candidates is not None:
+        if candidates is not None:    # compiled while choosing: the choice's whole time counts
             report["forward_pass"]["controllers_tried"] = candidates
+            fpr = report["forward_pass"]
+            fpr["realtime_factor_with_compilation"] = fpr["simulated_s"] / (
+                sum(r["seconds"] for r in candidates) + fpr["wall_s"])
         np.savez(os.path.join(args.out, "forward.npz"), t=fwd.t,
                  q=model.configuration_to_urdf_order(fwd.q),
                  v=model.velocity_to_urdf_order(fwd.v))

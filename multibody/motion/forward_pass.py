@@ -268,7 +268,7 @@ class ForwardPass:
     compile_flags : sequence of str, optional
         Compiler flags of that run's library (``flags`` of :class:`~systems.analysis.
         WholeRunSimulator`; e.g. ``("-O1",)``: slower to build, faster runs, the same
-        results); default chosen by the code's length.
+        results); default: the library already built for this diagram, else by length.
 
     Raises
     ------
@@ -443,9 +443,9 @@ class ForwardPass:
         self.logger = LogVectorOutput(self.plant.get_output_port("state"), b, dt)
         self.diagram = b.build()
         self.compiled = bool(compiled) and self.plant.step_method == "compiled_pgs"
-        self._flags = {} if compile_flags is None else {"flags": tuple(compile_flags)}
         """Whether runs are whole runs in C (the plant takes the compiled step; without any
         contact or limit it takes the interpreted one, and so do the runs)."""
+        self._flags = {} if compile_flags is None else {"flags": tuple(compile_flags)}
         self._sim = None
 
     def stance_weights(self, q) -> np.ndarray:

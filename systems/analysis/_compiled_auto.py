@@ -67,6 +67,8 @@ def compiled_options(kwargs: dict) -> tuple[Optional[dict], str]:
     fixed = integrator in _FIXED_ALWAYS or (kwargs.get("fixed_step", False)
                                             and integrator in _FIXED_OPTIONAL)
     out: dict[str, Any] = {"allow_non_finite_outputs": kwargs.get("allow_non_finite_outputs", False)}
+    if kwargs.get("flags") is not None:
+        out["flags"] = kwargs["flags"]
     if fixed:
         if not (isinstance(max_step, (int, float)) and math.isfinite(max_step) and max_step > 0):
             return None, f"fixed-step integrator '{integrator}' needs a finite max_step"

@@ -88,13 +88,15 @@ class WholeRunSimulator(InterpretedFallback):
         Log NaN or infinite values instead of raising
         :class:`~systems.errors.NonFiniteOutputError`.
     flags : sequence of str, optional
-        Compiler flags of the run's library; default :func:`solvers.compiled.auto_flags`,
+        Compiler flags of the run's library. Default: the library already built for this
+        diagram's structure in this process, else :func:`solvers.compiled.auto_flags`,
         which compiles long code (a many-body diagram: hundreds of thousands of lines) at
         ``-O0`` in seconds. ``("-O1",)`` takes longer once (the library is cached on disk)
         for faster runs: the 48-velocity walk of ``examples/human_walking.py`` with its
-        whole-body controller, 49 s of compilation for 2.5x faster runs (8.4x to 21x real
-        time), bitwise the same results (no floating-point contraction at any level). A
-        diagram already run with other flags is compiled again.
+        whole-body controller, 49 s of compilation for 2.5x faster runs (8.4x to 22x real
+        time), bitwise the same results (no floating-point contraction at any level).
+        Flags other than those of the library already built build a new one (the traced
+        functions are kept). Only the compiled simulators take ``flags``.
 
     Raises
     ------
@@ -132,12 +134,17 @@ class WholeRunSimulator(InterpretedFallback):
         functions = program.functions
         cached = functions.get("whole_run")
         flags = None if flags is None else tuple(flags)
-        if cached is not None and cached[-1].layout == Driver.layout_of(self._proto) and (
-                flags is None or cached[-1].flags == flags):
+        if cached is not None and cached[-1].layout == Driver.layout_of(self._proto):
             (self._stage, self._log, self._plant_offset, self._nxd, self._nu, self._np,
              self._nlog, self._sink_rows, slices, driver) = cached
             self._input_slices = list(zip(converted_input_ports(system), slices))
-            self._driver = driver.with_proto(self._proto)
+            if flags is None or driver.flags == flags:
+                self._driver = driver.with_proto(self._proto)
+            else:                    # the same traced functions, a library with these flags
+                self._driver = Driver(self._stage, self._log, self._proto, self._plant_offset,
+                                      dict(nxd=self._nxd, nu=self._nu, np=self._np,
+                                           nlog=self._nlog), system.name, flags=flags)
+                functions["whole_run"] = cached[:-1] + (self._driver,)
         else:
             self._trace(nm)
             self._driver = Driver(self._stage, self._log, self._proto, self._plant_offset,

@@ -146,6 +146,10 @@ class Simulator:
         sample, ...) raises :class:`~systems.errors.NonFiniteOutputError` naming the output
         port, its system and the time. ``True``: such values are published and logged
         (states and derivatives are checked either way).
+    flags : sequence of str, optional
+        Compiler flags of a compiled whole run of a time-stepping plant (``compiled=True``
+        or ``"auto"``; :class:`~systems.analysis.WholeRunSimulator`); this class ignores
+        them.
 
     Examples
     --------
@@ -184,7 +188,8 @@ class Simulator:
     def __init__(self, system: System, context=None, *, integrator: str = "runge_kutta3",
                  accuracy: float = 1e-4, max_step: float = 0.1, fixed_step: bool = False,
                  compiled: bool = False, atol: Optional[float] = None,
-                 witness_tolerance: float = 1e-10, allow_non_finite_outputs: bool = False):
+                 witness_tolerance: float = 1e-10, allow_non_finite_outputs: bool = False,
+                 flags=None):
         if not isinstance(system, System):
             raise TypeError(f"Simulator: expected a System, got {type(system).__name__}")
         self._system = system

@@ -91,3 +91,32 @@ def test_joint_gain_scale_per_axis():
     np.testing.assert_allclose(one.kp, base.kp * 0.25)
     with pytest.raises(MotionError, match="'wrist' has 3 factors, expected 1 or 2"):
         ForwardPass(t, [0.0, 0.1], joint_gain_scale={"wrist": (1.0, 1.0, 1.0)})
+
+
+def test_compile_flags_reach_the_run_library(monkeypatch):
+    """``compile_flags``: the whole run's library (single runs and batches) is built with
+    them, and the run is bitwise the one at the default flags."""
+    import solvers.compiled as compiled
+    built, load = [], compiled.load_c_library
+
+    def spy(source, prefix, *args, **kw):
+        built.append(tuple(kw.get("flags") or ()))
+        return load(source, prefix, *args, **kw)
+    monkeypatch.setattr(compiled, "load_c_library", spy)
+    tree = quadruped(floating_base=True)
+    times = np.arange(13) / 120.0
+    q0 = tree.neutral_configuration()
+    q0[6] = 1.0
+    Q = np.repeat(q0[None], len(times), axis=0)
+    V = np.zeros((len(times), tree.nv))
+    out0 = ForwardPass(quadruped(floating_base=True), times).run(Q, V, np.zeros_like(V))
+    assert built and ("-O2",) not in built
+    fp = ForwardPass(tree, times, compile_flags=["-O2"])
+    assert fp.compiled
+    out = fp.run(Q, V, np.zeros_like(V))
+    assert built[-1] == ("-O2",)
+    np.testing.assert_array_equal(out.q, out0.q)
+    n = len(built)
+    batch = fp.run_batch([(Q, V, np.zeros_like(V))] * 2)
+    assert all(f == ("-O2",) for f in built[n:])    # the library built with them is reused
+    np.testing.assert_array_equal(batch[1].q, out0.q)

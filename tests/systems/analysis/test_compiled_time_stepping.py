@@ -165,24 +165,43 @@ def test_rerun_is_bitwise_and_context_time_reset():
     _assert_same(d, c3, c1, 1e-9)
 
 
-def test_compiler_flags_change_the_library_not_the_run():
+def test_compiler_flags_change_the_library_not_the_run(monkeypatch):
     """``flags``: the run's library is built with them (a new one when a library with other
-    flags served the diagram before), and the run is bitwise the same (no floating-point
-    contraction at any optimisation level)."""
+    flags served the diagram before; none when they are those of the library built), also
+    under ``compiled="auto"`` and in batches, and the run is bitwise the same (no
+    floating-point contraction at any optimisation level)."""
+    import solvers.compiled as compiled
+    built, load = [], compiled.load_c_library
+
+    def spy(source, prefix, *args, **kw):
+        built.append(tuple(kw.get("flags") or ()))
+        return load(source, prefix, *args, **kw)
+    monkeypatch.setattr(compiled, "load_c_library", spy)
     d, _, ctx = box_scene(integrator=True)
-    c0, c1, c2 = ctx.clone(), ctx.clone(), ctx.clone()
+    c0, c1, c2, c3 = ctx.clone(), ctx.clone(), ctx.clone(), ctx.clone()
     s0 = Simulator(d, c0, compiled=True)
     s0.advance_to(0.2)
-    s1 = Simulator(d, c1, compiled=True, flags=("-O1",))
+    other = ("-O2",) if s0.compiler_flags != ("-O2",) else ("-O1",)
+    assert built[-1] == s0.compiler_flags
+    s1 = Simulator(d, c1, compiled=True, flags=list(other))
     s1.advance_to(0.2)
-    assert s1.compiler_flags == ("-O1",) and s0.compiler_flags != ("-O1",)
+    assert s1.compiler_flags == other and built[-1] == other
     np.testing.assert_array_equal(np.asarray(c1.discrete_state), np.asarray(c0.discrete_state))
-    s2 = Simulator(d, c2, compiled=True)              # no flags asked: the cached one serves
+    n = len(built)
+    s2 = Simulator(d, c2, compiled=True)              # no flags asked: the library built serves
     s2.advance_to(0.2)
-    assert s2.compiler_flags == ("-O1",)
-    np.testing.assert_array_equal(np.asarray(c2.discrete_state), np.asarray(c0.discrete_state))
-    res = simulate_batch(d, [ctx.clone()], 0.2, flags=("-O2",))
+    s3 = Simulator(d, c3, compiled="auto", flags=other)
+    s3.advance_to(0.2)
+    assert s2.compiler_flags == s3.compiler_flags == other and len(built) == n
+    np.testing.assert_array_equal(np.asarray(c3.discrete_state), np.asarray(c0.discrete_state))
+    res = simulate_batch(d, [ctx.clone()], 0.2, flags=s0.compiler_flags)
+    assert built[-1] == s0.compiler_flags
     np.testing.assert_array_equal(res.final_states[0], np.asarray(c0.discrete_state))
+    # the interpreted Simulator takes the keyword and ignores it
+    c4 = ctx.clone()
+    Simulator(d, c4, flags=other).advance_to(0.2)
+    np.testing.assert_allclose(np.asarray(c4.discrete_state), np.asarray(c0.discrete_state),
+                               rtol=0, atol=1e-9)
 
 
 def test_batch_equals_single_runs():
