@@ -37,13 +37,18 @@ def test_exact_motion_is_tracked_to_1e_3_rad():
     assert np.abs(out0.q - q).max() > 10 * err
 
 
-def test_the_root_is_not_actuated_a_floating_body_falls_freely():
+def _standing_references(frames):
+    """A floating quadruped 1 m up, its references standing still: ``(tree, times, Q, V)``."""
     tree = quadruped(floating_base=True)
-    times = np.arange(25) / 120.0
+    times = np.arange(frames) / 120.0
     q0 = tree.neutral_configuration()
     q0[6] = 1.0
-    Q = np.repeat(q0[None], len(times), axis=0)
-    V = np.zeros((len(times), tree.nv))
+    return tree, times, np.repeat(q0[None], len(times), axis=0), np.zeros((len(times), tree.nv))
+
+
+def test_the_root_is_not_actuated_a_floating_body_falls_freely():
+    tree, times, Q, V = _standing_references(25)
+    q0 = Q[0]
     tau = np.zeros_like(V)
     tau[:, :6] = 1e4                                 # a root "torque" in the references: ignored
     fp = ForwardPass(tree, times, compiled=True)
@@ -103,12 +108,7 @@ def test_compile_flags_reach_the_run_library(monkeypatch):
         built.append(tuple(kw.get("flags") or ()))
         return load(source, prefix, *args, **kw)
     monkeypatch.setattr(compiled, "load_c_library", spy)
-    tree = quadruped(floating_base=True)
-    times = np.arange(13) / 120.0
-    q0 = tree.neutral_configuration()
-    q0[6] = 1.0
-    Q = np.repeat(q0[None], len(times), axis=0)
-    V = np.zeros((len(times), tree.nv))
+    tree, times, Q, V = _standing_references(13)
     out0 = ForwardPass(quadruped(floating_base=True), times).run(Q, V, np.zeros_like(V))
     assert built and ("-O2",) not in built
     fp = ForwardPass(tree, times, compile_flags=["-O2"])
