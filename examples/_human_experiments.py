@@ -15,10 +15,10 @@
   (:func:`choose_forward_pass`): on the HDM trial 17.5 mm markers, 0.92 deg, 22x real time
   (README). Measured on the contact band's motion (``--no-rigid-feet``; scaled model,
   flat feet, pelvis residual 0.07 N; pelvis feedback gain 1; contacts placed at the 0.18
-  quantile of their loaded heights, that path's defaults): the joints follow to 0.46 deg RMS at 17.7x real time and
-  the unactuated body stays up over both strides, but it drifts: the pelvis is within 2 cm
-  of the capture for 0.51 s, 5 cm for 1.04 s, 10 cm for 1.30 s, 23 cm off at the end (95 mm
-  RMS); markers 0.118 m RMS, not 2 cm. That run is one of the better ones: over runs with
+  quantile of their loaded heights, that path's defaults): the joints follow to 0.46 deg
+  RMS at 17.7x real time and the unactuated body stays up over both strides, but it
+  drifts: the pelvis is within 2 cm of the capture for 0.51 s, 5 cm for 1.04 s, 10 cm for
+  1.30 s, 23 cm off at the end (95 mm RMS); markers 0.118 m RMS, not 2 cm. That run is one of the better ones: over runs with
   the initial pelvis velocity perturbed by 2 cm/s the marker RMS has a median of 0.20-0.22 m
   (0.12-0.9 m); with the points at their lowest loaded height 0.97 m (the body falls after
   1.25 s). What is left is the contact: the reference's feet push within the consistent
@@ -310,15 +310,17 @@ replaces the replayed torques by the whole-body balance's (:mod:`multibody.motio
 contact_allocation`: floating-base inverse dynamics at the simulated state with the pelvis's
 acceleration fed back at 25/10 and 100/20 and the ground forces allocated in friction cones
 10 mm inside the loaded feet), the LQR's correction on top. Neither walks every reference
-(``benchmarks/bench_forward_pass.py``, 4 runs with the start nudged; markers RMS): on two
-references of :data:`RIGID_STAGES` (the example's run of 2026-11-26 and one from another warm
-start) the LQR alone gives 17.1 and 16.4 mm (medians 18 and 16 mm) where the whole-body
-balance gives 124 and 549 mm; on a third (the example's run with one BLAS thread: stage 1
-used all its 200 iterations; the band solution equal to the other run's to 1e-14, the
+(``benchmarks/bench_forward_pass.py``; markers RMS of the run from the reference's start,
+then the median over 8 runs with the start nudged): on two references of
+:data:`RIGID_STAGES` (an example run with two BLAS threads, and one from another warm start)
+the LQR alone gives 17.1 and 16.4 mm (medians 18 and 16 mm) where the whole-body balance
+gives 124 and 549 mm; on a third (the example's run with one BLAS thread, its default: stage
+1 uses all its 200 iterations; the band solution equal to the other run's to 1e-14, the
 difference grown in IPOPT) the LQR alone leaves the capture after 1.8-2.2 s (177-254 mm
 with the ankles at 0.35-0.45, 75 mm after iterative learning of its feedforward,
 :mod:`multibody.motion.iterative_learning`) where the whole-body balance gives 17.5 mm
-(18-19 mm nudged)."""
+(median 20 mm, one of the 8 runs blowing up after the body fell; 18.6 mm over the
+example's 4 starts)."""
 
 NUDGES = 3
 """Runs with the pelvis's initial velocity nudged that judge each controller besides the
@@ -363,7 +365,7 @@ def choose_forward_pass(build, traj, res, fitter, X, candidates=RIGID_CONTROLLER
         Every candidate blew up from the reference's start.
     """
     starts = nudged_starts(traj.v, nudges)
-    best, table = None, []
+    best, table, error = None, [], None
     for name, options in candidates:
         t0 = time.perf_counter()
         fp = build(**options)
@@ -371,7 +373,8 @@ def choose_forward_pass(build, traj, res, fitter, X, candidates=RIGID_CONTROLLER
         for i, v in enumerate(starts):
             try:
                 out = fp.run(traj.q, v, res.tau)
-            except DIVERGED:
+            except DIVERGED as exc:
+                error = error or exc
                 mk.append(float("inf"))
                 failed += 1
                 continue
@@ -390,7 +393,8 @@ def choose_forward_pass(build, traj, res, fitter, X, candidates=RIGID_CONTROLLER
             best = (fp, name, score)
     if not np.isfinite(best[2]):
         raise SimulationError("choose_forward_pass: every controller blew up from the "
-                              "reference's start: " + ", ".join(n for n, _ in candidates))
+                              "reference's start: " + ", ".join(n for n, _ in candidates)
+                              + f" (first: {error})") from error
     return best[0], best[1], table
 
 
