@@ -18,8 +18,9 @@
   quantile of their loaded heights, that path's defaults): the joints follow to 0.46 deg
   RMS at 17.7x real time and the unactuated body stays up over both strides, but it
   drifts: the pelvis is within 2 cm of the capture for 0.51 s, 5 cm for 1.04 s, 10 cm for
-  1.30 s, 23 cm off at the end (95 mm RMS); markers 0.118 m RMS, not 2 cm. That run is one of the better ones: over runs with
-  the initial pelvis velocity perturbed by 2 cm/s the marker RMS has a median of 0.20-0.22 m
+  1.30 s, 23 cm off at the end (95 mm RMS); markers 0.118 m RMS, not 2 cm. That run is one
+  of the better ones: over runs with the initial pelvis velocity perturbed by 2 cm/s the
+  marker RMS has a median of 0.20-0.22 m
   (0.12-0.9 m); with the points at their lowest loaded height 0.97 m (the body falls after
   1.25 s). What is left is the contact: the reference's feet push within the consistent
   motion's 4-7 cm band (load-weighted 17 mm above the floor), the rigid stance foot settles
