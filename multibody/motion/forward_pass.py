@@ -57,23 +57,15 @@ floating-base inverse dynamics with the ground forces allocated inside the feet
 along the reference (:mod:`~multibody.motion.trajectory_lqr`).
 
 Limits (``benchmarks/bench_forward_pass.py``, saved ``examples/human_walking.py --c3d`` runs,
-HDM trial; medians over runs with the initial pelvis velocity perturbed by 2 cm/s; full
-record in that docstring): the joints follow to 0.5-2.5 deg RMS at 14-25x real time (CPU
-time, ``h`` half a frame), but the unactuated body drifts from the capture.
-
-* Example's reference (consistent motion, contact band 4-7 cm): the rigid foot settles
-  3-5 deg from the reference's pose and the body falls after 1.1-1.6 s.
-* Rigid references with the swing feet lifted (``swing_clearance`` 15 mm,
-  ``swing_clearance_speed`` 0.2 m/s; :mod:`~multibody.motion.swing_lift`), the pelvis
-  feedback with the stance legs' pose correction (``BalanceGains.pose`` 1) and softer
-  ankles (``joint_gain_scale`` 0.35 on ``r-foot_joint`` and ``l-foot_joint``): markers
-  28 mm, perturbed median 36-48 mm, the rest the root's (pelvis sway 19 mm, yaw 2.9 deg
-  RMS); the support limit and the allocation are worse.
-* The LQR instead of the pelvis feedback (``lqr=LQRWeights()``, same lift and ankles):
-  on one rigid reference markers 18.1 mm, joints 0.61 deg, 13.8x real time, perturbed
-  median 20 mm (15-23, 16 runs), on another 74 mm (67); ``hold_body=True,
-  max_torque=150`` walks both, medians 34 and 37 mm. The feedforward learned over runs
-  (:mod:`~multibody.motion.iterative_learning`): 14.5 and 17.3 mm, medians 19 and 188 mm.
+HDM trial; the full record in that docstring). On a motion consistent with a smoothed contact
+(forces allowed 4-7 cm above the floor) the rigid foot settles 3-5 deg from the reference's
+pose and the unactuated body drifts (markers 0.12 m with the pelvis feedback). On a motion
+optimised with rigid, planted feet, with the swing feet lifted (``swing_clearance`` 15 mm,
+``swing_clearance_speed`` 0.2 m/s; :mod:`~multibody.motion.swing_lift`), the ankles at 0.40
+of their gains (``joint_gain_scale``) and the LQR (``lqr=LQRWeights(hold_body=True,
+max_torque=150)``), alone or on the whole-body balance, the body follows the capture to 17-18
+mm with the joints within 0.8-0.9 deg at 22x real time (``compile_flags=("-O1",)``); which of
+the two does depends on the reference (``examples/_human_experiments.RIGID_CONTROLLERS``).
 
 References
 ----------
