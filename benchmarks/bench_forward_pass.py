@@ -377,7 +377,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.append(os.path.join(HERE, "..", "examples"))
 import human_walking as hw  # noqa: E402
 from _cli import script_parser  # noqa: E402
-from _human_experiments import DIVERGED, marker_rms, nudged_starts  # noqa: E402
+from _human_experiments import marker_rms, nudged_starts  # noqa: E402
 from multibody.models import human_model  # noqa: E402
 from multibody.motion import MarkerFitter  # noqa: E402
 from multibody.motion.balance import BalanceGains  # noqa: E402
@@ -439,22 +439,14 @@ def perturbed(d: dict, fp, n: int, seed: int = 0, tau=None) -> dict:
     perturbed by 2 cm/s (Gaussian, per axis; ``_human_experiments.nudged_starts``): the
     medians and ranges of the marker RMS and the time within 10 cm -- a walk this close to
     falling changes its outcome with millimetres, so one run says little. A run that blows
-    up (``_human_experiments.DIVERGED``) counts as infinitely far and 0 s within 10 cm
+    up (``ForwardPass.run_batch``'s ``skip_failed``) counts as infinitely far and 0 s within 10 cm
     (``diverged``: how many; JSON: None for what is infinite). ``tau``: the torques to
     replay (default the reference's; e.g. the learned ones)."""
     tau = d["tau"] if tau is None else tau
     refs = [(d["q"], v, tau) for v in nudged_starts(d["v"], n - 1, seed)]
     with threadpool_limits(1), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        try:
-            outs = fp.run_batch(refs)
-        except DIVERGED:                     # a run blew up: each on its own, that one lost
-            outs = []
-            for r in refs:
-                try:
-                    outs.append(fp.run(*r))
-                except DIVERGED:
-                    outs.append(None)
+        outs = fp.run_batch(refs, skip_failed=True)
     mk = [marker_rms(d["fitter"], o.q, d["X"]) if o is not None else float("inf") for o in outs]
     w10 = [_drift_keys(d, o.q)[1] if o is not None else 0.0 for o in outs]
 
@@ -477,10 +469,7 @@ def learn(d: dict, fp, options: dict) -> tuple:
     options = dict(options)
     n = int(options.pop("perturb", 0))
     if n > 1:
-        rng = np.random.default_rng(1)
-        starts = np.repeat(d["v"][:1], n, axis=0)
-        starts[1:, 3:6] += rng.normal(scale=0.02, size=(n - 1, 3))
-        options["starts"] = starts
+        options["starts"] = np.array([v[0] for v in nudged_starts(d["v"], n - 1, seed=1)])
     with threadpool_limits(1), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         r = learn_feedforward(fp, d["q"], d["v"], d["tau"],

@@ -52,9 +52,9 @@ import numpy as np
 from multibody.motion import ConsistentMotion
 from multibody.motion.contact_allocation import WholeBodyGains
 from multibody.motion.foot_calibration import flat_stance_offsets
-from multibody.motion.forward_pass import ForwardPass
+from multibody.motion.forward_pass import RUN_FAILURES, ForwardPass
 from multibody.motion.trajectory_lqr import LQRWeights
-from systems.errors import PortValueError, SimulationError, SystemCallbackError
+from systems.errors import SimulationError
 
 NOISE_MM = (0.1, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
 
@@ -327,11 +327,6 @@ NUDGES = 3
 """Runs with the pelvis's initial velocity nudged that judge each controller besides the
 unperturbed one (:func:`choose_forward_pass`, :func:`nudged_starts`)."""
 
-DIVERGED = (SimulationError, SystemCallbackError, PortValueError)
-"""What a forward pass that blew up raises (a non-finite state, a plant step that fails on
-it); a run that raises it is scored as infinitely far from the capture."""
-
-
 def nudged_starts(v, n: int, seed: int = 0, speed: float = 0.02) -> list:
     """``1 + n`` velocity references: ``v`` (K, nv) itself, then ``n`` copies with the
     pelvis's initial linear velocity (``v[0, 3:6]``, the free joint's) nudged by Gaussian
@@ -352,7 +347,8 @@ def choose_forward_pass(build, traj, res, fitter, X, candidates=RIGID_CONTROLLER
     Each candidate ``(name, options)`` is built (``build(**options)`` -> :class:`ForwardPass`)
     and run from the reference's start and from ``nudges`` starts with the pelvis's initial
     velocity nudged (:func:`nudged_starts`); its score is the median marker RMS of those
-    runs, a run that blows up (:data:`DIVERGED`) counting as infinitely far, so a
+    runs, a run that blows up (``RUN_FAILURES`` of :mod:`multibody.motion.forward_pass`)
+    counting as infinitely far, so a
     controller that walks this reference only from its exact start is not chosen; one that
     blows up from the exact start is never chosen. Returns ``(fp, name, table)``: the
     chosen forward pass, its name and per candidate ``{name, marker_rms_m,
@@ -370,17 +366,14 @@ def choose_forward_pass(build, traj, res, fitter, X, candidates=RIGID_CONTROLLER
     for name, options in candidates:
         t0 = time.perf_counter()
         fp = build(**options)
-        mk, joints, failed = [], None, 0
-        for i, v in enumerate(starts):
-            try:
-                out = fp.run(traj.q, v, res.tau)
-            except DIVERGED as exc:
-                error = error or exc
-                mk.append(float("inf"))
-                failed += 1
-                continue
-            mk.append(marker_rms(fitter, out.q, X))
-            joints = out.joint_angle_rms_deg if i == 0 else joints
+        try:                            # the start's own error kept for the message below
+            outs = [fp.run(traj.q, starts[0], res.tau)]
+        except RUN_FAILURES as exc:
+            outs, error = [None], error or exc
+        outs += fp.run_batch([(traj.q, v, res.tau) for v in starts[1:]], skip_failed=True)
+        mk = [float("inf") if o is None else marker_rms(fitter, o.q, X) for o in outs]
+        joints = None if outs[0] is None else outs[0].joint_angle_rms_deg
+        failed = sum(o is None for o in outs)
         score = float(np.median(mk)) if np.isfinite(mk[0]) else float("inf")
         finite = [float(x) if np.isfinite(x) else None for x in (mk[0], score, np.max(mk))]
         row = {"name": name, "marker_rms_m": finite[0], "marker_rms_m_median": finite[1],

@@ -56,16 +56,11 @@ floating-base inverse dynamics with the ground forces allocated inside the feet
 (:mod:`~multibody.motion.contact_allocation`); ``lqr`` adds a time-varying LQR's correction
 along the reference (:mod:`~multibody.motion.trajectory_lqr`).
 
-Limits (``benchmarks/bench_forward_pass.py``, saved ``examples/human_walking.py --c3d`` runs,
-HDM trial; the full record in that docstring). On a motion consistent with a smoothed contact
-(forces allowed 4-7 cm above the floor) the rigid foot settles 3-5 deg from the reference's
-pose and the unactuated body drifts (markers 0.12 m with the pelvis feedback). On a motion
-optimised with rigid, planted feet, with the swing feet lifted (``swing_clearance`` 15 mm,
-``swing_clearance_speed`` 0.2 m/s; :mod:`~multibody.motion.swing_lift`), the ankles at 0.40
-of their gains (``joint_gain_scale``) and the LQR (``lqr=LQRWeights(hold_body=True,
-max_torque=150)``), alone or on the whole-body balance, the body follows the capture to 17-18
-mm with the joints within 0.8-0.9 deg at 22x real time (``compile_flags=("-O1",)``); which of
-the two does depends on the reference (``examples/_human_experiments.RIGID_CONTROLLERS``).
+Limits (``benchmarks/bench_forward_pass.py``, HDM trial): on a motion consistent with a
+smoothed contact the rigid foot settles 3-5 deg off and the body drifts (markers 0.12 m). On
+one optimised with rigid feet, with the swing feet lifted (:mod:`~multibody.motion.
+swing_lift`), softer ankles and the LQR, alone or on the whole-body balance, it follows the
+capture to 17-18 mm at 22x real time; which of the two does depends on the reference.
 
 References
 ----------
@@ -79,7 +74,6 @@ J. Pratt et al., "Virtual model control: an intuitive approach for bipedal locom
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from typing import Mapping, Optional, Sequence
 
 import numpy as np
@@ -90,6 +84,7 @@ from multibody.geometry import Halfspace, Sphere
 from multibody.plants import TimeSteppingRigidBodySystem
 from systems import DiagramBuilder
 from systems.analysis import Simulator, simulate_batch
+from systems.errors import SimulationError, SystemCallbackError
 from systems.primitives import LogVectorOutput
 
 from .balance import (ROWS, BalanceGains, balance_reference_rows, leg_chains,
@@ -97,13 +92,19 @@ from .balance import (ROWS, BalanceGains, balance_reference_rows, leg_chains,
 from .contact_allocation import WholeBodyBalance, WholeBodyGains
 from .contact_inverse_dynamics import Floor
 from .errors import MotionError
+from .forward_pass_result import ForwardPassResult
 from .support_limit import SupportLimit, support_activity
 from .swing_lift import swing_lift
 from .tracking_controller import JointTrackingController
 from .trajectory_lqr import LQRWeights, forward_pass_feedback
 
-__all__ = ["ForwardPass", "ForwardPassResult", "JointTrackingController",
+__all__ = ["ForwardPass", "ForwardPassResult", "JointTrackingController", "RUN_FAILURES",
            "penetration_allowance"]
+
+RUN_FAILURES = (SimulationError, SystemCallbackError)
+"""What a run that blows up raises: a state that would stop being finite, or a plant step
+that fails on a diverged state (:meth:`ForwardPass.run_batch` ``skip_failed``); not bad
+references, which raise before the run."""
 
 
 def penetration_allowance(tree, contact_points: Mapping, floor: Floor, q) -> dict:
@@ -119,46 +120,6 @@ def penetration_allowance(tree, contact_points: Mapping, floor: Floor, q) -> dic
             low = min(low, float(np.min(floor.height(P @ T[:3, :3].T + T[:3, 3]))))
         out[body] = max(0.0, -low)
     return out
-
-
-@dataclass
-class ForwardPassResult:
-    """One forward pass (:meth:`ForwardPass.run`).
-
-    Attributes
-    ----------
-    t : (K,) ndarray
-        The reference frames' times (s).
-    q : (K, nq) ndarray
-        Simulated configurations at ``t`` (the tree's order).
-    v : (K, nv) ndarray
-        Simulated velocities at ``t``.
-    joint_angle_rms_deg : float
-        RMS over frames and joint coordinates (root excluded) of ``q - q_ref`` (degrees).
-    joint_angle_error : (K, nv - 6) ndarray
-        Per frame and joint coordinate ``difference(q_ref, q)`` (rad), root excluded.
-    wall_seconds : float
-        Wall time of the simulation (built and compiled beforehand).
-    realtime_factor : float
-        Simulated time over the CPU time of the simulation: the calling thread's
-        (``time.thread_time``), which the run takes whole, so neither other processes on a
-        shared machine nor this process's background compilations count (the wall time
-        does; ``realtime_factor_wall`` is that one).
-    realtime_factor_wall : float
-        Simulated time over ``wall_seconds``.
-    fallback_steps : list
-        ``(time, reason)`` of steps the compiled loop handed to Python.
-    """
-
-    t: np.ndarray
-    q: np.ndarray
-    v: np.ndarray
-    joint_angle_rms_deg: float
-    joint_angle_error: np.ndarray
-    wall_seconds: float
-    realtime_factor: float
-    realtime_factor_wall: float
-    fallback_steps: list = field(default_factory=list)
 
 
 class ForwardPass:
@@ -437,7 +398,7 @@ class ForwardPass:
         self.compiled = bool(compiled) and self.plant.step_method == "compiled_pgs"
         """Whether runs are whole runs in C (the plant takes the compiled step; without any
         contact or limit it takes the interpreted one, and so do the runs)."""
-        self._flags = {} if compile_flags is None else {"flags": tuple(compile_flags)}
+        self._flags = None if compile_flags is None else tuple(compile_flags)
         self._sim = None
 
     def stance_weights(self, q) -> np.ndarray:
@@ -567,8 +528,7 @@ class ForwardPass:
         ForwardPassResult
         """
         ctx = self._context(q, v, tau, stance)
-        sim = Simulator(self.diagram, ctx, compiled=self.compiled,
-                        **(self._flags if self.compiled else {}))
+        sim = Simulator(self.diagram, ctx, compiled=self.compiled, flags=self._flags)
         sim.initialize()
         w0, c0 = time.perf_counter(), time.thread_time()
         sim.advance_to(float(self.times[-1]) + 1e-9)
@@ -577,16 +537,32 @@ class ForwardPass:
         fb = getattr(sim, "fallback_steps", [])
         return self._result(log.sample_times(), log.data(), np.asarray(q, float), wall, cpu, fb)
 
-    def run_batch(self, references: Sequence) -> list:
+    def run_batch(self, references: Sequence, skip_failed: bool = False) -> list:
         """Several forward passes in one compiled call (``simulate_batch``):
         ``references`` a sequence of ``(q, v, tau)`` or ``(q, v, tau, stance)`` as :meth:`run`
-        takes. Returns a list of
-        :class:`ForwardPassResult` (times: the batch's over the runs)."""
-        if not self.compiled:
-            return [self.run(*r) for r in references]
+        takes. Returns a list of :class:`ForwardPassResult` (times: the batch's over the
+        runs); with ``skip_failed`` a run that blows up (raises one of :data:`RUN_FAILURES`)
+        is None in it instead of raising (the batch is then run one run at a time)."""
+        if self.compiled:
+            try:
+                return self._batch(references)
+            except RUN_FAILURES:
+                if not skip_failed:
+                    raise
+        out = []
+        for r in references:
+            try:
+                out.append(self.run(*r))
+            except RUN_FAILURES:
+                if not skip_failed:
+                    raise
+                out.append(None)
+        return out
+
+    def _batch(self, references: Sequence) -> list:
         ctxs = [self._context(*r) for r in references]
         w0, c0 = time.perf_counter(), time.thread_time()
-        res = simulate_batch(self.diagram, ctxs, float(self.times[-1]) + 1e-9, **self._flags)
+        res = simulate_batch(self.diagram, ctxs, float(self.times[-1]) + 1e-9, flags=self._flags)
         wall = (time.perf_counter() - w0) / max(len(ctxs), 1)
         cpu = (time.thread_time() - c0) / max(len(ctxs), 1)
         out = []

@@ -306,16 +306,8 @@ def learn_feedforward(fp, q, v, tau, *, iterations: int = 10, rate: float = 0.5,
             vr = v.copy()
             vr[0] = v0
             refs.append((q, vr, t))
-        try:
-            return fp.run_batch(refs)
-        except DynablocksError:                         # one run blew up: run them one by one
-            outs = [fp.run(*refs[0])]                   # (the first's error is raised)
-            for r in refs[1:]:
-                try:
-                    outs.append(fp.run(*r))
-                except DynablocksError:
-                    outs.append(None)
-            return outs
+        # the first run's blow-up raises (the iteration fails), the others' are None
+        return [fp.run(*refs[0])] + fp.run_batch(refs[1:], skip_failed=True)
 
     def judge(outs) -> float:
         s = float(aggregate([float(failed_score) if o is None else score(o) for o in outs]))

@@ -37,15 +37,13 @@ then discrete), then the initialization publishes, every per-step publish and th
 periodic publishes due at the initial time, then the monitor. Periodic updates due at
 the initial time are pending for the first step.
 
-This is Drake's documented order (``drake/systems/analysis/simulator.h``, class
-documentation of ``Simulator``, section "How the simulation is stepped: simulation
-mechanics for authors of discrete and hybrid systems": ``Step()`` does unrestricted
-updates, discrete updates, integration, publishes, monitor; ``Initialize()`` does
-initialization updates, publishes, monitor).
+This is Drake's documented order (``drake/systems/analysis/simulator.h``, section "How
+the simulation is stepped": ``Step()`` does unrestricted updates, discrete updates,
+integration, publishes, monitor; ``Initialize()`` initialization updates, publishes,
+monitor).
 
-Periodic events fire at ``offset + k * period`` computed from the integer ``k`` (no
-accumulation, no drift); events of different periods due within ``1e-12 * max(1, |t|)``
-of each other fire together at the earlier time.
+Periodic events fire at ``offset + k * period`` from the integer ``k`` (no drift); events
+due within ``1e-12 * max(1, |t|)`` of each other fire together at the earlier time.
 
 The monitor
 -----------
@@ -132,24 +130,21 @@ class Simulator:
         error-controlled integrator becomes CVODES with the same tolerances, a fixed-step
         scheme its compiled twin; a time-stepping plant a whole run in C) and this class
         otherwise, after one ``CompiledFallbackWarning`` naming the block. Not the default
-        (measured in ``benchmarks/bench_compiled_simulator.py``; docs/architecture.md,
-        "Compiled by choice"): a fixed-step scheme is compiled to C on its first run (about
-        1 s with an empty disk cache, more than a short interpreted run; CVODES costs
-        a few ms cold), trajectories agree with the interpreted ones within the tolerance
-        but not bitwise, per-step logs follow the output grid, and a monitor, realtime
-        rate or progress bar switches the simulator back to this class.
+        (``benchmarks/bench_compiled_simulator.py``; docs/architecture.md, "Compiled by
+        choice"): a fixed-step scheme is compiled to C on its first run (about 1 s with an
+        empty disk cache; CVODES a few ms), trajectories agree with the interpreted ones
+        within the tolerance, not bitwise, per-step logs follow the output grid, and a
+        monitor, realtime rate or progress bar switches back to this class.
     atol : float, optional
     witness_tolerance : float
         Width of the time interval a witness crossing is isolated to (s).
     allow_non_finite_outputs : bool
         ``False`` (default): a publish that reads a NaN or infinite value (a log sink's
-        sample, ...) raises :class:`~systems.errors.NonFiniteOutputError` naming the output
-        port, its system and the time. ``True``: such values are published and logged
-        (states and derivatives are checked either way).
+        sample, ...) raises :class:`~systems.errors.NonFiniteOutputError` naming the port,
+        its system and the time. ``True``: such values are published (states and
+        derivatives are checked either way).
     flags : sequence of str, optional
-        Compiler flags of a compiled whole run of a time-stepping plant (``compiled=True``
-        or ``"auto"``; :class:`~systems.analysis.WholeRunSimulator`); this class ignores
-        them.
+        Compiled whole runs only (:class:`~systems.analysis.WholeRunSimulator`): ignored here.
 
     Examples
     --------

@@ -218,6 +218,17 @@ def test_choose_forward_pass_scores_and_blow_ups():
                 raise SimulationError("blew up")
             return SimpleNamespace(q=np.full((K, 1), e), joint_angle_rms_deg=10 * e)
 
+        def run_batch(self, refs, skip_failed=False):     # ForwardPass.run_batch's contract
+            outs = []
+            for r in refs:
+                try:
+                    outs.append(self.run(*r))
+                except SimulationError:
+                    if not skip_failed:
+                        raise
+                    outs.append(None)
+            return outs
+
     def build(errors):
         return Fake(errors)
     cands = [("steady", {"errors": [0.02, 0.03, 0.03, 0.03]}),

@@ -120,3 +120,25 @@ def test_compile_flags_reach_the_run_library(monkeypatch):
     batch = fp.run_batch([(Q, V, np.zeros_like(V))] * 2)
     assert all(f == ("-O2",) for f in built[n:])    # the library built with them is reused
     np.testing.assert_array_equal(batch[1].q, out0.q)
+
+
+def test_run_batch_skips_runs_that_blow_up_only_when_asked():
+    """``run_batch(skip_failed=True)``: a run that blows up (torques of 1e300 on the
+    acrobot: the state would stop being finite) is None, the others run as alone; without
+    it the blow-up raises, and bad references raise either way."""
+    from systems.errors import NonFiniteStateError, PortValueError
+    tree = acrobot()
+    times = np.arange(13) / 120.0
+    q, v, tau = _exact_motion(tree, times)
+    fp = ForwardPass(tree, times, joint_limits=False)
+    wild = tau.copy()
+    wild[3:] = 1e300
+    good, lost = fp.run_batch([(q, v, tau), (q, v, wild)], skip_failed=True)
+    assert lost is None
+    np.testing.assert_array_equal(good.q, fp.run(q, v, tau).q)
+    with pytest.raises(NonFiniteStateError, match="would become nan"):
+        fp.run_batch([(q, v, tau), (q, v, wild)])
+    nan = tau.copy()
+    nan[3] = np.nan
+    with pytest.raises(PortValueError, match="is nan"):
+        fp.run_batch([(q, v, nan)], skip_failed=True)
